@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// Thin launcher: checks the runtime, then runs the bundled CLI (built by `npm ci` via `prepare`).
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 5)) {
+  console.error(
+    `crawlstack needs Node.js >= 22.5 (found ${process.versions.node}). Run it through npm (\`npm run crawl -- <url>\`, \`npx crawlstack\`), which uses the Node 22 installed by \`npm ci\`.`,
+  );
+  process.exit(1);
+}
+// node:sqlite is stable enough for us but still prints an ExperimentalWarning on Node 22.
+const emitWarning = process.emitWarning;
+process.emitWarning = (warning, ...rest) => {
+  const text = typeof warning === 'string' ? warning : warning?.message;
+  if (typeof text === 'string' && text.includes('SQLite')) return;
+  return emitWarning.call(process, warning, ...rest);
+};
+const { main } = await import('../dist/crawlstack.mjs');
+process.exitCode = await main(process.argv.slice(2));

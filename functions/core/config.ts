@@ -1,0 +1,185 @@
+import { z } from 'zod';
+
+/**
+ * The one crawl configuration schema: CLI flags, `--config` files, the HTTP API body and the
+ * Lambdas all parse through it. Keys are camelCase; the CLI flag for `maxPages` is `--max-pages`.
+ */
+
+/** Query parameters removed by default: analytics/ad click tracking and session ids. `*` ends a prefix. */
+export const DEFAULT_STRIP_PARAMS: readonly string[] = [
+  // tracking
+  'utm_*',
+  'gclid',
+  'gclsrc',
+  'dclid',
+  'gbraid',
+  'wbraid',
+  'fbclid',
+  'msclkid',
+  'yclid',
+  'twclid',
+  'ttclid',
+  'li_fat_id',
+  'igshid',
+  'mc_cid',
+  'mc_eid',
+  '_ga',
+  '_gl',
+  '_hsenc',
+  '_hsmi',
+  'mkt_tok',
+  'oly_anon_id',
+  'oly_enc_id',
+  'vero_id',
+  // session ids
+  'jsessionid',
+  'phpsessid',
+  'aspsessionid*',
+  'asp.net_sessionid',
+  'sid',
+  'sessionid',
+  'session_id',
+  'sessid',
+  'cfid',
+  'cftoken',
+  'zenid',
+  'osCsid',
+];
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+
+export const crawlConfigSchema = z
+  .object({
+    /** Start URLs (http or https). */
+    seeds: z.array(z.string().min(1)).min(1, 'give at least one seed URL'),
+    /** host: the seeds' hosts only; domain: their registrable domains (public suffix list); any. */
+    scope: z.enum(['host', 'domain', 'any']).default('domain'),
+    /** Regular expressions; when any is given, a URL must match one of them. */
+    include: z.array(z.string()).default([]),
+    /** Regular expressions; a URL matching any of them is skipped. */
+    exclude: z.array(z.string()).default([]),
+    /** Stop after this many pages fetched (responses of any status). Unlimited when absent. */
+    maxPages: positiveInt.optional(),
+    /** Seeds are depth 0. */
+    maxDepth: nonNegativeInt.default(25),
+    /** Per-host budget of requests (pages), a trap defence. */
+    maxPagesPerHost: positiveInt.default(50_000),
+    /** URLs longer than this (in characters, canonical form) are skipped. */
+    maxUrlLength: positiveInt.default(2048),
+    /** A path whose any one segment occurs more than this many times is a trap (`/a/a/a/`). */
+    maxSegmentRepeats: positiveInt.default(2),
+    /** Requests in flight across all hosts (never more than one per host). */
+    concurrency: positiveInt.max(1024).default(16),
+    /** Minimum gap between two requests to one host, in ms. */
+    delayMs: nonNegativeInt.default(1000),
+    /** The gap is at least this multiple of the host's last response time. */
+    delayFactor: z.number().nonnegative().default(5),
+    /** Caps the factor-based gap, in ms. */
+    maxDelayMs: nonNegativeInt.default(60_000),
+    /** Crawl-delay from robots.txt is honoured up to this many ms. */
+    maxCrawlDelayMs: nonNegativeInt.default(30_000),
+    /** Retry-After (429/503) is honoured up to this many ms, for the whole host. */
+    maxRetryAfterMs: nonNegativeInt.default(600_000),
+    /** Retries after a 5xx, 429 or timeout before giving up. */
+    maxRetries: nonNegativeInt.max(20).default(2),
+    /** First retry waits this long; each next one twice as long (with jitter). */
+    retryBaseDelayMs: nonNegativeInt.default(2000),
+    userAgent: z.string().min(1).default('crawlstack/0.1 (+https://github.com/crawlstack/crawlstack)'),
+    /** Product token matched against robots.txt `User-agent` lines. */
+    robotsAgent: z
+      .string()
+      .regex(/^[A-Za-z_-]+$/, 'a robots.txt product token has only letters, "_" and "-"')
+      .default('crawlstack'),
+    /** Lift the SSRF guard: allow loopback, private, link-local and other internal addresses. */
+    allowPrivate: z.boolean().default(false),
+    connectTimeoutMs: positiveInt.default(10_000),
+    /** From request sent to response headers received. */
+    headersTimeoutMs: positiveInt.default(20_000),
+    /** Longest silence between two body chunks. */
+    idleTimeoutMs: positiveInt.default(20_000),
+    /** Whole request, body included: a body trickling at 1 byte/s is cut here. */
+    totalTimeoutMs: positiveInt.default(60_000),
+    /** Cap on the decoded (decompressed) body. */
+    maxBodyBytes: positiveInt.default(10 * 1024 * 1024),
+    maxRedirects: nonNegativeInt.max(50).default(10),
+    /** robots.txt bytes parsed (RFC 9309 asks for at least 500 KiB). */
+    maxRobotsBytes: z
+      .number()
+      .int()
+      .min(512_000)
+      .default(512 * 1024),
+    /** A fetched robots.txt is used at most this long (RFC 9309: 24 h at most). */
+    robotsTtlMs: positiveInt.max(86_400_000).default(86_400_000),
+    /** After a 5xx or unreachable robots.txt the host is disallowed and retried after this long. */
+    robotsErrorTtlMs: positiveInt.default(300_000),
+    /** Query parameters removed during canonicalization (`*` ends a prefix; case-insensitive). */
+    stripParams: z.array(z.string().min(1)).default([...DEFAULT_STRIP_PARAMS]),
+    /** Sort query parameters during canonicalization. */
+    sortQuery: z.boolean().default(true),
+    /** Link kinds that are followed (all kinds are recorded). */
+    follow: z.array(z.enum(['page', 'image', 'document', 'other'])).default(['page']),
+    /** Honour rel=nofollow, meta robots nofollow and X-Robots-Tag nofollow. */
+    respectNofollow: z.boolean().default(true),
+    /** Entries in the in-memory URL-seen cache (Mercator used 2^18). */
+    seenCacheSize: positiveInt.default(262_144),
+    /** Named CSS selectors whose text is recorded with each HTML page (builds a DOM with linkedom). */
+    extract: z.record(z.string(), z.string().min(1)).default({}),
+  })
+  .strict();
+
+/** A validated crawl configuration with every default filled in. */
+export type CrawlConfig = z.infer<typeof crawlConfigSchema>;
+/** What a user may write: every key but `seeds` optional. */
+export type CrawlConfigInput = z.input<typeof crawlConfigSchema>;
+
+export type ConfigResult = { ok: true; config: CrawlConfig } | { ok: false; problems: string[] };
+
+/**
+ * Validates a crawl configuration. Problems name the setting and what is wrong with it,
+ * e.g. `maxPages: expected a positive integer, got -3`.
+ */
+export function parseCrawlConfig(input: unknown): ConfigResult {
+  const parsed = crawlConfigSchema.safeParse(input, { reportInput: true });
+  if (!parsed.success) {
+    return { ok: false, problems: parsed.error.issues.map(describeIssue) };
+  }
+  const problems: string[] = [];
+  const config = parsed.data;
+  config.seeds.forEach((seed, i) => {
+    const problem = seedProblem(seed);
+    if (problem) problems.push(`seeds[${i}]: ${problem}`);
+  });
+  for (const key of ['include', 'exclude'] as const) {
+    config[key].forEach((pattern, i) => {
+      try {
+        new RegExp(pattern);
+      } catch (error) {
+        problems.push(`${key}[${i}]: not a valid regular expression (${(error as Error).message})`);
+      }
+    });
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
+}
+
+function seedProblem(seed: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(seed);
+  } catch {
+    return `"${seed}" is not an absolute URL (write it with http:// or https://)`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return `"${seed}" uses ${url.protocol.slice(0, -1)}:, only http and https can be crawled`;
+  }
+  return undefined;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(config)';
+  if (issue.code === 'unrecognized_keys') {
+    return `${path}: unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  }
+  const got = 'input' in issue && issue.input !== undefined ? ` (got ${JSON.stringify(issue.input)})` : '';
+  return `${path}: ${issue.message}${got}`;
+}

@@ -1,0 +1,107 @@
+/**
+ * Plain data shared by the core, the ports and every adapter. Nothing here has behaviour.
+ */
+
+/**
+ * 64-bit fingerprint of a canonical URL: the first 8 bytes of SHA-256 over the URL's UTF-8
+ * bytes, as 16 lowercase hex characters. Fixed for all machines and versions (see `fingerprint`).
+ */
+export type Fingerprint = string;
+
+/** What a link points at, by its element, attributes and file extension. */
+export type LinkKind = 'page' | 'image' | 'document' | 'other';
+
+/** One unit of frontier work: fetch this URL (or its robots.txt first) for this crawl. */
+export interface CrawlTask {
+  crawlId: string;
+  /** Canonical URL. */
+  url: string;
+  fp: Fingerprint;
+  /** Politeness key: the lowercase host name (one request in flight per key). */
+  host: string;
+  /** Seeds are depth 0. */
+  depth: number;
+  /** Fingerprint of the page that discovered this URL (the URL-seen claim owner); absent for seeds. */
+  parent?: Fingerprint;
+  /** Redirect hops already followed to reach this URL (a redirect target is a new task). */
+  redirects: number;
+  /** Failed attempts so far (5xx, timeouts, robots unreachable). */
+  attempt: number;
+  /** AOPIC cash carried by the URL when it was queued (0 when the crawl orders breadth-first). */
+  cash: number;
+}
+
+/** Where a page's capture is stored (a WARC record inside a file or object). */
+export interface StoredRef {
+  /** File name under the crawl's warc/ folder, or the S3 object key. */
+  file: string;
+  offset: number;
+  length: number;
+}
+
+/** Reasons a URL was not fetched or a fetch did not produce a usable page. Stable strings. */
+export type SkipReason =
+  | 'robots'
+  | 'robots-unreachable'
+  | 'scope'
+  | 'include'
+  | 'exclude'
+  | 'max-depth'
+  | 'max-pages'
+  | 'host-budget'
+  | 'url-length'
+  | 'repeated-segments'
+  | 'too-many-redirects'
+  | 'redirect-to-seen'
+  | 'redirect-out-of-scope'
+  | 'cancelled'
+  | 'gave-up'
+  | 'blocked-address'
+  | 'trap';
+
+/** One line of pages.jsonl: one record per URL attempted. */
+export interface PageRecord {
+  url: string;
+  /** The URL the response actually came from; for a redirect, the resolved Location target. */
+  finalUrl: string;
+  /** HTTP status, or null when no response arrived (network error, skip). */
+  status: number | null;
+  contentType: string | null;
+  kind: LinkKind;
+  depth: number;
+  /** Decoded body bytes received (after Content-Encoding). */
+  bytes: number;
+  /** ISO 8601 time the request started; null when no request was made. */
+  fetchedAt: string | null;
+  durationMs: number | null;
+  title: string | null;
+  /** SHA-256 (hex) of the decoded body; null when no body. */
+  contentHash: string | null;
+  /** Links extracted from the page (all kinds, before scope rules). */
+  outLinks: number;
+  /** Why the URL was skipped or failed (absent when it was fetched normally). */
+  reason?: string;
+  /** Details for the reason (error message, header value). */
+  detail?: string;
+  /** For 3xx: where it pointed (canonical). */
+  redirectTo?: string;
+  /** Canonical URL of the first page with the same content (exact duplicate). */
+  duplicateOf?: string;
+  /** Body was cut at the byte cap or total timeout. */
+  truncated?: 'length' | 'time';
+  /** The page asked not to be indexed (meta robots or X-Robots-Tag). */
+  noindex?: boolean;
+  /** Where the capture was stored. */
+  warc?: StoredRef;
+  /** Fields pulled by the crawl's `extract` CSS selectors. */
+  extracted?: Record<string, string[]>;
+}
+
+/** One edge of the link graph (links.jsonl). */
+export interface LinkRecord {
+  from: string;
+  to: string;
+  kind: LinkKind;
+  /** Why the target is not followed, if it is not ('nofollow', a SkipReason, 'seen' is not a reason). */
+  skipped?: string;
+}

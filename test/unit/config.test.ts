@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseCrawlConfig } from '../../functions/core/config.ts';
+
+describe('parseCrawlConfig', () => {
+  it('fills defaults', () => {
+    const result = parseCrawlConfig({ seeds: ['https://example.org/'] });
+    assert.ok(result.ok);
+    assert.equal(result.config.scope, 'domain');
+    assert.equal(result.config.maxBodyBytes, 10 * 1024 * 1024);
+  });
+
+  it('names each problem', () => {
+    const result = parseCrawlConfig({
+      seeds: ['ftp://x/', 'nope'],
+      maxPages: -3,
+      colour: 'red',
+      include: ['('],
+    });
+    assert.ok(!result.ok);
+    assert.deepEqual(result.problems.map((p) => p.split(':')[0]).sort(), ['(config)', 'maxPages']);
+    const second = parseCrawlConfig({ seeds: ['ftp://x/', 'nope'], include: ['('] });
+    assert.ok(!second.ok);
+    assert.equal(second.problems.length, 3);
+    assert.match(second.problems[0]!, /seeds\[0\]: .*only http and https/);
+    assert.match(second.problems[1]!, /seeds\[1\]: "nope" is not an absolute URL/);
+    assert.match(second.problems[2]!, /include\[0\]: not a valid regular expression/);
+  });
+});
