@@ -29,6 +29,8 @@ for (const selector of selectors.length > 0 ? selectors : TIERS) {
     } catch {
       // a tier with no folder yet has no tests
     }
+  } else if (statSync(selector, { throwIfNoEntry: false })?.isDirectory()) {
+    files.push(...testFiles(selector));
   } else {
     files.push(selector);
   }
