@@ -1,0 +1,195 @@
+/**
+ * A response body being received: removes the Content-Encoding with node:zlib streams and keeps at
+ * most `maxBytes` DECODED bytes, stopping the decoders as soon as the cap is crossed (so a 10 KB
+ * gzip bomb costs ~maxBytes of work and memory, never its full expansion).
+ */
+import { Buffer } from 'node:buffer';
+import type { Transform } from 'node:stream';
+import { constants, createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
+
+/** Why receiving stopped: the stream ended, or the decoded cap was crossed. */
+export type BodyStop = 'end' | 'length';
+
+/** What the owner of a `DecodedBody` hears back. */
+export interface DecodedBodyEvents {
+  /** Receiving is over ('length': the cap was crossed; stop the transfer). Called at most once. */
+  done(stop: BodyStop): void;
+  /** The encoded body is corrupt. Called at most once, never after `done`. */
+  failed(error: Error): void;
+  /** The decoders caught up after `write` returned false: resume the transfer. */
+  drain(): void;
+}
+
+type Coding = 'gzip' | 'deflate' | 'br';
+
+/**
+ * Extra wire bytes allowed beyond `maxBytes` when the body is encoded. Incompressible data grows a
+ * little when compressed; the wire cap only exists to stop streams that decode to nothing.
+ */
+const WIRE_SLACK = 64 * 1024;
+
+// Lenient at the end of input, as browsers are: a body cut short still yields what it decoded.
+const ZLIB_OPTIONS = { finishFlush: constants.Z_SYNC_FLUSH };
+const BROTLI_OPTIONS = { finishFlush: constants.BROTLI_OPERATION_FLUSH };
+
+/**
+ * Parses a Content-Encoding value into the codings to undo, outermost (last applied) first.
+ * `[]` means nothing to undo; `undefined` means a coding we cannot undo, so the bytes are kept as
+ * they came (the header still says what they are).
+ */
+export function parseContentEncoding(value: string | undefined): Coding[] | undefined {
+  if (value === undefined) return [];
+  const codings: Coding[] = [];
+  for (const raw of value.split(',')) {
+    const token = raw.trim().toLowerCase();
+    if (token === '' || token === 'identity') continue;
+    if (token === 'gzip' || token === 'x-gzip') codings.push('gzip');
+    else if (token === 'deflate') codings.push('deflate');
+    else if (token === 'br') codings.push('br');
+    else return undefined;
+  }
+  return codings.reverse();
+}
+
+/** RFC 1950 header check: "deflate" is meant to be zlib-wrapped, but some servers send raw deflate. */
+function isZlibHeader(first: number, second: number): boolean {
+  return (first & 0x0f) === 8 && first >> 4 <= 7 && ((first << 8) | second) % 31 === 0;
+}
+
+function decoderFor(coding: Coding, sniffed: 'zlib' | 'raw'): Transform {
+  if (coding === 'gzip') return createGunzip(ZLIB_OPTIONS);
+  if (coding === 'br') return createBrotliDecompress(BROTLI_OPTIONS);
+  return sniffed === 'zlib' ? createInflate(ZLIB_OPTIONS) : createInflateRaw(ZLIB_OPTIONS);
+}
+
+/**
+ * Collects one response body. Feed it wire bytes with `write` (honour a `false` return by pausing
+ * until `events.drain`), then `end`. The owner reads `bytes()` after `done`, or at any moment when
+ * it gives up (total timeout) to keep what was decoded so far.
+ */
+export class DecodedBody {
+  readonly #codings: Coding[];
+  readonly #maxBytes: number;
+  readonly #events: DecodedBodyEvents;
+  readonly #chunks: Buffer[] = [];
+  #length = 0;
+  #wireLength = 0;
+  #head: Transform | undefined;
+  #streams: Transform[] = [];
+  /** Wire bytes held back until the first two are known (to tell zlib from raw deflate). */
+  #pending: Buffer[] = [];
+  #pendingLength = 0;
+  #over = false;
+
+  /** `contentEncoding` is the response's Content-Encoding header (all values joined with ", "). */
+  constructor(contentEncoding: string | undefined, maxBytes: number, events: DecodedBodyEvents) {
+    this.#codings = parseContentEncoding(contentEncoding) ?? [];
+    this.#maxBytes = maxBytes;
+    this.#events = events;
+  }
+
+  /** Decoded bytes received so far (at most `maxBytes`). */
+  get length(): number {
+    return this.#length;
+  }
+
+  /** Bytes received from the wire so far. */
+  get wireLength(): number {
+    return this.#wireLength;
+  }
+
+  /** The decoded bytes kept so far, copied into one buffer. */
+  bytes(): Buffer {
+    return Buffer.concat(this.#chunks, this.#length);
+  }
+
+  /** Feeds wire bytes; returns `false` when the producer should pause until `events.drain`. */
+  write(chunk: Buffer): boolean {
+    if (this.#over) return true;
+    this.#wireLength += chunk.length;
+    if (this.#codings.length === 0) {
+      this.#accept(chunk);
+      return true;
+    }
+    if (this.#wireLength > this.#maxBytes + WIRE_SLACK) {
+      this.#finish('length');
+      return true;
+    }
+    if (this.#head === undefined) {
+      this.#pending.push(chunk);
+      this.#pendingLength += chunk.length;
+      if (this.#codings[0] === 'deflate' && this.#pendingLength < 2) return true;
+      return this.#start();
+    }
+    return this.#head.write(chunk);
+  }
+
+  /** The wire body is complete. */
+  end(): void {
+    if (this.#over) return;
+    if (this.#codings.length === 0 || this.#wireLength === 0) {
+      this.#finish('end');
+      return;
+    }
+    if (this.#head === undefined) this.#start();
+    this.#head?.end();
+  }
+
+  /** Stops the decoders (the owner gave up on the body); no further events. */
+  destroy(): void {
+    this.#over = true;
+    this.#teardown();
+  }
+
+  #start(): boolean {
+    const wire = Buffer.concat(this.#pending, this.#pendingLength);
+    this.#pending = [];
+    const sniffed = wire.length >= 2 && isZlibHeader(wire[0]!, wire[1]!) ? 'zlib' : 'raw';
+    this.#streams = this.#codings.map((coding, i) => decoderFor(coding, i === 0 ? sniffed : 'zlib'));
+    for (const stream of this.#streams) stream.on('error', (error: Error) => this.#fail(error));
+    for (let i = 0; i + 1 < this.#streams.length; i += 1) this.#streams[i]!.pipe(this.#streams[i + 1]!);
+    const tail = this.#streams[this.#streams.length - 1]!;
+    tail.on('data', (chunk: Buffer) => this.#accept(chunk));
+    tail.on('end', () => this.#finish('end'));
+    const head = this.#streams[0]!;
+    head.on('drain', () => {
+      if (!this.#over) this.#events.drain();
+    });
+    this.#head = head;
+    return head.write(wire);
+  }
+
+  #accept(chunk: Buffer): void {
+    if (this.#over) return;
+    const room = this.#maxBytes - this.#length;
+    if (chunk.length > room) {
+      if (room > 0) {
+        this.#chunks.push(chunk.subarray(0, room));
+        this.#length += room;
+      }
+      this.#finish('length');
+      return;
+    }
+    this.#chunks.push(chunk);
+    this.#length += chunk.length;
+  }
+
+  #finish(stop: BodyStop): void {
+    if (this.#over) return;
+    this.#over = true;
+    this.#teardown();
+    this.#events.done(stop);
+  }
+
+  #fail(error: Error): void {
+    if (this.#over) return;
+    this.#over = true;
+    this.#teardown();
+    this.#events.failed(error);
+  }
+
+  #teardown(): void {
+    // A destroyed zlib stream stops mid-chunk: no more output is produced after this returns.
+    for (const stream of this.#streams) stream.destroy();
+  }
+}
