@@ -1,0 +1,92 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+/** Properties of {@link Alarms}. */
+export interface AlarmsProps {
+  /** The frontier's dead-letter queue: any message in it is an alarm. */
+  readonly dlq: sqs.IQueue;
+  /** Functions whose `Errors` alarm, keyed by the alarm's id prefix. */
+  readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /** The frontier worker, for the throttles alarm. */
+  readonly worker: lambda.IFunction;
+  /** Alarm on worker throttles (the account's concurrency ran out). */
+  readonly throttleAlarm: boolean;
+  /** Notified when an alarm fires and when it clears. @default - no action */
+  readonly topic?: sns.ITopic;
+}
+
+/** CloudWatch alarms on the signs that a crawl is losing work. */
+export class Alarms extends Construct {
+  /** Every alarm, for dashboards and tests. */
+  readonly alarms: cloudwatch.Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: AlarmsProps) {
+    super(scope, id);
+
+    // Any message in the DLQ is a URL the crawl did not finish. IGNORE missing data: SQS stops
+    // publishing metrics for a queue idle for six hours, and a DLQ that still holds messages
+    // must not drift back to OK just because nobody touched it.
+    this.#add(
+      new cloudwatch.Alarm(this, 'FrontierDlqMessagesAlarm', {
+        alarmDescription: 'crawlstack: messages in the frontier dead-letter queue',
+        metric: props.dlq.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(1),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      }),
+      props.topic,
+    );
+
+    // Errors count invocations that threw or timed out. Batch item failures are not errors.
+    for (const [name, fn] of Object.entries(props.functions)) {
+      this.#add(
+        new cloudwatch.Alarm(this, `${name}ErrorsAlarm`, {
+          alarmDescription: `crawlstack: ${name} invocations failed`,
+          metric: fn.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+        props.topic,
+      );
+    }
+
+    if (props.throttleAlarm) {
+      // The event source's maxConcurrency keeps the worker under its own cap, so a throttle
+      // means the account's (or region's) concurrency is exhausted by something else.
+      this.#add(
+        new cloudwatch.Alarm(this, 'FrontierWorkerThrottlesAlarm', {
+          alarmDescription: 'crawlstack: FrontierWorker invocations throttled',
+          metric: props.worker.metricThrottles({
+            period: Duration.minutes(5),
+            statistic: cloudwatch.Stats.SUM,
+          }),
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+        props.topic,
+      );
+    }
+  }
+
+  #add(alarm: cloudwatch.Alarm, topic: sns.ITopic | undefined): void {
+    if (topic) {
+      const action = new actions.SnsAction(topic);
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+    }
+    this.alarms.push(alarm);
+  }
+}

@@ -1,0 +1,108 @@
+import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
+import { Alarms } from './alarms.ts';
+import { Frontier } from './frontier.ts';
+import { Functions, WORKER_TIMEOUT } from './functions.ts';
+import { Storage } from './storage.ts';
+
+/** Properties of {@link CrawlstackStack}; lib/app.ts fills them from `crawlstack:*` context. */
+export interface CrawlstackStackProps extends StackProps {
+  /**
+   * A throw-away deployment: tables, bucket and log groups are destroyed with the stack, and the
+   * bucket is emptied first. Otherwise they are retained.
+   * @default false
+   */
+  readonly dev?: boolean;
+  /** Receives of one frontier message before SQS moves it to the DLQ. @default 10 */
+  readonly maxReceiveCount?: number;
+  /** Cap on concurrent frontier worker invocations (2-1000). @default 20 */
+  readonly workerMaxConcurrency?: number;
+  /** Delete stored pages after this many days. @default - never */
+  readonly pageExpiryDays?: number;
+  /** Log retention of the three functions. @default ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+  /** X-Ray active tracing on the functions. @default false */
+  readonly tracing?: boolean;
+  /** Alarm on frontier worker throttles. @default true */
+  readonly throttleAlarm?: boolean;
+  /**
+   * ARN of an existing SNS topic notified by every alarm (on ALARM and on OK). Imported, not
+   * created: who gets paged is decided outside this stack.
+   * @default - no notification
+   */
+  readonly alarmTopicArn?: string;
+}
+
+/**
+ * crawlstack on AWS: the SQS FIFO frontier, the DynamoDB tables, the WARC bucket, the worker,
+ * API and scheduler Lambdas, and alarms. Environment-agnostic (no account or region), so it
+ * synthesizes offline without credentials.
+ */
+export class CrawlstackStack extends Stack {
+  /** FrontierQueue and FrontierDlq. */
+  readonly frontier: Frontier;
+  /** UrlTable, CrawlTable and PageBucket. */
+  readonly storage: Storage;
+  /** FrontierWorker, Api (with its function URL) and Scheduler (with ScheduleRule). */
+  readonly functions: Functions;
+  /** DLQ, errors and throttles alarms. */
+  readonly alarms: Alarms;
+
+  constructor(scope: Construct, id: string, props: CrawlstackStackProps = {}) {
+    super(scope, id, {
+      description: 'crawlstack: a polite, trap-resistant web crawler (SQS FIFO, Lambda, DynamoDB, S3)',
+      ...props,
+    });
+    const dev = props.dev ?? false;
+    const removalPolicy = dev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+
+    this.frontier = new Frontier(this, 'Frontier', {
+      workerTimeout: WORKER_TIMEOUT,
+      maxReceiveCount: props.maxReceiveCount,
+    });
+    this.storage = new Storage(this, 'Storage', {
+      removalPolicy,
+      autoDeleteObjects: dev,
+      pageExpiryDays: props.pageExpiryDays,
+    });
+    this.functions = new Functions(this, 'Functions', {
+      frontier: this.frontier,
+      storage: this.storage,
+      workerMaxConcurrency: props.workerMaxConcurrency,
+      logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      logRemovalPolicy: removalPolicy,
+      tracing: props.tracing ?? false,
+    });
+    this.alarms = new Alarms(this, 'Alarms', {
+      dlq: this.frontier.dlq,
+      functions: {
+        FrontierWorker: this.functions.frontierWorker,
+        Api: this.functions.api,
+        Scheduler: this.functions.scheduler,
+      },
+      worker: this.functions.frontierWorker,
+      throttleAlarm: props.throttleAlarm ?? true,
+      topic: props.alarmTopicArn
+        ? sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn)
+        : undefined,
+    });
+
+    // Top-level outputs keep their ids as logical IDs (no hash): scripts read them by name.
+    const outputs: Record<string, [string, string]> = {
+      ApiUrl: [this.functions.apiUrl.url, 'HTTP API (function URL, AWS_IAM auth: sign requests with SigV4)'],
+      PageBucketName: [this.storage.pageBucket.bucketName, 'S3 bucket with WARC segments'],
+      UrlTableName: [
+        this.storage.urlTable.tableName,
+        'DynamoDB table: URL-seen claims, URL state, AOPIC cash',
+      ],
+      CrawlTableName: [this.storage.crawlTable.tableName, 'DynamoDB table: crawls, hosts, pages'],
+      FrontierQueueUrl: [this.frontier.queue.queueUrl, 'SQS FIFO frontier queue'],
+      FrontierDlqUrl: [this.frontier.dlq.queueUrl, 'SQS FIFO dead-letter queue of the frontier'],
+    };
+    for (const [id, [value, description]] of Object.entries(outputs)) {
+      new CfnOutput(this, id, { value, description });
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { TABLE_KEYS } from '../functions/env.ts';
+import { pinLogicalId } from './logical-id.ts';
+
+/** Properties of {@link Storage}. */
+export interface StorageProps {
+  /** What happens to tables and bucket when the stack deletes them (RETAIN outside dev). */
+  readonly removalPolicy: RemovalPolicy;
+  /** Empty the bucket on stack deletion (a custom resource); only sensible in dev. */
+  readonly autoDeleteObjects: boolean;
+  /** Delete stored pages this many days after they were written. @default - kept forever */
+  readonly pageExpiryDays?: number;
+}
+
+/** Days after which WARC segments move to Standard-IA (read rarely once a crawl is over). */
+const WARC_TO_IA_DAYS = 30;
+
+/** The crawl's durable state: the two DynamoDB tables and the page bucket. */
+export class Storage extends Construct {
+  /**
+   * The checksum table (logical ID `UrlTable`): one item per (crawl, URL fingerprint) holding the
+   * URL-seen claim (a conditional put), the URL's state and its AOPIC cash and history.
+   */
+  readonly urlTable: dynamodb.Table;
+  /**
+   * Per-crawl records (logical ID `CrawlTable`), partition key crawlId, sort key: `crawl`
+   * (config, status, counters), `host#<host>` (robots cache, next allowed time, last response
+   * time, page budget), `page#<fingerprint>` (page records with their WARC location).
+   */
+  readonly crawlTable: dynamodb.Table;
+  /** WARC segments under `warc/` (logical ID `PageBucket`). */
+  readonly pageBucket: s3.Bucket;
+
+  constructor(scope: Construct, id: string, props: StorageProps) {
+    super(scope, id);
+    const { removalPolicy, pageExpiryDays } = props;
+    if (pageExpiryDays !== undefined && (!Number.isInteger(pageExpiryDays) || pageExpiryDays < 1)) {
+      throw new Error(`pageExpiryDays must be a positive integer, got ${pageExpiryDays}`);
+    }
+
+    const common = {
+      // Crawls are bursty and idle between runs: on demand costs nothing while idle.
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TABLE_KEYS.expiresAt,
+      removalPolicy,
+    } as const;
+
+    // No sort key and no write sharding: the key already starts with the crawl id and ends with
+    // a 64-bit fingerprint, so writes spread evenly over partitions; a fixed-size key also keeps
+    // long URLs out of the key (the key is a checksum, not the URL text).
+    this.urlTable = new dynamodb.Table(this, 'UrlTable', {
+      ...common,
+      partitionKey: { name: TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+    });
+    // One item collection per crawl: a crawl's status, hosts and pages are one Query away
+    // (begins_with(sk, 'page#') lists pages). No LSI, so the collection has no 10 GB limit and
+    // DynamoDB may split a busy crawl across partitions by sort key. The one hot item is
+    // `crawl` (counters): writers batch their increments, one ADD per invocation.
+    this.crawlTable = new dynamodb.Table(this, 'CrawlTable', {
+      ...common,
+      partitionKey: { name: TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE_KEYS.sortKey, type: dynamodb.AttributeType.STRING },
+    });
+
+    const lifecycleRules: s3.LifecycleRule[] = [
+      { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+    ];
+    // A transition at or after the expiry would be rejected or pointless.
+    if (pageExpiryDays === undefined || pageExpiryDays > WARC_TO_IA_DAYS) {
+      lifecycleRules.push({
+        id: 'warc-to-infrequent-access',
+        prefix: 'warc/',
+        transitions: [
+          {
+            storageClass: s3.StorageClass.INFREQUENT_ACCESS,
+            transitionAfter: Duration.days(WARC_TO_IA_DAYS),
+          },
+        ],
+      });
+    }
+    if (pageExpiryDays !== undefined) {
+      lifecycleRules.push({ id: 'expire-pages', expiration: Duration.days(pageExpiryDays) });
+    }
+    this.pageBucket = new s3.Bucket(this, 'PageBucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      // WARC segments are written once under unique keys; versions would only add cost.
+      versioned: false,
+      lifecycleRules,
+      removalPolicy,
+      autoDeleteObjects: props.autoDeleteObjects,
+    });
+
+    pinLogicalId(this.urlTable);
+    pinLogicalId(this.crawlTable);
+    pinLogicalId(this.pageBucket);
+  }
+}

@@ -1,0 +1,420 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { Match } from 'aws-cdk-lib/assertions';
+import { ENV, FUNCTION_ENV, type FunctionRole } from '../../functions/env.ts';
+import { allowedOn, type CfnResource, roleOf, statementsOf, synthStack } from './synth.ts';
+
+// One synthesis (with real esbuild bundling) shared by every test in this file: it takes seconds.
+const built = synthStack();
+after(() => built.dispose());
+const { template } = built;
+const resources = template.toJSON().Resources as Record<string, CfnResource>;
+
+const FUNCTIONS: Record<FunctionRole, string> = {
+  frontierWorker: 'FrontierWorker',
+  api: 'Api',
+  scheduler: 'Scheduler',
+};
+/** What each environment variable must point at. */
+const ENV_TARGET: Record<keyof typeof ENV, string> = {
+  urlTable: 'UrlTable',
+  crawlTable: 'CrawlTable',
+  frontierQueueUrl: 'FrontierQueue',
+  frontierDlqUrl: 'FrontierDlq',
+  pageBucket: 'PageBucket',
+};
+const byType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const props = (id: string) => {
+  const r = resources[id];
+  assert.ok(r, `resource ${id} exists`);
+  return r.Properties ?? {};
+};
+const grantsOf = (functionId: string) => statementsOf(template, roleOf(template, functionId));
+
+describe('logical IDs (the contract with the local stand-in)', () => {
+  it('pins the main resources to fixed logical IDs', () => {
+    const expected: Record<string, string> = {
+      FrontierQueue: 'AWS::SQS::Queue',
+      FrontierDlq: 'AWS::SQS::Queue',
+      UrlTable: 'AWS::DynamoDB::Table',
+      CrawlTable: 'AWS::DynamoDB::Table',
+      PageBucket: 'AWS::S3::Bucket',
+      FrontierWorker: 'AWS::Lambda::Function',
+      Api: 'AWS::Lambda::Function',
+      Scheduler: 'AWS::Lambda::Function',
+      ScheduleRule: 'AWS::Events::Rule',
+    };
+    for (const [id, type] of Object.entries(expected)) assert.equal(resources[id]?.Type, type, id);
+  });
+
+  it('has exactly the three functions, all nodejs22.x on arm64 with their own log group', () => {
+    const fns = byType('AWS::Lambda::Function');
+    assert.deepEqual(fns.map(([id]) => id).sort(), ['Api', 'FrontierWorker', 'Scheduler']);
+    for (const [id, fn] of fns) {
+      assert.equal(fn.Properties?.Runtime, 'nodejs22.x', id);
+      assert.deepEqual(fn.Properties?.Architectures, ['arm64'], id);
+      assert.equal(fn.Properties?.Handler, 'index.handler', id);
+      assert.equal(fn.Properties?.TracingConfig, undefined, `${id}: X-Ray off by default`);
+      const logging = fn.Properties?.LoggingConfig as { LogGroup: { Ref: string } } | undefined;
+      const logGroup = logging?.LogGroup.Ref ?? '';
+      assert.equal(resources[logGroup]?.Type, 'AWS::Logs::LogGroup');
+      assert.equal(resources[logGroup]?.Properties?.RetentionInDays, 30);
+    }
+    assert.deepEqual(
+      Object.fromEntries(fns.map(([id, fn]) => [id, [fn.Properties?.MemorySize, fn.Properties?.Timeout]])),
+      { FrontierWorker: [512, 60], Api: [256, 15], Scheduler: [256, 60] },
+    );
+  });
+});
+
+describe('triggers', () => {
+  it('feeds the frontier worker from the FIFO queue with partial batch failures', () => {
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': ['FrontierQueue', 'Arn'] },
+      FunctionName: { Ref: 'FrontierWorker' },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 20 },
+    });
+  });
+
+  it('runs the scheduler every minute from an EventBridge rule', () => {
+    template.resourceCountIs('AWS::Events::Rule', 1);
+    const rule = props('ScheduleRule');
+    assert.equal(rule.ScheduleExpression, 'rate(1 minute)');
+    assert.equal(rule.State, 'ENABLED');
+    const targets = rule.Targets as { Arn: unknown }[];
+    assert.equal(targets.length, 1);
+    assert.deepEqual(targets[0]?.Arn, { 'Fn::GetAtt': ['Scheduler', 'Arn'] });
+    // A missed tick is superseded by the next one: no retry storms of stale ticks.
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: 'Scheduler' },
+      MaximumRetryAttempts: 0,
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { 'Fn::GetAtt': ['Scheduler', 'Arn'] },
+      Principal: 'events.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': ['ScheduleRule', 'Arn'] },
+    });
+  });
+
+  it('serves the API from a function URL with IAM auth and no CORS', () => {
+    const urls = byType('AWS::Lambda::Url');
+    assert.equal(urls.length, 1);
+    const url = urls[0]![1].Properties!;
+    assert.equal(url.AuthType, 'AWS_IAM');
+    assert.deepEqual(url.TargetFunctionArn, { 'Fn::GetAtt': ['Api', 'Arn'] });
+    assert.equal(url.Cors, undefined);
+    // No public invoke permission: AWS_IAM means callers need their own grant.
+    for (const [id, p] of byType('AWS::Lambda::Permission')) {
+      assert.notEqual(p.Properties?.Principal, '*', id);
+    }
+  });
+});
+
+describe('frontier queues', () => {
+  const highThroughputFifo = {
+    FifoQueue: true,
+    ContentBasedDeduplication: false,
+    DeduplicationScope: 'messageGroup',
+    FifoThroughputLimit: 'perMessageGroupId',
+    MessageRetentionPeriod: 14 * 24 * 3600,
+    SqsManagedSseEnabled: true,
+  };
+
+  it('makes the frontier a high-throughput FIFO queue with redrive to the DLQ', () => {
+    const queue = props('FrontierQueue');
+    assert.deepEqual(
+      { ...queue, VisibilityTimeout: undefined, RedrivePolicy: undefined },
+      {
+        ...highThroughputFifo,
+        VisibilityTimeout: undefined,
+        RedrivePolicy: undefined,
+      },
+    );
+    assert.equal(queue.VisibilityTimeout, 6 * 60, '6 x the worker timeout');
+    assert.deepEqual(queue.RedrivePolicy, {
+      deadLetterTargetArn: { 'Fn::GetAtt': ['FrontierDlq', 'Arn'] },
+      maxReceiveCount: 10,
+    });
+  });
+
+  it('makes the DLQ a FIFO queue keeping messages 14 days', () => {
+    assert.deepEqual(props('FrontierDlq'), highThroughputFifo);
+  });
+
+  it('denies non-TLS access to both queues', () => {
+    for (const queue of ['FrontierQueue', 'FrontierDlq']) {
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: queue }],
+        PolicyDocument: {
+          Statement: [
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ],
+        },
+      });
+    }
+  });
+});
+
+describe('storage', () => {
+  it('keys the URL table by crawlId#fingerprint only', () => {
+    const table = props('UrlTable');
+    assert.deepEqual(table.KeySchema, [{ AttributeName: 'pk', KeyType: 'HASH' }]);
+    assert.deepEqual(table.AttributeDefinitions, [{ AttributeName: 'pk', AttributeType: 'S' }]);
+  });
+
+  it('keys the crawl table by crawlId and a sort key', () => {
+    const table = props('CrawlTable');
+    assert.deepEqual(table.KeySchema, [
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+  });
+
+  it('makes both tables on-demand with TTL on expiresAt, PITR, retained, without indexes', () => {
+    for (const id of ['UrlTable', 'CrawlTable']) {
+      const table = props(id);
+      assert.equal(table.BillingMode, 'PAY_PER_REQUEST', id);
+      assert.deepEqual(table.TimeToLiveSpecification, { AttributeName: 'expiresAt', Enabled: true }, id);
+      assert.deepEqual(table.PointInTimeRecoverySpecification, { PointInTimeRecoveryEnabled: true }, id);
+      assert.equal(table.GlobalSecondaryIndexes, undefined, id);
+      assert.equal(table.LocalSecondaryIndexes, undefined, id);
+      assert.equal(resources[id]?.DeletionPolicy, 'Retain', id);
+      assert.equal(resources[id]?.UpdateReplacePolicy, 'Retain', id);
+    }
+  });
+
+  it('blocks all public access to the page bucket and encrypts it', () => {
+    const bucket = props('PageBucket');
+    assert.deepEqual(bucket.PublicAccessBlockConfiguration, {
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    assert.deepEqual(bucket.BucketEncryption, {
+      ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+    });
+    assert.equal(bucket.VersioningConfiguration, undefined);
+    assert.equal(resources.PageBucket?.DeletionPolicy, 'Retain');
+    // No auto-delete custom resource outside dev.
+    assert.equal(byType('Custom::S3AutoDeleteObjects').length, 0);
+  });
+
+  it('allows only TLS requests to the page bucket', () => {
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: 'PageBucket' },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('aborts stale multipart uploads and moves WARC to infrequent access, without expiry', () => {
+    const rules = (props('PageBucket').LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
+    assert.deepEqual(rules, [
+      {
+        Id: 'abort-incomplete-multipart',
+        Status: 'Enabled',
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+      },
+      {
+        Id: 'warc-to-infrequent-access',
+        Status: 'Enabled',
+        Prefix: 'warc/',
+        Transitions: [{ StorageClass: 'STANDARD_IA', TransitionInDays: 30 }],
+      },
+    ]);
+  });
+});
+
+describe('environment variables', () => {
+  for (const [role, id] of Object.entries(FUNCTIONS) as [FunctionRole, string][]) {
+    it(`gives ${id} exactly the variables functions/env.ts lists for it`, () => {
+      const vars = (props(id).Environment as { Variables: Record<string, unknown> }).Variables;
+      const expected: Record<string, unknown> = { NODE_OPTIONS: '--enable-source-maps' };
+      for (const key of FUNCTION_ENV[role]) expected[ENV[key]] = { Ref: ENV_TARGET[key] };
+      assert.deepEqual(vars, expected);
+    });
+  }
+});
+
+describe('least-privilege grants', () => {
+  const TABLE_WRITES = [
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+  ];
+  const TABLE_READS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+  const SEND = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+  const CONSUME = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility'];
+  const hasAll = (set: Set<string>, actions: string[], what: string) => {
+    for (const a of actions) assert.ok(set.has(a), `${what} has ${a}`);
+  };
+  const hasNone = (set: Set<string>, actions: string[], what: string) => {
+    for (const a of actions) assert.ok(!set.has(a), `${what} must not have ${a}`);
+  };
+
+  it('lets the worker read and write both tables, put and read pages, send to both queues, consume the frontier', () => {
+    const s = grantsOf('FrontierWorker');
+    hasAll(
+      allowedOn(s, 'UrlTable'),
+      [...TABLE_READS, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      'worker/UrlTable',
+    );
+    hasAll(
+      allowedOn(s, 'CrawlTable'),
+      [...TABLE_READS, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      'worker/CrawlTable',
+    );
+    const bucket = allowedOn(s, 'PageBucket');
+    hasAll(bucket, ['s3:PutObject', 's3:GetObject*'], 'worker/PageBucket');
+    hasNone(bucket, ['s3:DeleteObject', 's3:DeleteObject*', 's3:PutBucketPolicy'], 'worker/PageBucket');
+    hasAll(allowedOn(s, 'FrontierQueue'), [...SEND, ...CONSUME], 'worker/FrontierQueue');
+    const dlq = allowedOn(s, 'FrontierDlq');
+    assert.deepEqual([...dlq].sort(), SEND, 'worker may only send to the DLQ');
+  });
+
+  it('lets the API read the URL table but never write it', () => {
+    const s = grantsOf('Api');
+    const urlTable = allowedOn(s, 'UrlTable');
+    hasAll(urlTable, TABLE_READS, 'api/UrlTable');
+    hasNone(urlTable, TABLE_WRITES, 'api/UrlTable');
+    hasAll(
+      allowedOn(s, 'CrawlTable'),
+      [...TABLE_READS, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      'api/CrawlTable',
+    );
+    assert.deepEqual(
+      [...allowedOn(s, 'FrontierQueue')].sort(),
+      SEND,
+      'api sends seeds and reads queue depth',
+    );
+    assert.equal(allowedOn(s, 'FrontierDlq').size, 0);
+    const bucket = allowedOn(s, 'PageBucket');
+    hasAll(bucket, ['s3:GetObject*'], 'api/PageBucket');
+    assert.ok(
+      ![...bucket].some((a) => a.startsWith('s3:Put') || a.startsWith('s3:Delete')),
+      'api/PageBucket read-only',
+    );
+  });
+
+  it('gives the scheduler no bucket access and only send on the frontier', () => {
+    const s = grantsOf('Scheduler');
+    assert.equal(allowedOn(s, 'PageBucket').size, 0);
+    assert.ok(!s.some((st) => st.Action.some((a) => a.startsWith('s3:'))), 'scheduler has no s3 action');
+    assert.deepEqual([...allowedOn(s, 'FrontierQueue')].sort(), SEND);
+    assert.equal(allowedOn(s, 'FrontierDlq').size, 0);
+    hasAll(allowedOn(s, 'UrlTable'), ['dynamodb:UpdateItem', 'dynamodb:Query'], 'scheduler/UrlTable');
+    hasAll(allowedOn(s, 'CrawlTable'), ['dynamodb:UpdateItem', 'dynamodb:Query'], 'scheduler/CrawlTable');
+  });
+
+  it('has no wildcard action and no wildcard resource in any role policy', () => {
+    const roles = byType('AWS::IAM::Role').map(([id]) => id);
+    assert.equal(roles.length, 3);
+    for (const role of roles) {
+      for (const st of statementsOf(template, role)) {
+        for (const action of st.Action) {
+          assert.notEqual(action, '*', `${role}: Action *`);
+          assert.doesNotMatch(action, /^[a-z0-9-]+:\*$/, `${role}: service-wide ${action}`);
+        }
+        assert.ok(!st.Resource.includes('"*"'), `${role}: Resource * on ${st.Action.join(',')}`);
+      }
+    }
+  });
+});
+
+describe('alarms', () => {
+  const alarms = byType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties ?? {});
+  const find = (metric: string, dimension: unknown) =>
+    alarms.filter(
+      (a) =>
+        a.MetricName === metric &&
+        JSON.stringify(a.Dimensions).includes(JSON.stringify(dimension)) &&
+        a.Threshold === 0 &&
+        a.ComparisonOperator === 'GreaterThanThreshold',
+    );
+
+  it('alarms on any message in the DLQ', () => {
+    const found = find('ApproximateNumberOfMessagesVisible', { 'Fn::GetAtt': ['FrontierDlq', 'QueueName'] });
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.Namespace, 'AWS/SQS');
+  });
+
+  it('alarms on errors of each function over 5 minutes', () => {
+    for (const id of Object.values(FUNCTIONS)) {
+      const found = find('Errors', { Ref: id });
+      assert.equal(found.length, 1, id);
+      assert.equal(found[0]?.Namespace, 'AWS/Lambda');
+      assert.equal(found[0]?.Period, 300);
+      assert.equal(found[0]?.Statistic, 'Sum');
+    }
+  });
+
+  it('alarms on worker throttles, with no actions unless a topic is given', () => {
+    assert.equal(find('Throttles', { Ref: 'FrontierWorker' }).length, 1);
+    assert.equal(alarms.length, 5);
+    for (const a of alarms) assert.equal(a.AlarmActions, undefined);
+  });
+});
+
+describe('outputs', () => {
+  it('exports the API URL and every resource name a client needs', () => {
+    const url = byType('AWS::Lambda::Url')[0]![0];
+    template.hasOutput('ApiUrl', { Value: { 'Fn::GetAtt': [url, 'FunctionUrl'] } });
+    template.hasOutput('PageBucketName', { Value: { Ref: 'PageBucket' } });
+    template.hasOutput('UrlTableName', { Value: { Ref: 'UrlTable' } });
+    template.hasOutput('CrawlTableName', { Value: { Ref: 'CrawlTable' } });
+    template.hasOutput('FrontierQueueUrl', { Value: { Ref: 'FrontierQueue' } });
+    template.hasOutput('FrontierDlqUrl', { Value: { Ref: 'FrontierDlq' } });
+  });
+});
+
+describe('bundles', () => {
+  it('bundles each entry locally as one ES module with a source map and the SDK left out', () => {
+    const manifest = JSON.parse(readFileSync(join(built.outdir, 'CrawlstackStack.assets.json'), 'utf8')) as {
+      files: Record<string, { source: { path: string; packaging?: string } }>;
+    };
+    for (const id of Object.values(FUNCTIONS)) {
+      const code = props(id).Code as { S3Key: string };
+      const hash = code.S3Key.replace(/\.zip$/, '');
+      const asset = manifest.files[hash];
+      assert.ok(asset, `${id}: asset ${hash} in the manifest`);
+      const dir = join(built.outdir, asset.source.path);
+      assert.ok(existsSync(join(dir, 'index.mjs.map')), `${id}: source map`);
+      const js = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      assert.match(
+        js,
+        /export\s*\{[^}]*as handler\s*\}|export\s*\{\s*handler\s*\}/,
+        `${id}: ESM handler export`,
+      );
+      assert.match(js, /createRequire/, `${id}: require shim banner`);
+      assert.doesNotMatch(js, /@aws-sdk\/(?:client|lib)-/, `${id}: SDK not bundled`);
+    }
+  });
+});
+
+describe('CloudFormation validation', () => {
+  it("passes CDK's built-in template validation with no finding", () => {
+    const report = JSON.parse(readFileSync(join(built.outdir, 'validation-report.json'), 'utf8')) as {
+      pluginReports: { violations?: unknown[] }[];
+    };
+    assert.deepEqual(
+      report.pluginReports.flatMap((r) => r.violations ?? []),
+      [],
+    );
+  });
+});

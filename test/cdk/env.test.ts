@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ENV, FUNCTION_ENV, MissingEnvError, readEnv, readFunctionEnv } from '../../functions/env.ts';
+
+const full = {
+  URL_TABLE: 'urls',
+  CRAWL_TABLE: 'crawls',
+  FRONTIER_QUEUE_URL: 'https://sqs.example/q.fifo',
+  FRONTIER_DLQ_URL: 'https://sqs.example/dlq.fifo',
+  PAGE_BUCKET: 'pages',
+};
+
+describe('functions/env.ts', () => {
+  it('uses unique, upper-snake-case variable names', () => {
+    const names = Object.values(ENV);
+    assert.equal(new Set(names).size, names.length);
+    for (const name of names) assert.match(name, /^[A-Z][A-Z0-9_]*$/);
+  });
+
+  it('reads every variable into a typed object', () => {
+    assert.deepEqual(readEnv(full), {
+      urlTable: 'urls',
+      crawlTable: 'crawls',
+      frontierQueueUrl: 'https://sqs.example/q.fifo',
+      frontierDlqUrl: 'https://sqs.example/dlq.fifo',
+      pageBucket: 'pages',
+    });
+  });
+
+  it('reads only what a function role needs', () => {
+    const { FRONTIER_DLQ_URL: _, PAGE_BUCKET: __, ...schedulerOnly } = full;
+    assert.deepEqual(readFunctionEnv(schedulerOnly, 'scheduler'), {
+      urlTable: 'urls',
+      crawlTable: 'crawls',
+      frontierQueueUrl: 'https://sqs.example/q.fifo',
+    });
+    assert.throws(() => readFunctionEnv(schedulerOnly, 'frontierWorker'), /FRONTIER_DLQ_URL, PAGE_BUCKET/);
+    assert.deepEqual(Object.keys(readFunctionEnv(full, 'api')).sort(), [...FUNCTION_ENV.api].sort());
+  });
+
+  it('names every missing or empty variable at once', () => {
+    assert.throws(
+      () => readEnv({ ...full, URL_TABLE: '', PAGE_BUCKET: undefined }),
+      (e: unknown) => {
+        assert.ok(e instanceof MissingEnvError);
+        assert.equal(e.code, 'missing-env');
+        assert.deepEqual(e.names, ['URL_TABLE', 'PAGE_BUCKET']);
+        assert.match(e.message, /^missing environment variables URL_TABLE, PAGE_BUCKET /);
+        return true;
+      },
+    );
+  });
+});

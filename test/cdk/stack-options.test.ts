@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { App } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ContextValueError, readStackContext } from '../../lib/context.ts';
+import { type CfnResource, type SynthResult, synthStack } from './synth.ts';
+
+// Settings, not bundles: these stacks skip esbuild and the CloudFormation validation engine
+// (crawlstack-stack.test.ts covers both).
+const fast = { bundle: false, validate: false } as const;
+const dev = synthStack({ dev: true }, fast);
+const custom = synthStack(
+  {
+    maxReceiveCount: 25,
+    workerMaxConcurrency: 50,
+    pageExpiryDays: 90,
+    alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:crawl-alarms',
+    throttleAlarm: false,
+    tracing: true,
+    logRetention: RetentionDays.ONE_WEEK,
+  },
+  fast,
+);
+const shortLived = synthStack({ pageExpiryDays: 7 }, fast);
+after(() => {
+  for (const s of [dev, custom, shortLived]) s.dispose();
+});
+
+const resourcesOf = (s: SynthResult) => s.template.toJSON().Resources as Record<string, CfnResource>;
+const ofType = (s: SynthResult, type: string) => Object.values(resourcesOf(s)).filter((r) => r.Type === type);
+const lifecycle = (s: SynthResult) => {
+  const config = resourcesOf(s).PageBucket?.Properties?.LifecycleConfiguration as { Rules: { Id: string }[] };
+  assert.ok(config, 'PageBucket has a lifecycle configuration');
+  return config.Rules;
+};
+
+describe('dev mode (crawlstack:dev=true)', () => {
+  it('destroys tables, bucket and log groups with the stack and empties the bucket first', () => {
+    const resources = resourcesOf(dev);
+    for (const id of ['UrlTable', 'CrawlTable', 'PageBucket']) {
+      assert.equal(resources[id]?.DeletionPolicy, 'Delete', id);
+    }
+    for (const group of ofType(dev, 'AWS::Logs::LogGroup')) assert.equal(group.DeletionPolicy, 'Delete');
+    assert.equal(ofType(dev, 'Custom::S3AutoDeleteObjects').length, 1);
+  });
+
+  it('keeps point-in-time recovery on', () => {
+    const table = resourcesOf(dev).UrlTable?.Properties;
+    assert.deepEqual(table?.PointInTimeRecoverySpecification, { PointInTimeRecoveryEnabled: true });
+  });
+});
+
+describe('stack props', () => {
+  it('passes maxReceiveCount to the redrive policy', () => {
+    const redrive = resourcesOf(custom).FrontierQueue?.Properties?.RedrivePolicy as {
+      maxReceiveCount: number;
+    };
+    assert.equal(redrive.maxReceiveCount, 25);
+  });
+
+  it('passes workerMaxConcurrency to the event source', () => {
+    custom.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      ScalingConfig: { MaximumConcurrency: 50 },
+    });
+  });
+
+  it('expires pages after pageExpiryDays and keeps the IA transition when it comes first', () => {
+    const rules = lifecycle(custom);
+    assert.deepEqual(
+      rules.map((r) => r.Id),
+      ['abort-incomplete-multipart', 'warc-to-infrequent-access', 'expire-pages'],
+    );
+    assert.deepEqual(rules[2], { Id: 'expire-pages', Status: 'Enabled', ExpirationInDays: 90 });
+  });
+
+  it('drops the IA transition when pages expire within 30 days', () => {
+    const rules = lifecycle(shortLived);
+    assert.deepEqual(
+      rules.map((r) => r.Id),
+      ['abort-incomplete-multipart', 'expire-pages'],
+    );
+  });
+
+  it('sends every alarm and its recovery to the imported topic', () => {
+    const alarms = ofType(custom, 'AWS::CloudWatch::Alarm');
+    assert.equal(alarms.length, 4, 'no throttles alarm when throttleAlarm is false');
+    for (const alarm of alarms) {
+      assert.deepEqual(alarm.Properties?.AlarmActions, ['arn:aws:sns:eu-west-1:123456789012:crawl-alarms']);
+      assert.deepEqual(alarm.Properties?.OKActions, ['arn:aws:sns:eu-west-1:123456789012:crawl-alarms']);
+    }
+    assert.equal(ofType(custom, 'AWS::SNS::Topic').length, 0, 'the topic is imported, not created');
+  });
+
+  it('turns on X-Ray and sets log retention', () => {
+    for (const fn of ofType(custom, 'AWS::Lambda::Function')) {
+      assert.deepEqual(fn.Properties?.TracingConfig, { Mode: 'Active' });
+    }
+    for (const group of ofType(custom, 'AWS::Logs::LogGroup')) {
+      assert.equal(group.Properties?.RetentionInDays, 7);
+    }
+  });
+
+  it('rejects values AWS would reject at deploy time', () => {
+    const attempts: [string, Record<string, number>][] = [
+      ['maxReceiveCount', { maxReceiveCount: 0 }],
+      ['maxReceiveCount', { maxReceiveCount: 1001 }],
+      ['workerMaxConcurrency', { workerMaxConcurrency: 1 }],
+      ['workerMaxConcurrency', { workerMaxConcurrency: 2.5 }],
+      ['pageExpiryDays', { pageExpiryDays: 0 }],
+    ];
+    for (const [name, props] of attempts) {
+      assert.throws(() => synthStack(props, fast), new RegExp(`^Error: ${name} must be`), name);
+    }
+  });
+});
+
+describe('readStackContext', () => {
+  const read = (context: Record<string, unknown>) => readStackContext(new App({ context }).node);
+
+  it('defaults to the CrawlstackStack name and no overrides', () => {
+    assert.deepEqual(read({}), {
+      stackName: 'CrawlstackStack',
+      dev: undefined,
+      maxReceiveCount: undefined,
+      workerMaxConcurrency: undefined,
+      pageExpiryDays: undefined,
+      tracing: undefined,
+      throttleAlarm: undefined,
+      alarmTopicArn: undefined,
+    });
+  });
+
+  it('parses the strings `-c key=value` gives as well as JSON values', () => {
+    const fromCli = read({
+      'crawlstack:stackName': 'CrawlstackDev',
+      'crawlstack:dev': 'true',
+      'crawlstack:maxReceiveCount': '12',
+      'crawlstack:workerMaxConcurrency': '40',
+      'crawlstack:pageExpiryDays': '365',
+      'crawlstack:tracing': 'false',
+      'crawlstack:throttleAlarm': 'false',
+      'crawlstack:alarmTopicArn': 'arn:aws:sns:us-east-1:123456789012:t',
+    });
+    assert.deepEqual(fromCli, {
+      stackName: 'CrawlstackDev',
+      dev: true,
+      maxReceiveCount: 12,
+      workerMaxConcurrency: 40,
+      pageExpiryDays: 365,
+      tracing: false,
+      throttleAlarm: false,
+      alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:t',
+    });
+    assert.equal(read({ 'crawlstack:dev': true, 'crawlstack:maxReceiveCount': 7 }).maxReceiveCount, 7);
+  });
+
+  it('names the key and value it cannot read', () => {
+    assert.throws(
+      () => read({ 'crawlstack:dev': 'yes' }),
+      (e: unknown) => {
+        assert.ok(e instanceof ContextValueError);
+        assert.equal(e.code, 'bad-context-value');
+        assert.match(e.message, /crawlstack:dev="yes": expected true or false/);
+        return true;
+      },
+    );
+    assert.throws(() => read({ 'crawlstack:maxReceiveCount': '1e3' }), /crawlstack:maxReceiveCount/);
+    assert.throws(() => read({ 'crawlstack:alarmTopicArn': '' }), /crawlstack:alarmTopicArn/);
+  });
+});
