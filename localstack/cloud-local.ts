@@ -1,0 +1,401 @@
+/**
+ * `npm run cloud:local`: the serverless stack on this machine. Synthesizes the CDK app when it is
+ * stale, starts the stand-in endpoint (or uses `AWS_ENDPOINT_URL`, e.g. real LocalStack),
+ * provisions the template's queues, tables and buckets, loads the bundled Lambda handlers into
+ * this process and drives them with the local triggers:
+ *
+ *   cdk.out/CrawlstackStack.template.json ──provision──► endpoint (stand-in :4566 | LocalStack)
+ *   SQS event source mapping ──► SqsEventSource (pollers) ──► worker handler
+ *   Function URL (AWS_IAM)   ──► FunctionUrlServer (bearer token) ──► api handler
+ *   Events::Rule rate(...)   ──► ScheduleTimer ──► scheduler handler
+ *
+ * Prints `endpoint=`, `api=` and `token=` lines on stdout (logs go to stderr) and runs until
+ * SIGINT/SIGTERM. Tests use {@link startCloudLocal}.
+ */
+import { spawn } from 'node:child_process';
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createAwsClients } from '../functions/adapters/aws/clients.ts';
+import type { CfnTemplate } from './cfn-template.ts';
+import { type Endpoint, startEndpoint } from './endpoint.ts';
+import type { EndpointMetrics } from './endpoint-metrics.ts';
+import { FunctionUrlServer } from './function-url-server.ts';
+import { loadHandler, releaseFunctionEnvironment } from './load-handler.ts';
+import { type FunctionStats, LocalLambda } from './local-lambda.ts';
+import { type ProvisionResult, provision } from './provision.ts';
+import { type ScheduleStats, ScheduleTimer } from './schedule-timer.ts';
+import { type EventSourceStats, SqsEventSource } from './sqs-event-source.ts';
+
+const PROJECT_DIR = fileURLToPath(new URL('..', import.meta.url));
+const DEFAULT_TEMPLATE = join(PROJECT_DIR, 'cdk.out', 'CrawlstackStack.template.json');
+
+export interface CloudLocalOptions {
+  /** Stand-in listen address; loopback by default. */
+  host?: string;
+  /** Stand-in port: 4566 by default, 0 for a free one. */
+  port?: number;
+  /** Use this endpoint instead of starting the stand-in; defaults to `AWS_ENDPOINT_URL`. */
+  endpoint?: string;
+  /** Physical-name prefix (default `crawlstack`); tests pass a unique one. */
+  prefix?: string;
+  /** A template object or a path; default `cdk.out/CrawlstackStack.template.json`. */
+  template?: CfnTemplate | string;
+  /** Where `asset.<hash>` folders are; default: the template's folder. */
+  assemblyDir?: string;
+  /** `auto` (default for the default template) runs `npm run synth` when cdk.out is missing or older than lib/ or functions/. */
+  synth?: 'auto' | 'always' | 'never';
+  /** Runs every schedule at this period instead of its rate (tests: ~1000). */
+  scheduleRateMs?: number;
+  /** Port of the first function URL server (0 = free port). */
+  apiPort?: number;
+  /** Bearer token for the function URLs; random when absent. */
+  token?: string;
+  /** Added to every function's environment, over the template's values (e.g. CRAWLSTACK_*). */
+  env?: Record<string, string>;
+  region?: string;
+  /** Overrides for every SQS event source (tests shorten the long poll). */
+  eventSource?: { waitTimeSeconds?: number; maxConcurrency?: number };
+  /** Human log lines; default stderr. */
+  log?: (message: string) => void;
+}
+
+/** Numbers for the cost benchmark, keyed by logical id. */
+export interface CloudLocalMetrics {
+  /** Absent when an external endpoint (real LocalStack) is used. */
+  endpoint?: EndpointMetrics;
+  functions: Record<string, FunctionStats>;
+  eventSources: Record<string, EventSourceStats>;
+  schedules: Record<string, ScheduleStats>;
+}
+
+/** A running local cloud. */
+export interface CloudLocal {
+  /** Base URL of the (first) function URL, no trailing slash. */
+  api: string;
+  token: string;
+  endpoint: string;
+  /** Every function URL by its logical id. */
+  urls: Record<string, string>;
+  provisioned: ProvisionResult;
+  /** The local functions by logical id (tests invoke them directly). */
+  lambdas: Record<string, LocalLambda>;
+  metrics(): CloudLocalMetrics;
+  /** Stops triggers (waiting for running invocations), then the endpoint if it was started here. */
+  stop(): Promise<void>;
+}
+
+function newestMtime(path: string): number {
+  let newest = 0;
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(path, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const full = join(path, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+function templateIsStale(templatePath: string): boolean {
+  let built: number;
+  try {
+    built = statSync(templatePath).mtimeMs;
+  } catch {
+    return true;
+  }
+  return ['lib', 'functions'].some((dir) => newestMtime(join(PROJECT_DIR, dir)) > built);
+}
+
+async function synthesize(log: (message: string) => void): Promise<void> {
+  log('cloud:local: running npm run synth');
+  const npmCli = process.env.npm_execpath;
+  const [command, args] = npmCli ? [process.execPath, [npmCli, 'run', 'synth']] : ['npm', ['run', 'synth']];
+  // The child's stdout goes to our stderr: stdout carries only the key=value lines.
+  const child = spawn(command, args, { cwd: PROJECT_DIR, stdio: ['ignore', 2, 2] });
+  const code = await new Promise<number | null>((done, fail) => {
+    child.once('error', fail);
+    child.once('exit', done);
+  });
+  if (code !== 0) throw new Error(`npm run synth failed (exit ${code})`);
+}
+
+async function waitForHealth(endpoint: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const response = await fetch(`${endpoint}/_localstack/health`);
+      const body = (await response.json()) as { services?: Record<string, string> };
+      const services = body.services ?? {};
+      if (['sqs', 'dynamodb', 's3'].every((s) => services[s] === 'running' || services[s] === 'available'))
+        return;
+      last = JSON.stringify(services);
+    } catch (error) {
+      last = String(error);
+    }
+    if (Date.now() > deadline) throw new Error(`${endpoint} not ready after ${timeoutMs} ms: ${last}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Starts the whole stack locally; see the file comment. */
+export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<CloudLocal> {
+  const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
+
+  let template: CfnTemplate;
+  let assemblyDir: string;
+  if (typeof options.template === 'object') {
+    template = options.template;
+    assemblyDir = resolve(options.assemblyDir ?? join(PROJECT_DIR, 'cdk.out'));
+  } else {
+    const templatePath = resolve(options.template ?? DEFAULT_TEMPLATE);
+    const synth = options.synth ?? (options.template === undefined ? 'auto' : 'never');
+    if (synth === 'always' || (synth === 'auto' && templateIsStale(templatePath))) await synthesize(log);
+    template = JSON.parse(readFileSync(templatePath, 'utf8')) as CfnTemplate;
+    assemblyDir = resolve(options.assemblyDir ?? dirname(templatePath));
+  }
+
+  const stoppers: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stopOne of stoppers.splice(0).reverse()) {
+      try {
+        await stopOne();
+      } catch (error) {
+        log(`cloud:local: error while stopping: ${String(error)}`);
+      }
+    }
+  };
+
+  try {
+    const external = options.endpoint ?? process.env.AWS_ENDPOINT_URL;
+    let endpoint: Endpoint | undefined;
+    let endpointUrl: string;
+    if (external) {
+      endpointUrl = external.replace(/\/+$/, '');
+      await waitForHealth(endpointUrl, 60_000);
+    } else {
+      const started = await startEndpoint({
+        host: options.host ?? '127.0.0.1',
+        port: options.port ?? 4566,
+        region,
+      });
+      stoppers.push(() => started.close());
+      endpoint = started;
+      endpointUrl = started.url;
+    }
+
+    const awsEnv: Record<string, string> = {
+      AWS_ENDPOINT_URL: endpointUrl,
+      AWS_REGION: region,
+      AWS_DEFAULT_REGION: region,
+      AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID || 'test',
+      AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY || 'test',
+    };
+    const clients = createAwsClients(awsEnv);
+    stoppers.push(async () => clients.destroy());
+
+    const provisioned = await provision(template, clients, {
+      prefix: options.prefix ?? 'crawlstack',
+      region,
+      assemblyDir,
+    });
+    for (const note of provisioned.notes) log(`cloud:local: ${note}`);
+
+    // Only functions something triggers are loaded; custom-resource providers never run locally.
+    const triggered = new Set<string>([
+      ...provisioned.eventSourceMappings.filter((m) => m.enabled).map((m) => m.functionLogicalId),
+      ...provisioned.functionUrls.map((u) => u.functionLogicalId),
+      ...provisioned.schedules
+        .filter((s) => s.enabled)
+        .flatMap((s) => s.targets.map((t) => t.functionLogicalId)),
+    ]);
+    const lambdas: Record<string, LocalLambda> = {};
+    for (const logicalId of triggered) {
+      const spec = provisioned.functions[logicalId];
+      if (spec === undefined) continue;
+      if (spec.assetDir === undefined) throw new Error(`${logicalId} has no bundled asset to run`);
+      // NODE_OPTIONS is read when a process starts; the one it would matter for locally is source maps.
+      const { NODE_OPTIONS: nodeOptions, ...templateEnv } = spec.env;
+      if (nodeOptions?.includes('--enable-source-maps')) process.setSourceMapsEnabled(true);
+      const env = { ...templateEnv, ...awsEnv, ...options.env };
+      stoppers.push(async () => releaseFunctionEnvironment(spec.name));
+      const handler = await loadHandler(spec.assetDir, spec.handler, env, spec.name);
+      const lambda = new LocalLambda({
+        name: spec.name,
+        handler,
+        timeoutSeconds: spec.timeoutSeconds,
+        memoryMb: spec.memoryMb,
+        region,
+        log,
+        ...(spec.reservedConcurrency === undefined ? {} : { reservedConcurrency: spec.reservedConcurrency }),
+      });
+      lambdas[logicalId] = lambda;
+    }
+
+    const eventSources: Record<string, SqsEventSource> = {};
+    for (const mapping of provisioned.eventSourceMappings) {
+      const lambda = lambdas[mapping.functionLogicalId];
+      if (!mapping.enabled || lambda === undefined) continue;
+      const maxConcurrency = options.eventSource?.maxConcurrency ?? mapping.maximumConcurrency;
+      const source = new SqsEventSource({
+        lambda,
+        sqs: clients.sqs,
+        queueUrl: mapping.queueUrl,
+        queueArn: mapping.queueArn,
+        batchSize: mapping.batchSize,
+        reportBatchItemFailures: mapping.reportBatchItemFailures,
+        batchingWindowSeconds: mapping.maximumBatchingWindowSeconds,
+        region,
+        log,
+        ...(maxConcurrency === undefined ? {} : { maxConcurrency }),
+        ...(options.eventSource?.waitTimeSeconds === undefined
+          ? {}
+          : { waitTimeSeconds: options.eventSource.waitTimeSeconds }),
+      }).start();
+      stoppers.push(() => source.stop());
+      eventSources[mapping.logicalId] = source;
+    }
+
+    const urls: Record<string, string> = {};
+    let token = options.token;
+    for (const [i, spec] of provisioned.functionUrls.entries()) {
+      const lambda = lambdas[spec.functionLogicalId];
+      if (lambda === undefined) continue;
+      const server = new FunctionUrlServer({
+        lambda,
+        authType: spec.authType,
+        host: '127.0.0.1',
+        port: i === 0 ? (options.apiPort ?? 0) : 0,
+        ...(token === undefined ? {} : { token }),
+      });
+      token ??= server.token; // one token for every URL
+      urls[spec.logicalId] = await server.start();
+      stoppers.push(() => server.stop());
+    }
+
+    const schedules: Record<string, ScheduleTimer> = {};
+    for (const schedule of provisioned.schedules) {
+      if (!schedule.enabled) continue;
+      for (const [i, target] of schedule.targets.entries()) {
+        const lambda = lambdas[target.functionLogicalId];
+        if (lambda === undefined) continue;
+        const timer = new ScheduleTimer({
+          lambda,
+          scheduleExpression: schedule.scheduleExpression,
+          ruleArn: schedule.arn,
+          log,
+          ...(options.scheduleRateMs === undefined ? {} : { rateMs: options.scheduleRateMs }),
+          ...(target.input === undefined ? {} : { input: target.input }),
+        }).start();
+        stoppers.push(() => timer.stop());
+        schedules[i === 0 ? schedule.logicalId : `${schedule.logicalId}#${i}`] = timer;
+      }
+    }
+
+    const api = Object.values(urls)[0] ?? '';
+    const metrics = (): CloudLocalMetrics => {
+      const out: CloudLocalMetrics = { functions: {}, eventSources: {}, schedules: {} };
+      if (endpoint !== undefined) out.endpoint = endpoint.metrics();
+      for (const [id, lambda] of Object.entries(lambdas)) out.functions[id] = lambda.stats();
+      for (const [id, source] of Object.entries(eventSources)) out.eventSources[id] = source.stats();
+      for (const [id, timer] of Object.entries(schedules)) out.schedules[id] = timer.stats();
+      return out;
+    };
+    let stopping: Promise<void> | undefined;
+    return {
+      api,
+      token: token ?? '',
+      endpoint: endpointUrl,
+      urls,
+      provisioned,
+      lambdas,
+      metrics,
+      stop: () => {
+        stopping ??= stopAll();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+function parseNumber(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      prefix: { type: 'string' },
+      'api-port': { type: 'string' },
+      token: { type: 'string' },
+      'schedule-rate-ms': { type: 'string' },
+      template: { type: 'string' },
+      assembly: { type: 'string' },
+      synth: { type: 'boolean' },
+      'no-synth': { type: 'boolean' },
+    },
+  });
+  const options: CloudLocalOptions = {};
+  const port = parseNumber(values.port, 'port');
+  const apiPort = parseNumber(values['api-port'], 'api-port');
+  const rate = parseNumber(values['schedule-rate-ms'], 'schedule-rate-ms');
+  if (port !== undefined) options.port = port;
+  if (apiPort !== undefined) options.apiPort = apiPort;
+  if (rate !== undefined) options.scheduleRateMs = rate;
+  if (values.host !== undefined) options.host = values.host;
+  if (values.prefix !== undefined) options.prefix = values.prefix;
+  if (values.token !== undefined) options.token = values.token;
+  if (values.template !== undefined) options.template = values.template;
+  if (values.assembly !== undefined) options.assemblyDir = values.assembly;
+  if (values.synth) options.synth = 'always';
+  if (values['no-synth']) options.synth = 'never';
+
+  const local = await startCloudLocal(options);
+  const lines = [`endpoint=${local.endpoint}`, `api=${local.api}`, `token=${local.token}`];
+  // More than one function URL: name each (api= is the first).
+  if (Object.keys(local.urls).length > 1) {
+    for (const [id, url] of Object.entries(local.urls)) lines.push(`url.${id}=${url}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stderr.write('cloud:local: ready; Ctrl-C stops\n');
+
+  let signalled = false;
+  const shutdown = (signal: string) => {
+    if (signalled) process.exit(1); // a second signal: stop waiting
+    signalled = true;
+    process.stderr.write(`cloud:local: ${signal}, stopping\n`);
+    local.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`cloud:local: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error: unknown) => {
+    process.stderr.write(
+      `cloud:local: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  });
+}

@@ -1,0 +1,369 @@
+/**
+ * Request counting for the stand-in endpoint, and the DynamoDB capacity arithmetic the cost
+ * benchmark reads: on-demand write request units (1 KB per item, rounded up) and read request
+ * units (4 KB, eventually consistent reads at half price), computed from the request and response
+ * bodies as DynamoDB documents them.
+ */
+
+/** A DynamoDB attribute value in the wire format (`{ "S": "x" }`, `{ "N": "1" }`, ...). */
+export type WireAttributeValue = Record<string, unknown>;
+/** A DynamoDB item or key in the wire format. */
+export type WireItem = Record<string, WireAttributeValue>;
+
+/** Capacity one table consumed. */
+export interface TableUnits {
+  writeRequestUnits: number;
+  readRequestUnits: number;
+}
+
+/** What went through the endpoint since it started (or since the last reset). */
+export interface EndpointMetrics {
+  totalRequests: number;
+  /** Requests per service and operation: `sqs.SendMessageBatch`, `dynamodb.PutItem`, `s3.PutObject`. */
+  requests: {
+    sqs: Record<string, number>;
+    dynamodb: Record<string, number>;
+    s3: Record<string, number>;
+    other: Record<string, number>;
+  };
+  dynamodb: TableUnits & {
+    /** Conditional writes that failed; each still consumed a write unit. */
+    failedConditionalWrites: number;
+    byTable: Record<string, TableUnits>;
+  };
+  s3: {
+    /** Bytes of request bodies sent to S3 (Content-Length), multipart parts included. */
+    bytesUploaded: number;
+  };
+}
+
+/** One table's share of one request. */
+export interface CapacityCharge {
+  table: string;
+  writeRequestUnits: number;
+  readRequestUnits: number;
+}
+
+const encoder = new TextEncoder();
+
+function utf8Length(text: string): number {
+  // ASCII is the common case (attribute names, URLs); skip the encoder for it.
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0x7f) return encoder.encode(text).length;
+  }
+  return text.length;
+}
+
+function base64Length(text: string): number {
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((text.length * 3) / 4) - padding);
+}
+
+function numberLength(text: string): number {
+  // "1 byte per two significant digits, plus 1": leading/trailing zeros, sign and point are free.
+  const digits = text
+    .replace(/[^0-9]/g, '')
+    .replace(/^0+/, '')
+    .replace(/0+$/, '');
+  return Math.ceil(Math.max(digits.length, 1) / 2) + 1;
+}
+
+/** Size in bytes of one attribute value as DynamoDB bills it. */
+export function attributeValueSize(value: WireAttributeValue): number {
+  if (typeof value.S === 'string') return utf8Length(value.S);
+  if (typeof value.N === 'string') return numberLength(value.N);
+  if (typeof value.B === 'string') return base64Length(value.B);
+  if (value.BOOL !== undefined || value.NULL !== undefined) return 1;
+  if (Array.isArray(value.SS)) return (value.SS as string[]).reduce((n, s) => n + utf8Length(s), 0);
+  if (Array.isArray(value.NS)) return (value.NS as string[]).reduce((n, s) => n + numberLength(s), 0);
+  if (Array.isArray(value.BS)) return (value.BS as string[]).reduce((n, s) => n + base64Length(s), 0);
+  if (Array.isArray(value.L)) {
+    // 3 bytes for the list, 1 per element.
+    return (value.L as WireAttributeValue[]).reduce((n, v) => n + 1 + attributeValueSize(v), 3);
+  }
+  if (value.M !== null && typeof value.M === 'object') {
+    const map = value.M as WireItem;
+    let size = 3;
+    for (const name of Object.keys(map)) size += 1 + utf8Length(name) + attributeValueSize(map[name] ?? {});
+    return size;
+  }
+  return 0;
+}
+
+/** Size in bytes of an item: attribute names plus values. */
+export function itemSize(item: WireItem | undefined): number {
+  if (item === undefined || item === null) return 0;
+  let size = 0;
+  for (const name of Object.keys(item)) size += utf8Length(name) + attributeValueSize(item[name] ?? {});
+  return size;
+}
+
+function writeUnits(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / 1024));
+}
+
+function readUnits(bytes: number, consistent: boolean): number {
+  const units = Math.max(1, Math.ceil(bytes / 4096));
+  return consistent ? units : units / 2;
+}
+
+function isConditionalFailure(status: number, response: unknown): boolean {
+  if (status < 400 || response === null || typeof response !== 'object') return false;
+  const type = (response as { __type?: unknown }).__type;
+  return typeof type === 'string' && type.endsWith('ConditionalCheckFailedException');
+}
+
+type Json = Record<string, unknown>;
+
+function asObject(value: unknown): Json {
+  return value !== null && typeof value === 'object' ? (value as Json) : {};
+}
+
+function tableOf(request: Json): string {
+  return typeof request.TableName === 'string' ? request.TableName : '?';
+}
+
+/**
+ * The capacity one DynamoDB call consumed, per table. Approximations, stated once here:
+ * UpdateItem is charged for its key plus the values it writes (DynamoDB charges the larger of the
+ * item before and after, which the request does not show) unless the response returns the item;
+ * DeleteItem is charged 1 unit unless the old item comes back; a Query or Scan is charged for the
+ * items it returned (DynamoDB charges for the items it read before any filter).
+ */
+export function dynamoCapacity(
+  operation: string,
+  requestBody: unknown,
+  status: number,
+  responseBody: unknown,
+) {
+  const request = asObject(requestBody);
+  const response = asObject(responseBody);
+  const charges: CapacityCharge[] = [];
+  const write = (table: string, units: number) =>
+    charges.push({ table, writeRequestUnits: units, readRequestUnits: 0 });
+  const read = (table: string, units: number) =>
+    charges.push({ table, writeRequestUnits: 0, readRequestUnits: units });
+
+  if (status >= 400) {
+    // A failed condition still costs a write; any other error (validation, missing table) none.
+    if (isConditionalFailure(status, responseBody)) write(tableOf(request), 1);
+    return charges;
+  }
+  switch (operation) {
+    case 'PutItem':
+      write(tableOf(request), writeUnits(itemSize(request.Item as WireItem)));
+      break;
+    case 'UpdateItem': {
+      const values = asObject(request.ExpressionAttributeValues) as WireItem;
+      let bytes = itemSize(request.Key as WireItem) + itemSize(values);
+      const legacy = asObject(request.AttributeUpdates);
+      for (const name of Object.keys(legacy)) {
+        bytes += utf8Length(name) + attributeValueSize(asObject(asObject(legacy[name]).Value));
+      }
+      bytes = Math.max(bytes, itemSize(response.Attributes as WireItem | undefined));
+      write(tableOf(request), writeUnits(bytes));
+      break;
+    }
+    case 'DeleteItem':
+      write(tableOf(request), writeUnits(itemSize(response.Attributes as WireItem | undefined)));
+      break;
+    case 'BatchWriteItem': {
+      const unprocessed = asObject(response.UnprocessedItems);
+      const items = asObject(request.RequestItems);
+      for (const table of Object.keys(items)) {
+        let units = 0;
+        for (const entry of (items[table] as Json[]) ?? []) {
+          const put = asObject(entry.PutRequest);
+          units += put.Item === undefined ? 1 : writeUnits(itemSize(put.Item as WireItem));
+        }
+        for (const entry of (unprocessed[table] as Json[] | undefined) ?? []) {
+          const put = asObject(entry.PutRequest);
+          units -= put.Item === undefined ? 1 : writeUnits(itemSize(put.Item as WireItem));
+        }
+        if (units > 0) write(table, units);
+      }
+      break;
+    }
+    case 'TransactWriteItems':
+      for (const entry of (request.TransactItems as Json[] | undefined) ?? []) {
+        for (const kind of ['Put', 'Update', 'Delete', 'ConditionCheck']) {
+          const action = asObject(entry[kind]);
+          if (action.TableName === undefined) continue;
+          const bytes = kind === 'Put' ? itemSize(action.Item as WireItem) : itemSize(action.Key as WireItem);
+          write(tableOf(action), 2 * writeUnits(bytes));
+        }
+      }
+      break;
+    case 'GetItem':
+      read(
+        tableOf(request),
+        readUnits(itemSize(response.Item as WireItem | undefined), request.ConsistentRead === true),
+      );
+      break;
+    case 'BatchGetItem': {
+      const requested = asObject(request.RequestItems);
+      const returned = asObject(response.Responses);
+      const unprocessed = asObject(response.UnprocessedKeys);
+      for (const table of Object.keys(requested)) {
+        const spec = asObject(requested[table]);
+        const consistent = spec.ConsistentRead === true;
+        const keys = ((spec.Keys as unknown[]) ?? []).length;
+        const items = (returned[table] as WireItem[] | undefined) ?? [];
+        const skipped = ((asObject(unprocessed[table]).Keys as unknown[] | undefined) ?? []).length;
+        let units = 0;
+        for (const item of items) units += readUnits(itemSize(item), consistent);
+        // A key that was looked up but not found still costs the minimum read.
+        units += Math.max(0, keys - items.length - skipped) * readUnits(0, consistent);
+        if (units > 0) read(table, units);
+      }
+      break;
+    }
+    case 'Query':
+    case 'Scan': {
+      let bytes = 0;
+      for (const item of (response.Items as WireItem[] | undefined) ?? []) bytes += itemSize(item);
+      read(tableOf(request), readUnits(bytes, request.ConsistentRead === true));
+      break;
+    }
+    case 'TransactGetItems':
+      for (const entry of (request.TransactItems as Json[] | undefined) ?? []) {
+        const get = asObject(entry.Get);
+        read(tableOf(get), 2 * readUnits(0, true));
+      }
+      break;
+    default:
+      break;
+  }
+  return charges;
+}
+
+const BUCKET_SUBRESOURCES = [
+  'acl',
+  'cors',
+  'encryption',
+  'lifecycle',
+  'location',
+  'logging',
+  'notification',
+  'ownershipControls',
+  'policy',
+  'publicAccessBlock',
+  'tagging',
+  'versioning',
+  'website',
+];
+
+function capitalized(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}
+
+/**
+ * The S3 operation a REST request performs, from its method, path, query and headers. Path-style
+ * (`/bucket/key`) and virtual-hosted (`bucket.host/key`) addressing are both understood.
+ */
+export function classifyS3Request(
+  method: string,
+  rawUrl: string,
+  headers: Record<string, string | string[] | undefined>,
+): string {
+  const url = new URL(rawUrl, 'http://s3.local');
+  const query = url.searchParams;
+  const hostname = String(headers.host ?? '').split(':')[0] ?? '';
+  const virtualHosted = hostname.includes('.') && !/^\d+\.\d+\.\d+\.\d+$/.test(hostname);
+  const segments = url.pathname.split('/').filter((s) => s !== '');
+  const hasBucket = virtualHosted || segments.length > 0;
+  const hasKey = virtualHosted ? segments.length > 0 : segments.length > 1;
+  const subresource = BUCKET_SUBRESOURCES.find((name) => query.has(name));
+  const copy = headers['x-amz-copy-source'] !== undefined;
+
+  if (!hasBucket) return method === 'GET' ? 'ListBuckets' : `${method} /`;
+  if (!hasKey) {
+    switch (method) {
+      case 'GET':
+        if (query.get('list-type') === '2') return 'ListObjectsV2';
+        if (query.has('uploads')) return 'ListMultipartUploads';
+        if (query.has('versions')) return 'ListObjectVersions';
+        if (subresource === 'location') return 'GetBucketLocation';
+        return subresource === undefined ? 'ListObjects' : `GetBucket${capitalized(subresource)}`;
+      case 'HEAD':
+        return 'HeadBucket';
+      case 'PUT':
+        return subresource === undefined ? 'CreateBucket' : `PutBucket${capitalized(subresource)}`;
+      case 'DELETE':
+        return subresource === undefined ? 'DeleteBucket' : `DeleteBucket${capitalized(subresource)}`;
+      case 'POST':
+        return query.has('delete') ? 'DeleteObjects' : 'PostBucket';
+      default:
+        return `${method} bucket`;
+    }
+  }
+  switch (method) {
+    case 'GET':
+      if (query.has('uploadId')) return 'ListParts';
+      if (query.has('tagging')) return 'GetObjectTagging';
+      return 'GetObject';
+    case 'HEAD':
+      return 'HeadObject';
+    case 'PUT':
+      if (query.has('uploadId') && query.has('partNumber')) return copy ? 'UploadPartCopy' : 'UploadPart';
+      if (query.has('tagging')) return 'PutObjectTagging';
+      return copy ? 'CopyObject' : 'PutObject';
+    case 'DELETE':
+      if (query.has('uploadId')) return 'AbortMultipartUpload';
+      return 'DeleteObject';
+    case 'POST':
+      if (query.has('uploads')) return 'CreateMultipartUpload';
+      if (query.has('uploadId')) return 'CompleteMultipartUpload';
+      return 'PostObject';
+    default:
+      return `${method} object`;
+  }
+}
+
+function emptyMetrics(): EndpointMetrics {
+  return {
+    totalRequests: 0,
+    requests: { sqs: {}, dynamodb: {}, s3: {}, other: {} },
+    dynamodb: { writeRequestUnits: 0, readRequestUnits: 0, failedConditionalWrites: 0, byTable: {} },
+    s3: { bytesUploaded: 0 },
+  };
+}
+
+/** Accumulates {@link EndpointMetrics}; snapshots are copies, so callers can diff them. */
+export class EndpointMetricsRecorder {
+  #metrics = emptyMetrics();
+
+  /** Counts one request to `service` performing `operation`. */
+  count(service: keyof EndpointMetrics['requests'], operation: string): void {
+    this.#metrics.totalRequests += 1;
+    const table = this.#metrics.requests[service];
+    table[operation] = (table[operation] ?? 0) + 1;
+  }
+
+  /** Adds the capacity a finished DynamoDB call consumed. */
+  dynamo(operation: string, requestBody: unknown, status: number, responseBody: unknown): void {
+    const totals = this.#metrics.dynamodb;
+    if (isConditionalFailure(status, responseBody)) totals.failedConditionalWrites += 1;
+    for (const charge of dynamoCapacity(operation, requestBody, status, responseBody)) {
+      totals.writeRequestUnits += charge.writeRequestUnits;
+      totals.readRequestUnits += charge.readRequestUnits;
+      const table = totals.byTable[charge.table] ?? { writeRequestUnits: 0, readRequestUnits: 0 };
+      table.writeRequestUnits += charge.writeRequestUnits;
+      table.readRequestUnits += charge.readRequestUnits;
+      totals.byTable[charge.table] = table;
+    }
+  }
+
+  /** Adds the body size of an S3 upload. */
+  s3Upload(bytes: number): void {
+    if (Number.isFinite(bytes) && bytes > 0) this.#metrics.s3.bytesUploaded += bytes;
+  }
+
+  snapshot(): EndpointMetrics {
+    return structuredClone(this.#metrics);
+  }
+
+  reset(): void {
+    this.#metrics = emptyMetrics();
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The LocalStack-compatible stand-in endpoint: fauxqs (SQS + S3) and dynalite (DynamoDB), both in
+ * memory, behind one HTTP listener that routes by `X-Amz-Target`, counts every request, and
+ * answers LocalStack's health check so one wait-for-ready works against both.
+ *
+ *   client ──HTTP──► 127.0.0.1:4566 ─┬─ X-Amz-Target: DynamoDB_* ─► dynalite (in process)
+ *                                    ├─ X-Amz-Target: AmazonSQS.* ─► fauxqs  (in process)
+ *                                    ├─ anything else (S3 REST)   ─► fauxqs  (in process)
+ *                                    ├─ GET /_localstack/health
+ *                                    └─ GET /_crawlstack/metrics, POST /_crawlstack/metrics/reset
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import dynalite from 'dynalite';
+import { buildApp } from 'fauxqs';
+import { classifyS3Request, type EndpointMetrics, EndpointMetricsRecorder } from './endpoint-metrics.ts';
+
+/** Where to listen. */
+export interface EndpointOptions {
+  /** Loopback by default: the stand-in accepts any credentials, so it must not face a network. */
+  host?: string;
+  /** 4566 by default; 0 picks a free port (tests run in parallel). */
+  port?: number;
+  /** Region fauxqs puts in queue URLs and ARNs when a request does not name one. */
+  region?: string;
+}
+
+/** A running stand-in endpoint. */
+export interface Endpoint {
+  /** `http://127.0.0.1:<port>`, with the real port when 0 was asked for. */
+  url: string;
+  port: number;
+  /** Requests by service and operation, DynamoDB capacity units, S3 bytes. */
+  metrics(): EndpointMetrics;
+  resetMetrics(): void;
+  /** Ends long polls, closes every connection and releases the in-memory stores. */
+  close(): Promise<void>;
+}
+
+/** Body of `GET /_localstack/health`, in LocalStack's shape. */
+export const STAND_IN_HEALTH = {
+  services: {
+    dynamodb: 'running',
+    s3: 'running',
+    sqs: 'running',
+    sns: 'running',
+    sts: 'running',
+  },
+  edition: 'crawlstack-stand-in',
+  version: '1',
+} as const;
+
+// dynalite's own limit; DynamoDB's is 16 MB too (BatchWriteItem of 25 x 400 KB items fits).
+const MAX_DYNAMO_BODY = 16 * 1024 * 1024;
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text === '' ? {} : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts fauxqs and dynalite in memory behind one listener on `host:port`. */
+export async function startEndpoint(options: EndpointOptions = {}): Promise<Endpoint> {
+  const host = options.host ?? '127.0.0.1';
+  const recorder = new EndpointMetricsRecorder();
+
+  // fauxqs' own startFauxqs() binds 0.0.0.0; its app is used here without listening at all:
+  // requests are handed to its router in process, which also saves a hop per request.
+  const fauxqs = buildApp({ logger: false, ...(options.region ? { defaultRegion: options.region } : {}) });
+  await fauxqs.ready();
+  // dynalite returns an http.Server; it is never bound either, its request listener is invoked.
+  const dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+
+  const forwardToDynamo = (req: IncomingMessage, res: ServerResponse, operation: string) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_DYNAMO_BODY) chunks.push(chunk);
+    });
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      if (size > MAX_DYNAMO_BODY) {
+        sendJson(res, 413, { __type: 'com.amazon.coral.service#SerializationException' });
+        return;
+      }
+      const body = Buffer.concat(chunks);
+      // dynalite rethrows request stream errors; a buffered copy cannot fail mid-body, so a client
+      // that hangs up early costs its own response, never the process.
+      const copy = Object.assign(Readable.from(body.length > 0 ? [body] : []), {
+        headers: req.headers,
+        method: req.method,
+        url: req.url,
+      });
+      const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+      (res as unknown as { end: (...args: unknown[]) => ServerResponse }).end = (...args: unknown[]) => {
+        const payload = args[0];
+        const text =
+          typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString() : '';
+        recorder.dynamo(operation, parseJson(body.toString()), res.statusCode, parseJson(text));
+        return end(...args);
+      };
+      dynamo.emit('request', copy, res);
+    });
+  };
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    if (url === '/_localstack/health' || url.startsWith('/_localstack/health?')) {
+      sendJson(res, 200, STAND_IN_HEALTH);
+      return;
+    }
+    if (url === '/_crawlstack/metrics') {
+      sendJson(res, 200, recorder.snapshot());
+      return;
+    }
+    if (url === '/_crawlstack/metrics/reset' && method === 'POST') {
+      recorder.reset();
+      sendJson(res, 200, { reset: true });
+      return;
+    }
+    const target = req.headers['x-amz-target'];
+    const targetName = Array.isArray(target) ? target[0] : target;
+    if (targetName?.startsWith('DynamoDB')) {
+      const operation = targetName.split('.')[1] ?? targetName;
+      recorder.count('dynamodb', operation);
+      forwardToDynamo(req, res, operation);
+      return;
+    }
+    if (targetName?.startsWith('AmazonSQS.')) {
+      recorder.count('sqs', targetName.slice('AmazonSQS.'.length));
+    } else if (String(req.headers['content-type'] ?? '').includes('x-www-form-urlencoded')) {
+      // The Query protocol (SNS, STS); fauxqs answers both, nothing here uses them.
+      recorder.count('other', 'QueryProtocol');
+    } else {
+      recorder.count('s3', classifyS3Request(method, url, req.headers));
+      if (method === 'PUT' || method === 'POST')
+        recorder.s3Upload(Number(req.headers['content-length'] ?? 0));
+    }
+    fauxqs.routing(req, res);
+  });
+  // Longer than any client keeps an idle socket, so a reused keep-alive socket is never one the
+  // server is closing at that moment (which surfaces as ECONNRESET in the SDK).
+  server.keepAliveTimeout = 60_000;
+  server.headersTimeout = 65_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 4566, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    metrics: () => recorder.snapshot(),
+    resetMetrics: () => recorder.reset(),
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // fauxqs' preClose hook ends waiting ReceiveMessage calls with an empty answer.
+        await fauxqs.close();
+        server.closeAllConnections();
+        await closed;
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,253 @@
+/**
+ * Lambda's SQS event source mapping, in process: pollers long-poll the queue, hand each batch to
+ * the function as a real-shaped `SQSEvent`, and delete what {@link settleSqsBatch} says succeeded.
+ */
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import type { LocalLambda } from './local-lambda.ts';
+import { settleSqsBatch } from './sqs-batch-settlement.ts';
+
+export interface SqsEventSourceOptions {
+  lambda: LocalLambda;
+  /** A client for the queue's endpoint (the "Lambda service" side, not the function's). */
+  sqs: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  /** Records per invocation (Lambda's default and the SQS receive maximum: 10). */
+  batchSize?: number;
+  /** `FunctionResponseTypes: [ReportBatchItemFailures]`; off by default, as in Lambda. */
+  reportBatchItemFailures?: boolean;
+  /**
+   * Concurrent pollers, each running one invocation at a time: `ScalingConfig.MaximumConcurrency`
+   * (Lambda starts 5 pollers without it). Capped by the function's reserved concurrency.
+   */
+  maxConcurrency?: number;
+  /** `MaximumBatchingWindowInSeconds`: gather up to this long for a fuller batch. */
+  batchingWindowSeconds?: number;
+  /** Long-poll wait per receive (Lambda uses 20 s). */
+  waitTimeSeconds?: number;
+  region?: string;
+  log?: (message: string) => void;
+}
+
+/** Counters for tests and the cost benchmark. */
+export interface EventSourceStats {
+  receives: number;
+  batches: number;
+  records: number;
+  deleted: number;
+  /** Records left on the queue after a failed or partly failed batch. */
+  retried: number;
+  failedBatches: number;
+  receiveErrors: number;
+  deleteErrors: number;
+}
+
+function recordAttributes(message: Message): SQSRecord['attributes'] {
+  const a = message.Attributes ?? {};
+  const attributes: SQSRecord['attributes'] = {
+    ApproximateReceiveCount: a.ApproximateReceiveCount ?? '1',
+    SentTimestamp: a.SentTimestamp ?? '0',
+    SenderId: a.SenderId ?? '000000000000',
+    ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? a.SentTimestamp ?? '0',
+  };
+  if (a.AWSTraceHeader !== undefined) attributes.AWSTraceHeader = a.AWSTraceHeader;
+  if (a.SequenceNumber !== undefined) attributes.SequenceNumber = a.SequenceNumber;
+  if (a.MessageGroupId !== undefined) attributes.MessageGroupId = a.MessageGroupId;
+  if (a.MessageDeduplicationId !== undefined) attributes.MessageDeduplicationId = a.MessageDeduplicationId;
+  if (a.DeadLetterQueueSourceArn !== undefined)
+    attributes.DeadLetterQueueSourceArn = a.DeadLetterQueueSourceArn;
+  return attributes;
+}
+
+function recordMessageAttributes(
+  values: Record<string, MessageAttributeValue> | undefined,
+): SQSMessageAttributes {
+  const out: SQSMessageAttributes = {};
+  for (const [name, value] of Object.entries(values ?? {})) {
+    out[name] = {
+      dataType: value.DataType ?? 'String',
+      stringListValues: [],
+      binaryListValues: [],
+      ...(value.StringValue === undefined ? {} : { stringValue: value.StringValue }),
+      ...(value.BinaryValue === undefined
+        ? {}
+        : { binaryValue: Buffer.from(value.BinaryValue).toString('base64') }),
+    };
+  }
+  return out;
+}
+
+/** Turns received SQS messages into the records of an `SQSEvent`, as Lambda shapes them. */
+export function toSqsRecords(messages: Message[], queueArn: string, region: string): SQSRecord[] {
+  return messages.map((message) => {
+    const record: SQSRecord = {
+      messageId: message.MessageId ?? '',
+      receiptHandle: message.ReceiptHandle ?? '',
+      body: message.Body ?? '',
+      attributes: recordAttributes(message),
+      messageAttributes: recordMessageAttributes(message.MessageAttributes),
+      md5OfBody: message.MD5OfBody ?? '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: queueArn,
+      awsRegion: region,
+    };
+    if (message.MD5OfMessageAttributes !== undefined)
+      record.md5OfMessageAttributes = message.MD5OfMessageAttributes;
+    return record;
+  });
+}
+
+/** Polls one queue for one function until {@link SqsEventSource.stop}. */
+export class SqsEventSource {
+  readonly #options: SqsEventSourceOptions;
+  readonly #fifo: boolean;
+  readonly #region: string;
+  readonly #abort = new AbortController();
+  #pollers: Promise<void>[] = [];
+  #stopping = false;
+  #stats: EventSourceStats = {
+    receives: 0,
+    batches: 0,
+    records: 0,
+    deleted: 0,
+    retried: 0,
+    failedBatches: 0,
+    receiveErrors: 0,
+    deleteErrors: 0,
+  };
+
+  constructor(options: SqsEventSourceOptions) {
+    this.#options = options;
+    this.#fifo = options.queueArn.endsWith('.fifo') || options.queueUrl.endsWith('.fifo');
+    this.#region = options.region ?? options.queueArn.split(':')[3] ?? 'us-east-1';
+  }
+
+  stats(): EventSourceStats {
+    return { ...this.#stats };
+  }
+
+  /** Starts the pollers (idempotent). */
+  start(): this {
+    if (this.#pollers.length > 0 || this.#stopping) return this;
+    const reserved = this.#options.lambda.reservedConcurrency;
+    let pollers = Math.max(1, this.#options.maxConcurrency ?? 5);
+    if (reserved !== undefined) pollers = Math.min(pollers, reserved);
+    for (let i = 0; i < pollers; i++) this.#pollers.push(this.#poll());
+    return this;
+  }
+
+  /**
+   * Stops polling: waiting receives are aborted, batches already handed to the function finish
+   * (bounded by the function timeout) and are settled before this resolves. A receive aborted
+   * on the client may still have taken messages on the server; they return after their
+   * visibility timeout, as with any consumer that disappears.
+   */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#abort.abort();
+    await Promise.all(this.#pollers);
+  }
+
+  async #poll(): Promise<void> {
+    while (!this.#stopping) {
+      let messages: Message[];
+      try {
+        messages = await this.#gather();
+      } catch (error) {
+        if (this.#stopping) return;
+        this.#stats.receiveErrors += 1;
+        this.#options.log?.(`receive from ${this.#options.queueUrl} failed: ${String(error)}`);
+        await this.#pause(1000);
+        continue;
+      }
+      if (messages.length > 0) await this.#process(messages);
+    }
+  }
+
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const signal = this.#abort.signal;
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  async #receive(max: number, waitSeconds: number): Promise<Message[]> {
+    this.#stats.receives += 1;
+    const response = await this.#options.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: this.#options.queueUrl,
+        MaxNumberOfMessages: Math.min(10, max),
+        WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: this.#abort.signal },
+    );
+    return response.Messages ?? [];
+  }
+
+  /** One long-polled receive, then more while a batching window is open or receives come back full. */
+  async #gather(): Promise<Message[]> {
+    const batchSize = Math.max(1, this.#options.batchSize ?? 10);
+    const batch = await this.#receive(batchSize, this.#options.waitTimeSeconds ?? 20);
+    if (batch.length === 0) return batch;
+    const windowEnd = Date.now() + (this.#options.batchingWindowSeconds ?? 0) * 1000;
+    let last = batch.length;
+    while (batch.length < batchSize && !this.#stopping) {
+      const remainingSeconds = Math.floor((windowEnd - Date.now()) / 1000);
+      if (remainingSeconds <= 0 && last < 10) break;
+      const more = await this.#receive(batchSize - batch.length, Math.min(20, Math.max(0, remainingSeconds)));
+      last = more.length;
+      batch.push(...more);
+      if (more.length === 0 && remainingSeconds <= 0) break;
+    }
+    return batch;
+  }
+
+  async #process(messages: Message[]): Promise<void> {
+    const records = toSqsRecords(messages, this.#options.queueArn, this.#region);
+    const event: SQSEvent = { Records: records };
+    this.#stats.batches += 1;
+    this.#stats.records += records.length;
+    const outcome = await this.#options.lambda.invoke(event);
+    const settlement = settleSqsBatch(records, outcome, {
+      reportBatchItemFailures: this.#options.reportBatchItemFailures ?? false,
+      fifo: this.#fifo,
+    });
+    if (settlement.kind === 'batch-failed') this.#stats.failedBatches += 1;
+    this.#stats.retried += settlement.keep.length;
+    if (settlement.reason?.startsWith('invalid-response')) {
+      this.#options.log?.(`${this.#options.lambda.name}: ${settlement.reason}; the whole batch is retried`);
+    }
+    for (let i = 0; i < settlement.remove.length; i += 10) {
+      const chunk = settlement.remove.slice(i, i + 10);
+      try {
+        // Not aborted on stop: a settled batch is always acknowledged.
+        const response = await this.#options.sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: this.#options.queueUrl,
+            Entries: chunk.map((record, n) => ({ Id: String(n), ReceiptHandle: record.receiptHandle })),
+          }),
+        );
+        this.#stats.deleted += response.Successful?.length ?? 0;
+        this.#stats.deleteErrors += response.Failed?.length ?? 0;
+      } catch (error) {
+        this.#stats.deleteErrors += chunk.length;
+        this.#options.log?.(`delete from ${this.#options.queueUrl} failed: ${String(error)}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createAwsClients } from '../../../functions/adapters/aws/clients.ts';
+import type { CfnTemplate } from '../../../localstack/cfn-template.ts';
+import { startCloudLocal } from '../../../localstack/cloud-local.ts';
+import { eventually } from '../../fixtures/site-server.ts';
+import { EXTERNAL_ENDPOINT, FIXTURES, uniquePrefix } from './helpers.ts';
+
+const TEMPLATE = join(FIXTURES, 'template.json');
+const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
+
+describe('startCloudLocal', () => {
+  it('runs a stack: function URL -> queue -> worker -> table, and the schedule', async () => {
+    const logs: string[] = [];
+    const local = await startCloudLocal({
+      port: 0,
+      prefix: uniquePrefix(),
+      template: JSON.parse(readFileSync(TEMPLATE, 'utf8')) as CfnTemplate,
+      assemblyDir: FIXTURES,
+      scheduleRateMs: 150,
+      eventSource: { waitTimeSeconds: 1 },
+      env: { MAX_PAGES: '7' },
+      log: (line) => logs.push(line),
+    });
+    const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint });
+    try {
+      assert.match(local.api, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.match(local.token, /^[0-9a-f]{64}$/);
+      if (EXTERNAL_ENDPOINT === undefined) assert.match(local.endpoint, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.match(logs.join('\n'), /TTL|Custom::S3AutoDeleteObjects/);
+
+      const unauthorized = await fetch(`${local.api}/enqueue`, { method: 'POST', body: '{}' });
+      assert.equal(unauthorized.status, 401);
+
+      const headers = { authorization: `Bearer ${local.token}`, 'content-type': 'application/json' };
+      const env = (await (await fetch(`${local.api}/env`, { headers })).json()) as Record<string, string>;
+      assert.equal(env.maxPages, '7', 'options.env wins over the template');
+      assert.equal(env.queueUrl, local.provisioned.resources.FrontierQueue0F1E2D3C?.url);
+
+      for (const message of [
+        { id: 'a', group: 'example.org' },
+        { id: 'b', group: 'example.net', fail: 'once' },
+        { id: 'c', group: 'example.org' },
+        { id: 'poison', group: 'example.com', fail: 'always' },
+      ]) {
+        const response = await fetch(`${local.api}/enqueue`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(message),
+        });
+        assert.equal(response.status, 202);
+        assert.deepEqual(await response.json(), { queued: message.id });
+      }
+      const table = local.provisioned.resources.UrlTable5E6F7A8B?.name;
+      const item = (pk: string) => clients.doc.send(new GetCommand({ TableName: table, Key: { pk } }));
+      for (const id of ['a', 'c']) {
+        const stored = await eventually(async () => (await item(id)).Item, 10_000, `item ${id}`);
+        assert.equal(stored.receives, 1);
+      }
+      const retried = await eventually(async () => (await item('b')).Item, 10_000, 'item b');
+      assert.equal(retried.receives, 2, 'b failed once and came back');
+      const viaApi = await fetch(`${local.api}/item?id=b`, { headers });
+      assert.equal(((await viaApi.json()) as { pk: string }).pk, 'b');
+
+      const dlqUrl = local.provisioned.resources.FrontierDlqA1B2C3D4?.url;
+      const dead = await eventually(
+        async () =>
+          (
+            await clients.sqs.send(
+              new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1 }),
+            )
+          ).Messages?.[0]?.Body,
+        15_000,
+        'poison in the DLQ',
+      );
+      assert.equal(JSON.parse(dead).id, 'poison');
+
+      const crawlTable = local.provisioned.resources.CrawlTable9C8D7E6F?.name;
+      const runs = await eventually(
+        async () => {
+          const { Item } = await clients.doc.send(
+            new GetCommand({ TableName: crawlTable, Key: { pk: 'scheduler', sk: 'runs' } }),
+          );
+          return Number(Item?.runs ?? 0) >= 2 ? Item : undefined;
+        },
+        10_000,
+        'two scheduler runs',
+      );
+      assert.equal(runs.lastSource, 'aws.events');
+
+      const metrics = local.metrics();
+      assert.ok((metrics.functions.ApiFunction22222222?.invocations ?? 0) === 6);
+      assert.ok((metrics.functions.WorkerFunction33333333?.invocations ?? 0) >= 3);
+      assert.ok((metrics.functions.WorkerFunction33333333?.billedMs ?? 0) >= 3);
+      assert.ok((metrics.eventSources.WorkerFunctionSqsEventSource55555555?.deleted ?? 0) >= 3);
+      assert.ok((metrics.schedules.SchedulerRule88888888?.fired ?? 0) >= 2);
+      if (EXTERNAL_ENDPOINT === undefined) {
+        assert.ok((metrics.endpoint?.requests.sqs.ReceiveMessage ?? 0) >= 1);
+        assert.ok((metrics.endpoint?.dynamodb.writeRequestUnits ?? 0) >= 3);
+      }
+    } finally {
+      clients.destroy();
+      await local.stop();
+    }
+    assert.equal(process.env.QUEUE_URL, undefined, 'function environments are released on stop');
+  });
+});
+
+describe('npm run cloud:local', () => {
+  it('prints endpoint, api and token, serves, and stops cleanly on SIGTERM', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--disable-warning=ExperimentalWarning',
+        'localstack/cloud-local.ts',
+        '--port',
+        '0',
+        '--prefix',
+        uniquePrefix(),
+        '--template',
+        TEMPLATE,
+        '--no-synth',
+      ],
+      { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const lines = await eventually(
+        () => (/^token=.*$/m.test(stdout) ? stdout.trim().split('\n') : undefined),
+        30_000,
+        `the token line (stderr: ${stderr})`,
+      );
+      const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1) ?? '';
+      assert.match(value('endpoint'), /^http:\/\//);
+      assert.match(value('api'), /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.ok(
+        lines.every((l) => /^[a-zA-Z0-9.]+=/.test(l)),
+        `stdout has only key=value lines: ${stdout}`,
+      );
+      const response = await fetch(`${value('api')}/nowhere`, {
+        headers: { authorization: `Bearer ${value('token')}` },
+      });
+      assert.equal(response.status, 404);
+      assert.deepEqual(await response.json(), { message: 'no route' });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, stderr);
+    assert.match(stderr, /SIGTERM, stopping/);
+  });
+});
