@@ -165,5 +165,6 @@ export interface PageStore {
 export interface ResultSink {
   /** Records the outcome for one URL. Idempotent per URL in the cloud; the local log is transactional. */
   page(record: PageRecord): Promise<void>;
-  links(records: readonly LinkRecord[]): Promise<void>;
+  /** Records a page's out-links (one record per HTML page). */
+  links(record: LinkRecord): Promise<void>;
 }

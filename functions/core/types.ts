@@ -97,11 +97,17 @@ export interface PageRecord {
   extracted?: Record<string, string[]>;
 }
 
-/** One edge of the link graph (links.jsonl). */
+/** One out-link of a page in the link graph. */
+export interface OutLink {
+  /** Canonical target URL. */
+  url: string;
+  kind: LinkKind;
+  /** Why the target is not followed: 'nofollow', 'kind' (a kind the crawl does not follow) or a SkipReason. */
+  skipped?: string;
+}
+
+/** One line of links.jsonl: a page and its distinct out-links (the link graph). */
 export interface LinkRecord {
   from: string;
-  to: string;
-  kind: LinkKind;
-  /** Why the target is not followed, if it is not ('nofollow', a SkipReason, 'seen' is not a reason). */
-  skipped?: string;
+  links: OutLink[];
 }

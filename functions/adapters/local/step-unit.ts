@@ -1,0 +1,77 @@
+/**
+ * The local adapters of one crawl step. Several steps run at once (different hosts), and SQLite
+ * transactions cannot interleave, so each step buffers its writes here and the runtime commits
+ * them in one transaction when the step ends; a step killed half-way leaves nothing behind.
+ */
+
+import type { CrawlTask, Fingerprint, LinkRecord, PageRecord } from '../../core/types.ts';
+import type { ContentSeenStore, Frontier, ResultSink, SeenStore } from '../../ports.ts';
+import type { CrawlDb } from './crawl-db.ts';
+
+/** Claims made by steps that have not committed yet, shared by all running steps. */
+export class PendingClaims {
+  readonly fps = new Set<Fingerprint>();
+  readonly hashes = new Map<string, string>();
+}
+
+export class StepUnit implements SeenStore, Frontier, ResultSink {
+  readonly claimed: Fingerprint[] = [];
+  readonly enqueued: CrawlTask[] = [];
+  readonly contentHashes: { hash: string; url: string }[] = [];
+  readonly pageLines: string[] = [];
+  readonly linkLines: string[] = [];
+  readonly #db: CrawlDb;
+  readonly #pending: PendingClaims;
+
+  constructor(db: CrawlDb, pending: PendingClaims) {
+    this.#db = db;
+    this.#pending = pending;
+  }
+
+  async claim(fps: readonly Fingerprint[]): Promise<boolean[]> {
+    return fps.map((fp) => {
+      if (this.#pending.fps.has(fp) || this.#db.seenHas(fp)) return false;
+      this.#pending.fps.add(fp);
+      this.claimed.push(fp);
+      return true;
+    });
+  }
+
+  async has(fp: Fingerprint): Promise<boolean> {
+    return this.#pending.fps.has(fp) || this.#db.seenHas(fp);
+  }
+
+  async enqueue(tasks: readonly CrawlTask[]): Promise<void> {
+    this.enqueued.push(...tasks);
+  }
+
+  /** ContentSeenStore.claim, under its own name: SeenStore.claim has another signature. */
+  async claimContent(hash: string, url: string): Promise<string | undefined> {
+    const first = this.#pending.hashes.get(hash) ?? this.#db.contentOwner(hash);
+    if (first !== undefined && first !== url) return first;
+    if (first === undefined) {
+      this.#pending.hashes.set(hash, url);
+      this.contentHashes.push({ hash, url });
+    }
+    return undefined;
+  }
+
+  async page(record: PageRecord): Promise<void> {
+    this.pageLines.push(JSON.stringify(record));
+  }
+
+  async links(record: LinkRecord): Promise<void> {
+    this.linkLines.push(JSON.stringify(record));
+  }
+
+  /** The content-seen port of this step. */
+  contentSeen(): ContentSeenStore {
+    return { claim: (hash, url) => this.claimContent(hash, url) };
+  }
+
+  /** Forgets this step's pending claims (after commit or abandonment). */
+  release(): void {
+    for (const fp of this.claimed) this.#pending.fps.delete(fp);
+    for (const { hash } of this.contentHashes) this.#pending.hashes.delete(hash);
+  }
+}

@@ -1,0 +1,534 @@
+/**
+ * The crawl step, shared by the embedded runtime and the cloud worker: one task, at most one
+ * request to the task's host (robots.txt or the page itself), then the outcome as a value.
+ *
+ * Doing exactly one request per step keeps politeness in one place: the caller (the embedded
+ * scheduler, or SQS message visibility in the cloud) decides when the host's next request may
+ * start, from the feedback returned here.
+ */
+import type {
+  Capture,
+  Clock,
+  ContentSeenStore,
+  Fetcher,
+  FetchFailure,
+  FetchResponse,
+  Frontier,
+  PageStore,
+  ResultSink,
+  RobotsCache,
+  RobotsEntry,
+} from '../ports.ts';
+import type { CrawlConfig } from './config.ts';
+import { contentHash } from './content-hash.ts';
+import { decodeBody, isHtml, mediaType } from './html/charset.ts';
+import { classifyLink } from './html/classify.ts';
+import { extractPage, type PageFacts } from './html/extract.ts';
+import { selectFields } from './html/select.ts';
+import { parseXRobotsTag } from './html/x-robots-tag.ts';
+import { retryAfterMs, retryBackoffMs } from './politeness.ts';
+import { decodeRobotsBody } from './robots/body.ts';
+import type { ParsedRobots } from './robots/parse.ts';
+import {
+  type RobotsFetchOutcome,
+  robotsEntryFromResponse,
+  robotsUrlFor,
+  rulesFromEntry,
+} from './robots/policy.ts';
+import type { CrawlTask, Fingerprint, LinkKind, OutLink, PageRecord } from './types.ts';
+import type { UrlCanonicalizer } from './url/canonicalize.ts';
+import { fingerprint } from './url/fingerprint.ts';
+import type { ScopeRules } from './url/scope.ts';
+import type { UrlSeen } from './url-seen.ts';
+
+/** Everything a crawl step touches. Time, randomness and I/O all come in here. */
+export interface CrawlPageDeps {
+  config: CrawlConfig;
+  clock: Clock;
+  random: () => number;
+  fetcher: Fetcher;
+  robots: RobotsCache;
+  seen: UrlSeen;
+  contentSeen: ContentSeenStore;
+  frontier: Frontier;
+  pages: PageStore;
+  results: ResultSink;
+  canonicalizer: UrlCanonicalizer;
+  scope: ScopeRules;
+}
+
+/** What the runtime needs to schedule the host's next request. */
+export interface RequestFeedback {
+  /** How long the request took (the adaptive delay multiplies it). */
+  responseMs: number;
+  /** Crawl-delay of the robots.txt group that applies to us, if any. */
+  crawlDelayMs?: number;
+  /** Leave the whole host alone until then (Retry-After, backoff after 5xx). */
+  blockedUntil?: number;
+}
+
+/** A fetched page handed to an optional observer (the `hunt` command, saving bodies). */
+export interface FetchedPage {
+  task: CrawlTask;
+  record: PageRecord;
+  body: Uint8Array;
+  /** Decoded HTML, when the page is HTML. */
+  html?: string;
+  /** Visible text, one line per block, when `wantText` was asked for. */
+  text?: string;
+}
+
+export interface CrawlPageOptions {
+  /** Extract visible text (costs CPU; `hunt` needs it). */
+  wantText?: boolean;
+  onPage?: (page: FetchedPage) => void;
+}
+
+export type CrawlPageOutcome =
+  /** robots.txt for the task's origin was fetched; run the same task again after the host's gap. */
+  | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry }
+  /** The URL is finished: fetched, skipped or failed for good. `feedback` is absent when no request was made. */
+  | { kind: 'done'; record: PageRecord; feedback?: RequestFeedback; enqueued: CrawlTask[] }
+  /** Try the task again (as `task`, with its attempt counted) no earlier than `notBefore`. */
+  | { kind: 'retry'; task: CrawlTask; reason: string; notBefore: number; feedback?: RequestFeedback };
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Failures worth another try: the server or the path to it may recover. */
+const TRANSIENT_ERRORS = new Set([
+  'connect',
+  'dns',
+  'timeout-connect',
+  'timeout-headers',
+  'timeout-idle',
+  'timeout-total',
+]);
+/** RFC 9309 §2.3.1.2: follow at least five redirects for robots.txt. */
+const MAX_ROBOTS_REDIRECTS = 5;
+
+/** Runs one crawl step for `task`. Never throws for network or HTTP trouble; adapters' failures propagate. */
+export async function crawlPage(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  options: CrawlPageOptions = {},
+): Promise<CrawlPageOutcome> {
+  const { config } = deps;
+  const origin = new URL(task.url).origin;
+
+  // 1. robots.txt before any other request to the origin.
+  const entry = await deps.robots.get(origin);
+  if (entry === undefined || entry.expiresAt <= deps.clock.now()) {
+    return fetchRobots(deps, task.url, origin);
+  }
+  const rules = robotsRules(entry, config);
+  if (entry.status === 'disallow-all') {
+    // 5xx or unreachable robots.txt: RFC 9309 says disallow everything, and we try again later.
+    return retryOrGiveUp(deps, task, 'robots-unreachable', `robots.txt: ${entry.detail}`, entry.expiresAt);
+  }
+  if (!rules.isAllowed(task.url)) {
+    return { kind: 'done', record: skippedRecord(task, 'robots'), enqueued: [] };
+  }
+  const crawlDelayMs = rules.crawlDelayMs;
+
+  // 2. The page itself.
+  const response = await deps.fetcher.fetch({ url: task.url, maxBytes: config.maxBodyBytes });
+  if (!response.ok) return fetchFailed(deps, task, response, crawlDelayMs);
+  const feedback: RequestFeedback = { responseMs: response.timings.totalMs, crawlDelayMs };
+  const status = response.status;
+
+  if (status === 429 || status === 503) {
+    const now = deps.clock.now();
+    const wait =
+      retryAfterMs(header(response, 'retry-after'), now, config.maxRetryAfterMs) ??
+      retryBackoffMs(config, task.attempt + 1, deps.random);
+    feedback.blockedUntil = now + wait;
+    if (task.attempt < config.maxRetries) {
+      return {
+        kind: 'retry',
+        task: { ...task, attempt: task.attempt + 1 },
+        reason: `http-${status}`,
+        notBefore: now + wait,
+        feedback,
+      };
+    }
+  } else if (status >= 500 && task.attempt < config.maxRetries) {
+    const notBefore = deps.clock.now() + retryBackoffMs(config, task.attempt + 1, deps.random);
+    feedback.blockedUntil = notBefore;
+    return {
+      kind: 'retry',
+      task: { ...task, attempt: task.attempt + 1 },
+      reason: `http-${status}`,
+      notBefore,
+      feedback,
+    };
+  }
+
+  const warc = await deps.pages.put(captureOf(response));
+  const record = baseRecord(task, response);
+  record.warc = warc;
+  if (status >= 500 || status === 429) {
+    record.reason = 'gave-up';
+    record.detail = `HTTP ${status} after ${task.attempt + 1} attempts`;
+  }
+
+  if (REDIRECT_STATUSES.has(status)) {
+    const enqueued = await followRedirect(deps, task, response, record);
+    await deps.results.page(record);
+    return { kind: 'done', record, feedback, enqueued };
+  }
+
+  let enqueued: CrawlTask[] = [];
+  const body = response.body;
+  if (body.length > 0) {
+    record.contentHash = contentHash(body);
+    if (status >= 200 && status < 300) {
+      const original = await deps.contentSeen.claim(record.contentHash, task.url);
+      if (original !== undefined) record.duplicateOf = original;
+    }
+  }
+  const html = isHtml(record.contentType, body);
+  if (html && status >= 200 && status < 300) {
+    const decoded = decodeBody(body, record.contentType);
+    const facts = extractPage(decoded.text, task.url, {
+      text: options.wantText === true,
+      agent: config.robotsAgent,
+    });
+    const xRobots = parseXRobotsTag(headers(response, 'x-robots-tag'), config.robotsAgent);
+    record.title = facts.title;
+    record.outLinks = facts.links.length;
+    if (facts.robots.noindex || xRobots.noindex) record.noindex = true;
+    if (Object.keys(config.extract).length > 0) record.extracted = selectFields(decoded.text, config.extract);
+    // An exact duplicate's links were already followed from the original.
+    if (record.duplicateOf === undefined) {
+      const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
+      enqueued = await followLinks(deps, task, facts, nofollowPage);
+    }
+    options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
+  } else {
+    options.onPage?.({ task, record, body });
+  }
+  await deps.results.page(record);
+  return { kind: 'done', record, feedback, enqueued };
+}
+
+/** Builds the tasks for the seeds of a crawl (depth 0, equal shares of the initial cash). */
+export function seedTasks(
+  crawlId: string,
+  seeds: readonly string[],
+  canonicalizer: UrlCanonicalizer,
+): { tasks: CrawlTask[]; problems: string[] } {
+  const tasks: CrawlTask[] = [];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const seed of seeds) {
+    const canonical = canonicalizer.canonicalize(seed);
+    if (!canonical.ok) {
+      problems.push(`${seed}: ${canonical.message}`);
+      continue;
+    }
+    if (seen.has(canonical.url)) continue;
+    seen.add(canonical.url);
+    tasks.push({
+      crawlId,
+      url: canonical.url,
+      fp: fingerprint(canonical.url),
+      host: canonical.host,
+      depth: 0,
+      redirects: 0,
+      attempt: 0,
+      cash: 0,
+    });
+  }
+  for (const task of tasks) task.cash = 1 / tasks.length;
+  return { tasks, problems };
+}
+
+/** The owner recorded for seeds in the SeenStore (they have no parent page). */
+export const SEED_OWNER: Fingerprint = '0000000000000000';
+
+// ---------------------------------------------------------------------------------------------
+
+async function fetchRobots(deps: CrawlPageDeps, pageUrl: string, origin: string): Promise<CrawlPageOutcome> {
+  const { config } = deps;
+  let url = robotsUrlFor(pageUrl);
+  let entry: RobotsEntry | undefined;
+  let responseMs = 0;
+  for (let hop = 0; entry === undefined; hop++) {
+    const response = await deps.fetcher.fetch({ url, maxBytes: config.maxRobotsBytes });
+    responseMs += response.timings.totalMs;
+    const now = deps.clock.now();
+    if (!response.ok) {
+      entry = robotsEntryFromResponse({ error: response.error }, now, config);
+      break;
+    }
+    const location = header(response, 'location');
+    if (REDIRECT_STATUSES.has(response.status) && location !== undefined) {
+      if (hop >= MAX_ROBOTS_REDIRECTS) {
+        entry = robotsEntryFromResponse({ error: 'too-many-redirects' }, now, config);
+        break;
+      }
+      try {
+        url = new URL(location, url).href;
+      } catch {
+        entry = robotsEntryFromResponse({ error: 'protocol' }, now, config);
+      }
+      continue;
+    }
+    // RFC 9309 §2.3: robots.txt is UTF-8; the result applies to the origin first asked for.
+    const outcome: RobotsFetchOutcome = { status: response.status, body: decodeRobotsBody(response.body) };
+    if (response.truncated !== undefined) outcome.truncated = response.truncated;
+    entry = robotsEntryFromResponse(outcome, now, config);
+  }
+  await deps.robots.put(origin, entry);
+  const feedback: RequestFeedback = { responseMs };
+  if (entry.status === 'rules') feedback.crawlDelayMs = robotsRules(entry, config).crawlDelayMs;
+  return { kind: 'robots', feedback, entry };
+}
+
+function robotsRules(entry: RobotsEntry, config: CrawlConfig): ParsedRobots {
+  return rulesFromEntry(entry, config.robotsAgent, config.maxRobotsBytes);
+}
+
+async function fetchFailed(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  failure: FetchFailure,
+  crawlDelayMs: number | undefined,
+): Promise<CrawlPageOutcome> {
+  const { config } = deps;
+  const feedback: RequestFeedback = { responseMs: failure.timings.totalMs, crawlDelayMs };
+  if (TRANSIENT_ERRORS.has(failure.error) && task.attempt < config.maxRetries) {
+    const notBefore = deps.clock.now() + retryBackoffMs(config, task.attempt + 1, deps.random);
+    return {
+      kind: 'retry',
+      task: { ...task, attempt: task.attempt + 1 },
+      reason: failure.error,
+      notBefore,
+      feedback: { ...feedback, blockedUntil: notBefore },
+    };
+  }
+  const record = skippedRecord(task, failure.error);
+  record.detail = failure.message;
+  record.fetchedAt = new Date(failure.timings.startedAt).toISOString();
+  record.durationMs = Math.round(failure.timings.totalMs);
+  return finish(deps, record, feedback);
+}
+
+async function finish(
+  deps: CrawlPageDeps,
+  record: PageRecord,
+  feedback?: RequestFeedback,
+): Promise<CrawlPageOutcome> {
+  await deps.results.page(record);
+  return feedback === undefined
+    ? { kind: 'done', record, enqueued: [] }
+    : { kind: 'done', record, feedback, enqueued: [] };
+}
+
+async function retryOrGiveUp(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  reason: string,
+  detail: string,
+  notBefore: number,
+): Promise<CrawlPageOutcome> {
+  if (task.attempt < deps.config.maxRetries) {
+    return { kind: 'retry', task: { ...task, attempt: task.attempt + 1 }, reason, notBefore };
+  }
+  const record = skippedRecord(task, reason);
+  record.detail = detail;
+  await deps.results.page(record);
+  return { kind: 'done', record, enqueued: [] };
+}
+
+async function followRedirect(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  response: FetchResponse,
+  record: PageRecord,
+): Promise<CrawlTask[]> {
+  const location = header(response, 'location');
+  if (location === undefined) {
+    record.detail = 'redirect without Location';
+    return [];
+  }
+  const target = deps.canonicalizer.canonicalize(location, task.url);
+  if (!target.ok) {
+    record.detail = `bad Location ${JSON.stringify(location)}: ${target.message}`;
+    return [];
+  }
+  record.redirectTo = target.url;
+  record.finalUrl = target.url;
+  if (task.redirects + 1 > deps.config.maxRedirects) {
+    record.reason = 'too-many-redirects';
+    return [];
+  }
+  // A seed that moves (example.com -> www.example.com) takes the crawl's scope with it.
+  if (task.depth === 0) deps.scope.allowHost(target.host);
+  const skip = deps.scope.check(target.url, target.host, task.depth);
+  if (skip !== undefined) {
+    record.reason = skip === 'scope' ? 'redirect-out-of-scope' : skip;
+    return [];
+  }
+  const fp = fingerprint(target.url);
+  const [isNew] = await deps.seen.claim([fp], task.fp);
+  if (!isNew) {
+    record.detail = 'redirect target already seen';
+    return [];
+  }
+  const next: CrawlTask = {
+    crawlId: task.crawlId,
+    url: target.url,
+    fp,
+    host: target.host,
+    depth: task.depth,
+    parent: task.fp,
+    redirects: task.redirects + 1,
+    attempt: 0,
+    cash: task.cash,
+  };
+  await deps.frontier.enqueue([next]);
+  deps.seen.remember([fp]);
+  return [next];
+}
+
+async function followLinks(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  facts: PageFacts,
+  nofollowPage: boolean,
+): Promise<CrawlTask[]> {
+  const { config } = deps;
+  const follow = new Set<LinkKind>(config.follow);
+  const outLinks: OutLink[] = [];
+  const inPage = new Set<string>();
+  const candidates: { url: string; host: string; fp: Fingerprint }[] = [];
+  const depth = task.depth + 1;
+  for (const link of facts.links) {
+    const canonical = deps.canonicalizer.canonicalize(link.href, facts.base);
+    if (!canonical.ok || inPage.has(canonical.url)) continue;
+    inPage.add(canonical.url);
+    const out: OutLink = { url: canonical.url, kind: link.kind };
+    if (config.respectNofollow && (nofollowPage || link.nofollow)) out.skipped = 'nofollow';
+    else if (!follow.has(link.kind)) out.skipped = 'kind';
+    else {
+      const skip = deps.scope.check(canonical.url, canonical.host, depth);
+      if (skip !== undefined) out.skipped = skip;
+      else candidates.push({ url: canonical.url, host: canonical.host, fp: fingerprint(canonical.url) });
+    }
+    outLinks.push(out);
+  }
+  await deps.results.links({ from: task.url, links: outLinks });
+  if (candidates.length === 0) return [];
+  const claimed = await deps.seen.claim(
+    candidates.map((c) => c.fp),
+    task.fp,
+  );
+  const tasks: CrawlTask[] = [];
+  for (let i = 0; i < candidates.length; i++) {
+    if (!claimed[i]) continue;
+    const c = candidates[i]!;
+    tasks.push({
+      crawlId: task.crawlId,
+      url: c.url,
+      fp: c.fp,
+      host: c.host,
+      depth,
+      parent: task.fp,
+      redirects: 0,
+      attempt: 0,
+      cash: 0,
+    });
+  }
+  if (tasks.length > 0) {
+    await deps.frontier.enqueue(tasks);
+    deps.seen.remember(tasks.map((t) => t.fp));
+  }
+  return tasks;
+}
+
+function baseRecord(task: CrawlTask, response: FetchResponse): PageRecord {
+  const contentType = header(response, 'content-type') ?? null;
+  const kind: LinkKind = classifyLink('a', task.url);
+  const record: PageRecord = {
+    url: task.url,
+    finalUrl: response.url,
+    status: response.status,
+    contentType,
+    kind: mediaKind(mediaType(contentType), kind),
+    depth: task.depth,
+    bytes: response.body.length,
+    fetchedAt: new Date(response.timings.startedAt).toISOString(),
+    durationMs: Math.round(response.timings.totalMs),
+    title: null,
+    contentHash: null,
+    outLinks: 0,
+  };
+  if (response.truncated !== undefined) record.truncated = response.truncated;
+  return record;
+}
+
+/** The response's media type decides the kind when it is known; the URL's extension otherwise. */
+function mediaKind(media: string | null, fallback: LinkKind): LinkKind {
+  if (media === null) return fallback;
+  if (media === 'text/html' || media === 'application/xhtml+xml') return 'page';
+  if (media.startsWith('image/')) return 'image';
+  if (
+    media === 'application/pdf' ||
+    media === 'text/plain' ||
+    media === 'text/csv' ||
+    media.startsWith('application/vnd.') ||
+    media === 'application/msword' ||
+    media === 'application/rtf' ||
+    media === 'application/epub+zip'
+  ) {
+    return 'document';
+  }
+  return 'other';
+}
+
+function skippedRecord(task: CrawlTask, reason: string): PageRecord {
+  return {
+    url: task.url,
+    finalUrl: task.url,
+    status: null,
+    contentType: null,
+    kind: classifyLink('a', task.url),
+    depth: task.depth,
+    bytes: 0,
+    fetchedAt: null,
+    durationMs: null,
+    title: null,
+    contentHash: null,
+    outLinks: 0,
+    reason,
+  };
+}
+
+function captureOf(response: FetchResponse): Capture {
+  const capture: Capture = {
+    url: response.url,
+    fetchedAt: new Date(response.timings.startedAt).toISOString(),
+    request: { ...response.request, httpVersion: response.httpVersion },
+    response: {
+      status: response.status,
+      statusText: response.statusText,
+      httpVersion: response.httpVersion,
+      headers: response.headers,
+      body: response.body,
+    },
+  };
+  if (response.remoteAddress !== undefined) capture.remoteAddress = response.remoteAddress;
+  if (response.truncated !== undefined) capture.response.truncated = response.truncated;
+  return capture;
+}
+
+function header(response: FetchResponse, name: string): string | undefined {
+  for (const [key, value] of response.headers) if (key === name) return value;
+  return undefined;
+}
+
+function headers(response: FetchResponse, name: string): string[] {
+  const values: string[] = [];
+  for (const [key, value] of response.headers) if (key === name) values.push(value);
+  return values;
+}

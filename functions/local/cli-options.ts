@@ -1,0 +1,263 @@
+/**
+ * Command-line flags for crawl settings: one flag per setting of the crawl config schema, parsed
+ * into the same object a `--config` file or the HTTP API gives, then validated by the schema.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { type CrawlConfig, type CrawlConfigInput, parseCrawlConfig } from '../core/config.ts';
+
+type FlagType = 'int' | 'number' | 'string' | 'boolean' | 'list' | 'csv' | 'pairs';
+
+interface FlagSpec {
+  flag: string;
+  key: keyof CrawlConfigInput;
+  type: FlagType;
+  help: string;
+}
+
+/** Flags that set crawl config keys (`--max-pages` sets `maxPages`). */
+export const CONFIG_FLAGS: readonly FlagSpec[] = [
+  { flag: 'max-pages', key: 'maxPages', type: 'int', help: 'stop after this many pages (default: no limit)' },
+  { flag: 'max-depth', key: 'maxDepth', type: 'int', help: 'link depth limit, seeds are 0 (default 25)' },
+  {
+    flag: 'scope',
+    key: 'scope',
+    type: 'string',
+    help: "host | domain | any (default domain: the seeds' registrable domains)",
+  },
+  { flag: 'include', key: 'include', type: 'list', help: 'regex a URL must match (repeatable)' },
+  { flag: 'exclude', key: 'exclude', type: 'list', help: 'regex of URLs to skip (repeatable)' },
+  {
+    flag: 'concurrency',
+    key: 'concurrency',
+    type: 'int',
+    help: 'requests in flight across hosts, one per host (default 16)',
+  },
+  {
+    flag: 'delay',
+    key: 'delayMs',
+    type: 'int',
+    help: 'minimum gap between requests to one host, ms (default 1000)',
+  },
+  {
+    flag: 'delay-factor',
+    key: 'delayFactor',
+    type: 'number',
+    help: 'gap >= k x the last response time (default 5)',
+  },
+  { flag: 'user-agent', key: 'userAgent', type: 'string', help: 'User-Agent header' },
+  {
+    flag: 'robots-agent',
+    key: 'robotsAgent',
+    type: 'string',
+    help: 'product token matched in robots.txt (default crawlstack)',
+  },
+  {
+    flag: 'allow-private',
+    key: 'allowPrivate',
+    type: 'boolean',
+    help: 'allow loopback/private/link-local addresses (SSRF guard off)',
+  },
+  {
+    flag: 'max-pages-per-host',
+    key: 'maxPagesPerHost',
+    type: 'int',
+    help: 'per-host page budget (default 50000)',
+  },
+  { flag: 'max-url-length', key: 'maxUrlLength', type: 'int', help: 'skip longer URLs (default 2048)' },
+  {
+    flag: 'max-segment-repeats',
+    key: 'maxSegmentRepeats',
+    type: 'int',
+    help: 'path segment repeats before a URL is a trap (default 2)',
+  },
+  {
+    flag: 'max-body-bytes',
+    key: 'maxBodyBytes',
+    type: 'int',
+    help: 'cap on the decoded body (default 10 MiB)',
+  },
+  { flag: 'max-redirects', key: 'maxRedirects', type: 'int', help: 'redirect hops followed (default 10)' },
+  { flag: 'max-retries', key: 'maxRetries', type: 'int', help: 'retries after 5xx/429/timeouts (default 2)' },
+  {
+    flag: 'max-crawl-delay',
+    key: 'maxCrawlDelayMs',
+    type: 'int',
+    help: 'cap on robots.txt Crawl-delay, ms (default 30000)',
+  },
+  {
+    flag: 'max-retry-after',
+    key: 'maxRetryAfterMs',
+    type: 'int',
+    help: 'cap on Retry-After, ms (default 600000)',
+  },
+  { flag: 'timeout', key: 'totalTimeoutMs', type: 'int', help: 'total time per request, ms (default 60000)' },
+  { flag: 'connect-timeout', key: 'connectTimeoutMs', type: 'int', help: 'ms (default 10000)' },
+  {
+    flag: 'headers-timeout',
+    key: 'headersTimeoutMs',
+    type: 'int',
+    help: 'ms until response headers (default 20000)',
+  },
+  {
+    flag: 'idle-timeout',
+    key: 'idleTimeoutMs',
+    type: 'int',
+    help: 'longest silence in a body, ms (default 20000)',
+  },
+  {
+    flag: 'follow',
+    key: 'follow',
+    type: 'csv',
+    help: 'link kinds to fetch: page,image,document,other (default page)',
+  },
+  {
+    flag: 'strip-param',
+    key: 'stripParams',
+    type: 'list',
+    help: 'query parameter to remove (repeatable; replaces the default list)',
+  },
+  {
+    flag: 'seen-cache-size',
+    key: 'seenCacheSize',
+    type: 'int',
+    help: 'URL-seen cache entries (default 262144)',
+  },
+  {
+    flag: 'extract',
+    key: 'extract',
+    type: 'pairs',
+    help: 'name=css-selector[@attr] recorded per page (repeatable)',
+  },
+];
+
+/** A usage error: exit code 1, message printed as is. */
+export class UsageError extends Error {
+  readonly code = 'USAGE';
+}
+
+export interface ParsedCommand {
+  positionals: string[];
+  values: Record<string, string | boolean | string[] | undefined>;
+}
+
+/** Parses argv with the config flags plus `extra` command-specific options. */
+export function parseCommand(
+  argv: string[],
+  extra: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {},
+): ParsedCommand {
+  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {
+    config: { type: 'string' },
+    ...extra,
+  };
+  for (const spec of CONFIG_FLAGS) {
+    options[spec.flag] = {
+      type: spec.type === 'boolean' ? 'boolean' : 'string',
+      ...(spec.type === 'list' || spec.type === 'pairs' ? { multiple: true } : {}),
+    };
+  }
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return { values: values as ParsedCommand['values'], positionals };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/**
+ * Builds and validates the crawl config: the `--config` file (JSON, same keys as the schema),
+ * then flags on top, then `seeds` (positional URLs replace the file's seeds when given).
+ */
+export function buildConfig(
+  parsed: ParsedCommand,
+  seeds: string[],
+  overrides: CrawlConfigInput | object = {},
+): CrawlConfig {
+  let input: Record<string, unknown> = {};
+  const configPath = parsed.values.config;
+  if (typeof configPath === 'string') {
+    let text: string;
+    try {
+      text = readFileSync(configPath, 'utf8');
+    } catch (error) {
+      throw new UsageError(
+        `--config ${configPath}: cannot read it (${(error as NodeJS.ErrnoException).code ?? error})`,
+      );
+    }
+    try {
+      input = JSON.parse(text) as Record<string, unknown>;
+    } catch (error) {
+      throw new UsageError(`--config ${configPath}: not valid JSON (${(error as Error).message})`);
+    }
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+      throw new UsageError(`--config ${configPath}: expected a JSON object of settings`);
+    }
+  }
+  const problems: string[] = [];
+  for (const spec of CONFIG_FLAGS) {
+    const raw = parsed.values[spec.flag];
+    if (raw === undefined) continue;
+    const value = convert(spec, raw, problems);
+    if (value !== undefined) input[spec.key] = value;
+  }
+  if (problems.length > 0) throw new UsageError(problems.join('\n'));
+  if (seeds.length > 0) input.seeds = seeds;
+  Object.assign(input, overrides);
+  const result = parseCrawlConfig(input);
+  if (!result.ok) throw new UsageError(result.problems.map(withFlagName).join('\n'));
+  return result.config;
+}
+
+function convert(spec: FlagSpec, raw: string | boolean | string[], problems: string[]): unknown {
+  const name = `--${spec.flag}`;
+  switch (spec.type) {
+    case 'boolean':
+      return raw === true;
+    case 'int':
+    case 'number': {
+      const text = String(raw);
+      const n = Number(text);
+      if (text.trim() === '' || !Number.isFinite(n) || (spec.type === 'int' && !Number.isInteger(n))) {
+        problems.push(
+          `${name}: expected ${spec.type === 'int' ? 'a whole number' : 'a number'}, got "${text}"`,
+        );
+        return undefined;
+      }
+      return n;
+    }
+    case 'string':
+      return String(raw);
+    case 'list':
+      return raw as string[];
+    case 'csv':
+      return String(raw)
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
+    case 'pairs': {
+      const out: Record<string, string> = {};
+      for (const pair of raw as string[]) {
+        const eq = pair.indexOf('=');
+        if (eq <= 0) {
+          problems.push(`${name}: expected name=selector, got "${pair}"`);
+          continue;
+        }
+        out[pair.slice(0, eq)] = pair.slice(eq + 1);
+      }
+      return out;
+    }
+  }
+}
+
+/** "maxPages: ..." -> "maxPages (--max-pages): ..." so a CLI user sees the flag they typed. */
+function withFlagName(problem: string): string {
+  const key = problem.split(/[.:[]/, 1)[0];
+  const spec = CONFIG_FLAGS.find((s) => s.key === key);
+  return spec === undefined ? problem : problem.replace(key!, `${key} (--${spec.flag})`);
+}
+
+/** Help lines for the config flags. */
+export function configFlagsHelp(): string {
+  const width = Math.max(...CONFIG_FLAGS.map((s) => s.flag.length)) + 4;
+  return CONFIG_FLAGS.map((s) => `  --${s.flag.padEnd(width)}${s.help}`).join('\n');
+}

@@ -1,0 +1,596 @@
+/**
+ * The embedded crawler: the shared crawl step (`crawlPage`) driven by a per-host scheduler over
+ * local adapters, with all state under one output folder so that an interrupted crawl (Ctrl-C or
+ * kill -9) continues when the same command runs again.
+ *
+ * Layout of `outDir`: state.sqlite (seen set, frontier, checkpoints), pages.jsonl, links.jsonl,
+ * warc/*.warc.gz + warc/index.cdxj, summary.json.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
+import { CrawlDb } from '../adapters/local/crawl-db.ts';
+import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
+import { LocalWarcPageStore, type WarcPosition } from '../adapters/local/warc-page-store.ts';
+import { ClockCache } from '../core/clock-cache.ts';
+import type { CrawlConfig } from '../core/config.ts';
+import {
+  type CrawlPageOptions,
+  type CrawlPageOutcome,
+  crawlPage,
+  type FetchedPage,
+  SEED_OWNER,
+  seedTasks,
+} from '../core/crawl-page.ts';
+import { hostGapMs } from '../core/politeness.ts';
+import type { CrawlTask, PageRecord } from '../core/types.ts';
+import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
+import { ScopeRules } from '../core/url/scope.ts';
+import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
+import type { Clock, Fetcher, RobotsCache, RobotsEntry } from '../ports.ts';
+import { HostHeap, type HostSlot } from './host-heap.ts';
+import { JsonlFile } from './jsonl-file.ts';
+
+/** Persistent counters (they survive restarts through the checkpoint). */
+export interface CrawlCounters {
+  /** URLs finished with an HTTP response. */
+  pages: number;
+  /** URLs finished without one (skips, network failures). */
+  skipped: number;
+  byStatus: Record<string, number>;
+  byReason: Record<string, number>;
+  bytes: number;
+  /** Every request made, robots.txt and retries included. */
+  requests: number;
+  retries: number;
+  duplicates: number;
+  /** URLs claimed as new (seeds included). */
+  discovered: number;
+  seen: UrlSeenStats;
+  /** Wall time spent crawling over all runs. */
+  elapsedMs: number;
+}
+
+interface Checkpoint {
+  pagesSize: number;
+  linksSize: number;
+  warc: WarcPosition | null;
+  counters: CrawlCounters;
+}
+
+export type CrawlEndState = 'done' | 'max-pages' | 'stopped' | 'interrupted';
+
+export interface CrawlSummary {
+  state: CrawlEndState;
+  /** Why the crawl stopped early (e.g. the hunt found its keyword). */
+  stopReason?: string;
+  resumed: boolean;
+  seeds: string[];
+  outDir: string;
+  startedAt: string;
+  finishedAt: string;
+  /** This run only. */
+  durationMs: number;
+  /** All runs of this crawl. */
+  totalDurationMs: number;
+  pages: number;
+  skipped: number;
+  byStatus: Record<string, number>;
+  byReason: Record<string, number>;
+  bytes: number;
+  hosts: number;
+  requests: number;
+  retries: number;
+  duplicates: number;
+  discovered: number;
+  queued: number;
+  pagesPerSecond: number;
+  urlSeen: UrlSeenStats & { hitRate: number };
+  peakRssBytes: number;
+  cpuMs: number;
+}
+
+/** A live view for progress lines. */
+export interface CrawlProgress {
+  pages: number;
+  skipped: number;
+  errors: number;
+  queued: number;
+  running: number;
+  hosts: number;
+  elapsedMs: number;
+  bytes: number;
+}
+
+export interface EmbeddedCrawlerOptions {
+  config: CrawlConfig;
+  outDir: string;
+  fetcher?: Fetcher;
+  clock?: Clock;
+  random?: () => number;
+  /** Write WARC files (default true). */
+  warc?: boolean;
+  /** Called for each fetched page; return true to stop the crawl (the `hunt` command). */
+  onPage?: (page: FetchedPage) => boolean | undefined;
+  /** Extract visible text for onPage. */
+  wantText?: boolean;
+  /** Human log lines (errors, state changes). */
+  log?: (line: string) => void;
+}
+
+/** The output folder holds another crawl than the one asked for. */
+export class CrawlStateMismatchError extends Error {
+  readonly code = 'CRAWL_STATE_MISMATCH';
+}
+
+const systemClock: Clock = { now: () => Date.now() };
+
+export class EmbeddedCrawler {
+  readonly #config: CrawlConfig;
+  readonly #outDir: string;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #options: EmbeddedCrawlerOptions;
+  readonly #log: (line: string) => void;
+  #db!: CrawlDb;
+  #fetcher!: Fetcher;
+  #ownsFetcher = false;
+  #warc: LocalWarcPageStore | undefined;
+  #pagesFile!: JsonlFile;
+  #linksFile!: JsonlFile;
+  #counters!: CrawlCounters;
+  #canonicalizer!: UrlCanonicalizer;
+  #scope!: ScopeRules;
+  #cache!: ClockCache;
+  #robots!: RobotsCache;
+  readonly #pending = new PendingClaims();
+  readonly #hosts = new Map<string, HostSlot>();
+  readonly #heap = new HostHeap();
+  readonly #running = new Set<Promise<void>>();
+  #queued = 0;
+  #stopping: { state: CrawlEndState; reason?: string } | undefined;
+  #wake: (() => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #runStartedAt = 0;
+  #elapsedBefore = 0;
+  #peakRss = 0;
+
+  constructor(options: EmbeddedCrawlerOptions) {
+    this.#options = options;
+    this.#config = options.config;
+    this.#outDir = options.outDir;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#log = options.log ?? (() => {});
+  }
+
+  /** Asks the crawl to stop: no new requests; running steps finish and commit. */
+  stop(state: CrawlEndState = 'stopped', reason?: string): void {
+    if (this.#stopping === undefined) this.#stopping = reason === undefined ? { state } : { state, reason };
+    this.#wake?.();
+  }
+
+  /** Snapshot for progress lines. */
+  progress(): CrawlProgress {
+    const c = this.#counters;
+    return {
+      pages: c.pages,
+      skipped: c.skipped,
+      errors: countErrors(c),
+      queued: this.#queued,
+      running: this.#running.size,
+      hosts: this.#hosts.size,
+      elapsedMs: this.#elapsedBefore + (this.#clock.now() - this.#runStartedAt),
+      bytes: c.bytes,
+    };
+  }
+
+  async run(): Promise<CrawlSummary> {
+    const cpuStart = process.cpuUsage();
+    const startedAt = this.#clock.now();
+    this.#runStartedAt = startedAt;
+    const resumed = this.#open();
+    let hosts: number;
+    try {
+      await this.#loop();
+    } finally {
+      await Promise.allSettled([...this.#running]);
+      clearTimeout(this.#timer);
+      hosts = this.#db.hostFetchedCounts().size;
+      this.#closeResources();
+      await this.#closeFetcher();
+    }
+    const cpu = process.cpuUsage(cpuStart);
+    return this.#summary(resumed, startedAt, hosts, (cpu.user + cpu.system) / 1000);
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /** Opens or resumes the crawl state; returns true when resuming. */
+  #open(): boolean {
+    const config = this.#config;
+    mkdirSync(this.#outDir, { recursive: true });
+    this.#db = new CrawlDb(join(this.#outDir, 'state.sqlite'));
+    const identity = { seeds: config.seeds, scope: config.scope };
+    const stored = this.#db.getMeta<{ seeds: string[]; scope: string; crawlId: string }>('crawl');
+    const checkpoint = this.#db.getMeta<Checkpoint>('checkpoint');
+    if (
+      stored !== undefined &&
+      JSON.stringify({ seeds: stored.seeds, scope: stored.scope }) !== JSON.stringify(identity)
+    ) {
+      this.#db.close();
+      throw new CrawlStateMismatchError(
+        `${this.#outDir} holds another crawl (seeds ${stored.seeds.join(' ')}, scope ${stored.scope}); ` +
+          'choose another --out folder to start a new crawl, or run the same seeds and scope to resume it',
+      );
+    }
+    this.#canonicalizer = new UrlCanonicalizer(config);
+    this.#scope = new ScopeRules(config, this.#seedUrls());
+    this.#cache = new ClockCache(config.seenCacheSize);
+    this.#counters = checkpoint?.counters ?? emptyCounters();
+    this.#elapsedBefore = this.#counters.elapsedMs;
+    this.#pagesFile = new JsonlFile(join(this.#outDir, 'pages.jsonl'), checkpoint?.pagesSize ?? 0);
+    this.#linksFile = new JsonlFile(join(this.#outDir, 'links.jsonl'), checkpoint?.linksSize ?? 0);
+    if (this.#options.warc !== false) {
+      const warcOptions: Parameters<typeof LocalWarcPageStore.open>[1] = {
+        warcinfo: { 'crawl-seeds': config.seeds.join(' '), 'user-agent': config.userAgent },
+      };
+      if (checkpoint?.warc) warcOptions.resumeAt = checkpoint.warc;
+      this.#warc = LocalWarcPageStore.open(join(this.#outDir, 'warc'), warcOptions);
+    }
+    const db = this.#db;
+    // Parsed rules are memoized per entry object, so recent entries stay in memory as objects.
+    const recent = new LRUCache<string, RobotsEntry>({ max: 1024 });
+    this.#robots = {
+      get: async (origin) => {
+        let entry = recent.get(origin);
+        if (entry === undefined) {
+          entry = db.robots(origin);
+          if (entry !== undefined) recent.set(origin, entry);
+        }
+        return entry;
+      },
+      put: async (origin, entry) => {
+        recent.set(origin, entry);
+        db.putRobots(origin, entry);
+      },
+    };
+    if (this.#options.fetcher) {
+      this.#fetcher = this.#options.fetcher;
+    } else {
+      this.#fetcher = new UndiciFetcher(config);
+      this.#ownsFetcher = true;
+    }
+
+    let crawlId = stored?.crawlId;
+    if (crawlId === undefined) {
+      crawlId = randomUUID();
+      db.setMeta('crawl', { ...identity, crawlId });
+      const { tasks } = seedTasks(crawlId, config.seeds, this.#canonicalizer);
+      this.#counters.discovered += tasks.length;
+      db.seed(tasks, this.#checkpoint());
+    }
+    // Rebuild the scheduler from the frontier (a fresh crawl holds just the seeds).
+    const fetched = db.hostFetchedCounts();
+    for (const [host, count] of db.hostCounts()) {
+      const slot = this.#slot(host);
+      slot.queued = count;
+      slot.fetched = fetched.get(host) ?? 0;
+      this.#queued += count;
+      this.#heap.offer(slot);
+    }
+    if (stored !== undefined) this.#log(`resuming crawl in ${this.#outDir}: ${this.#queued} URLs queued`);
+    return stored !== undefined;
+  }
+
+  #seedUrls(): string[] {
+    const urls: string[] = [];
+    const canonicalizer = new UrlCanonicalizer(this.#config);
+    for (const seed of this.#config.seeds) {
+      const canonical = canonicalizer.canonicalize(seed);
+      if (canonical.ok) urls.push(canonical.url);
+    }
+    return urls;
+  }
+
+  async #loop(): Promise<void> {
+    for (;;) {
+      if (this.#stopping === undefined) this.#dispatch();
+      if (this.#running.size === 0) {
+        if (this.#stopping !== undefined) return;
+        if (this.#heap.peek() === undefined) return; // nothing queued anywhere: done
+        if (this.#budgetLeft() <= 0) {
+          this.stop('max-pages');
+          return;
+        }
+      }
+      await this.#sleepUntilWork();
+    }
+  }
+
+  #budgetLeft(): number {
+    const max = this.#config.maxPages;
+    return max === undefined ? Number.POSITIVE_INFINITY : max - this.#counters.pages - this.#running.size;
+  }
+
+  #dispatch(): void {
+    const now = this.#clock.now();
+    while (this.#running.size < this.#config.concurrency && this.#budgetLeft() > 0) {
+      const slot = this.#heap.peek();
+      if (slot === undefined || slot.nextAt > now) return;
+      this.#heap.pop();
+      const task = this.#db.head(slot.host);
+      if (task === undefined) {
+        // The count drifted (should not happen); trust the database.
+        this.#queued -= slot.queued;
+        slot.queued = 0;
+        continue;
+      }
+      slot.busy = true;
+      const step = this.#step(slot, task).finally(() => {
+        this.#running.delete(step);
+        this.#wake?.();
+      });
+      this.#running.add(step);
+    }
+  }
+
+  async #sleepUntilWork(): Promise<void> {
+    const next = this.#heap.peek();
+    await new Promise<void>((resolve) => {
+      this.#wake = resolve;
+      if (
+        next !== undefined &&
+        this.#running.size < this.#config.concurrency &&
+        this.#stopping === undefined
+      ) {
+        const delay = Math.max(0, next.nextAt - this.#clock.now());
+        this.#timer = setTimeout(resolve, delay);
+      }
+    });
+    this.#wake = undefined;
+    clearTimeout(this.#timer);
+    this.#peakRss = Math.max(this.#peakRss, process.memoryUsage.rss());
+  }
+
+  async #step(slot: HostSlot, task: CrawlTask): Promise<void> {
+    const unit = new StepUnit(this.#db, this.#pending);
+    let outcome: CrawlPageOutcome;
+    try {
+      const blocked = slot.dead ?? (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined);
+      if (blocked !== undefined) {
+        const record = unrequestedRecord(task, blocked);
+        await unit.page(record);
+        outcome = { kind: 'done', record, enqueued: [] };
+      } else {
+        outcome = await crawlPage(this.#deps(unit), task, this.#pageOptions());
+      }
+    } catch (error) {
+      // A bug or a storage failure, not a network problem: record it and move on.
+      this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
+      unit.release();
+      const retry = new StepUnit(this.#db, this.#pending);
+      const record = unrequestedRecord(task, 'internal-error');
+      record.detail = (error as Error).message;
+      await retry.page(record);
+      this.#commit(slot, task, { kind: 'done', record, enqueued: [] }, retry);
+      return;
+    }
+    this.#commit(slot, task, outcome, unit);
+  }
+
+  #deps(unit: StepUnit) {
+    const pages = this.#warc ?? {
+      put: async () => ({ file: '', offset: 0, length: 0 }),
+      flush: async () => {},
+    };
+    return {
+      config: this.#config,
+      clock: this.#clock,
+      random: this.#random,
+      fetcher: this.#fetcher,
+      robots: this.#robots,
+      seen: new UrlSeen(this.#cache, unit, this.#counters.seen),
+      contentSeen: unit.contentSeen(),
+      frontier: unit,
+      pages,
+      results: unit,
+      canonicalizer: this.#canonicalizer,
+      scope: this.#scope,
+    };
+  }
+
+  #pageOptions(): CrawlPageOptions {
+    const onPage = this.#options.onPage;
+    const options: CrawlPageOptions = {};
+    if (this.#options.wantText) options.wantText = true;
+    if (onPage) {
+      options.onPage = (page) => {
+        if (onPage(page) === true) this.stop('stopped', 'found');
+      };
+    }
+    return options;
+  }
+
+  /** Writes the step's lines, then commits its state and the new checkpoint in one transaction. */
+  #commit(slot: HostSlot, task: CrawlTask, outcome: CrawlPageOutcome, unit: StepUnit): void {
+    const c = this.#counters;
+    const now = this.#clock.now();
+    if (outcome.kind === 'done') {
+      const { record } = outcome;
+      if (record.status === null) {
+        c.skipped += 1;
+      } else {
+        c.pages += 1;
+        c.bytes += record.bytes;
+        slot.fetched += 1;
+      }
+      const statusKey = record.status === null ? 'none' : String(record.status);
+      c.byStatus[statusKey] = (c.byStatus[statusKey] ?? 0) + 1;
+      if (record.reason !== undefined) c.byReason[record.reason] = (c.byReason[record.reason] ?? 0) + 1;
+      if (record.duplicateOf !== undefined) c.duplicates += 1;
+      if (record.reason === 'robots-unreachable') slot.dead = 'robots-unreachable';
+    } else if (outcome.kind === 'retry') {
+      c.retries += 1;
+    }
+    if (outcome.feedback !== undefined) {
+      c.requests += 1;
+      const { feedback } = outcome;
+      if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
+      const gap = hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
+      slot.nextAt = Math.max(now + gap, feedback.blockedUntil ?? 0);
+    }
+    if (outcome.kind === 'retry') slot.nextAt = Math.max(slot.nextAt, outcome.notBefore);
+    c.discovered += unit.enqueued.length;
+    c.elapsedMs = this.#elapsedBefore + (now - this.#runStartedAt);
+
+    this.#pagesFile.append(unit.pageLines);
+    this.#linksFile.append(unit.linkLines);
+    this.#db.commit({
+      claimed: unit.claimed,
+      enqueue: unit.enqueued,
+      front: outcome.kind === 'done' && outcome.record.redirectTo !== undefined,
+      contentHashes: unit.contentHashes,
+      ...(outcome.kind === 'done' ? { finished: task.fp } : {}),
+      ...(outcome.kind === 'retry' ? { retried: outcome.task } : {}),
+      ...(outcome.kind === 'done' && outcome.record.status !== null ? { hostFetched: slot.host } : {}),
+      checkpoint: this.#checkpoint(),
+    });
+    unit.release();
+
+    if (outcome.kind === 'done') {
+      slot.queued -= 1;
+      this.#queued -= 1;
+    }
+    slot.busy = false;
+    this.#heap.offer(slot);
+    for (const next of unit.enqueued) {
+      const target = this.#slot(next.host);
+      target.queued += 1;
+      this.#queued += 1;
+      if (target.queued === 1 || target !== slot) this.#heap.offer(target);
+    }
+  }
+
+  #slot(host: string): HostSlot {
+    let slot = this.#hosts.get(host);
+    if (slot === undefined) {
+      slot = { host, queued: 0, busy: false, nextAt: 0, fetched: 0, heapKey: Number.NaN };
+      this.#hosts.set(host, slot);
+    }
+    return slot;
+  }
+
+  #checkpoint(): Checkpoint {
+    return {
+      pagesSize: this.#pagesFile?.size ?? 0,
+      linksSize: this.#linksFile?.size ?? 0,
+      warc: this.#warc?.position() ?? null,
+      counters: this.#counters,
+    };
+  }
+
+  #closeResources(): void {
+    this.#pagesFile.close();
+    this.#linksFile.close();
+    this.#warc?.close();
+    this.#db.close();
+  }
+
+  async #closeFetcher(): Promise<void> {
+    if (this.#ownsFetcher) await this.#fetcher.close();
+  }
+
+  #summary(resumed: boolean, startedAt: number, hosts: number, cpuMs: number): CrawlSummary {
+    const c = this.#counters;
+    const finishedAt = this.#clock.now();
+    const durationMs = finishedAt - startedAt;
+    const state: CrawlEndState = this.#stopping?.state ?? 'done';
+    const summary: CrawlSummary = {
+      state,
+      resumed,
+      seeds: this.#config.seeds,
+      outDir: this.#outDir,
+      startedAt: new Date(startedAt).toISOString(),
+      finishedAt: new Date(finishedAt).toISOString(),
+      durationMs,
+      totalDurationMs: c.elapsedMs,
+      pages: c.pages,
+      skipped: c.skipped,
+      byStatus: c.byStatus,
+      byReason: c.byReason,
+      bytes: c.bytes,
+      hosts,
+      requests: c.requests,
+      retries: c.retries,
+      duplicates: c.duplicates,
+      discovered: c.discovered,
+      queued: this.#queued,
+      pagesPerSecond: c.elapsedMs > 0 ? Math.round((c.pages / c.elapsedMs) * 1000 * 10) / 10 : 0,
+      urlSeen: { ...c.seen, hitRate: c.seen.lookups === 0 ? 0 : c.seen.cacheHits / c.seen.lookups },
+      peakRssBytes: Math.max(this.#peakRss, process.memoryUsage.rss()),
+      cpuMs: Math.round(cpuMs),
+    };
+    if (this.#stopping?.reason !== undefined) summary.stopReason = this.#stopping.reason;
+    return summary;
+  }
+}
+
+function emptyCounters(): CrawlCounters {
+  return {
+    pages: 0,
+    skipped: 0,
+    byStatus: {},
+    byReason: {},
+    bytes: 0,
+    requests: 0,
+    retries: 0,
+    duplicates: 0,
+    discovered: 0,
+    seen: { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 },
+    elapsedMs: 0,
+  };
+}
+
+/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
+const ERROR_REASONS = new Set([
+  'gave-up',
+  'robots-unreachable',
+  'internal-error',
+  'dns',
+  'connect',
+  'tls',
+  'protocol',
+  'timeout-connect',
+  'timeout-headers',
+  'timeout-idle',
+  'timeout-total',
+]);
+
+function countErrors(c: CrawlCounters): number {
+  let errors = 0;
+  for (const [reason, n] of Object.entries(c.byReason)) if (ERROR_REASONS.has(reason)) errors += n;
+  return errors;
+}
+
+function unrequestedRecord(task: CrawlTask, reason: string): PageRecord {
+  return {
+    url: task.url,
+    finalUrl: task.url,
+    status: null,
+    contentType: null,
+    kind: 'page',
+    depth: task.depth,
+    bytes: 0,
+    fetchedAt: null,
+    durationMs: null,
+    title: null,
+    contentHash: null,
+    outLinks: 0,
+    reason,
+  };
+}
+
+export { SEED_OWNER };
