@@ -12,6 +12,9 @@ await build({
   platform: 'node',
   target: 'node22',
   format: 'esm',
+  // Code only some crawls need (linkedom for CSS extraction) goes to chunks loaded on demand.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   sourcemap: 'linked',
   logLevel: quiet ? 'error' : 'warning',
   // Some bundled CommonJS packages call require(); give the ESM bundle one.
