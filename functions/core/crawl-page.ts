@@ -24,7 +24,6 @@ import { contentHash } from './content-hash.ts';
 import { decodeBody, isHtml, mediaType } from './html/charset.ts';
 import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
-import { selectFields } from './html/select.ts';
 import { parseXRobotsTag } from './html/x-robots-tag.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
 import { decodeRobotsBody } from './robots/body.ts';
@@ -85,7 +84,10 @@ export interface CrawlPageOptions {
 }
 
 export type CrawlPageOutcome =
-  /** robots.txt for the task's origin was fetched; run the same task again after the host's gap. */
+  /**
+   * robots.txt for the task's origin was fetched and can be applied; run the same task again after
+   * the host's gap. (An unreachable robots.txt comes back as 'retry' or 'done' instead.)
+   */
   | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry }
   /** The URL is finished: fetched, skipped or failed for good. `feedback` is absent when no request was made. */
   | { kind: 'done'; record: PageRecord; feedback?: RequestFeedback; enqueued: CrawlTask[] }
@@ -117,15 +119,15 @@ export async function crawlPage(
   // 1. robots.txt before any other request to the origin.
   const entry = await deps.robots.get(origin);
   if (entry === undefined || entry.expiresAt <= deps.clock.now()) {
-    return fetchRobots(deps, task.url, origin);
+    return fetchRobots(deps, task, origin);
   }
   const rules = robotsRules(entry, config);
   if (entry.status === 'disallow-all') {
     // 5xx or unreachable robots.txt: RFC 9309 says disallow everything, and we try again later.
-    return retryOrGiveUp(deps, task, 'robots-unreachable', `robots.txt: ${entry.detail}`, entry.expiresAt);
+    return robotsUnavailable(deps, task, entry);
   }
   if (!rules.isAllowed(task.url)) {
-    return { kind: 'done', record: skippedRecord(task, 'robots'), enqueued: [] };
+    return finish(deps, skippedRecord(task, 'robots'));
   }
   const crawlDelayMs = rules.crawlDelayMs;
 
@@ -196,7 +198,11 @@ export async function crawlPage(
     record.title = facts.title;
     record.outLinks = facts.links.length;
     if (facts.robots.noindex || xRobots.noindex) record.noindex = true;
-    if (Object.keys(config.extract).length > 0) record.extracted = selectFields(decoded.text, config.extract);
+    if (Object.keys(config.extract).length > 0) {
+      // linkedom builds a DOM (~10x the cost of link extraction): loaded only for crawls that ask.
+      const { selectFields } = await import('./html/select.ts');
+      record.extracted = selectFields(decoded.text, config.extract);
+    }
     // An exact duplicate's links were already followed from the original.
     if (record.duplicateOf === undefined) {
       const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
@@ -247,17 +253,22 @@ export const SEED_OWNER: Fingerprint = '0000000000000000';
 
 // ---------------------------------------------------------------------------------------------
 
-async function fetchRobots(deps: CrawlPageDeps, pageUrl: string, origin: string): Promise<CrawlPageOutcome> {
+async function fetchRobots(deps: CrawlPageDeps, task: CrawlTask, origin: string): Promise<CrawlPageOutcome> {
   const { config } = deps;
-  let url = robotsUrlFor(pageUrl);
+  let url = robotsUrlFor(task.url);
   let entry: RobotsEntry | undefined;
+  let failure: FetchFailure | undefined;
   let responseMs = 0;
   for (let hop = 0; entry === undefined; hop++) {
     const response = await deps.fetcher.fetch({ url, maxBytes: config.maxRobotsBytes });
     responseMs += response.timings.totalMs;
     const now = deps.clock.now();
     if (!response.ok) {
+      failure = response;
       entry = robotsEntryFromResponse({ error: response.error }, now, config);
+      // Only the origin's own address blocks its pages; a robots.txt redirected to a blocked
+      // address is merely unreachable.
+      if (hop > 0 && response.error === 'blocked-address') entry.detail = `blocked-address at ${url}`;
       break;
     }
     const location = header(response, 'location');
@@ -280,8 +291,41 @@ async function fetchRobots(deps: CrawlPageDeps, pageUrl: string, origin: string)
   }
   await deps.robots.put(origin, entry);
   const feedback: RequestFeedback = { responseMs };
+  if (entry.status === 'disallow-all') {
+    // Counted as a failed attempt of this task now rather than on its next step: when the host's
+    // gap outlasts robotsErrorTtlMs, the next step would find the entry expired and refetch
+    // robots.txt without ever counting an attempt, forever.
+    return robotsUnavailable(
+      deps,
+      task,
+      entry,
+      entry.detail === 'blocked-address' ? undefined : feedback,
+      failure,
+    );
+  }
   if (entry.status === 'rules') feedback.crawlDelayMs = robotsRules(entry, config).crawlDelayMs;
   return { kind: 'robots', feedback, entry };
+}
+
+/**
+ * A task whose origin's robots.txt is unreachable: retried when the entry expires, then given up as
+ * 'robots-unreachable'. An origin whose address the SSRF guard refuses is 'blocked-address' at once:
+ * no retry can succeed, and nothing was sent.
+ */
+async function robotsUnavailable(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  entry: RobotsEntry,
+  feedback?: RequestFeedback,
+  failure?: FetchFailure,
+): Promise<CrawlPageOutcome> {
+  if (entry.detail === 'blocked-address') {
+    const record = skippedRecord(task, 'blocked-address');
+    record.detail = failure?.message ?? 'robots.txt: blocked-address';
+    return finish(deps, record);
+  }
+  const detail = `robots.txt: ${entry.detail}`;
+  return retryOrGiveUp(deps, task, 'robots-unreachable', detail, entry.expiresAt, feedback);
 }
 
 function robotsRules(entry: RobotsEntry, config: CrawlConfig): ParsedRobots {
@@ -330,14 +374,17 @@ async function retryOrGiveUp(
   reason: string,
   detail: string,
   notBefore: number,
+  feedback?: RequestFeedback,
 ): Promise<CrawlPageOutcome> {
   if (task.attempt < deps.config.maxRetries) {
-    return { kind: 'retry', task: { ...task, attempt: task.attempt + 1 }, reason, notBefore };
+    const next = { ...task, attempt: task.attempt + 1 };
+    return feedback === undefined
+      ? { kind: 'retry', task: next, reason, notBefore }
+      : { kind: 'retry', task: next, reason, notBefore, feedback };
   }
   const record = skippedRecord(task, reason);
   record.detail = detail;
-  await deps.results.page(record);
-  return { kind: 'done', record, enqueued: [] };
+  return finish(deps, record, feedback);
 }
 
 async function followRedirect(

@@ -39,7 +39,9 @@ export function retryAfterMs(
   if (/^\d+$/.test(text)) {
     ms = Number(text) * 1000;
   } else {
-    const at = Date.parse(text);
+    // An HTTP-date starts with the day name; V8's Date.parse alone would read "1.5" or "-5" as
+    // dates in 2001, and the URL would be retried at once instead of after a backoff.
+    const at = /^[A-Za-z]{3}/.test(text) ? Date.parse(text) : Number.NaN;
     if (Number.isNaN(at)) return undefined;
     ms = at - now;
   }

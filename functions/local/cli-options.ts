@@ -156,8 +156,30 @@ export function parseCommand(
       ...(spec.type === 'list' || spec.type === 'pairs' ? { multiple: true } : {}),
     };
   }
+  // parseArgs rejects `--max-pages -3` as ambiguous; take the negative number as the value, so the
+  // schema can say what is wrong with it ("maxPages (--max-pages): ... got -3").
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (arg === '--') {
+      args.push(...argv.slice(i));
+      break;
+    }
+    if (
+      arg.startsWith('--') &&
+      options[arg.slice(2)]?.type === 'string' &&
+      next !== undefined &&
+      /^-\.?\d/.test(next)
+    ) {
+      args.push(`${arg}=${next}`);
+      i++;
+    } else {
+      args.push(arg);
+    }
+  }
   try {
-    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
     return { values: values as ParsedCommand['values'], positionals };
   } catch (error) {
     throw new UsageError((error as Error).message);
@@ -203,6 +225,11 @@ export function buildConfig(
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   if (seeds.length > 0) input.seeds = seeds;
   Object.assign(input, overrides);
+  if (input.seeds === undefined) {
+    throw new UsageError(
+      'seeds: no seed URL given (write the URLs to crawl after the command, or "seeds" in --config)',
+    );
+  }
   const result = parseCrawlConfig(input);
   if (!result.ok) throw new UsageError(result.problems.map(withFlagName).join('\n'));
   return result.config;
@@ -249,11 +276,16 @@ function convert(spec: FlagSpec, raw: string | boolean | string[], problems: str
   }
 }
 
-/** "maxPages: ..." -> "maxPages (--max-pages): ..." so a CLI user sees the flag they typed. */
+/**
+ * "maxPages: ..." -> "maxPages (--max-pages): ..." and "include[1]: ..." -> "include[1] (--include): ..."
+ * so a CLI user sees the flag they typed.
+ */
 function withFlagName(problem: string): string {
   const key = problem.split(/[.:[]/, 1)[0];
   const spec = CONFIG_FLAGS.find((s) => s.key === key);
-  return spec === undefined ? problem : problem.replace(key!, `${key} (--${spec.flag})`);
+  const colon = problem.indexOf(':');
+  if (spec === undefined || colon < 0) return problem;
+  return `${problem.slice(0, colon)} (--${spec.flag})${problem.slice(colon)}`;
 }
 
 /** Help lines for the config flags. */

@@ -119,7 +119,14 @@ async function crawlCommand(argv: string[]): Promise<number> {
     return EXIT.interrupted;
   }
   if (summary.pages === 0) {
-    console.error('crawl failed: no page could be fetched (reasons in pages.jsonl)');
+    if ((summary.byReason['blocked-address'] ?? 0) > 0 && !config.allowPrivate) {
+      console.error(
+        'crawl failed: the SSRF guard refused to connect to the seed (a loopback, private or other ' +
+          'non-public address); run with --allow-private to crawl it',
+      );
+    } else {
+      console.error('crawl failed: no page could be fetched (reasons in pages.jsonl)');
+    }
     return EXIT.failed;
   }
   return EXIT.ok;

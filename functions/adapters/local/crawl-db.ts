@@ -4,6 +4,7 @@
  * checkpoints. Memory stays flat as the crawl grows: rows live on disk, SQLite caches pages.
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { SEED_OWNER } from '../../core/crawl-page.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import type { RobotsEntry } from '../../ports.ts';
 
@@ -32,6 +33,8 @@ export interface StepWrite {
   retried?: CrawlTask;
   /** Host whose page budget the step used (a page request was made). */
   hostFetched?: string;
+  /** Owner recorded with `claimed` (the page whose links they are; SeenStore semantics). */
+  claimOwner?: Fingerprint;
   /** Checkpoint written with the step (output file sizes, counters). */
   checkpoint: unknown;
 }
@@ -40,9 +43,9 @@ const SCHEMA = `
   PRAGMA journal_mode = WAL;
   PRAGMA synchronous = NORMAL;
   PRAGMA temp_store = MEMORY;
-  PRAGMA cache_size = -8000;
+  PRAGMA cache_size = -4000;
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY);
+  CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY, owner INTEGER);
   CREATE TABLE IF NOT EXISTS frontier (
     fp TEXT PRIMARY KEY,
     host TEXT NOT NULL,
@@ -64,6 +67,9 @@ export class CrawlDb {
   constructor(path: string) {
     this.#db = new DatabaseSync(path);
     this.#db.exec(SCHEMA);
+    // State files from before claims recorded their owner.
+    const columns = this.#db.prepare('PRAGMA table_info(seen)').all() as { name: string }[];
+    if (!columns.some((c) => c.name === 'owner')) this.#db.exec('ALTER TABLE seen ADD COLUMN owner INTEGER');
     const prepare = (sql: string) => this.#db.prepare(sql);
     this.#stmt = {
       getMeta: prepare('SELECT value FROM meta WHERE key = ?'),
@@ -71,7 +77,8 @@ export class CrawlDb {
         'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
       ),
       seenHas: prepare('SELECT 1 AS x FROM seen WHERE fp = ?'),
-      seenAdd: prepare('INSERT OR IGNORE INTO seen (fp) VALUES (?)'),
+      seenAdd: prepare('INSERT OR IGNORE INTO seen (fp, owner) VALUES (?, ?)'),
+      seenOwner: prepare('SELECT owner FROM seen WHERE fp = ?'),
       seenCount: prepare('SELECT count(*) AS n FROM seen'),
       push: prepare('INSERT OR IGNORE INTO frontier (fp, host, seq, task) VALUES (?, ?, ?, ?)'),
       head: prepare('SELECT seq, task FROM frontier WHERE host = ? ORDER BY seq LIMIT 1'),
@@ -91,6 +98,8 @@ export class CrawlDb {
         'INSERT INTO robots (origin, entry) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET entry = excluded.entry',
       ),
     };
+    // Owners are full 64-bit values: read them as bigint, not as a lossy number.
+    this.#stmt.seenOwner!.setReadBigInts(true);
     const bounds = this.#stmt.seqBounds!.get() as { hi: number; lo: number };
     this.#seq = bounds.hi;
     this.#frontSeq = Math.min(0, bounds.lo);
@@ -107,6 +116,63 @@ export class CrawlDb {
 
   seenHas(fp: Fingerprint): boolean {
     return this.#stmt.seenHas!.get(fpToInt(fp)) !== undefined;
+  }
+
+  /**
+   * The owner recorded with a seen fingerprint: its fingerprint, `null` for rows written without
+   * one, `undefined` when the fingerprint is not seen.
+   */
+  seenOwner(fp: Fingerprint): Fingerprint | null | undefined {
+    const row = this.#stmt.seenOwner!.get(fpToInt(fp)) as { owner: bigint | null } | undefined;
+    if (row === undefined) return undefined;
+    return row.owner === null ? null : BigInt.asUintN(64, row.owner).toString(16).padStart(16, '0');
+  }
+
+  /**
+   * Claims fingerprints for `owner` and commits at once (the LocalSeenStore; the embedded
+   * runtime commits claims with its step instead). Per fingerprint, in order: true when this call
+   * inserted it or it was inserted by the same owner.
+   */
+  claimSeen(fps: readonly Fingerprint[], owner: Fingerprint): boolean[] {
+    const s = this.#stmt;
+    const ownerInt = fpToInt(owner);
+    this.#db.exec('BEGIN');
+    try {
+      const result = fps.map((fp) => {
+        const existing = this.seenOwner(fp);
+        if (existing !== undefined) return existing === owner;
+        s.seenAdd!.run(fpToInt(fp), ownerInt);
+        return true;
+      });
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      this.#db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Registers a content hash for `url` unless one is there; resolves the URL registered first. */
+  claimContent(hash: string, url: string): string {
+    this.#stmt.contentAdd!.run(hash, url);
+    return this.contentOwner(hash) ?? url;
+  }
+
+  /** Appends tasks to their hosts' queues and commits (a task already queued stays where it is). */
+  enqueue(tasks: readonly CrawlTask[]): void {
+    this.#db.exec('BEGIN');
+    try {
+      for (const task of tasks) this.#stmt.push!.run(task.fp, task.host, ++this.#seq, JSON.stringify(task));
+      this.#db.exec('COMMIT');
+    } catch (error) {
+      this.#db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Removes a task from the frontier (it is done). */
+  removeTask(fp: Fingerprint): void {
+    this.#stmt.remove!.run(fp);
   }
 
   seenCount(): number {
@@ -157,7 +223,13 @@ export class CrawlDb {
 
   /** Seeds a fresh crawl: claims and queues the seed tasks in one transaction. */
   seed(tasks: readonly CrawlTask[], checkpoint: unknown): void {
-    this.commit({ claimed: tasks.map((t) => t.fp), enqueue: [...tasks], contentHashes: [], checkpoint });
+    this.commit({
+      claimed: tasks.map((t) => t.fp),
+      claimOwner: SEED_OWNER,
+      enqueue: [...tasks],
+      contentHashes: [],
+      checkpoint,
+    });
   }
 
   /**
@@ -168,7 +240,8 @@ export class CrawlDb {
     const s = this.#stmt;
     this.#db.exec('BEGIN');
     try {
-      for (const fp of write.claimed) s.seenAdd!.run(fpToInt(fp));
+      const owner = write.claimOwner === undefined ? null : fpToInt(write.claimOwner);
+      for (const fp of write.claimed) s.seenAdd!.run(fpToInt(fp), owner);
       for (const task of write.enqueue) {
         const seq = write.front ? --this.#frontSeq : ++this.#seq;
         s.push!.run(task.fp, task.host, seq, JSON.stringify(task));

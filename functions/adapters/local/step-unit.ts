@@ -28,9 +28,19 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
     this.#pending = pending;
   }
 
-  async claim(fps: readonly Fingerprint[]): Promise<boolean[]> {
+  /** The owner of this step's claims (one step = one page), for `StepWrite.claimOwner`. */
+  claimOwner: Fingerprint | undefined;
+
+  /**
+   * SeenStore semantics (as LocalSeenStore): true for a fingerprint new to the seen set and to
+   * the claims of running steps, or already committed by the same owner; false otherwise.
+   */
+  async claim(fps: readonly Fingerprint[], owner?: Fingerprint): Promise<boolean[]> {
+    if (owner !== undefined) this.claimOwner = owner;
     return fps.map((fp) => {
-      if (this.#pending.fps.has(fp) || this.#db.seenHas(fp)) return false;
+      if (this.#pending.fps.has(fp)) return false;
+      const committed = this.#db.seenOwner(fp);
+      if (committed !== undefined) return owner !== undefined && committed === owner;
       this.#pending.fps.add(fp);
       this.claimed.push(fp);
       return true;
