@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
-import { CrawlDb } from '../adapters/local/crawl-db.ts';
+import { CrawlDb, type QueuedTask } from '../adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
 import { LocalWarcPageStore, type WarcPosition } from '../adapters/local/warc-page-store.ts';
 import { ClockCache } from '../core/clock-cache.ts';
@@ -360,7 +360,7 @@ export class EmbeddedCrawler {
     clearTimeout(this.#timer);
   }
 
-  async #step(slot: HostSlot, task: CrawlTask): Promise<void> {
+  async #step(slot: HostSlot, task: QueuedTask): Promise<void> {
     const unit = new StepUnit(this.#db, this.#pending);
     let outcome: CrawlPageOutcome;
     try {
@@ -420,7 +420,7 @@ export class EmbeddedCrawler {
   }
 
   /** Writes the step's lines, then commits its state and the new checkpoint in one transaction. */
-  #commit(slot: HostSlot, task: CrawlTask, outcome: CrawlPageOutcome, unit: StepUnit): void {
+  #commit(slot: HostSlot, task: QueuedTask, outcome: CrawlPageOutcome, unit: StepUnit): void {
     const c = this.#counters;
     const now = this.#clock.now();
     if (outcome.kind === 'done') {
@@ -462,8 +462,8 @@ export class EmbeddedCrawler {
       enqueue: unit.enqueued,
       front: outcome.kind === 'done' && outcome.record.redirectTo !== undefined,
       contentHashes: unit.contentHashes,
-      ...(outcome.kind === 'done' ? { finished: task.fp } : {}),
-      ...(outcome.kind === 'retry' ? { retried: outcome.task } : {}),
+      ...(outcome.kind === 'done' ? { finished: task } : {}),
+      ...(outcome.kind === 'retry' ? { retried: { ...outcome.task, seq: task.seq } } : {}),
       ...(outcome.kind === 'done' && outcome.record.status !== null ? { hostFetched: slot.host } : {}),
       checkpoint: this.#checkpoint(),
     });

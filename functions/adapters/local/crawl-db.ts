@@ -28,9 +28,10 @@ export interface StepWrite {
   front?: boolean;
   /** Content hashes first seen by the step. */
   contentHashes: { hash: string; url: string }[];
-  /** The task leaves the frontier (done) or is rewritten (retry). */
-  finished?: Fingerprint;
-  retried?: CrawlTask;
+  /** The task leaves the frontier (done): the queued row, or just its fingerprint. */
+  finished?: QueuedTask | Fingerprint;
+  /** The task is rewritten in place (retry). */
+  retried?: CrawlTask | QueuedTask;
   /** Host whose page budget the step used (a page request was made). */
   hostFetched?: string;
   /** Owner recorded with `claimed` (the page whose links they are; SeenStore semantics). */
@@ -38,6 +39,17 @@ export interface StepWrite {
   /** Checkpoint written with the step (output file sizes, counters). */
   checkpoint: unknown;
 }
+
+/**
+ * Claimed fingerprints wait in memory and are merged into the `seen` table in sorted batches of
+ * this size. Inserting random 64-bit keys one step at a time touched a random B-tree page per key
+ * and rewrote it to the WAL (57 ms per step with 1,000 new links); sorted batches touch each page
+ * once (Mercator's disk-based URL set does the same). Until merged, they are safe in the frontier:
+ * each queued row carries its fingerprint and owner, and opening the database merges them back.
+ * On the one-million-URL benchmark: 16 Ki -> 21 s and 170 MB peak RSS; 64 Ki -> 19 s and 231 MB;
+ * one insert per claim in the step's transaction -> 117 s.
+ */
+const MERGE_BATCH = 16_384;
 
 const SCHEMA = `
   PRAGMA journal_mode = WAL;
@@ -47,43 +59,61 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY, owner INTEGER);
   CREATE TABLE IF NOT EXISTS frontier (
-    fp TEXT PRIMARY KEY,
+    seq INTEGER PRIMARY KEY,
     host TEXT NOT NULL,
-    seq INTEGER NOT NULL,
+    fp INTEGER NOT NULL,
+    owner INTEGER,
     task TEXT NOT NULL
-  ) WITHOUT ROWID;
+  );
   CREATE INDEX IF NOT EXISTS frontier_by_host ON frontier (host, seq);
   CREATE TABLE IF NOT EXISTS content (hash TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS robots (origin TEXT PRIMARY KEY, entry TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
+/** The state file was written by an incompatible version of crawlstack. */
+export class CrawlDbVersionError extends Error {
+  readonly code = 'CRAWL_DB_VERSION';
+}
+
 export class CrawlDb {
   readonly #db: DatabaseSync;
   readonly #stmt: Record<string, StatementSync>;
+  /** Claimed, committed with their frontier rows, not yet merged into `seen`: fp -> owner. */
+  readonly #recent = new Map<Fingerprint, Fingerprint | null>();
   #seq: number;
   #frontSeq: number;
 
   constructor(path: string) {
     this.#db = new DatabaseSync(path);
     this.#db.exec(SCHEMA);
-    // State files from before claims recorded their owner.
-    const columns = this.#db.prepare('PRAGMA table_info(seen)').all() as { name: string }[];
-    if (!columns.some((c) => c.name === 'owner')) this.#db.exec('ALTER TABLE seen ADD COLUMN owner INTEGER');
+    const columns = (this.#db.prepare('PRAGMA table_info(frontier)').all() as { name: string }[]).map(
+      (c) => c.name,
+    );
+    const seenColumns = (this.#db.prepare('PRAGMA table_info(seen)').all() as { name: string }[]).map(
+      (c) => c.name,
+    );
+    if (!columns.includes('owner') || !seenColumns.includes('owner')) {
+      this.#db.close();
+      throw new CrawlDbVersionError(
+        `${path} was written by an older crawlstack; start the crawl in a new --out folder`,
+      );
+    }
     const prepare = (sql: string) => this.#db.prepare(sql);
     this.#stmt = {
       getMeta: prepare('SELECT value FROM meta WHERE key = ?'),
       setMeta: prepare(
         'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
       ),
-      seenHas: prepare('SELECT 1 AS x FROM seen WHERE fp = ?'),
-      seenAdd: prepare('INSERT OR IGNORE INTO seen (fp, owner) VALUES (?, ?)'),
       seenOwner: prepare('SELECT owner FROM seen WHERE fp = ?'),
+      seenAdd: prepare('INSERT OR IGNORE INTO seen (fp, owner) VALUES (?, ?)'),
       seenCount: prepare('SELECT count(*) AS n FROM seen'),
-      push: prepare('INSERT OR IGNORE INTO frontier (fp, host, seq, task) VALUES (?, ?, ?, ?)'),
+      push: prepare('INSERT INTO frontier (seq, host, fp, owner, task) VALUES (?, ?, ?, ?, ?)'),
       head: prepare('SELECT seq, task FROM frontier WHERE host = ? ORDER BY seq LIMIT 1'),
-      remove: prepare('DELETE FROM frontier WHERE fp = ?'),
-      rewrite: prepare('UPDATE frontier SET task = ? WHERE fp = ?'),
+      rowBySeq: prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
+      rowByFp: prepare('SELECT seq, fp, owner FROM frontier WHERE fp = ? LIMIT 1'),
+      remove: prepare('DELETE FROM frontier WHERE seq = ?'),
+      rewrite: prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
       hostCounts: prepare('SELECT host, count(*) AS n FROM frontier GROUP BY host'),
       frontierCount: prepare('SELECT count(*) AS n FROM frontier'),
       seqBounds: prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier'),
@@ -98,10 +128,12 @@ export class CrawlDb {
         'INSERT INTO robots (origin, entry) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET entry = excluded.entry',
       ),
     };
-    // Owners are full 64-bit values: read them as bigint, not as a lossy number.
-    this.#stmt.seenOwner!.setReadBigInts(true);
+    // Fingerprints and owners are full 64-bit values: read them as bigint, not as lossy numbers.
+    for (const name of ['seenOwner', 'rowBySeq', 'rowByFp']) this.#stmt[name]!.setReadBigInts(true);
+    // Queued fingerprints that a crash kept from being merged: put them in the seen set now.
+    this.#db.exec('INSERT OR IGNORE INTO seen (fp, owner) SELECT fp, owner FROM frontier ORDER BY fp');
     const bounds = this.#stmt.seqBounds!.get() as { hi: number; lo: number };
-    this.#seq = bounds.hi;
+    this.#seq = Math.max(0, bounds.hi);
     this.#frontSeq = Math.min(0, bounds.lo);
   }
 
@@ -115,7 +147,7 @@ export class CrawlDb {
   }
 
   seenHas(fp: Fingerprint): boolean {
-    return this.#stmt.seenHas!.get(fpToInt(fp)) !== undefined;
+    return this.seenOwner(fp) !== undefined;
   }
 
   /**
@@ -123,9 +155,11 @@ export class CrawlDb {
    * one, `undefined` when the fingerprint is not seen.
    */
   seenOwner(fp: Fingerprint): Fingerprint | null | undefined {
+    const recent = this.#recent.get(fp);
+    if (recent !== undefined) return recent;
     const row = this.#stmt.seenOwner!.get(fpToInt(fp)) as { owner: bigint | null } | undefined;
     if (row === undefined) return undefined;
-    return row.owner === null ? null : BigInt.asUintN(64, row.owner).toString(16).padStart(16, '0');
+    return row.owner === null ? null : intToFp(row.owner);
   }
 
   /**
@@ -134,22 +168,15 @@ export class CrawlDb {
    * inserted it or it was inserted by the same owner.
    */
   claimSeen(fps: readonly Fingerprint[], owner: Fingerprint): boolean[] {
-    const s = this.#stmt;
     const ownerInt = fpToInt(owner);
-    this.#db.exec('BEGIN');
-    try {
-      const result = fps.map((fp) => {
+    return this.#transaction(() =>
+      fps.map((fp) => {
         const existing = this.seenOwner(fp);
         if (existing !== undefined) return existing === owner;
-        s.seenAdd!.run(fpToInt(fp), ownerInt);
+        this.#stmt.seenAdd!.run(fpToInt(fp), ownerInt);
         return true;
-      });
-      this.#db.exec('COMMIT');
-      return result;
-    } catch (error) {
-      this.#db.exec('ROLLBACK');
-      throw error;
-    }
+      }),
+    );
   }
 
   /** Registers a content hash for `url` unless one is there; resolves the URL registered first. */
@@ -158,24 +185,24 @@ export class CrawlDb {
     return this.contentOwner(hash) ?? url;
   }
 
-  /** Appends tasks to their hosts' queues and commits (a task already queued stays where it is). */
+  /**
+   * Appends tasks to their hosts' queues and commits. At-least-once, like every Frontier: the
+   * seen set, not the queue, keeps a URL from being queued twice.
+   */
   enqueue(tasks: readonly CrawlTask[]): void {
-    this.#db.exec('BEGIN');
-    try {
-      for (const task of tasks) this.#stmt.push!.run(task.fp, task.host, ++this.#seq, JSON.stringify(task));
-      this.#db.exec('COMMIT');
-    } catch (error) {
-      this.#db.exec('ROLLBACK');
-      throw error;
-    }
+    this.#transaction(() => {
+      for (const task of tasks) this.#push(task, ++this.#seq);
+    });
   }
 
-  /** Removes a task from the frontier (it is done). */
+  /** Removes a queued task by fingerprint (scans the queue: for tools and tests). */
   removeTask(fp: Fingerprint): void {
-    this.#stmt.remove!.run(fp);
+    const row = this.#stmt.rowByFp!.get(fpToInt(fp)) as { seq: bigint } | undefined;
+    if (row !== undefined) this.#stmt.remove!.run(row.seq);
   }
 
   seenCount(): number {
+    this.#merge();
     return (this.#stmt.seenCount!.get() as { n: number }).n;
   }
 
@@ -238,27 +265,93 @@ export class CrawlDb {
    */
   commit(write: StepWrite): void {
     const s = this.#stmt;
-    this.#db.exec('BEGIN');
-    try {
-      const owner = write.claimOwner === undefined ? null : fpToInt(write.claimOwner);
-      for (const fp of write.claimed) s.seenAdd!.run(fpToInt(fp), owner);
+    const owner = write.claimOwner ?? null;
+    const queued = new Set<Fingerprint>();
+    let finishedFp: Fingerprint | undefined;
+    this.#transaction(() => {
       for (const task of write.enqueue) {
-        const seq = write.front ? --this.#frontSeq : ++this.#seq;
-        s.push!.run(task.fp, task.host, seq, JSON.stringify(task));
+        this.#push(task, write.front ? --this.#frontSeq : ++this.#seq, owner);
+        queued.add(task.fp);
       }
+      // A claim without a frontier row has nothing to recover it from: it goes to `seen` now.
+      const ownerInt = owner === null ? null : fpToInt(owner);
+      for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd!.run(fpToInt(fp), ownerInt);
       for (const { hash, url } of write.contentHashes) s.contentAdd!.run(hash, url);
-      if (write.finished !== undefined) s.remove!.run(write.finished);
-      if (write.retried !== undefined) s.rewrite!.run(JSON.stringify(write.retried), write.retried.fp);
+      if (write.finished !== undefined) {
+        const row = this.#row(write.finished);
+        if (row !== undefined) {
+          // A finished URL leaves the queue; the seen set keeps it.
+          s.seenAdd!.run(row.fp, row.owner);
+          s.remove!.run(row.seq);
+          finishedFp = intToFp(row.fp);
+        }
+      }
+      if (write.retried !== undefined) {
+        const row = this.#row(write.retried);
+        if (row !== undefined) {
+          const { seq: _seq, ...task } = write.retried as QueuedTask;
+          s.rewrite!.run(JSON.stringify(task), row.seq);
+        }
+      }
       if (write.hostFetched !== undefined) s.hostFetched!.run(write.hostFetched);
       s.setMeta!.run('checkpoint', JSON.stringify(write.checkpoint));
+    });
+    for (const fp of write.claimed) if (queued.has(fp)) this.#recent.set(fp, owner);
+    if (finishedFp !== undefined) this.#recent.delete(finishedFp);
+    if (this.#recent.size >= MERGE_BATCH) this.#merge();
+  }
+
+  close(): void {
+    this.#merge();
+    this.#db.close();
+  }
+
+  #push(task: CrawlTask, seq: number, owner: Fingerprint | null = task.parent ?? null): void {
+    const ownerInt = owner === null ? null : fpToInt(owner);
+    this.#stmt.push!.run(seq, task.host, fpToInt(task.fp), ownerInt, JSON.stringify(task));
+  }
+
+  /** The frontier row of a queued task, by its seq when known, else by fingerprint. */
+  #row(
+    task: CrawlTask | QueuedTask | Fingerprint,
+  ): { seq: bigint; fp: bigint; owner: bigint | null } | undefined {
+    if (typeof task !== 'string' && 'seq' in task) {
+      return this.#stmt.rowBySeq!.get(task.seq) as
+        | { seq: bigint; fp: bigint; owner: bigint | null }
+        | undefined;
+    }
+    const fp = typeof task === 'string' ? task : task.fp;
+    return this.#stmt.rowByFp!.get(fpToInt(fp)) as
+      | { seq: bigint; fp: bigint; owner: bigint | null }
+      | undefined;
+  }
+
+  /** Moves the recent claims into `seen`, in key order. */
+  #merge(): void {
+    if (this.#recent.size === 0) return;
+    const rows = [...this.#recent].map(
+      ([fp, owner]) => [fpToInt(fp), owner === null ? null : fpToInt(owner)] as const,
+    );
+    rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    this.#transaction(() => {
+      for (const [fp, owner] of rows) this.#stmt.seenAdd!.run(fp, owner);
+    });
+    this.#recent.clear();
+  }
+
+  #transaction<T>(work: () => T): T {
+    this.#db.exec('BEGIN');
+    try {
+      const result = work();
       this.#db.exec('COMMIT');
+      return result;
     } catch (error) {
       this.#db.exec('ROLLBACK');
       throw error;
     }
   }
+}
 
-  close(): void {
-    this.#db.close();
-  }
+function intToFp(value: bigint): Fingerprint {
+  return BigInt.asUintN(64, value).toString(16).padStart(16, '0');
 }

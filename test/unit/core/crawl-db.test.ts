@@ -188,12 +188,35 @@ describe('CrawlDb', () => {
     db.close();
   });
 
-  test('an enqueue of a task already queued is ignored', () => {
-    const db = new CrawlDb(dbPath());
+  test('claims waiting in memory for their sorted merge survive a crash through their frontier rows', () => {
+    const path = dbPath();
+    const db = new CrawlDb(path);
     db.seed([task(1)], 0);
-    db.commit({ claimed: [], enqueue: [task(1, 'a.test', { depth: 5 })], contentHashes: [], checkpoint: 1 });
-    assert.equal(db.frontierSize(), 1);
-    assert.equal(db.head('a.test')?.depth, 1);
+    db.commit({
+      claimed: [fp(2), fp(3)],
+      claimOwner: fp(1),
+      enqueue: [task(2), task(3)],
+      contentHashes: [],
+      checkpoint: 1,
+    });
+    assert.equal(db.seenOwner(fp(2)), fp(1));
+    // No close(): as after kill -9, the in-memory batch was never merged into `seen`.
+    const reopened = new CrawlDb(path);
+    assert.equal(reopened.seenOwner(fp(2)), fp(1));
+    assert.equal(reopened.seenOwner(fp(3)), fp(1));
+    assert.equal(reopened.seenHas(fp(1)), true);
+    assert.equal(reopened.seenHas(fp(4)), false);
+    // A finished task leaves the queue but stays seen.
+    reopened.commit({
+      claimed: [],
+      enqueue: [],
+      contentHashes: [],
+      finished: reopened.head('a.test')!,
+      checkpoint: 2,
+    });
+    assert.equal(reopened.seenHas(fp(1)), true);
+    assert.equal(reopened.frontierSize(), 2);
+    reopened.close();
     db.close();
   });
 
