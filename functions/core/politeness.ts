@@ -49,10 +49,11 @@ export function retryAfterMs(
 }
 
 /**
- * Wait before retry number `attempt` (1 = first retry): retryBaseDelayMs × 2^(attempt-1), with
- * ±25% jitter from `random` so hosts that failed together do not retry together.
+ * Wait before retry number `attempt` (1 = first retry): retryBaseDelayMs × 2^(attempt-1), capped
+ * at maxRetryAfterMs (the longest a server may ask us to wait), with ±25% jitter from `random` so
+ * hosts that failed together do not retry together.
  */
 export function retryBackoffMs(settings: PolitenessSettings, attempt: number, random: () => number): number {
-  const base = settings.retryBaseDelayMs * 2 ** Math.max(0, attempt - 1);
+  const base = Math.min(settings.retryBaseDelayMs * 2 ** Math.max(0, attempt - 1), settings.maxRetryAfterMs);
   return Math.round(base * (0.75 + random() * 0.5));
 }

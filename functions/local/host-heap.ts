@@ -30,6 +30,8 @@ export class HostHeap {
   /** Queues the host if it has work and is idle. */
   offer(slot: HostSlot): void {
     if (slot.busy || slot.queued <= 0) return;
+    // Already queued under this key (e.g. another link to an idle host): one entry is enough.
+    if (slot.heapKey === slot.nextAt) return;
     slot.heapKey = slot.nextAt;
     this.#push({ at: slot.nextAt, slot });
   }
@@ -54,7 +56,10 @@ export class HostHeap {
       const top = this.#items[0];
       if (top === undefined) return;
       const { slot } = top;
-      if (top.at === slot.heapKey && !slot.busy && slot.queued > 0) return;
+      if (top.at === slot.heapKey) {
+        if (!slot.busy && slot.queued > 0) return;
+        slot.heapKey = Number.NaN; // its only entry goes: a later offer must push again
+      }
       this.#removeTop();
     }
   }
