@@ -14,6 +14,22 @@ export interface UrlSeenStats {
   claimed: number;
 }
 
+/** Options of {@link UrlSeen}. */
+export interface UrlSeenOptions {
+  /**
+   * Which of the fingerprints the store answered "seen" (claimed by another owner) may enter the
+   * cache now; default: all. Where a claim is durable before its owner has queued the URL (the
+   * cloud worker), caching it early would hide it from the owner's own retry, which must claim
+   * and queue it again: the cloud caches it only once the owner is known to be finished.
+   */
+  cacheable?: (fps: readonly Fingerprint[]) => Promise<readonly boolean[]>;
+  /**
+   * Where `remember` sends the fingerprints this owner claimed and queued; default: the cache.
+   * The cloud worker holds them until the page's record is durable, for the same reason.
+   */
+  remember?: (fps: readonly Fingerprint[]) => void;
+}
+
 /**
  * The URL-seen test (Mercator §3.8): a warm in-memory CLOCK cache of fingerprints in front of the
  * durable SeenStore. A cache hit means "seen"; a miss asks the store, which claims new URLs.
@@ -26,12 +42,16 @@ export class UrlSeen {
   readonly stats: UrlSeenStats;
   readonly #cache: ClockCache;
   readonly #store: SeenStore;
+  readonly #cacheable: UrlSeenOptions['cacheable'];
+  readonly #remember: UrlSeenOptions['remember'];
 
   /** `stats` may be shared by several instances over one cache (one per concurrent step). */
-  constructor(cache: ClockCache, store: SeenStore, stats?: UrlSeenStats) {
+  constructor(cache: ClockCache, store: SeenStore, stats?: UrlSeenStats, options: UrlSeenOptions = {}) {
     this.#cache = cache;
     this.#store = store;
     this.stats = stats ?? { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
+    this.#cacheable = options.cacheable;
+    this.#remember = options.remember;
   }
 
   /** For each fingerprint, in order: true when it is new and now claimed by `owner`. */
@@ -52,21 +72,29 @@ export class UrlSeen {
     if (misses.length === 0) return result;
     this.stats.storeLookups += misses.length;
     const claimed = await this.#store.claim(misses, owner);
+    const foreign: Fingerprint[] = [];
     for (let j = 0; j < misses.length; j++) {
       if (claimed[j]) {
         result[missIndex[j]!] = true;
         this.stats.claimed += 1;
       } else {
-        // Durably seen by someone else: safe to remember at once.
-        this.#cache.add(misses[j]!);
+        foreign.push(misses[j]!);
       }
+    }
+    if (this.#cacheable === undefined) {
+      // Durably seen by someone else: safe to remember at once.
+      for (const fp of foreign) this.#cache.add(fp);
+    } else if (foreign.length > 0) {
+      const cacheable = await this.#cacheable(foreign);
+      for (let j = 0; j < foreign.length; j++) if (cacheable[j]) this.#cache.add(foreign[j]!);
     }
     return result;
   }
 
   /** Adds fingerprints to the cache once they are safely in the frontier. */
   remember(fps: readonly Fingerprint[]): void {
-    for (const fp of fps) this.#cache.add(fp);
+    if (this.#remember !== undefined) this.#remember(fps);
+    else for (const fp of fps) this.#cache.add(fp);
   }
 
   /** Cache hits / lookups (0 when nothing was looked up). */

@@ -1,4 +1,18 @@
-// TEMPORARY: replaced by the handlers work (a placeholder so CDK has something to bundle).
-export async function handler(): Promise<never> {
-  throw new Error('handler not wired yet');
-}
+/**
+ * Lambda entry of the frontier worker: wires the AWS adapters once per container (cold start).
+ * The warm state (URL-seen caches, robots entries, fetchers) lives in what is built here.
+ */
+
+import { createAwsWorkerDeps } from '../adapters/aws/aws-deps.ts';
+import { createAwsClients } from '../adapters/aws/clients.ts';
+import { faultHookFromSpec } from '../cloud/fault-hook.ts';
+import { readFunctionEnv } from '../env.ts';
+import { createFrontierWorker } from '../handlers/frontier-worker.ts';
+
+export const handler = createFrontierWorker(
+  createAwsWorkerDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'frontierWorker'), {
+    // Test seam, inert unless the variable is set (see functions/cloud/fault-hook.ts).
+    fault: faultHookFromSpec(process.env.CRAWLSTACK_FAULT),
+    log: (line) => console.error(`frontier-worker: ${line}`),
+  }),
+);

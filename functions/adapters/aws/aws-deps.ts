@@ -1,0 +1,124 @@
+/**
+ * The AWS wiring of each handler, shared by the Lambda entries (which call these once at cold
+ * start) and the tests (which point them at their own tables and queues).
+ */
+import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { CrawlStores } from '../../cloud/cloud-ports.ts';
+import type { CompleteCrawlsDeps } from '../../cloud/complete-crawls.ts';
+import { NO_FAULTS } from '../../cloud/fault-hook.ts';
+import { cloudFetchSettings, type FrontierWorkerDeps } from '../../cloud/frontier-batch.ts';
+import type { FunctionEnv } from '../../env.ts';
+import type { ApiDeps } from '../../handlers/api-app.ts';
+import type { Clock, Fetcher } from '../../ports.ts';
+import { UndiciFetcher } from '../http/undici-fetcher.ts';
+import type { AwsClients } from './clients.ts';
+import { DynamoContentSeenStore } from './dynamo-content-seen-store.ts';
+import { DynamoCrawlTable } from './dynamo-crawl-table.ts';
+import { createRobotsWarmCache, DynamoRobotsCache } from './dynamo-robots-cache.ts';
+import { DynamoSeenStore } from './dynamo-seen-store.ts';
+import { S3WarcPageStore } from './s3-warc-page-store.ts';
+import { SqsDeadLetterQueue, SqsFrontier, SqsMessageControl } from './sqs-frontier.ts';
+
+const systemClock: Clock = { now: () => Date.now() };
+// Not `crawlstack/<version>` from package.json: importing it would inline the whole file into
+// every bundle. The crawl's user agent (in each warcinfo) carries the version.
+const software = 'crawlstack';
+
+/** Options every wiring takes. */
+export interface WiringOptions {
+  clock?: Clock;
+  log?: (line: string) => void;
+}
+
+/**
+ * The frontier worker over DynamoDB, SQS and S3. The caches made here (robots entries, per-crawl
+ * stores, one fetcher per distinct fetch settings) live as long as the returned object: in Lambda,
+ * as long as the container.
+ */
+export function createAwsWorkerDeps(
+  clients: AwsClients,
+  env: FunctionEnv<'frontierWorker'>,
+  options: WiringOptions & Partial<Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher'>> = {},
+): FrontierWorkerDeps {
+  const clock = options.clock ?? systemClock;
+  const robotsWarm = createRobotsWarmCache();
+  const stores = new LRUCache<string, CrawlStores>({ max: 32 });
+  const fetchers = new Map<string, Fetcher>();
+  const deps: FrontierWorkerDeps = {
+    clock,
+    random: Math.random,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    table: new DynamoCrawlTable(clients.doc, env.crawlTable),
+    frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+    messages: new SqsMessageControl(clients.sqs, env.frontierQueueUrl),
+    deadLetters: new SqsDeadLetterQueue(clients.sqs, env.frontierDlqUrl),
+    stores: (crawlId) => {
+      let crawlStores = stores.get(crawlId);
+      if (crawlStores === undefined) {
+        crawlStores = {
+          seen: new DynamoSeenStore(clients.doc, env.urlTable, crawlId),
+          contentSeen: new DynamoContentSeenStore(clients.doc, env.urlTable, crawlId),
+          robots: new DynamoRobotsCache(clients.doc, env.crawlTable, crawlId, { warm: robotsWarm, clock }),
+        };
+        stores.set(crawlId, crawlStores);
+      }
+      return crawlStores;
+    },
+    pageStore: (crawlId, config) =>
+      new S3WarcPageStore(clients.s3, env.pageBucket, crawlId, {
+        clock,
+        software,
+        warcinfo: { 'crawl-seeds': config.seeds.join(' '), 'user-agent': config.userAgent },
+      }),
+    // One fetcher (one connection pool) per distinct fetch settings, for the container's life.
+    fetcher:
+      options.fetcher ??
+      ((config) => {
+        const settings = cloudFetchSettings(config);
+        const key = JSON.stringify(settings);
+        let fetcher = fetchers.get(key);
+        if (fetcher === undefined) {
+          fetcher = new UndiciFetcher(settings);
+          fetchers.set(key, fetcher);
+        }
+        return fetcher;
+      }),
+    fault: options.fault ?? NO_FAULTS,
+  };
+  if (options.log !== undefined) deps.log = options.log;
+  if (options.inlineWaitMs !== undefined) deps.inlineWaitMs = options.inlineWaitMs;
+  return deps;
+}
+
+/** The HTTP API over DynamoDB and SQS. */
+export function createAwsApiDeps(
+  clients: AwsClients,
+  env: FunctionEnv<'api'>,
+  options: WiringOptions & { newId?: () => string } = {},
+): ApiDeps {
+  const deps: ApiDeps = {
+    table: new DynamoCrawlTable(clients.doc, env.crawlTable),
+    frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+    seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId),
+    clock: options.clock ?? systemClock,
+    newId: options.newId ?? randomUUID,
+  };
+  if (options.log !== undefined) deps.log = options.log;
+  return deps;
+}
+
+/** The scheduler over DynamoDB and SQS (no AOPIC step yet). */
+export function createAwsSchedulerDeps(
+  clients: AwsClients,
+  env: FunctionEnv<'scheduler'>,
+  options: WiringOptions = {},
+): CompleteCrawlsDeps {
+  const deps: CompleteCrawlsDeps = {
+    table: new DynamoCrawlTable(clients.doc, env.crawlTable),
+    frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+    clock: options.clock ?? systemClock,
+  };
+  if (options.log !== undefined) deps.log = options.log;
+  return deps;
+}

@@ -1,0 +1,449 @@
+/**
+ * CrawlTable on DynamoDB: partition key `pk` = crawl id, sort key `sk`:
+ *
+ *   crawl              status, config, seeds, allowed hosts, final counters
+ *   budget             pages fetched so far, only for crawls with maxPages (approximate)
+ *   host#<host>        politeness state + the host's ledger (exact counters, see HostRecord)
+ *   page#<fp>          page record = done-marker
+ *   robots#<origin>    robots.txt entry (DynamoRobotsCache)
+ *
+ * plus the registry of running crawls: pk `crawls`, sk `<crawlId>` (the scheduler Queries it
+ * instead of scanning the table).
+ */
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandOutput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type {
+  BatchState,
+  BatchStateRequest,
+  CrawlTableStore,
+  HostUpdate,
+  PageList,
+} from '../../cloud/cloud-ports.ts';
+import { stateKey } from '../../cloud/cloud-ports.ts';
+import {
+  type CompletionWatch,
+  type CrawlCounters,
+  type CrawlRecord,
+  type CrawlStatus,
+  emptyHostCounts,
+  type HostRecord,
+  type PageItem,
+  sequenceKey,
+} from '../../cloud/crawl-records.ts';
+import type { CrawlConfig } from '../../core/config.ts';
+import { batchGetAll, batchPutAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
+import { robotsEntryFromItem, robotsKey } from './dynamo-robots-cache.ts';
+
+/** Partition key of the registry of running crawls. */
+export const REGISTRY_PK = 'crawls';
+
+/** Plain counter attributes of a host item (by-status and by-reason counts are `s:<code>`, `r:<reason>`). */
+const COUNT_FIELDS = [
+  'finished',
+  'fetched',
+  'enqueued',
+  'bytes',
+  'failed',
+  'duplicates',
+  'retries',
+  'requests',
+  'dlq',
+  'lookups',
+  'cacheHits',
+] as const;
+
+/** Reads and writes CrawlTable items for the API, the worker and the scheduler. */
+export class DynamoCrawlTable implements CrawlTableStore {
+  readonly #doc: DynamoDBDocumentClient;
+  readonly #table: string;
+
+  constructor(doc: DynamoDBDocumentClient, table: string) {
+    this.#doc = doc;
+    this.#table = table;
+  }
+
+  // --- crawl item and registry ----------------------------------------------------------------
+
+  /** Writes a new crawl item (fails if the id exists) and its registry entry. */
+  async createCrawl(crawl: CrawlRecord): Promise<void> {
+    await this.#doc.send(
+      new PutCommand({
+        TableName: this.#table,
+        Item: crawlItem(crawl),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    await this.#doc.send(
+      new PutCommand({
+        TableName: this.#table,
+        Item: { pk: REGISTRY_PK, sk: crawl.id, createdAt: crawl.createdAt },
+      }),
+    );
+  }
+
+  async getCrawl(id: string): Promise<CrawlRecord | undefined> {
+    const response = await this.#doc.send(
+      new GetCommand({ TableName: this.#table, Key: { pk: id, sk: 'crawl' }, ConsistentRead: true }),
+    );
+    return response.Item === undefined ? undefined : crawlFromItem(response.Item);
+  }
+
+  /**
+   * Moves a running crawl to `cancelled`. Resolves the status the crawl has afterwards (a
+   * finished crawl keeps its own), or undefined for an unknown id.
+   */
+  async cancelCrawl(id: string): Promise<CrawlStatus | undefined> {
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: id, sk: 'crawl' },
+          UpdateExpression: 'SET #s = :c',
+          ConditionExpression: '#s = :r',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':c': 'cancelled', ':r': 'running' },
+        }),
+      );
+      return 'cancelled';
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      return (await this.getCrawl(id))?.status;
+    }
+  }
+
+  /**
+   * Records the end of a crawl: a running crawl becomes `done` or `failed` (a cancelled one
+   * stays `cancelled`), the final counters are frozen on the item, and the registry entry goes.
+   */
+  async finishCrawl(
+    id: string,
+    end: { status: 'done' | 'failed'; finishedAt: string; counters: CrawlCounters; lost: number },
+  ): Promise<void> {
+    const { finishedAt, counters, lost } = end;
+    const finish = async (toDone: boolean) => {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: id, sk: 'crawl' },
+          UpdateExpression: `SET #fa = if_not_exists(#fa, :at), #c = :counters, #l = :lost${toDone ? ', #s = :done' : ''}`,
+          ConditionExpression: toDone ? '#s = :running' : 'attribute_exists(pk)',
+          ExpressionAttributeNames: {
+            '#fa': 'finishedAt',
+            '#c': 'counters',
+            '#l': 'lost',
+            ...(toDone ? { '#s': 'status' } : {}),
+          },
+          ExpressionAttributeValues: {
+            ':at': finishedAt,
+            ':counters': counters,
+            ':lost': lost,
+            ...(toDone ? { ':done': end.status, ':running': 'running' } : {}),
+          },
+        }),
+      );
+    };
+    try {
+      await finish(true);
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      // Not running any more (cancelled meanwhile): keep its status, freeze the counters.
+      await finish(false).catch((e: unknown) => {
+        if (!isConditionalCheckFailed(e)) throw e;
+      });
+    }
+    await this.#doc.send(new DeleteCommand({ TableName: this.#table, Key: { pk: REGISTRY_PK, sk: id } }));
+  }
+
+  /** Ids of the crawls in the registry (running, or cancelled and still draining). */
+  async registeredCrawls(): Promise<string[]> {
+    const ids: string[] = [];
+    await this.#queryAll(
+      { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': REGISTRY_PK } },
+      (item) => ids.push(item.sk as string),
+    );
+    return ids;
+  }
+
+  /** Stores (or clears, with undefined) the scheduler's watch of a crawl. */
+  async setWatch(id: string, watch: CompletionWatch | undefined): Promise<void> {
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: id, sk: 'crawl' },
+        UpdateExpression: watch === undefined ? 'REMOVE #w' : 'SET #w = :w',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#w': 'watch' },
+        ...(watch === undefined ? {} : { ExpressionAttributeValues: { ':w': watch } }),
+      }),
+    );
+  }
+
+  /** Adds hosts to the crawl's scope (a seed redirected there). */
+  async addAllowedHosts(id: string, hosts: readonly string[]): Promise<void> {
+    if (hosts.length === 0) return;
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: id, sk: 'crawl' },
+        UpdateExpression: 'ADD allowedHosts :h',
+        ExpressionAttributeValues: { ':h': new Set(hosts) },
+      }),
+    );
+  }
+
+  /** Adds to the crawl's approximate count of fetched pages (its maxPages budget). */
+  async addBudget(id: string, fetched: number): Promise<void> {
+    if (fetched <= 0) return;
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: id, sk: 'budget' },
+        UpdateExpression: 'ADD fetched :n',
+        ExpressionAttributeValues: { ':n': fetched },
+      }),
+    );
+  }
+
+  // --- hosts ----------------------------------------------------------------------------------
+
+  /** Every host item of a crawl (to sum its counters). */
+  async hosts(crawlId: string): Promise<HostRecord[]> {
+    const hosts: HostRecord[] = [];
+    await this.#queryAll(
+      {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'host#' },
+      },
+      (item) => hosts.push(hostFromItem(item)),
+    );
+    return hosts;
+  }
+
+  /**
+   * Writes a host's politeness state and adds its counts. With a `ledger`, the write is
+   * conditional on the ledger not having counted `firstSeq` yet; when it has (the same messages
+   * were handled twice, e.g. after their visibility ran out), the counts are dropped and only the
+   * politeness state is written. Resolves whether the counts were added.
+   */
+  async updateHost(crawlId: string, host: string, update: HostUpdate): Promise<boolean> {
+    const names: Record<string, string> = { '#na': 'nextAllowedAt', '#h': 'host' };
+    const values: Record<string, unknown> = { ':na': update.nextAllowedAt, ':h': host };
+    const set = ['#na = :na', '#h = :h'];
+    if (update.crawlDelayMs !== undefined) {
+      names['#cd'] = 'crawlDelayMs';
+      values[':cd'] = update.crawlDelayMs;
+      set.push('#cd = :cd');
+    }
+    const politeness = { names: { ...names }, values: { ...values }, set: [...set] };
+    const add: string[] = [];
+    let n = 0;
+    const addCount = (attribute: string, value: number) => {
+      if (value === 0) return;
+      n += 1;
+      names[`#a${n}`] = attribute;
+      values[`:a${n}`] = value;
+      add.push(`#a${n} :a${n}`);
+    };
+    const c = update.counts;
+    for (const field of COUNT_FIELDS) addCount(field, c[field]);
+    for (const [status, count] of Object.entries(c.byStatus)) addCount(`s:${status}`, count);
+    for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
+    let condition: string | undefined;
+    if (update.ledger !== undefined) {
+      names['#ds'] = 'doneSeq';
+      values[':last'] = sequenceKey(update.ledger.lastSeq);
+      values[':first'] = sequenceKey(update.ledger.firstSeq);
+      set.push('#ds = :last');
+      condition = 'attribute_not_exists(#ds) OR #ds < :first';
+    }
+    const key = { pk: crawlId, sk: `host#${host}` };
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: key,
+          UpdateExpression: `SET ${set.join(', ')}${add.length > 0 ? ` ADD ${add.join(', ')}` : ''}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ...(condition === undefined ? {} : { ConditionExpression: condition }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: key,
+        UpdateExpression: `SET ${politeness.set.join(', ')}`,
+        ExpressionAttributeNames: politeness.names,
+        ExpressionAttributeValues: politeness.values,
+      }),
+    );
+    return false;
+  }
+
+  // --- pages ----------------------------------------------------------------------------------
+
+  /** Writes page records (BatchWriteItem: same write units as conditional puts, 25 per call). */
+  async putPages(crawlId: string, pages: readonly PageItem[]): Promise<void> {
+    await batchPutAll(
+      this.#doc,
+      this.#table,
+      pages.map((page) => pageToItem(crawlId, page)),
+    );
+  }
+
+  /** One page of a crawl's page records, in fingerprint order. */
+  async listPages(crawlId: string, limit: number, cursor?: string): Promise<PageList> {
+    const response = await this.#doc.send(
+      new QueryCommand({
+        TableName: this.#table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'page#' },
+        Limit: limit,
+        ...(cursor === undefined ? {} : { ExclusiveStartKey: { pk: crawlId, sk: cursor } }),
+      }),
+    );
+    const pages = (response.Items ?? []).map(pageFromItem);
+    const last = response.LastEvaluatedKey?.sk;
+    return typeof last === 'string' ? { pages, cursor: last } : { pages };
+  }
+
+  // --- the worker's batch read ----------------------------------------------------------------
+
+  /**
+   * Reads everything a batch needs in two BatchGetItem rounds run together: host items strongly
+   * consistent (politeness and the ledger must see the previous batch's write), the rest
+   * eventually consistent (half price; a page record or cancel seen a moment late is harmless).
+   */
+  async loadBatchState(request: BatchStateRequest): Promise<BatchState> {
+    const eventual: DocItem[] = [];
+    for (const id of request.crawlIds) eventual.push({ pk: id, sk: 'crawl' });
+    for (const id of request.budgets) eventual.push({ pk: id, sk: 'budget' });
+    for (const { crawlId, fp } of request.pages) eventual.push({ pk: crawlId, sk: `page#${fp}` });
+    for (const { crawlId, origin } of request.robots) eventual.push(robotsKey(crawlId, origin));
+    const consistent = request.hosts.map(({ crawlId, host }) => ({ pk: crawlId, sk: `host#${host}` }));
+    const [loose, strict] = await Promise.all([
+      batchGetAll(this.#doc, this.#table, dedupeKeys(eventual)),
+      batchGetAll(this.#doc, this.#table, dedupeKeys(consistent), { consistent: true }),
+    ]);
+    const state: BatchState = {
+      crawls: new Map(),
+      budgets: new Map(),
+      hosts: new Map(),
+      pages: new Map(),
+      robots: new Map(),
+    };
+    for (const item of [...loose, ...strict]) {
+      const pk = item.pk as string;
+      const sk = item.sk as string;
+      if (sk === 'crawl') state.crawls.set(pk, crawlFromItem(item));
+      else if (sk === 'budget') state.budgets.set(pk, Number(item.fetched ?? 0));
+      else if (sk.startsWith('host#')) state.hosts.set(stateKey(pk, sk.slice(5)), hostFromItem(item));
+      else if (sk.startsWith('page#')) state.pages.set(stateKey(pk, sk.slice(5)), pageFromItem(item));
+      else if (sk.startsWith('robots#')) {
+        const entry = robotsEntryFromItem(item);
+        if (entry !== undefined) state.robots.set(stateKey(pk, sk.slice(7)), entry);
+      }
+    }
+    return state;
+  }
+
+  async #queryAll(
+    input: { KeyConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
+    each: (item: DocItem) => void,
+  ): Promise<void> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const response: QueryCommandOutput = await this.#doc.send(
+        new QueryCommand({
+          TableName: this.#table,
+          ...input,
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      for (const item of response.Items ?? []) each(item);
+      start = response.LastEvaluatedKey;
+    } while (start !== undefined);
+  }
+}
+
+function dedupeKeys(keys: DocItem[]): DocItem[] {
+  const seen = new Set<string>();
+  return keys.filter((key) => {
+    const id = `${key.pk} ${key.sk}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+function crawlItem(crawl: CrawlRecord): DocItem {
+  const item: DocItem = {
+    pk: crawl.id,
+    sk: 'crawl',
+    status: crawl.status,
+    createdAt: crawl.createdAt,
+    config: crawl.config,
+    seeds: crawl.seeds,
+  };
+  if (crawl.allowedHosts !== undefined && crawl.allowedHosts.length > 0)
+    item.allowedHosts = new Set(crawl.allowedHosts);
+  return item;
+}
+
+function crawlFromItem(item: DocItem): CrawlRecord {
+  const crawl: CrawlRecord = {
+    id: item.pk as string,
+    status: item.status as CrawlStatus,
+    createdAt: item.createdAt as string,
+    config: item.config as CrawlConfig,
+    seeds: Number(item.seeds ?? 0),
+  };
+  if (item.allowedHosts instanceof Set) crawl.allowedHosts = [...(item.allowedHosts as Set<string>)];
+  if (typeof item.finishedAt === 'string') crawl.finishedAt = item.finishedAt;
+  if (item.counters !== undefined) crawl.counters = item.counters as CrawlCounters;
+  if (typeof item.lost === 'number') crawl.lost = item.lost;
+  if (item.watch !== undefined && item.watch !== null) crawl.watch = item.watch as CompletionWatch;
+  return crawl;
+}
+
+function hostFromItem(item: DocItem): HostRecord {
+  const counts = emptyHostCounts();
+  for (const field of COUNT_FIELDS) counts[field] = Number(item[field] ?? 0);
+  for (const [name, value] of Object.entries(item)) {
+    if (name.startsWith('s:')) counts.byStatus[name.slice(2)] = Number(value);
+    else if (name.startsWith('r:')) counts.byReason[name.slice(2)] = Number(value);
+  }
+  const host: HostRecord = {
+    ...counts,
+    host: String(item.host ?? (item.sk as string).slice(5)),
+    nextAllowedAt: Number(item.nextAllowedAt ?? 0),
+  };
+  if (typeof item.doneSeq === 'string') host.doneSeq = item.doneSeq;
+  if (typeof item.crawlDelayMs === 'number') host.crawlDelayMs = item.crawlDelayMs;
+  return host;
+}
+
+function pageToItem(crawlId: string, page: PageItem): DocItem {
+  const { fp, ...rest } = page;
+  return { pk: crawlId, sk: `page#${fp}`, ...rest };
+}
+
+function pageFromItem(item: DocItem): PageItem {
+  const { pk: _pk, sk, ...rest } = item;
+  return {
+    ...(rest as Omit<PageItem, 'fp'>),
+    fp: (sk as string).slice(5),
+    status: (rest.status as number | null) ?? null,
+  };
+}

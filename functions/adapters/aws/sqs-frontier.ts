@@ -1,0 +1,169 @@
+/**
+ * The frontier on SQS FIFO: one message per task, grouped by crawl and host.
+ */
+import {
+  ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type {
+  CloudFrontier,
+  DeadLetter,
+  DeadLetterSink,
+  MessageVisibility,
+  QueueDepth,
+  VisibilityChange,
+} from '../../cloud/cloud-ports.ts';
+import { deduplicationId, encodeTask, messageGroupId } from '../../cloud/task-message.ts';
+import type { CrawlTask } from '../../core/types.ts';
+
+const SEND_CHUNK = 10;
+const MAX_ROUNDS = 4;
+
+/** SQS refused some entries of a batch call again and again; the tasks were not all queued. */
+export class SqsSendError extends Error {
+  readonly code = 'sqs-send-failed' as const;
+  readonly retryable = true;
+  constructor(operation: string, failures: { Id?: string; Code?: string; Message?: string }[]) {
+    super(
+      `${operation}: ${failures.length} entries failed (${failures
+        .slice(0, 3)
+        .map((f) => `${f.Code}: ${f.Message}`)
+        .join('; ')})`,
+    );
+    this.name = 'SqsSendError';
+  }
+}
+
+/**
+ * Frontier over an SQS FIFO queue. `MessageGroupId` = `<crawlId>#<host>` (the queue keeps one
+ * message per host in flight), `MessageDeduplicationId` = `<crawlId>#<fp>` (`#a<attempt>` for a
+ * retry), so a task sent twice within five minutes (a redelivered parent) is queued once.
+ * Within a host, tasks come out in the order they were sent.
+ */
+export class SqsFrontier implements CloudFrontier {
+  readonly #sqs: SQSClient;
+  readonly #queueUrl: string;
+
+  constructor(sqs: SQSClient, queueUrl: string) {
+    this.#sqs = sqs;
+    this.#queueUrl = queueUrl;
+  }
+
+  /** Sends in batches of 10; entries SQS refuses are sent again, and a call that keeps failing throws. */
+  async enqueue(tasks: readonly CrawlTask[]): Promise<void> {
+    const chunks: CrawlTask[][] = [];
+    for (let i = 0; i < tasks.length; i += SEND_CHUNK) chunks.push(tasks.slice(i, i + SEND_CHUNK));
+    // Chunks in order: a host's tasks keep their order across chunks only if chunks go one by one.
+    for (const chunk of chunks) await this.#send(chunk);
+  }
+
+  /** Approximate message counts and the visibility timeout (for the scheduler's cross-checks). */
+  async depth(): Promise<QueueDepth> {
+    const response = await this.#sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: this.#queueUrl,
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+          'VisibilityTimeout',
+        ],
+      }),
+    );
+    const a = response.Attributes ?? {};
+    return {
+      visible: Number(a.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+      delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+      visibilityTimeoutSeconds: Number(a.VisibilityTimeout ?? 30),
+    };
+  }
+
+  async #send(chunk: CrawlTask[]): Promise<void> {
+    let entries = chunk.map((task, i) => ({
+      Id: String(i),
+      MessageBody: encodeTask(task),
+      MessageGroupId: messageGroupId(task),
+      MessageDeduplicationId: deduplicationId(task),
+    }));
+    for (let round = 0; ; round++) {
+      const response = await this.#sqs.send(
+        new SendMessageBatchCommand({ QueueUrl: this.#queueUrl, Entries: entries }),
+      );
+      const failed = response.Failed ?? [];
+      if (failed.length === 0) return;
+      // Sender faults (a malformed entry) will not pass on a second try.
+      if (round + 1 >= MAX_ROUNDS || failed.some((f) => f.SenderFault)) {
+        throw new SqsSendError('SendMessageBatch', failed);
+      }
+      const ids = new Set(failed.map((f) => f.Id));
+      entries = entries.filter((e) => ids.has(e.Id));
+    }
+  }
+}
+
+/** Changes the visibility of received messages: how the worker defers a host without waiting. */
+export class SqsMessageControl implements MessageVisibility {
+  readonly #sqs: SQSClient;
+  readonly #queueUrl: string;
+
+  constructor(sqs: SQSClient, queueUrl: string) {
+    this.#sqs = sqs;
+    this.#queueUrl = queueUrl;
+  }
+
+  /** ChangeMessageVisibilityBatch in chunks of 10; resolves the number of entries SQS refused. */
+  async changeVisibility(changes: readonly VisibilityChange[]): Promise<number> {
+    let failed = 0;
+    for (let i = 0; i < changes.length; i += SEND_CHUNK) {
+      const chunk = changes.slice(i, i + SEND_CHUNK);
+      const response = await this.#sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: this.#queueUrl,
+          Entries: chunk.map((c, n) => ({
+            Id: String(n),
+            ReceiptHandle: c.receiptHandle,
+            VisibilityTimeout: Math.max(0, Math.min(43_200, Math.ceil(c.seconds))),
+          })),
+        }),
+      );
+      failed += response.Failed?.length ?? 0;
+    }
+    return failed;
+  }
+}
+
+/**
+ * The worker's own way to the dead-letter queue: the original body plus `reason`, `detail`,
+ * `sourceMessageId` and `receiveCount` message attributes, deduplicated by the source message id.
+ */
+export class SqsDeadLetterQueue implements DeadLetterSink {
+  readonly #sqs: SQSClient;
+  readonly #queueUrl: string;
+
+  constructor(sqs: SQSClient, queueUrl: string) {
+    this.#sqs = sqs;
+    this.#queueUrl = queueUrl;
+  }
+
+  async send(letter: DeadLetter): Promise<void> {
+    const text = (value: string) => ({ DataType: 'String', StringValue: value.slice(0, 1000) || '-' });
+    await this.#sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.#queueUrl,
+        MessageBody: letter.body === '' ? '(empty)' : letter.body,
+        MessageGroupId: letter.groupId.slice(0, 128),
+        MessageDeduplicationId: letter.messageId.slice(0, 128),
+        MessageAttributes: {
+          reason: text(letter.reason),
+          detail: text(letter.detail ?? ''),
+          sourceMessageId: text(letter.messageId),
+          receiveCount: { DataType: 'Number', StringValue: String(letter.receiveCount) },
+        },
+      }),
+    );
+  }
+}

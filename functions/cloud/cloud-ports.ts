@@ -1,0 +1,154 @@
+/**
+ * Ports of the cloud mode only (the crawl table, the queue's message controls, the dead-letter
+ * queue). The shared ports (SeenStore, Frontier, PageStore, ...) are in functions/ports.ts. The
+ * AWS adapters implement these; the handlers take them as `deps`.
+ */
+import type { Fingerprint } from '../core/types.ts';
+import type { ContentSeenStore, Frontier, PageStore, RobotsCache, RobotsEntry, SeenStore } from '../ports.ts';
+import type {
+  CompletionWatch,
+  CrawlCounters,
+  CrawlRecord,
+  CrawlStatus,
+  HostCounts,
+  HostRecord,
+  PageItem,
+} from './crawl-records.ts';
+
+/** What a batch of the worker reads before it starts. */
+export interface BatchStateRequest {
+  crawlIds: string[];
+  /** Crawls whose `budget` item (pages fetched so far, for maxPages) is wanted. */
+  budgets: string[];
+  hosts: { crawlId: string; host: string }[];
+  pages: { crawlId: string; fp: Fingerprint }[];
+  robots: { crawlId: string; origin: string }[];
+}
+
+/** The items found; maps are keyed `<crawlId> <host|fp|origin>` (see `stateKey`), crawls by id. */
+export interface BatchState {
+  crawls: Map<string, CrawlRecord>;
+  budgets: Map<string, number>;
+  hosts: Map<string, HostRecord>;
+  pages: Map<string, PageItem>;
+  robots: Map<string, RobotsEntry>;
+}
+
+/** Key of a BatchState entry. */
+export function stateKey(crawlId: string, part: string): string {
+  return `${crawlId} ${part}`;
+}
+
+/** A host item write at the end of a batch. */
+export interface HostUpdate {
+  nextAllowedAt: number;
+  crawlDelayMs?: number;
+  /** Deltas to add. */
+  counts: HostCounts;
+  /** Sequence numbers of the first and last records handled; absent when none was. */
+  ledger?: { firstSeq: string; lastSeq: string };
+}
+
+/** One page of a crawl's page records. */
+export interface PageList {
+  pages: PageItem[];
+  /** Opaque continuation; absent on the last page. */
+  cursor?: string;
+}
+
+/** The crawl table: crawl items, the registry, host ledgers, page records. */
+export interface CrawlTableStore {
+  /** Writes a new crawl item (fails if the id exists) and its registry entry. */
+  createCrawl(crawl: CrawlRecord): Promise<void>;
+  getCrawl(id: string): Promise<CrawlRecord | undefined>;
+  /** Running -> cancelled; resolves the status afterwards, undefined for an unknown crawl. */
+  cancelCrawl(id: string): Promise<CrawlStatus | undefined>;
+  /**
+   * Running -> `status` (a cancelled crawl stays cancelled), freezes the counters, leaves the
+   * registry.
+   */
+  finishCrawl(
+    id: string,
+    end: { status: 'done' | 'failed'; finishedAt: string; counters: CrawlCounters; lost: number },
+  ): Promise<void>;
+  /** Crawls in the registry (running, or cancelled and still draining). */
+  registeredCrawls(): Promise<string[]>;
+  /** Stores (or clears, with undefined) the scheduler's watch of a crawl. */
+  setWatch(id: string, watch: CompletionWatch | undefined): Promise<void>;
+  /** Every host item of a crawl. */
+  hosts(crawlId: string): Promise<HostRecord[]>;
+  listPages(crawlId: string, limit: number, cursor?: string): Promise<PageList>;
+  loadBatchState(request: BatchStateRequest): Promise<BatchState>;
+  putPages(crawlId: string, pages: readonly PageItem[]): Promise<void>;
+  /** Resolves whether the counts were added (false: the ledger had counted these records already). */
+  updateHost(crawlId: string, host: string, update: HostUpdate): Promise<boolean>;
+  addBudget(crawlId: string, fetched: number): Promise<void>;
+  addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void>;
+}
+
+/** Messages in the frontier queue, by state (approximate), and its visibility timeout. */
+export interface QueueDepth {
+  visible: number;
+  inFlight: number;
+  delayed: number;
+  visibilityTimeoutSeconds: number;
+}
+
+/** The frontier as the API and scheduler see it. */
+export interface CloudFrontier extends Frontier {
+  depth(): Promise<QueueDepth>;
+}
+
+/** One received message's new visibility. */
+export interface VisibilityChange {
+  receiptHandle: string;
+  /** Seconds from now (SQS rounds nothing: whole seconds, 0-43200). */
+  seconds: number;
+}
+
+/** Controls received messages: how the worker defers a host without waiting. */
+export interface MessageVisibility {
+  /** Resolves how many changes SQS refused. */
+  changeVisibility(changes: readonly VisibilityChange[]): Promise<number>;
+}
+
+/** A message given up on, with why. */
+export interface DeadLetter {
+  body: string;
+  /** The source message's group (`invalid` when it had none). */
+  groupId: string;
+  messageId: string;
+  reason: string;
+  detail?: string;
+  receiveCount: number;
+}
+
+/** Where the worker puts messages it gives up on. */
+export interface DeadLetterSink {
+  send(letter: DeadLetter): Promise<void>;
+}
+
+/** A robots cache with a warm in-container map the worker can fill from its batch read. */
+export interface WarmRobotsCache extends RobotsCache {
+  isWarm(origin: string): boolean;
+  prime(origin: string, entry: RobotsEntry): void;
+}
+
+/** A page store whose captures are written per batch (`flush`). */
+export interface BatchPageStore extends PageStore {
+  /** The bucket the objects go to (recorded in page records). */
+  readonly bucket: string;
+}
+
+/** A SeenStore that remembers who claimed the fingerprints it answered about. */
+export interface OwnedSeenStore extends SeenStore {
+  /** The claim owner last seen for `fp`, if this instance knows it. */
+  ownerOf(fp: Fingerprint): Fingerprint | undefined;
+}
+
+/** The per-crawl stores of the URL table and robots cache. */
+export interface CrawlStores {
+  seen: OwnedSeenStore;
+  contentSeen: ContentSeenStore;
+  robots: WarmRobotsCache;
+}

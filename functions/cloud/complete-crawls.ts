@@ -1,0 +1,109 @@
+/**
+ * The scheduler's use case: end the crawls that have nothing left, and (later) run the AOPIC step.
+ */
+import type { Clock } from '../ports.ts';
+import type { CloudFrontier, CrawlTableStore, QueueDepth } from './cloud-ports.ts';
+import { crawlProgress } from './crawl-progress.ts';
+import type { CompletionWatch, CrawlRecord } from './crawl-records.ts';
+
+/**
+ * The seam for AOPIC's periodic step (redistributing the lambda page's credit, admitting URLs
+ * whose cash crossed the threshold). The crawl-quality work fills it; until then the scheduler is
+ * built without one and calls nothing.
+ */
+export interface CreditRedistribution {
+  /** Runs one step for a running crawl. Must be idempotent: ticks may repeat or overlap. */
+  redistribute(crawl: CrawlRecord): Promise<void>;
+}
+
+/** What the scheduler touches. */
+export interface CompleteCrawlsDeps {
+  table: CrawlTableStore;
+  frontier: Pick<CloudFrontier, 'depth'>;
+  clock: Clock;
+  /** AOPIC step (absent until AOPIC exists). */
+  aopic?: CreditRedistribution;
+  log?: (line: string) => void;
+}
+
+/** Ticks in a row the whole queue must be seen empty before unfinished URLs count as lost. */
+export const IDLE_TICKS_TO_END = 2;
+
+/** The worker's Lambda timeout (lib/functions.ts WORKER_TIMEOUT): no batch runs longer. */
+export const WORKER_TIMEOUT_MS = 60_000;
+
+/** What one tick did, per crawl id. */
+export type TickResult = Record<string, 'running' | 'done' | 'failed' | 'cancelled' | 'missing'>;
+
+function isEmpty(depth: QueueDepth): boolean {
+  return depth.visible === 0 && depth.inFlight === 0 && depth.delayed === 0;
+}
+
+/**
+ * For each registered crawl, sums its host ledgers. The counters are exact, but a parent's
+ * `enqueued` lands in its ledger at the end of its batch, after its links were sent, and a batch
+ * that dies keeps its messages invisible for the queue's visibility timeout: for a while
+ * `finished >= discovered` can hold with work still pending. So a settled crawl ends only when
+ *
+ * - the counters stayed the same for two ticks and the whole queue is empty now (no message of
+ *   any crawl visible, in flight or delayed: nothing can be pending), or
+ * - on a queue other crawls keep busy, the counters stayed the same for longer than any pending
+ *   batch can stay hidden (visibility timeout + worker timeout).
+ *
+ * It ends `done`, or `failed` when no URL got an HTTP response, or stays `cancelled`. A crawl
+ * whose counters never settle while the whole queue stays empty for {@link IDLE_TICKS_TO_END}
+ * ticks lost URLs without the worker (SQS's own redrive after repeated crashes): it ends with
+ * them counted as `lost`.
+ */
+export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResult> {
+  const result: TickResult = {};
+  let depth: QueueDepth | undefined;
+  for (const id of await deps.table.registeredCrawls()) {
+    const progress = await crawlProgress(deps.table, id);
+    if (progress === undefined) {
+      result[id] = 'missing';
+      continue;
+    }
+    const { crawl, view } = progress;
+    const { counters } = view;
+    const ongoing = crawl.status === 'cancelled' ? 'cancelled' : 'running';
+    if (crawl.status === 'running' && deps.aopic !== undefined) await deps.aopic.redistribute(crawl);
+    depth ??= await deps.frontier.depth();
+    const settled = counters.finished >= counters.discovered;
+    if (!settled && !isEmpty(depth)) {
+      if (crawl.watch !== undefined) await deps.table.setWatch(id, undefined);
+      result[id] = ongoing;
+      continue;
+    }
+    const now = deps.clock.now();
+    const kind: CompletionWatch['kind'] = settled ? 'settled' : 'idle';
+    const signature = `${counters.finished}/${counters.discovered}`;
+    const previous = crawl.watch;
+    const same = previous !== undefined && previous.kind === kind && previous.signature === signature;
+    const watch: CompletionWatch = same
+      ? { ...previous, ticks: previous.ticks + 1 }
+      : { kind, signature, since: now, ticks: 1 };
+    const end = settled
+      ? (watch.ticks >= 2 && isEmpty(depth)) ||
+        now - watch.since >= depth.visibilityTimeoutSeconds * 1000 + WORKER_TIMEOUT_MS
+      : watch.ticks >= IDLE_TICKS_TO_END;
+    if (!end) {
+      // Written when it starts and while the tick count matters; `since` alone needs no updates.
+      if (!same || watch.ticks <= IDLE_TICKS_TO_END) await deps.table.setWatch(id, watch);
+      result[id] = ongoing;
+      continue;
+    }
+    const lost = Math.max(0, counters.discovered - counters.finished);
+    if (lost > 0)
+      deps.log?.(`crawl ${id}: queue empty but ${lost} URLs unfinished; ending it with them as lost`);
+    const status = counters.fetched === 0 ? 'failed' : 'done';
+    await deps.table.finishCrawl(id, {
+      status,
+      finishedAt: new Date(now).toISOString(),
+      counters,
+      lost,
+    });
+    result[id] = crawl.status === 'cancelled' ? 'cancelled' : status;
+  }
+  return result;
+}

@@ -1,0 +1,297 @@
+/**
+ * The records the cloud crawl keeps (crawl, host ledger, page record) as plain data, and the pure
+ * arithmetic over them: a crawl's counters are the sum of its host ledgers plus its seeds.
+ */
+import type { CrawlConfig } from '../core/config.ts';
+import type { Fingerprint, PageRecord } from '../core/types.ts';
+
+/** Life of a crawl: `running` until the scheduler sees nothing left, or DELETE cancels it. */
+export type CrawlStatus = 'running' | 'done' | 'cancelled' | 'failed';
+
+/** The crawl item: what was asked for and where it stands. */
+export interface CrawlRecord {
+  id: string;
+  status: CrawlStatus;
+  /** ISO 8601. */
+  createdAt: string;
+  config: CrawlConfig;
+  /** Seed tasks claimed and queued when the crawl started (the first `discovered` URLs). */
+  seeds: number;
+  /** Hosts added to the scope because a seed redirected there (shared by every worker). */
+  allowedHosts?: string[];
+  /** ISO 8601, set when the crawl left `running` for good. */
+  finishedAt?: string;
+  /** Counters frozen when the crawl finished. */
+  counters?: CrawlCounters;
+  /** URLs that left the queue without being finished (e.g. redriven to the DLQ by SQS itself). */
+  lost?: number;
+  /** What the scheduler saw on earlier ticks (see complete-crawls.ts). */
+  watch?: CompletionWatch;
+}
+
+/**
+ * The scheduler's memory between ticks: since when the counters have said "nothing left"
+ * (`settled`), or since when the whole queue has been empty while they did not (`idle`).
+ */
+export interface CompletionWatch {
+  kind: 'settled' | 'idle';
+  /** `finished/discovered` when the watch started; a change restarts it. */
+  signature: string;
+  /** Epoch ms. */
+  since: number;
+  /** Ticks that saw the same thing. */
+  ticks: number;
+}
+
+/**
+ * What a host's records contributed. Every number is counted exactly once per URL: it is written
+ * in the same conditional write that advances the host's ledger (see `HostRecord.doneSeq`).
+ */
+export interface HostCounts {
+  /** URLs finished (fetched, skipped, failed for good, dropped, dead-lettered). */
+  finished: number;
+  /** Finished with an HTTP response (the per-host and per-crawl page budgets count these). */
+  fetched: number;
+  /** New URLs (claimed and queued) found on this host's pages. */
+  enqueued: number;
+  bytes: number;
+  /** Finished with an error reason (see {@link ERROR_REASONS}). */
+  failed: number;
+  duplicates: number;
+  retries: number;
+  /** HTTP requests, robots.txt included (robots.txt requests are counted best effort). */
+  requests: number;
+  /** Sent to the dead-letter queue by the worker. */
+  dlq: number;
+  /** URL-seen look-ups and those the warm cache answered. */
+  lookups: number;
+  cacheHits: number;
+  /** Finished URLs by HTTP status. */
+  byStatus: Record<string, number>;
+  /** Finished URLs by reason (skips, failures, drops). */
+  byReason: Record<string, number>;
+}
+
+/** The host item: politeness state plus the host's ledger. */
+export interface HostRecord extends HostCounts {
+  host: string;
+  /**
+   * SQS sequence number of the last message of this host's group whose effects are counted.
+   * FIFO gives a group's messages increasing sequence numbers and hands them to one consumer at
+   * a time, so "seq <= doneSeq" means "already handled" and the counts need no other ledger.
+   */
+  doneSeq?: string;
+  /** Epoch ms before which no request may start (gap after the last one, Retry-After, backoff). */
+  nextAllowedAt: number;
+  /** The robots.txt Crawl-delay that applies to us, ms. */
+  crawlDelayMs?: number;
+}
+
+/**
+ * SQS FIFO sequence numbers are decimal strings of up to 128 bits: padded to 40 digits they
+ * compare as strings the way they compare as numbers (DynamoDB compares strings bytewise).
+ */
+export function sequenceKey(seq: string): string {
+  return seq.padStart(40, '0');
+}
+
+/** A crawl's counters, as the API reports them. */
+export interface CrawlCounters {
+  /** URLs claimed as new: seeds plus every URL queued from a page. */
+  discovered: number;
+  /** Discovered but not finished yet. */
+  queued: number;
+  finished: number;
+  fetched: number;
+  byStatus: Record<string, number>;
+  failed: number;
+  /** Finished URLs by reason (robots, max-pages, cancelled, gave-up, ...). */
+  byReason: Record<string, number>;
+  bytes: number;
+  /** Hosts that got at least one request. */
+  hosts: number;
+  retries: number;
+  duplicates: number;
+  requests: number;
+  dlq: number;
+}
+
+/** URL-seen statistics of a crawl. */
+export interface UrlSeenCounters {
+  lookups: number;
+  cacheHits: number;
+  /** cacheHits / lookups, 0 before any look-up. */
+  hitRate: number;
+}
+
+/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
+export const ERROR_REASONS: ReadonlySet<string> = new Set([
+  'gave-up',
+  'robots-unreachable',
+  'internal-error',
+  'dlq',
+  'dns',
+  'connect',
+  'tls',
+  'protocol',
+  'timeout-connect',
+  'timeout-headers',
+  'timeout-idle',
+  'timeout-total',
+]);
+
+/** All-zero counts. */
+export function emptyHostCounts(): HostCounts {
+  return {
+    finished: 0,
+    fetched: 0,
+    enqueued: 0,
+    bytes: 0,
+    failed: 0,
+    duplicates: 0,
+    retries: 0,
+    requests: 0,
+    dlq: 0,
+    lookups: 0,
+    cacheHits: 0,
+    byStatus: {},
+    byReason: {},
+  };
+}
+
+/** Adds one finished URL to `counts`. */
+export function countFinished(
+  counts: HostCounts,
+  finished: { status: number | null; bytes: number; reason?: string; duplicateOf?: string; enqueued: number },
+): void {
+  counts.finished += 1;
+  counts.enqueued += finished.enqueued;
+  if (finished.status !== null) {
+    counts.fetched += 1;
+    counts.bytes += finished.bytes;
+    const key = String(finished.status);
+    counts.byStatus[key] = (counts.byStatus[key] ?? 0) + 1;
+  }
+  if (finished.reason !== undefined) {
+    counts.byReason[finished.reason] = (counts.byReason[finished.reason] ?? 0) + 1;
+    if (ERROR_REASONS.has(finished.reason)) counts.failed += 1;
+    if (finished.reason === 'dlq') counts.dlq += 1;
+  }
+  if (finished.duplicateOf !== undefined) counts.duplicates += 1;
+}
+
+/** Sums the host ledgers of a crawl into its counters. */
+export function aggregateCounters(
+  seeds: number,
+  hosts: Iterable<HostCounts>,
+): { counters: CrawlCounters; urlSeen: UrlSeenCounters } {
+  const counters: CrawlCounters = {
+    discovered: seeds,
+    queued: 0,
+    finished: 0,
+    fetched: 0,
+    byStatus: {},
+    failed: 0,
+    byReason: {},
+    bytes: 0,
+    hosts: 0,
+    retries: 0,
+    duplicates: 0,
+    requests: 0,
+    dlq: 0,
+  };
+  let lookups = 0;
+  let cacheHits = 0;
+  for (const h of hosts) {
+    counters.discovered += h.enqueued;
+    counters.finished += h.finished;
+    counters.fetched += h.fetched;
+    counters.failed += h.failed;
+    counters.bytes += h.bytes;
+    counters.retries += h.retries;
+    counters.duplicates += h.duplicates;
+    counters.requests += h.requests;
+    counters.dlq += h.dlq;
+    if (h.requests > 0) counters.hosts += 1;
+    for (const [k, n] of Object.entries(h.byStatus)) counters.byStatus[k] = (counters.byStatus[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(h.byReason)) counters.byReason[k] = (counters.byReason[k] ?? 0) + n;
+    lookups += h.lookups;
+    cacheHits += h.cacheHits;
+  }
+  counters.queued = Math.max(0, counters.discovered - counters.finished);
+  return { counters, urlSeen: { lookups, cacheHits, hitRate: lookups === 0 ? 0 : cacheHits / lookups } };
+}
+
+/** Where a page's capture is: a WARC response record inside an S3 object. */
+export interface WarcLocation {
+  bucket: string;
+  key: string;
+  offset: number;
+  length: number;
+}
+
+/**
+ * The page record (`page#<fp>`): the URL's outcome, and the done-marker that makes a redelivered
+ * message a no-op. `messageId` and `enqueued` let a redelivery of the same message count the URL
+ * when the worker died after writing this record but before its host ledger.
+ */
+export interface PageItem {
+  fp: Fingerprint;
+  url: string;
+  host: string;
+  finalUrl?: string;
+  status: number | null;
+  contentType?: string;
+  kind: string;
+  depth: number;
+  bytes: number;
+  fetchedAt?: string;
+  durationMs?: number;
+  title?: string;
+  contentHash?: string;
+  outLinks: number;
+  reason?: string;
+  detail?: string;
+  redirectTo?: string;
+  duplicateOf?: string;
+  truncated?: string;
+  noindex?: boolean;
+  warc?: WarcLocation;
+  /** The SQS message whose processing wrote this record. */
+  messageId: string;
+  /** New URLs this page queued. */
+  enqueued: number;
+}
+
+/** Builds a page item from the core's PageRecord. Long free-text fields are cut to keep items near 1 KB. */
+export function pageItemFromRecord(
+  record: PageRecord,
+  where: { fp: Fingerprint; host: string; messageId: string; enqueued: number; warc?: WarcLocation },
+): PageItem {
+  const item: PageItem = {
+    fp: where.fp,
+    url: record.url,
+    host: where.host,
+    status: record.status,
+    kind: record.kind,
+    depth: record.depth,
+    bytes: record.bytes,
+    outLinks: record.outLinks,
+    messageId: where.messageId,
+    enqueued: where.enqueued,
+  };
+  if (record.finalUrl !== record.url) item.finalUrl = record.finalUrl;
+  if (record.contentType !== null) item.contentType = record.contentType;
+  if (record.fetchedAt !== null) item.fetchedAt = record.fetchedAt;
+  if (record.durationMs !== null) item.durationMs = record.durationMs;
+  if (record.title !== null && record.title !== '') item.title = record.title.slice(0, 300);
+  if (record.contentHash !== null) item.contentHash = record.contentHash;
+  if (record.reason !== undefined) item.reason = record.reason;
+  if (record.detail !== undefined) item.detail = record.detail.slice(0, 300);
+  if (record.redirectTo !== undefined) item.redirectTo = record.redirectTo;
+  if (record.duplicateOf !== undefined) item.duplicateOf = record.duplicateOf;
+  if (record.truncated !== undefined) item.truncated = record.truncated;
+  if (record.noindex) item.noindex = true;
+  if (where.warc !== undefined) item.warc = where.warc;
+  return item;
+}

@@ -1,0 +1,83 @@
+/**
+ * A test seam for fault injection, inert in production: the worker calls its hook at each step
+ * that matters for durability, and only a hook built from `CRAWLSTACK_FAULT` does anything.
+ *
+ *   CRAWLSTACK_FAULT=after-claims:2,after-store:1,after-pages:1,before-ack:3,throw-url:/poison
+ *
+ * `<step>:<n>` crashes the invocation the n-th time the step is reached (once per cold start):
+ * an `InjectedCrashError` that the worker lets escape, so the invocation fails as if the process
+ * had died there (nothing after the step happens, the whole batch returns to the queue).
+ * `throw-url:<text>` makes every task whose URL contains the text throw an ordinary error, a
+ * task whose processing always fails (it must end in the dead-letter queue).
+ */
+
+/** Points the worker reports, in the order a record reaches them. */
+export type FaultStep =
+  /** URL-seen claims of a page's links are durable, the links are not queued yet. */
+  | 'after-claims'
+  /** The batch's WARC object is in S3, no page record written yet. */
+  | 'after-store'
+  /** Page records written, host ledgers not yet. */
+  | 'after-pages'
+  /** Everything written; the batch response (which deletes the messages) not returned yet. */
+  | 'before-ack'
+  /** About to crawl a task (carries its URL). */
+  | 'before-crawl';
+
+/** Called by the worker at each step; throws to inject a fault. */
+export type FaultHook = (step: FaultStep, url?: string) => void;
+
+/** The production hook: does nothing. */
+export const NO_FAULTS: FaultHook = () => {};
+
+/** The simulated death of the worker. Not a processing error: the worker never catches it. */
+export class InjectedCrashError extends Error {
+  readonly code = 'injected-crash' as const;
+  readonly step: FaultStep;
+  constructor(step: FaultStep, n: number) {
+    super(`injected crash ${step}:${n} (CRAWLSTACK_FAULT)`);
+    this.name = 'InjectedCrashError';
+    this.step = step;
+  }
+}
+
+/** An ordinary processing error raised on purpose (`throw-url`). */
+export class InjectedFailureError extends Error {
+  readonly code = 'injected-failure' as const;
+  constructor(url: string) {
+    super(`injected failure for ${url} (CRAWLSTACK_FAULT throw-url)`);
+    this.name = 'InjectedFailureError';
+  }
+}
+
+const CRASH_STEPS = new Set<FaultStep>(['after-claims', 'after-store', 'after-pages', 'before-ack']);
+
+/** Builds the hook from the variable's value; `undefined` or empty gives {@link NO_FAULTS}. */
+export function faultHookFromSpec(spec: string | undefined): FaultHook {
+  if (spec === undefined || spec.trim() === '') return NO_FAULTS;
+  const crashes = new Map<FaultStep, { at: number; seen: number }>();
+  const throwUrls: string[] = [];
+  for (const part of spec.split(',')) {
+    const text = part.trim();
+    const colon = text.indexOf(':');
+    const name = colon < 0 ? text : text.slice(0, colon);
+    const arg = colon < 0 ? '' : text.slice(colon + 1);
+    if (name === 'throw-url' && arg !== '') {
+      throwUrls.push(arg);
+    } else if (CRASH_STEPS.has(name as FaultStep) && /^\d+$/.test(arg) && Number(arg) > 0) {
+      crashes.set(name as FaultStep, { at: Number(arg), seen: 0 });
+    } else {
+      throw new Error(`CRAWLSTACK_FAULT: cannot read ${JSON.stringify(text)}`);
+    }
+  }
+  return (step, url) => {
+    if (step === 'before-crawl') {
+      if (url !== undefined && throwUrls.some((t) => url.includes(t))) throw new InjectedFailureError(url);
+      return;
+    }
+    const crash = crashes.get(step);
+    if (crash === undefined) return;
+    crash.seen += 1;
+    if (crash.seen === crash.at) throw new InjectedCrashError(step, crash.at);
+  };
+}

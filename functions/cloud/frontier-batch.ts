@@ -1,0 +1,688 @@
+/**
+ * The frontier worker's use case: one batch of frontier messages, each crawled with the shared
+ * step (`crawlPage`: at most one request), then the batch's effects written in an order that makes
+ * a crash anywhere harmless (everything is idempotent on redelivery):
+ *
+ *   per record (groups concurrently, a group's records in order):
+ *     already handled? (seq <= host ledger, or a page record exists) -> ack, no fetch
+ *     cancelled / over maxPages / over the host budget -> ack, counted
+ *     host not allowed yet -> wait inline (<= inlineWaitMs) or DEFER: the message's visibility is
+ *       set to the wait and the record fails, which blocks its FIFO group without Lambda time
+ *     crawlPage -> claims + SendMessageBatch of new links happen inside, before anything is acked
+ *   end of batch:
+ *     1. one S3 PUT of the batch's WARC object (per crawl)
+ *     2. page records (the done-markers)
+ *     3. host items: politeness state + the ledger (counts exactly once per handled record)
+ *     4. maxPages budget, hosts a seed redirected to
+ *     5. visibility of deferred records; the response lists them (and later records of their group)
+ */
+import { LRUCache } from 'lru-cache';
+import { ClockCache } from '../core/clock-cache.ts';
+import { type CrawlConfig, parseCrawlConfig } from '../core/config.ts';
+import { type CrawlPageDeps, type CrawlPageOutcome, crawlPage, SEED_OWNER } from '../core/crawl-page.ts';
+import { hostGapMs } from '../core/politeness.ts';
+import type { CrawlTask, PageRecord } from '../core/types.ts';
+import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
+import { ScopeRules } from '../core/url/scope.ts';
+import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
+import type { Clock, Fetcher, SeenStore } from '../ports.ts';
+import {
+  type BatchPageStore,
+  type BatchState,
+  type CrawlStores,
+  type CrawlTableStore,
+  type DeadLetterSink,
+  type MessageVisibility,
+  stateKey,
+} from './cloud-ports.ts';
+import {
+  type CrawlRecord,
+  countFinished,
+  emptyHostCounts,
+  type HostCounts,
+  type PageItem,
+  pageItemFromRecord,
+  sequenceKey,
+} from './crawl-records.ts';
+import { type FaultHook, InjectedCrashError, NO_FAULTS } from './fault-hook.ts';
+import { decodeTask } from './task-message.ts';
+
+/** One frontier message, as the handler hands it over. */
+export interface FrontierMessage {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  /** FIFO MessageGroupId. */
+  groupId?: string;
+  /** FIFO SequenceNumber (increasing within a group). */
+  sequenceNumber?: string;
+  /** ApproximateReceiveCount. */
+  receiveCount: number;
+}
+
+/** What happens to a message: deleted, or left on the queue, invisible for `seconds`. */
+export type MessageVerdict = { kind: 'ack' } | { kind: 'retry'; seconds: number; why: string };
+
+/** The batch's outcome: a verdict per message id, and what the batch did. */
+export interface BatchOutcome {
+  verdicts: Map<string, MessageVerdict>;
+  stats: BatchStats;
+}
+
+/** Counts for logs and tests. */
+export interface BatchStats {
+  records: number;
+  crawled: number;
+  deferred: number;
+  duplicates: number;
+  deadLettered: number;
+  errors: number;
+  warcObjects: number;
+}
+
+/** Everything the worker touches; the entry wires the AWS adapters. */
+export interface FrontierWorkerDeps {
+  clock: Clock;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  table: CrawlTableStore;
+  frontier: CrawlPageDeps['frontier'];
+  messages: MessageVisibility;
+  deadLetters: DeadLetterSink;
+  /** The URL-table and robots stores of one crawl. */
+  stores: (crawlId: string) => CrawlStores;
+  /** A fresh page store for one crawl and batch. */
+  pageStore: (crawlId: string, config: CrawlConfig) => BatchPageStore;
+  /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */
+  fetcher: (config: CrawlConfig) => Fetcher;
+  /** Test seam (see fault-hook.ts); production passes nothing. */
+  fault?: FaultHook;
+  log?: (line: string) => void;
+  /** Waits up to this long are waited inside the invocation; longer ones defer the message. Default 200. */
+  inlineWaitMs?: number;
+  /** Processing errors of one message in this container before it goes to the DLQ. Default 3. */
+  errorAttempts?: number;
+  /** ...or receives of the message, whichever comes first (below the redrive's 10). Default 8. */
+  deadLetterReceives?: number;
+}
+
+/** What the worker keeps per crawl in a warm container. */
+interface CrawlContext {
+  config: CrawlConfig;
+  canonicalizer: UrlCanonicalizer;
+  scope: ScopeRules;
+  allowed: Set<string>;
+  cache: ClockCache;
+  /** Pages known to be finished (their page record exists): their claims are all queued. */
+  finishedPages: LRUCache<string, true>;
+}
+
+/** One crawl's share of a batch. */
+interface CrawlBatch {
+  crawl: CrawlRecord;
+  ctx: CrawlContext;
+  store: BatchPageStore | undefined;
+  pages: PageItem[];
+  /** Fingerprints finished in this batch (a duplicate message later in the batch is acked). */
+  finished: Set<string>;
+  /** Pages fetched in this batch (for the maxPages budget). */
+  fetched: number;
+  budget: number;
+  redirectedHosts: Set<string>;
+  /** URLs the batch's finished pages claimed and queued: cached once their page records are durable. */
+  claimed: string[];
+}
+
+/** One FIFO group's share of a batch: its host's state, kept in memory and written once. */
+interface GroupBatch {
+  crawlId: string;
+  host: string;
+  doneSeq: string;
+  nextAllowedAt: number;
+  crawlDelayMs: number | undefined;
+  fetched: number;
+  counts: HostCounts;
+  firstSeq: string | undefined;
+  lastSeq: string | undefined;
+  touched: boolean;
+}
+
+interface Entry {
+  message: FrontierMessage;
+  task: CrawlTask;
+}
+
+const DEFAULT_INLINE_WAIT_MS = 200;
+/** Time kept for the end-of-batch writes. */
+const WRITE_RESERVE_MS = 5_000;
+/** Crawls whose settings and caches a container keeps. */
+const CACHED_CRAWLS = 8;
+
+/**
+ * Longest a cloud fetch may take. The worker's Lambda timeout is 60 s, so a crawl's longer
+ * timeouts are cut to this in the cloud (see `cloudFetchSettings`).
+ */
+export const MAX_CLOUD_FETCH_MS = 40_000;
+
+/** The fetch settings a worker uses for a crawl: the crawl's, with timeouts capped for Lambda. */
+export function cloudFetchSettings(config: CrawlConfig) {
+  return {
+    userAgent: config.userAgent,
+    allowPrivate: config.allowPrivate,
+    connectTimeoutMs: Math.min(config.connectTimeoutMs, MAX_CLOUD_FETCH_MS),
+    headersTimeoutMs: Math.min(config.headersTimeoutMs, MAX_CLOUD_FETCH_MS),
+    idleTimeoutMs: Math.min(config.idleTimeoutMs, MAX_CLOUD_FETCH_MS),
+    totalTimeoutMs: Math.min(config.totalTimeoutMs, MAX_CLOUD_FETCH_MS),
+  };
+}
+
+function fetchBudgetMs(config: CrawlConfig): number {
+  return Math.min(config.totalTimeoutMs, MAX_CLOUD_FETCH_MS);
+}
+
+const noResults = { page: async () => {}, links: async () => {} };
+
+/**
+ * Builds the batch processor. Its closure is the warm container's state: URL-seen caches per
+ * crawl, parsed crawl settings, fetchers, and error counts per message.
+ */
+export function createFrontierBatchProcessor(
+  deps: FrontierWorkerDeps,
+): (messages: readonly FrontierMessage[], remainingMs?: () => number) => Promise<BatchOutcome> {
+  const fault = deps.fault ?? NO_FAULTS;
+  const log = deps.log ?? (() => {});
+  const inlineWaitMs = deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS;
+  const errorAttempts = deps.errorAttempts ?? 3;
+  const deadLetterReceives = deps.deadLetterReceives ?? 8;
+  const contexts = new LRUCache<string, CrawlContext>({ max: CACHED_CRAWLS });
+  const errorCounts = new LRUCache<string, number>({ max: 10_000 });
+
+  function contextFor(crawl: CrawlRecord): CrawlContext {
+    let ctx = contexts.get(crawl.id);
+    if (ctx === undefined) {
+      // The item holds a validated config; parsing again fills defaults added since it was written.
+      const parsed = parseCrawlConfig(crawl.config);
+      const config = parsed.ok ? parsed.config : crawl.config;
+      const canonicalizer = new UrlCanonicalizer(config);
+      const seeds: string[] = [];
+      for (const seed of config.seeds) {
+        const c = canonicalizer.canonicalize(seed);
+        if (c.ok) seeds.push(c.url);
+      }
+      ctx = {
+        config,
+        canonicalizer,
+        scope: new ScopeRules(config, seeds),
+        allowed: new Set(),
+        cache: new ClockCache(config.seenCacheSize),
+        finishedPages: new LRUCache({ max: 100_000 }),
+      };
+      contexts.set(crawl.id, ctx);
+    }
+    for (const host of crawl.allowedHosts ?? []) {
+      if (!ctx.allowed.has(host)) {
+        ctx.allowed.add(host);
+        ctx.scope.allowHost(host);
+      }
+    }
+    return ctx;
+  }
+
+  return async function processBatch(messages, remainingMs = () => Number.POSITIVE_INFINITY) {
+    const verdicts = new Map<string, MessageVerdict>();
+    const stats: BatchStats = {
+      records: messages.length,
+      crawled: 0,
+      deferred: 0,
+      duplicates: 0,
+      deadLettered: 0,
+      errors: 0,
+      warcObjects: 0,
+    };
+
+    // 1. Bodies that are not tasks go to the DLQ at once: no retry can make them valid.
+    const entries: Entry[] = [];
+    for (const message of messages) {
+      const decoded = decodeTask(message.body);
+      if (decoded.ok) {
+        entries.push({ message, task: decoded.task });
+        continue;
+      }
+      await deps.deadLetters.send({
+        body: message.body,
+        groupId: message.groupId ?? 'invalid',
+        messageId: message.messageId,
+        reason: 'invalid-task',
+        detail: decoded.problem,
+        receiveCount: message.receiveCount,
+      });
+      stats.deadLettered += 1;
+      verdicts.set(message.messageId, { kind: 'ack' });
+    }
+    if (entries.length === 0) return { verdicts, stats };
+
+    // 2. One read for the whole batch: crawls, budgets, host ledgers, done-markers, robots.
+    const state = await deps.table.loadBatchState(stateRequest(entries));
+    const crawls = new Map<string, CrawlBatch>();
+    const groups = new Map<string, { group: GroupBatch; entries: Entry[] }>();
+    for (const entry of entries) {
+      const { task } = entry;
+      const crawl = state.crawls.get(task.crawlId);
+      if (crawl === undefined) continue;
+      if (!crawls.has(crawl.id)) {
+        crawls.set(crawl.id, {
+          crawl,
+          ctx: contextFor(crawl),
+          store: undefined,
+          pages: [],
+          finished: new Set(),
+          fetched: 0,
+          budget: state.budgets.get(crawl.id) ?? 0,
+          redirectedHosts: new Set(),
+          claimed: [],
+        });
+      }
+      const key = stateKey(task.crawlId, task.host);
+      let slot = groups.get(key);
+      if (slot === undefined) {
+        const host = state.hosts.get(key);
+        slot = {
+          group: {
+            crawlId: task.crawlId,
+            host: task.host,
+            doneSeq: host?.doneSeq ?? '',
+            nextAllowedAt: host?.nextAllowedAt ?? 0,
+            crawlDelayMs: host?.crawlDelayMs,
+            fetched: host?.fetched ?? 0,
+            counts: emptyHostCounts(),
+            firstSeq: undefined,
+            lastSeq: undefined,
+            touched: false,
+          },
+          entries: [],
+        };
+        groups.set(key, slot);
+      }
+      slot.entries.push(entry);
+    }
+    for (const [key, entry] of state.robots) {
+      const space = key.indexOf(' ');
+      deps.stores(key.slice(0, space)).robots.prime(key.slice(space + 1), entry);
+    }
+
+    // Tasks of crawls that do not exist: nothing can ever process them.
+    for (const entry of entries) {
+      if (crawls.has(entry.task.crawlId)) continue;
+      await deadLetter(entry, 'unknown-crawl', `no crawl ${entry.task.crawlId}`);
+      verdicts.set(entry.message.messageId, { kind: 'ack' });
+    }
+
+    // 3. Groups concurrently (different hosts fetch in parallel), each group's records in order.
+    const runs = await Promise.allSettled(
+      [...groups.values()].map(async ({ group, entries: groupEntries }) => {
+        const batch = crawls.get(group.crawlId) as CrawlBatch;
+        let blocked: MessageVerdict | undefined;
+        for (const entry of groupEntries) {
+          // FIFO: once a record of the group fails, every later record of the group fails too.
+          const verdict = blocked ?? (await processRecord(entry, group, batch, state, stats, remainingMs));
+          if (verdict.kind === 'retry') blocked ??= verdict;
+          verdicts.set(entry.message.messageId, verdict);
+        }
+      }),
+    );
+    for (const run of runs) if (run.status === 'rejected') throw run.reason;
+
+    // 4. The batch's writes, in the order that makes a crash at any point safe to redeliver.
+    try {
+      for (const batch of crawls.values()) {
+        if (batch.store !== undefined && batch.pages.some((p) => p.warc !== undefined)) {
+          await batch.store.flush();
+          stats.warcObjects += 1;
+        }
+      }
+      fault('after-store');
+      await Promise.all(
+        [...crawls.values()]
+          .filter((b) => b.pages.length > 0)
+          .map(async (b) => {
+            await deps.table.putPages(b.crawl.id, b.pages);
+            for (const page of b.pages) b.ctx.finishedPages.set(page.fp, true);
+            for (const fp of b.claimed) b.ctx.cache.add(fp);
+          }),
+      );
+      fault('after-pages');
+      await Promise.all(
+        [...groups.values()]
+          .filter(({ group }) => group.touched)
+          .map(async ({ group }) => {
+            const counted = await deps.table.updateHost(group.crawlId, group.host, {
+              nextAllowedAt: group.nextAllowedAt,
+              ...(group.crawlDelayMs === undefined ? {} : { crawlDelayMs: group.crawlDelayMs }),
+              counts: group.counts,
+              ...(group.firstSeq === undefined || group.lastSeq === undefined
+                ? {}
+                : { ledger: { firstSeq: group.firstSeq, lastSeq: group.lastSeq } }),
+            });
+            if (!counted)
+              log(`host ${group.host} of ${group.crawlId}: records already counted (redelivered)`);
+          }),
+      );
+      await Promise.all(
+        [...crawls.values()].map(async (b) => {
+          if (b.ctx.config.maxPages !== undefined) await deps.table.addBudget(b.crawl.id, b.fetched);
+          await deps.table.addAllowedHosts(b.crawl.id, [...b.redirectedHosts]);
+        }),
+      );
+    } catch (error) {
+      if (error instanceof InjectedCrashError) throw error;
+      // Nothing is lost: every write above is idempotent, so the whole batch is simply redone.
+      log(`batch writes failed, the batch will be redelivered: ${describe(error)}`);
+      for (const { message, task } of entries) {
+        if (!crawls.has(task.crawlId)) continue; // dead-lettered for good
+        verdicts.set(message.messageId, { kind: 'retry', seconds: 2, why: 'batch-write-failed' });
+      }
+    }
+    fault('before-ack');
+    return { verdicts, stats };
+  };
+
+  async function deadLetter(entry: Entry, reason: string, detail: string): Promise<void> {
+    await deps.deadLetters.send({
+      body: entry.message.body,
+      groupId: entry.message.groupId ?? 'invalid',
+      messageId: entry.message.messageId,
+      reason,
+      detail,
+      receiveCount: entry.message.receiveCount,
+    });
+  }
+
+  /** The record's handling: it will be acked, so its sequence number joins the ledger. */
+  function handled(group: GroupBatch, message: FrontierMessage): void {
+    group.touched = true;
+    const seq = message.sequenceNumber;
+    if (seq === undefined) return;
+    group.firstSeq ??= seq;
+    group.lastSeq = seq;
+  }
+
+  function finish(
+    group: GroupBatch,
+    batch: CrawlBatch,
+    message: FrontierMessage,
+    fp: string,
+    finished: {
+      status: number | null;
+      bytes: number;
+      reason?: string;
+      duplicateOf?: string;
+      enqueued: number;
+    },
+  ): MessageVerdict {
+    countFinished(group.counts, finished);
+    if (finished.status !== null) {
+      group.fetched += 1;
+      batch.fetched += 1;
+    }
+    batch.finished.add(fp);
+    handled(group, message);
+    return { kind: 'ack' };
+  }
+
+  async function processRecord(
+    entry: Entry,
+    group: GroupBatch,
+    batch: CrawlBatch,
+    state: BatchState,
+    stats: BatchStats,
+    remainingMs: () => number,
+  ): Promise<MessageVerdict> {
+    const { message, task } = entry;
+    const { config } = batch.ctx;
+    const seq = message.sequenceNumber;
+    // Already handled by an earlier delivery whose ledger write went through.
+    if (seq !== undefined && group.doneSeq !== '' && sequenceKey(seq) <= group.doneSeq) {
+      stats.duplicates += 1;
+      return { kind: 'ack' };
+    }
+    const page = state.pages.get(stateKey(task.crawlId, task.fp));
+    if (page !== undefined || batch.finished.has(task.fp)) {
+      stats.duplicates += 1;
+      // The same message after a crash between its page record and its ledger: count it now.
+      if (page !== undefined && page.messageId === message.messageId && !batch.finished.has(task.fp)) {
+        return finish(group, batch, message, task.fp, page);
+      }
+      // Another copy of a finished URL (a re-send older than the 5-minute dedup window).
+      handled(group, message);
+      return { kind: 'ack' };
+    }
+    if (batch.crawl.status !== 'running') {
+      if (batch.crawl.status !== 'cancelled') {
+        // A finished crawl gets no new work; a late copy of one of its tasks is dropped.
+        stats.duplicates += 1;
+        return { kind: 'ack' };
+      }
+      return finish(group, batch, message, task.fp, {
+        status: null,
+        bytes: 0,
+        reason: 'cancelled',
+        enqueued: 0,
+      });
+    }
+    if (config.maxPages !== undefined && batch.budget + batch.fetched >= config.maxPages) {
+      return finish(group, batch, message, task.fp, {
+        status: null,
+        bytes: 0,
+        reason: 'max-pages',
+        enqueued: 0,
+      });
+    }
+    if (group.fetched >= config.maxPagesPerHost) {
+      return finish(group, batch, message, task.fp, {
+        status: null,
+        bytes: 0,
+        reason: 'host-budget',
+        enqueued: 0,
+      });
+    }
+
+    try {
+      for (;;) {
+        const wait = group.nextAllowedAt - deps.clock.now();
+        if (wait > inlineWaitMs) {
+          stats.deferred += 1;
+          return { kind: 'retry', seconds: Math.ceil(wait / 1000), why: 'politeness' };
+        }
+        if (wait > 0) await deps.sleep(wait);
+        // A request must end (and the batch's writes after it) before the invocation times out.
+        if (remainingMs() < fetchBudgetMs(config) + WRITE_RESERVE_MS) {
+          stats.deferred += 1;
+          return { kind: 'retry', seconds: 0, why: 'time' };
+        }
+        fault('before-crawl', task.url);
+        const seenStats: UrlSeenStats = { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
+        const claimed: string[] = [];
+        const outcome = await crawlPage(crawlDeps(batch, seenStats, claimed), task);
+        stats.crawled += 1;
+        group.counts.lookups += seenStats.lookups;
+        group.counts.cacheHits += seenStats.cacheHits;
+        applyFeedback(group, config, outcome);
+        if (outcome.kind === 'robots') continue; // same task again, after the host's gap
+        if (outcome.kind === 'retry') {
+          // Re-sent as a new message (new dedup id), the original acked; the host item carries
+          // the block so the next message of the host is deferred until notBefore.
+          await deps.frontier.enqueue([outcome.task]);
+          group.nextAllowedAt = Math.max(group.nextAllowedAt, outcome.notBefore);
+          group.counts.retries += 1;
+          handled(group, message);
+          return { kind: 'ack' };
+        }
+        batch.claimed.push(...claimed);
+        return recordDone(group, batch, message, task, outcome.record, outcome.enqueued.length);
+      }
+    } catch (error) {
+      if (error instanceof InjectedCrashError) throw error;
+      stats.errors += 1;
+      const errors = (errorCounts.get(message.messageId) ?? 0) + 1;
+      errorCounts.set(message.messageId, errors);
+      log(`error on ${task.url} (message ${message.messageId}, error ${errors}): ${describe(error)}`);
+      if (errors < errorAttempts && message.receiveCount < deadLetterReceives) {
+        return { kind: 'retry', seconds: Math.min(60, 2 ** (errors - 1)), why: 'error' };
+      }
+      const detail = describe(error);
+      await deadLetter(entry, 'processing-error', detail);
+      stats.deadLettered += 1;
+      errorCounts.delete(message.messageId);
+      const record: PageRecord = {
+        url: task.url,
+        finalUrl: task.url,
+        status: null,
+        contentType: null,
+        kind: 'page',
+        depth: task.depth,
+        bytes: 0,
+        fetchedAt: null,
+        durationMs: null,
+        title: null,
+        contentHash: null,
+        outLinks: 0,
+        reason: 'dlq',
+        detail: `processing-error: ${detail}`,
+      };
+      return recordDone(group, batch, message, task, record, 0);
+    }
+  }
+
+  function recordDone(
+    group: GroupBatch,
+    batch: CrawlBatch,
+    message: FrontierMessage,
+    task: CrawlTask,
+    record: PageRecord,
+    enqueued: number,
+  ): MessageVerdict {
+    const item = pageItemFromRecord(record, {
+      fp: task.fp,
+      host: task.host,
+      messageId: message.messageId,
+      enqueued,
+      ...(record.warc === undefined || batch.store === undefined
+        ? {}
+        : {
+            warc: {
+              bucket: batch.store.bucket,
+              key: record.warc.file,
+              offset: record.warc.offset,
+              length: record.warc.length,
+            },
+          }),
+    });
+    batch.pages.push(item);
+    // crawlPage widened this container's scope to where a seed moved; share it with the others.
+    if (task.depth === 0 && record.redirectTo !== undefined && record.reason !== 'too-many-redirects') {
+      const host = URL.parse(record.redirectTo)?.hostname;
+      if (host !== undefined && !batch.ctx.allowed.has(host)) batch.redirectedHosts.add(host);
+    }
+    const finished: Parameters<typeof countFinished>[1] = {
+      status: record.status,
+      bytes: record.bytes,
+      enqueued,
+    };
+    if (record.reason !== undefined) finished.reason = record.reason;
+    if (record.duplicateOf !== undefined) finished.duplicateOf = record.duplicateOf;
+    return finish(group, batch, message, task.fp, finished);
+  }
+
+  function applyFeedback(group: GroupBatch, config: CrawlConfig, outcome: CrawlPageOutcome): void {
+    const feedback = outcome.feedback;
+    if (feedback === undefined) return;
+    group.touched = true;
+    group.counts.requests += 1;
+    if (feedback.crawlDelayMs !== undefined) group.crawlDelayMs = feedback.crawlDelayMs;
+    const gap = hostGapMs(config, feedback.responseMs, group.crawlDelayMs);
+    group.nextAllowedAt = Math.max(deps.clock.now() + gap, feedback.blockedUntil ?? 0);
+  }
+
+  function crawlDeps(batch: CrawlBatch, seenStats: UrlSeenStats, claimed: string[]): CrawlPageDeps {
+    const { ctx } = batch;
+    const stores = deps.stores(batch.crawl.id);
+    batch.store ??= deps.pageStore(batch.crawl.id, ctx.config);
+    const seen: SeenStore = {
+      claim: async (fps, owner) => {
+        const claimed = await stores.seen.claim(fps, owner);
+        fault('after-claims');
+        return claimed;
+      },
+      has: (fp) => stores.seen.has(fp),
+    };
+    // A URL claimed by another page enters the cache only once that page is finished: until then
+    // its owner may still be retried, and its retry must find the claim in the store (and queue
+    // the URL again), not be told "seen" by a cache.
+    const cacheable = async (fps: readonly string[]): Promise<boolean[]> => {
+      const owners = fps.map((fp) => stores.seen.ownerOf(fp));
+      const unknown = new Set<string>();
+      for (const owner of owners) {
+        if (owner !== undefined && owner !== SEED_OWNER && !ctx.finishedPages.has(owner)) unknown.add(owner);
+      }
+      if (unknown.size > 0) {
+        const found = await deps.table.loadBatchState({
+          crawlIds: [],
+          budgets: [],
+          hosts: [],
+          pages: [...unknown].map((fp) => ({ crawlId: batch.crawl.id, fp })),
+          robots: [],
+        });
+        for (const key of found.pages.keys()) ctx.finishedPages.set(key.slice(key.indexOf(' ') + 1), true);
+      }
+      return owners.map((o) => o !== undefined && (o === SEED_OWNER || ctx.finishedPages.has(o)));
+    };
+    return {
+      config: ctx.config,
+      clock: deps.clock,
+      random: deps.random,
+      fetcher: deps.fetcher(ctx.config),
+      robots: stores.robots,
+      // Own claims are cached at the end of the batch, after the page record: a redelivery of a
+      // page that died before it must count (and queue) its children again.
+      seen: new UrlSeen(ctx.cache, seen, seenStats, { cacheable, remember: (fps) => claimed.push(...fps) }),
+      contentSeen: stores.contentSeen,
+      frontier: deps.frontier,
+      pages: batch.store,
+      results: noResults,
+      canonicalizer: ctx.canonicalizer,
+      scope: ctx.scope,
+    };
+  }
+
+  function stateRequest(entries: readonly Entry[]) {
+    const crawlIds = new Set<string>();
+    const hosts = new Map<string, { crawlId: string; host: string }>();
+    const robots = new Map<string, { crawlId: string; origin: string }>();
+    const pages: { crawlId: string; fp: string }[] = [];
+    for (const { task } of entries) {
+      crawlIds.add(task.crawlId);
+      hosts.set(stateKey(task.crawlId, task.host), { crawlId: task.crawlId, host: task.host });
+      pages.push({ crawlId: task.crawlId, fp: task.fp });
+      const origin = URL.parse(task.url)?.origin;
+      if (origin !== undefined && origin !== 'null' && !deps.stores(task.crawlId).robots.isWarm(origin)) {
+        robots.set(stateKey(task.crawlId, origin), { crawlId: task.crawlId, origin });
+      }
+    }
+    // The budget item is read only for crawls that have (or may have, when not seen yet) maxPages.
+    const budgets = [...crawlIds].filter((id) => {
+      const ctx = contexts.get(id);
+      return ctx === undefined || ctx.config.maxPages !== undefined;
+    });
+    return {
+      crawlIds: [...crawlIds],
+      budgets,
+      hosts: [...hosts.values()],
+      pages,
+      robots: [...robots.values()],
+    };
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,74 @@
+/**
+ * A frontier message is a CrawlTask as JSON. The FIFO message group is the crawl and host (one
+ * request in flight per host and crawl, from the queue itself); the deduplication id is the crawl
+ * and URL fingerprint, plus the attempt number for deliberate re-sends, which would otherwise be
+ * dropped as duplicates for five minutes.
+ */
+import { createHash } from 'node:crypto';
+import type { CrawlTask } from '../core/types.ts';
+
+/** SQS limit on MessageGroupId and MessageDeduplicationId. */
+const MAX_ID_LENGTH = 128;
+const FINGERPRINT = /^[0-9a-f]{16}$/;
+
+/** `<crawlId>#<host>`; hosts too long for SQS's 128 characters are replaced by their SHA-256. */
+export function messageGroupId(task: Pick<CrawlTask, 'crawlId' | 'host'>): string {
+  const id = `${task.crawlId}#${task.host}`;
+  if (id.length <= MAX_ID_LENGTH) return id;
+  return `${task.crawlId}#${createHash('sha256').update(task.host).digest('hex').slice(0, 64)}`;
+}
+
+/** `<crawlId>#<fp>` for a first send, `<crawlId>#<fp>#a<attempt>` for a retry's re-send. */
+export function deduplicationId(task: Pick<CrawlTask, 'crawlId' | 'fp' | 'attempt'>): string {
+  return task.attempt > 0 ? `${task.crawlId}#${task.fp}#a${task.attempt}` : `${task.crawlId}#${task.fp}`;
+}
+
+/** The message body of a task. */
+export function encodeTask(task: CrawlTask): string {
+  return JSON.stringify(task);
+}
+
+/** A body that is a task, or why it is not. */
+export type DecodedTask = { ok: true; task: CrawlTask } | { ok: false; problem: string };
+
+/**
+ * Parses and checks a message body. Only the shape is checked (types, fingerprint format); whether
+ * the crawl exists is the worker's business.
+ */
+export function decodeTask(body: string): DecodedTask {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return { ok: false, problem: 'body is not JSON' };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, problem: 'body is not a JSON object' };
+  }
+  const t = value as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const key of ['crawlId', 'url', 'host'] as const) {
+    if (typeof t[key] !== 'string' || t[key] === '') problems.push(`${key} must be a non-empty string`);
+  }
+  if (typeof t.fp !== 'string' || !FINGERPRINT.test(t.fp)) problems.push('fp must be 16 hex digits');
+  for (const key of ['depth', 'redirects', 'attempt'] as const) {
+    if (!Number.isInteger(t[key]) || (t[key] as number) < 0) problems.push(`${key} must be an integer >= 0`);
+  }
+  if (typeof t.cash !== 'number' || !Number.isFinite(t.cash)) problems.push('cash must be a number');
+  if (t.parent !== undefined && (typeof t.parent !== 'string' || !FINGERPRINT.test(t.parent))) {
+    problems.push('parent must be 16 hex digits');
+  }
+  if (problems.length > 0) return { ok: false, problem: problems.join('; ') };
+  const task: CrawlTask = {
+    crawlId: t.crawlId as string,
+    url: t.url as string,
+    fp: t.fp as string,
+    host: t.host as string,
+    depth: t.depth as number,
+    redirects: t.redirects as number,
+    attempt: t.attempt as number,
+    cash: t.cash as number,
+  };
+  if (typeof t.parent === 'string') task.parent = t.parent;
+  return { ok: true, task };
+}

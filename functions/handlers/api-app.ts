@@ -1,0 +1,110 @@
+/**
+ * The HTTP API as a Hono app, independent of Lambda (tests call `app.request()`):
+ *
+ *   POST   /crawls                 body = crawl config (the CLI's schema)  -> 201 { id }
+ *   GET    /crawls/{id}            status, config, counters, URL-seen hit rate
+ *   GET    /crawls/{id}/pages      ?limit=1..1000&cursor=   page records, where each body is stored
+ *   DELETE /crawls/{id}            cancel: queued URLs are dropped without fetching
+ *
+ * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400).
+ */
+import { Hono } from 'hono';
+import type { CrawlTableStore } from '../cloud/cloud-ports.ts';
+import { crawlProgress } from '../cloud/crawl-progress.ts';
+import { type StartCrawlDeps, startCrawl } from '../cloud/start-crawl.ts';
+
+/** What the API touches. */
+export interface ApiDeps extends StartCrawlDeps {
+  table: CrawlTableStore;
+  log?: (line: string) => void;
+}
+
+/** Largest request body accepted. */
+export const MAX_BODY_BYTES = 64 * 1024;
+const DEFAULT_PAGE_LIMIT = 100;
+const MAX_PAGE_LIMIT = 1000;
+
+function encodeCursor(sk: string): string {
+  return Buffer.from(sk, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string | undefined {
+  const sk = Buffer.from(cursor, 'base64url').toString('utf8');
+  return /^page#[0-9a-f]{16}$/.test(sk) ? sk : undefined;
+}
+
+/** Builds the app. */
+export function createApiApp(deps: ApiDeps): Hono {
+  const app = new Hono();
+  const log = deps.log ?? (() => {});
+
+  app.post('/crawls', async (c) => {
+    const declared = Number(c.req.header('content-length') ?? 0);
+    if (declared > MAX_BODY_BYTES) return c.json({ error: `body over ${MAX_BODY_BYTES} bytes` }, 413);
+    const text = await c.req.text();
+    if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
+      return c.json({ error: `body over ${MAX_BODY_BYTES} bytes` }, 413);
+    }
+    let input: unknown;
+    try {
+      input = JSON.parse(text);
+    } catch (error) {
+      return c.json({ error: 'body is not valid JSON', problems: [(error as Error).message] }, 400);
+    }
+    const outcome = await startCrawl(deps, input);
+    if (outcome.kind === 'invalid') {
+      return c.json({ error: 'invalid crawl configuration', problems: outcome.problems }, 400);
+    }
+    log(`crawl ${outcome.id} started with ${outcome.seeds} seeds`);
+    c.header('location', `/crawls/${outcome.id}`);
+    return c.json({ id: outcome.id }, 201);
+  });
+
+  app.get('/crawls/:id', async (c) => {
+    const progress = await crawlProgress(deps.table, c.req.param('id'));
+    if (progress === undefined) return c.json({ error: 'no such crawl' }, 404);
+    return c.json(progress.view);
+  });
+
+  app.get('/crawls/:id/pages', async (c) => {
+    const id = c.req.param('id');
+    const limitText = c.req.query('limit');
+    const limit = limitText === undefined ? DEFAULT_PAGE_LIMIT : Number(limitText);
+    const problems: string[] = [];
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+      problems.push(
+        `limit: expected an integer from 1 to ${MAX_PAGE_LIMIT}, got ${JSON.stringify(limitText)}`,
+      );
+    }
+    const cursorText = c.req.query('cursor');
+    const cursor = cursorText === undefined ? undefined : decodeCursor(cursorText);
+    if (cursorText !== undefined && cursor === undefined)
+      problems.push('cursor: not a cursor this API returned');
+    if (problems.length > 0) return c.json({ error: 'invalid query', problems }, 400);
+    if ((await deps.table.getCrawl(id)) === undefined) return c.json({ error: 'no such crawl' }, 404);
+    const list = await deps.table.listPages(id, limit, cursor);
+    return c.json({
+      pages: list.pages.map(({ messageId: _m, enqueued: _e, ...page }) => page),
+      ...(list.cursor === undefined ? {} : { cursor: encodeCursor(list.cursor) }),
+    });
+  });
+
+  app.delete('/crawls/:id', async (c) => {
+    const id = c.req.param('id');
+    const status = await deps.table.cancelCrawl(id);
+    if (status === undefined) return c.json({ error: 'no such crawl' }, 404);
+    if (status !== 'cancelled') return c.json({ error: `crawl is already ${status}`, id, status }, 409);
+    log(`crawl ${id} cancelled`);
+    return c.json({ id, status });
+  });
+
+  for (const path of ['/crawls', '/crawls/:id', '/crawls/:id/pages']) {
+    app.all(path, (c) => c.json({ error: `method ${c.req.method} not allowed on ${c.req.path}` }, 405));
+  }
+  app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}` }, 404));
+  app.onError((error, c) => {
+    log(`API error on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`);
+    return c.json({ error: 'internal error' }, 500);
+  });
+  return app;
+}

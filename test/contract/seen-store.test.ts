@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
+import { LocalSeenStore } from '../../functions/adapters/local/local-seen-store.ts';
+import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
+import { seenStoreContract } from './seen-store.contract.ts';
+
+describe('SeenStore contract: LocalSeenStore', () => {
+  let local: LocalBackend;
+  before(() => {
+    local = openLocalBackend();
+  });
+  after(() => local.close());
+  seenStoreContract(async () => ({ a: new LocalSeenStore(local.db), b: new LocalSeenStore(local.db) }));
+});
+
+for (const readFirst of [true, false]) {
+  describe(`SeenStore contract: DynamoSeenStore (readFirst ${readFirst})`, () => {
+    let aws: AwsBackend;
+    let table: string;
+    before(async () => {
+      aws = await openAwsBackend();
+      table = await aws.urlTable();
+    });
+    after(() => aws.close());
+    seenStoreContract(async () => ({
+      a: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
+      b: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
+    }));
+
+    it('keeps crawls apart: a URL seen in one crawl is new in another', async () => {
+      const one = new DynamoSeenStore(aws.clients.doc, table, 'crawl-a', { readFirst });
+      const two = new DynamoSeenStore(aws.clients.doc, table, 'crawl-b', { readFirst });
+      assert.deepEqual(await one.claim(['00000000000000aa'], 'ffffffffffffffff'), [true]);
+      assert.deepEqual(await two.claim(['00000000000000aa'], 'eeeeeeeeeeeeeeee'), [true]);
+      assert.equal(await two.has('00000000000000bb'), false);
+    });
+  });
+}

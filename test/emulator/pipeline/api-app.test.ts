@@ -1,0 +1,258 @@
+/**
+ * The HTTP API (Hono app and its function URL wrapper) over real tables and a queue.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import type { Hono } from 'hono';
+import { createAwsApiDeps } from '../../../functions/adapters/aws/aws-deps.ts';
+import type { CrawlProgressView } from '../../../functions/cloud/crawl-progress.ts';
+import { emptyHostCounts, type PageItem } from '../../../functions/cloud/crawl-records.ts';
+import { createApiHandler } from '../../../functions/handlers/api.ts';
+import { createApiApp, MAX_BODY_BYTES } from '../../../functions/handlers/api-app.ts';
+import { eventually } from '../../fixtures/site-server.ts';
+import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
+
+describe('HTTP API', () => {
+  let h: WorkerHarness;
+  let app: Hono;
+  let ids = 0;
+  before(async () => {
+    h = await openWorkerHarness();
+    app = createApiApp(createAwsApiDeps(h.aws.clients, h.env, { newId: () => `crawl-${++ids}` }));
+  });
+  after(() => h?.close());
+
+  const json = (body: unknown) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+  it('POST /crawls starts a crawl: 201 { id }, the crawl item, and the seed in the frontier', async () => {
+    const response = await app.request(
+      '/crawls',
+      json({ seeds: ['https://example.org/'], scope: 'any', maxPages: 3000 }),
+    );
+    assert.equal(response.status, 201);
+    const { id } = (await response.json()) as { id: string };
+    assert.equal(id, 'crawl-1');
+    assert.equal(response.headers.get('location'), '/crawls/crawl-1');
+    const status = await app.request(`/crawls/${id}`);
+    assert.equal(status.status, 200);
+    const view = (await status.json()) as CrawlProgressView;
+    assert.equal(view.status, 'running');
+    assert.equal(view.config.maxPages, 3000);
+    assert.equal(view.config.delayMs, 1000, 'defaults filled in');
+    assert.equal(view.counters.discovered, 1);
+    assert.equal(view.counters.queued, 1);
+    assert.deepEqual(view.urlSeen, { lookups: 0, cacheHits: 0, hitRate: 0 });
+    const seed = await eventually(async () =>
+      (await h.receive()).find((r) => JSON.parse(r.body).crawlId === id),
+    );
+    assert.equal(JSON.parse(seed.body).url, 'https://example.org/');
+    assert.equal(seed.attributes.MessageGroupId, `${id}#example.org`);
+  });
+
+  it('400 with the list of problems for invalid JSON or an invalid config', async () => {
+    const broken = await app.request('/crawls', json('{"seeds": ['));
+    assert.equal(broken.status, 400);
+    const brokenBody = (await broken.json()) as { error: string; problems: string[] };
+    assert.equal(brokenBody.error, 'body is not valid JSON');
+    assert.equal(brokenBody.problems.length, 1);
+
+    const invalid = await app.request(
+      '/crawls',
+      json({ seeds: ['ftp://example.org/'], maxPages: -3, colour: 'blue', scope: 'planet' }),
+    );
+    assert.equal(invalid.status, 400);
+    const body = (await invalid.json()) as { error: string; problems: string[] };
+    assert.equal(body.error, 'invalid crawl configuration');
+    assert.ok(
+      body.problems.some((p) => p.startsWith('maxPages:')),
+      body.problems.join('\n'),
+    );
+    assert.ok(
+      body.problems.some((p) => p.includes('"colour"')),
+      body.problems.join('\n'),
+    );
+    assert.ok(
+      body.problems.some((p) => p.startsWith('scope:')),
+      body.problems.join('\n'),
+    );
+    const noSeeds = (await (await app.request('/crawls', json({ seeds: [] }))).json()) as {
+      problems: string[];
+    };
+    assert.match(noSeeds.problems.join(), /seed/);
+  });
+
+  it('413 for a body over 64 KB', async () => {
+    const big = JSON.stringify({ seeds: ['https://example.org/'], exclude: ['x'.repeat(MAX_BODY_BYTES)] });
+    const response = await app.request('/crawls', json(big));
+    assert.equal(response.status, 413);
+    assert.match(((await response.json()) as { error: string }).error, /65536/);
+  });
+
+  it('404 for an unknown crawl or route, 405 for a wrong method, JSON errors throughout', async () => {
+    for (const [method, path, status] of [
+      ['GET', '/crawls/nope', 404],
+      ['GET', '/crawls/nope/pages', 404],
+      ['DELETE', '/crawls/nope', 404],
+      ['PUT', '/crawls', 405],
+      ['GET', '/crawls', 405],
+      ['POST', '/crawls/crawl-1', 405],
+      ['GET', '/elsewhere', 404],
+    ] as const) {
+      const response = await app.request(path, { method });
+      assert.equal(response.status, status, `${method} ${path}`);
+      assert.equal(typeof ((await response.json()) as { error: unknown }).error, 'string');
+    }
+  });
+
+  it('GET /crawls/{id} sums the host ledgers into counters', async () => {
+    const id = (
+      (await (await app.request('/crawls', json({ seeds: ['https://a.example/'] }))).json()) as { id: string }
+    ).id;
+    const counts = emptyHostCounts();
+    Object.assign(counts, {
+      finished: 3,
+      fetched: 2,
+      enqueued: 4,
+      bytes: 900,
+      requests: 3,
+      lookups: 20,
+      cacheHits: 15,
+    });
+    counts.byStatus = { '200': 1, '404': 1 };
+    counts.byReason = { robots: 1 };
+    await h.table.updateHost(id, 'a.example', {
+      nextAllowedAt: 0,
+      counts,
+      ledger: { firstSeq: '1', lastSeq: '3' },
+    });
+    await h.table.updateHost(id, 'b.example', {
+      nextAllowedAt: 0,
+      counts: { ...emptyHostCounts(), enqueued: 1 },
+    });
+    const view = (await (await app.request(`/crawls/${id}`)).json()) as CrawlProgressView;
+    assert.deepEqual(view.counters, {
+      discovered: 1 + 4 + 1,
+      queued: 3,
+      finished: 3,
+      fetched: 2,
+      byStatus: { '200': 1, '404': 1 },
+      failed: 0,
+      byReason: { robots: 1 },
+      bytes: 900,
+      hosts: 1,
+      retries: 0,
+      duplicates: 0,
+      requests: 3,
+      dlq: 0,
+    });
+    assert.deepEqual(view.urlSeen, { lookups: 20, cacheHits: 15, hitRate: 0.75 });
+  });
+
+  it('GET /crawls/{id}/pages pages through the records with an opaque cursor', async () => {
+    const id = (
+      (await (await app.request('/crawls', json({ seeds: ['https://p.example/'] }))).json()) as { id: string }
+    ).id;
+    const pages: PageItem[] = Array.from({ length: 5 }, (_, i) => ({
+      fp: `00000000000000a${i}`,
+      url: `https://p.example/${i}`,
+      host: 'p.example',
+      status: 200,
+      kind: 'page',
+      depth: 1,
+      bytes: 10 * i,
+      outLinks: 0,
+      messageId: `m${i}`,
+      enqueued: 0,
+      warc: { bucket: 'b', key: `warc/${id}/x.warc.gz`, offset: 100 * i, length: 50 },
+    }));
+    await h.table.putPages(id, pages);
+    const seen: Record<string, unknown>[] = [];
+    let cursor: string | undefined;
+    let calls = 0;
+    do {
+      const response = await app.request(`/crawls/${id}/pages?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      assert.equal(response.status, 200);
+      const body = (await response.json()) as { pages: Record<string, unknown>[]; cursor?: string };
+      seen.push(...body.pages);
+      cursor = body.cursor;
+      calls += 1;
+    } while (cursor !== undefined && calls < 10);
+    assert.deepEqual(
+      seen.map((p) => p.url),
+      pages.map((p) => p.url),
+    );
+    assert.equal(seen[3]?.warc && (seen[3].warc as { offset: number }).offset, 300);
+    assert.equal(seen[0]?.messageId, undefined, 'internal fields stay internal');
+    assert.equal((await app.request(`/crawls/${id}/pages?limit=0`)).status, 400);
+    assert.equal((await app.request(`/crawls/${id}/pages?cursor=bm9wZQ`)).status, 400);
+  });
+
+  it('DELETE cancels (idempotently); a finished crawl answers 409', async () => {
+    const id = (
+      (await (await app.request('/crawls', json({ seeds: ['https://c.example/'] }))).json()) as { id: string }
+    ).id;
+    for (let i = 0; i < 2; i++) {
+      const response = await app.request(`/crawls/${id}`, { method: 'DELETE' });
+      assert.equal(response.status, 200);
+      assert.deepEqual(await response.json(), { id, status: 'cancelled' });
+    }
+    assert.equal(
+      ((await (await app.request(`/crawls/${id}`)).json()) as { status: string }).status,
+      'cancelled',
+    );
+    const done = (
+      (await (await app.request('/crawls', json({ seeds: ['https://d.example/'] }))).json()) as { id: string }
+    ).id;
+    const { view } = (await h.progress(done))!;
+    await h.table.finishCrawl(done, {
+      status: 'done',
+      finishedAt: new Date().toISOString(),
+      counters: view.counters,
+      lost: 0,
+    });
+    const refused = await app.request(`/crawls/${done}`, { method: 'DELETE' });
+    assert.equal(refused.status, 409);
+    assert.equal(((await refused.json()) as { status: string }).status, 'done');
+  });
+
+  it('answers function URL events (payload 2.0)', async () => {
+    const handler = createApiHandler(createAwsApiDeps(h.aws.clients, h.env));
+    const event = (method: string, path: string, body?: string): LambdaFunctionURLEvent =>
+      ({
+        version: '2.0',
+        routeKey: '$default',
+        rawPath: path,
+        rawQueryString: '',
+        headers: { 'content-type': 'application/json', host: 'abc.lambda-url.us-east-1.on.aws' },
+        requestContext: {
+          accountId: '000000000000',
+          apiId: 'abc',
+          domainName: 'abc.lambda-url.us-east-1.on.aws',
+          domainPrefix: 'abc',
+          http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+          requestId: 'r',
+          routeKey: '$default',
+          stage: '$default',
+          time: '',
+          timeEpoch: 0,
+        },
+        isBase64Encoded: false,
+        ...(body === undefined ? {} : { body }),
+      }) as LambdaFunctionURLEvent;
+    type Result = Exclude<LambdaFunctionURLResult, string>;
+    const call = async (e: LambdaFunctionURLEvent) => (await handler(e)) as Result;
+    const created = await call(event('POST', '/crawls', JSON.stringify({ seeds: ['https://u.example/'] })));
+    assert.equal(created.statusCode, 201);
+    const id = (JSON.parse(created.body as string) as { id: string }).id;
+    assert.match(id, /^[0-9a-f-]{36}$/);
+    const invalid = await call(event('POST', '/crawls', '{}'));
+    assert.equal(invalid.statusCode, 400);
+    const status = await call(event('GET', `/crawls/${id}`));
+    assert.equal(JSON.parse(status.body as string).status, 'running');
+  });
+});

@@ -1,0 +1,303 @@
+/**
+ * Shared setup for the pipeline tests: the whole stack from the synthesized template on the
+ * stand-in (or on `AWS_ENDPOINT_URL`), an API client with the local bearer token, fixture sites on
+ * loopback addresses, and readers for what a crawl left behind.
+ */
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { ReceiveMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { type AwsClients, createAwsClients } from '../../../functions/adapters/aws/clients.ts';
+import type { CrawlProgressView } from '../../../functions/cloud/crawl-progress.ts';
+import type { PageItem } from '../../../functions/cloud/crawl-records.ts';
+import { type CloudLocal, type CloudLocalMetrics, startCloudLocal } from '../../../localstack/cloud-local.ts';
+import { eventually, type LoggedRequest, type SiteServer, startSite } from '../../fixtures/site-server.ts';
+
+/** Read once at load: the local runtime itself sets AWS_ENDPOINT_URL while functions run. */
+export const EXTERNAL_ENDPOINT = process.env.AWS_ENDPOINT_URL?.replace(/\/+$/, '') || undefined;
+
+/** A page as GET /crawls/{id}/pages lists it. */
+export type ListedPage = Omit<PageItem, 'messageId' | 'enqueued'>;
+
+/** The running stack plus what the tests need around it. */
+export interface Pipeline {
+  local: CloudLocal;
+  clients: AwsClients;
+  logs: string[];
+  queueUrl: string;
+  dlqUrl: string;
+  api(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: Record<string, unknown> }>;
+  startCrawl(config: Record<string, unknown>): Promise<string>;
+  status(id: string): Promise<CrawlProgressView>;
+  waitForStatus(id: string, statuses: string[], timeoutMs: number): Promise<CrawlProgressView>;
+  pages(id: string, limit?: number): Promise<ListedPage[]>;
+  /** The WARC response record a page record points at, inflated. */
+  warcRecord(page: ListedPage): Promise<string>;
+  /** Receives what is in the DLQ (deleting nothing; messages stay in flight for a while). */
+  deadLetters(
+    expected: number,
+    timeoutMs: number,
+  ): Promise<{ body: string; attributes: Record<string, string> }[]>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+function uniquePrefix(): string {
+  counter += 1;
+  return `p${process.pid.toString(36)}${randomBytes(2).toString('hex')}${counter}`;
+}
+
+/** Options of {@link startPipeline}. */
+export interface PipelineOptions {
+  env?: Record<string, string>;
+  /** Frontier visibility timeout (s): a crashed batch comes back after it (the template says 360). */
+  visibilityTimeoutSeconds?: number;
+}
+
+/** Starts the stack (synthesizing first if cdk.out is stale). */
+export async function startPipeline(options: PipelineOptions = {}): Promise<Pipeline> {
+  const logs: string[] = [];
+  const local = await startCloudLocal({
+    port: 0,
+    prefix: uniquePrefix(),
+    scheduleRateMs: 300,
+    eventSource: { waitTimeSeconds: 1, maxConcurrency: 4 },
+    ...(options.env === undefined ? {} : { env: options.env }),
+    log: (line) => logs.push(line),
+  });
+  const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });
+  const queueUrl = local.provisioned.resources.FrontierQueue?.url as string;
+  const dlqUrl = local.provisioned.resources.FrontierDlq?.url as string;
+  const bucket = local.provisioned.resources.PageBucket?.name as string;
+  if (options.visibilityTimeoutSeconds !== undefined) {
+    await clients.sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        Attributes: { VisibilityTimeout: String(options.visibilityTimeoutSeconds) },
+      }),
+    );
+  }
+  const headers = { authorization: `Bearer ${local.token}`, 'content-type': 'application/json' };
+
+  const api: Pipeline['api'] = async (method, path, body) => {
+    const response = await fetch(`${local.api}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  };
+  const status = async (id: string) => {
+    const response = await api('GET', `/crawls/${id}`);
+    if (response.status !== 200)
+      throw new Error(`GET /crawls/${id}: ${response.status} ${JSON.stringify(response.json)}`);
+    return response.json as unknown as CrawlProgressView;
+  };
+
+  return {
+    local,
+    clients,
+    logs,
+    queueUrl,
+    dlqUrl,
+    api,
+    async startCrawl(config) {
+      const response = await api('POST', '/crawls', config);
+      if (response.status !== 201)
+        throw new Error(`POST /crawls: ${response.status} ${JSON.stringify(response.json)}`);
+      return response.json.id as string;
+    },
+    status,
+    async waitForStatus(id, statuses, timeoutMs) {
+      return eventually(
+        async () => {
+          const view = await status(id);
+          return statuses.includes(view.status) ? view : undefined;
+        },
+        timeoutMs,
+        `crawl ${id} to be ${statuses.join(' or ')}`,
+      );
+    },
+    async pages(id, limit = 7) {
+      const out: ListedPage[] = [];
+      let cursor: string | undefined;
+      do {
+        const query = `limit=${limit}${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const response = await api('GET', `/crawls/${id}/pages?${query}`);
+        if (response.status !== 200) throw new Error(`GET pages: ${response.status}`);
+        out.push(...(response.json.pages as ListedPage[]));
+        cursor = response.json.cursor as string | undefined;
+      } while (cursor !== undefined);
+      return out;
+    },
+    async warcRecord(page) {
+      const warc = page.warc;
+      if (warc === undefined) throw new Error(`${page.url} has no WARC location`);
+      if (warc.bucket !== bucket) throw new Error(`${page.url} is in bucket ${warc.bucket}, not ${bucket}`);
+      const response = await clients.s3.send(
+        new GetObjectCommand({
+          Bucket: warc.bucket,
+          Key: warc.key,
+          Range: `bytes=${warc.offset}-${warc.offset + warc.length - 1}`,
+        }),
+      );
+      return gunzipSync(await response.Body!.transformToByteArray()).toString('latin1');
+    },
+    async deadLetters(expected, timeoutMs) {
+      const letters: { body: string; attributes: Record<string, string> }[] = [];
+      await eventually(
+        async () => {
+          const response = await clients.sqs.send(
+            new ReceiveMessageCommand({
+              QueueUrl: dlqUrl,
+              MaxNumberOfMessages: 10,
+              WaitTimeSeconds: 0,
+              MessageAttributeNames: ['All'],
+              VisibilityTimeout: 300,
+            }),
+          );
+          for (const message of response.Messages ?? []) {
+            const attributes: Record<string, string> = {};
+            for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+              attributes[name] = value.StringValue ?? '';
+            }
+            letters.push({ body: message.Body ?? '', attributes });
+          }
+          return letters.length >= expected ? letters : undefined;
+        },
+        timeoutMs,
+        `${expected} dead letters`,
+      );
+      return letters;
+    },
+    async stop() {
+      clients.destroy();
+      await local.stop();
+    },
+  };
+}
+
+/** A small site: path -> HTML links (absolute or same-site paths), plus robots.txt and extras. */
+export interface SiteSpec {
+  host: string;
+  robots?: string;
+  pages: Record<string, string[]>;
+  /** Raw routes (redirects, duplicates). */
+  extra?: Record<string, { status?: number; headers?: Record<string, string>; body?: string }>;
+}
+
+/** Starts a fixture site. Links written `@other/path` are filled in by `link` after all sites start. */
+export async function startFixtureSite(
+  spec: SiteSpec,
+  resolve: (link: string) => string,
+): Promise<SiteServer> {
+  return startSite((req, res) => {
+    const path = req.url ?? '/';
+    if (path === '/robots.txt') {
+      if (spec.robots === undefined) {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('no robots here');
+      } else {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end(spec.robots);
+      }
+      return;
+    }
+    const extra = spec.extra?.[path];
+    if (extra !== undefined) {
+      res.writeHead(extra.status ?? 200, { 'content-type': 'text/html; charset=utf-8', ...extra.headers });
+      res.end(extra.body ?? '');
+      return;
+    }
+    const links = spec.pages[path];
+    if (links === undefined) {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<html><body>not found</body></html>');
+      return;
+    }
+    const anchors = links.map((l) => `<a href="${resolve(l)}">${l}</a>`).join('\n');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(
+      `<!doctype html><html><head><title>${spec.host}${path}</title></head><body>${anchors}</body></html>`,
+    );
+  }, spec.host);
+}
+
+/** Requests of a server that are not robots.txt. */
+export function pageRequests(log: readonly LoggedRequest[]): LoggedRequest[] {
+  return log.filter((r) => r.path !== '/robots.txt');
+}
+
+/** Smallest gap (ms) between the end of one request and the start of the next, on one server. */
+export function smallestGap(log: readonly LoggedRequest[]): number {
+  let smallest = Number.POSITIVE_INFINITY;
+  const sorted = [...log].sort((a, b) => a.start - b.start);
+  for (let i = 1; i < sorted.length; i++)
+    smallest = Math.min(smallest, sorted[i]!.start - sorted[i - 1]!.end);
+  return smallest;
+}
+
+/** us-east-1 list prices (USD) the cost targets use. */
+export const LIST_PRICES = {
+  writeRequestUnit: 0.625e-6,
+  readRequestUnit: 0.125e-6,
+  sqsRequest: 0.5e-6,
+  s3Put: 5e-6,
+  s3Get: 0.4e-6,
+  lambdaInvocation: 0.2e-6,
+  lambdaArmGbSecond: 0.0000133334,
+} as const;
+
+/** What a crawl cost per fetched page, from the stand-in's metrics (for reports and the cost benchmark). */
+export interface PerPageCosts {
+  pages: number;
+  writeUnits: number;
+  readUnits: number;
+  s3Puts: number;
+  /** Every SQS request but queue management (the event source's receives and deletes included). */
+  sqsRequests: number;
+  workerInvocations: number;
+  workerGbSeconds: number;
+  /** USD per million pages at {@link LIST_PRICES}, excluding data transfer. */
+  dollarsPerMillion: { dynamodb: number; sqs: number; s3: number; lambda: number; total: number };
+}
+
+/** Divides a run's totals by its fetched pages. Includes whatever else used the endpoint (API polls, scheduler). */
+export function perPageCosts(metrics: CloudLocalMetrics, pages: number): PerPageCosts {
+  const endpoint = metrics.endpoint;
+  if (endpoint === undefined) throw new Error('per-page costs need the stand-in (endpoint metrics)');
+  const sqs = Object.entries(endpoint.requests.sqs)
+    .filter(
+      ([op]) => !['CreateQueue', 'GetQueueUrl', 'SetQueueAttributes', 'GetQueueAttributes'].includes(op),
+    )
+    .reduce((n, [, count]) => n + count, 0);
+  const worker = Object.entries(metrics.functions).find(([id]) => id === 'FrontierWorker')?.[1];
+  const per = (n: number) => n / pages;
+  const costs: PerPageCosts = {
+    pages,
+    writeUnits: per(endpoint.dynamodb.writeRequestUnits),
+    readUnits: per(endpoint.dynamodb.readRequestUnits),
+    s3Puts: per(endpoint.requests.s3.PutObject ?? 0),
+    sqsRequests: per(sqs),
+    workerInvocations: per(worker?.invocations ?? 0),
+    workerGbSeconds: per(worker?.gbSeconds ?? 0),
+    dollarsPerMillion: { dynamodb: 0, sqs: 0, s3: 0, lambda: 0, total: 0 },
+  };
+  const million = 1e6;
+  const d = costs.dollarsPerMillion;
+  d.dynamodb =
+    million *
+    (costs.writeUnits * LIST_PRICES.writeRequestUnit + costs.readUnits * LIST_PRICES.readRequestUnit);
+  d.sqs = million * costs.sqsRequests * LIST_PRICES.sqsRequest;
+  d.s3 = million * costs.s3Puts * LIST_PRICES.s3Put;
+  d.lambda =
+    million *
+    (costs.workerInvocations * LIST_PRICES.lambdaInvocation +
+      costs.workerGbSeconds * LIST_PRICES.lambdaArmGbSecond);
+  d.total = d.dynamodb + d.sqs + d.s3 + d.lambda;
+  return costs;
+}

@@ -1,0 +1,122 @@
+/**
+ * The frontier worker's handler over real tables, queues and a bucket on the test endpoint,
+ * driven by hand: tests build SQS events themselves (e.g. several records of one FIFO group in one
+ * batch, which the stand-in's SQS never delivers but real SQS does) or pump the queue like the
+ * event source mapping.
+ */
+import { randomUUID } from 'node:crypto';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import { createAwsApiDeps, createAwsWorkerDeps } from '../../../functions/adapters/aws/aws-deps.ts';
+import { DynamoCrawlTable } from '../../../functions/adapters/aws/dynamo-crawl-table.ts';
+import { crawlProgress } from '../../../functions/cloud/crawl-progress.ts';
+import type { FaultHook } from '../../../functions/cloud/fault-hook.ts';
+import { startCrawl } from '../../../functions/cloud/start-crawl.ts';
+import { encodeTask, messageGroupId } from '../../../functions/cloud/task-message.ts';
+import type { CrawlTask } from '../../../functions/core/types.ts';
+import type { FunctionEnv } from '../../../functions/env.ts';
+import { createFrontierWorker } from '../../../functions/handlers/frontier-worker.ts';
+import { toSqsRecords } from '../../../localstack/sqs-event-source.ts';
+import { type AwsBackend, openAwsBackend } from '../../contract/backends.ts';
+
+/** A worker and everything around it. */
+export interface WorkerHarness {
+  aws: AwsBackend;
+  env: FunctionEnv<'frontierWorker'>;
+  table: DynamoCrawlTable;
+  logs: string[];
+  /** Builds a worker (a fresh container: cold caches) over the same resources. */
+  worker(options?: { fault?: FaultHook }): (records: SQSRecord[]) => Promise<SQSBatchResponse>;
+  startCrawl(config: Record<string, unknown>): Promise<string>;
+  progress(id: string): ReturnType<typeof crawlProgress>;
+  /** A hand-built record for a task: its group, the given sequence number, a fresh message id. */
+  record(task: CrawlTask, seq: number, messageId?: string): SQSRecord;
+  /** Receives up to 10 messages as the event source would (and does not delete them). */
+  receive(): Promise<SQSRecord[]>;
+  /** Deletes the records a response did not list as failed (what Lambda's event source does). */
+  settle(records: SQSRecord[], response: SQSBatchResponse): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens the endpoint and creates the stack's resources for one test file. */
+export async function openWorkerHarness(): Promise<WorkerHarness> {
+  const aws = await openAwsBackend();
+  const [urlTable, crawlTable, frontierQueueUrl, frontierDlqUrl, pageBucket] = await Promise.all([
+    aws.urlTable(),
+    aws.crawlTable(),
+    aws.fifoQueue(30),
+    aws.fifoQueue(30),
+    aws.bucket(),
+  ]);
+  const env = { urlTable, crawlTable, frontierQueueUrl, frontierDlqUrl, pageBucket };
+  const table = new DynamoCrawlTable(aws.clients.doc, crawlTable);
+  const logs: string[] = [];
+  const apiDeps = createAwsApiDeps(aws.clients, env);
+  const queueArn = `arn:aws:sqs:us-east-1:000000000000:${frontierQueueUrl.split('/').pop()}`;
+  return {
+    aws,
+    env,
+    table,
+    logs,
+    worker(options = {}) {
+      const handler = createFrontierWorker(
+        createAwsWorkerDeps(aws.clients, env, {
+          log: (line) => logs.push(line),
+          ...(options.fault === undefined ? {} : { fault: options.fault }),
+        }),
+      );
+      return (records) => handler({ Records: records });
+    },
+    async startCrawl(config) {
+      const outcome = await startCrawl(apiDeps, config);
+      if (outcome.kind !== 'started') throw new Error(outcome.problems.join('; '));
+      return outcome.id;
+    },
+    progress: (id) => crawlProgress(table, id),
+    record(task, seq, messageId = randomUUID()) {
+      return {
+        messageId,
+        receiptHandle: `fake-${messageId}`,
+        body: encodeTask(task),
+        attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: '0',
+          SenderId: '000000000000',
+          ApproximateFirstReceiveTimestamp: '0',
+          MessageGroupId: messageGroupId(task),
+          MessageDeduplicationId: `${task.crawlId}#${task.fp}`,
+          SequenceNumber: String(seq).padStart(20, '0'),
+        },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: queueArn,
+        awsRegion: 'us-east-1',
+      };
+    },
+    async receive() {
+      const response = await aws.clients.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: frontierQueueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
+      return toSqsRecords(response.Messages ?? [], queueArn, 'us-east-1');
+    },
+    async settle(records, response) {
+      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      const done = records.filter((r) => !failed.has(r.messageId));
+      for (let i = 0; i < done.length; i += 10) {
+        await aws.clients.sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: frontierQueueUrl,
+            Entries: done.slice(i, i + 10).map((r, n) => ({ Id: String(n), ReceiptHandle: r.receiptHandle })),
+          }),
+        );
+      }
+    },
+    close: () => aws.close(),
+  };
+}
