@@ -459,6 +459,7 @@ export class EmbeddedCrawler {
     this.#linksFile.append(unit.linkLines);
     this.#db.commit({
       claimed: unit.claimed,
+      ...(unit.claimOwner !== undefined ? { claimOwner: unit.claimOwner } : {}),
       enqueue: unit.enqueued,
       front: outcome.kind === 'done' && outcome.record.redirectTo !== undefined,
       contentHashes: unit.contentHashes,
