@@ -1,0 +1,242 @@
+/**
+ * `npm run bench:quality` (or `npx tsx bench/quality-bench.ts`): crawl quality on a generated web
+ * (issue 4). Serves the fixture web of test/fixtures/web (20 hosts on 127.0.1.x, about 4,000 good
+ * pages with a power-law link graph and known PageRank, plus traps, duplicates and redirects),
+ * crawls it in-process with a request budget for each crawl order, and prints from the servers'
+ * own logs: coverage of good pages, PageRank mass gathered after 10/25/50/100% of the requests
+ * against the ideal order, trap requests by kind, duplicate fetches, redirects, soft-404s, with the
+ * issue's targets marked pass or fail.
+ *
+ * The budget is the crawler's `maxPages`, which counts responses to page requests: robots.txt
+ * requests and retried attempts come on top, so the request counts are taken from the server logs.
+ *
+ *   npm run bench:quality                           bfs and aopic (aopic once the config has `order`)
+ *   npm run bench:quality -- --order bfs --budget 3000 --seed 1
+ *   npm run bench:quality -- --hosts 20 --pages 4000 --concurrency 16 --json out.json
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseCrawlConfig } from '../functions/core/config.ts';
+import type { LinkRecord } from '../functions/core/types.ts';
+import { type CrawlSummary, EmbeddedCrawler } from '../functions/local/embedded-crawler.ts';
+import { generateWeb, TRAP_KINDS } from '../test/fixtures/web/generate-web.ts';
+import { serveWeb } from '../test/fixtures/web/serve-web.ts';
+import { checkTargets, type QualityMetrics, qualityMetrics } from './lib/quality-metrics.ts';
+
+type Order = 'bfs' | 'aopic';
+const ORDERS: readonly Order[] = ['bfs', 'aopic'];
+
+interface OrderRun {
+  order: Order;
+  metrics: QualityMetrics;
+  summary: CrawlSummary;
+  /** Distinct link targets the crawler refused, by reason (the trap defences at work). */
+  linkSkips: Record<string, number>;
+  /** Most requests ever in flight to one host (the politeness rule says 1). */
+  maxInFlight: number;
+  wallMs: number;
+}
+
+const { values } = parseArgs({
+  options: {
+    order: { type: 'string', default: 'both' },
+    budget: { type: 'string', default: '3000' },
+    seed: { type: 'string', default: '1' },
+    hosts: { type: 'string', default: '20' },
+    pages: { type: 'string', default: '4000' },
+    concurrency: { type: 'string', default: '16' },
+    json: { type: 'string' },
+  },
+});
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
+
+/** True when the crawl configuration accepts `order: <order>` (the AOPIC work adds the key). */
+function orderSupported(order: Order): boolean {
+  return parseCrawlConfig({ seeds: ['http://127.0.0.1/'], order }).ok;
+}
+
+async function main(): Promise<void> {
+  const wanted: Order[] = values.order === 'both' ? [...ORDERS] : ORDERS.filter((o) => o === values.order);
+  if (wanted.length === 0) throw new Error(`--order: bfs, aopic or both, got ${values.order}`);
+  const budget = positive('budget');
+  const seed = Number(values.seed);
+  const generated = performance.now();
+  const web = generateWeb({ seed, hosts: positive('hosts'), goodPages: positive('pages') });
+  const generateMs = performance.now() - generated;
+  const hasOrder = orderSupported('bfs');
+  const runs: OrderRun[] = [];
+  const missing: Order[] = [];
+  for (const order of wanted) {
+    if (!orderSupported(order)) {
+      // Today's crawler orders breadth-first and has no `order` key: bfs runs without it.
+      if (order !== 'bfs' || hasOrder) {
+        missing.push(order);
+        continue;
+      }
+    }
+    runs.push(await crawlOnce(web, order, budget, hasOrder));
+  }
+
+  console.log(
+    `\ncrawl quality on a generated web: ${web.hosts.length} hosts, ${web.pageCount} good pages, seed ${seed}, ` +
+      `budget maxPages=${budget} (generated in ${generateMs.toFixed(0)} ms)\n`,
+  );
+  printTable(runs);
+  for (const order of missing) console.log(`${order}: not available yet`);
+  for (const run of runs) {
+    const at10 = run.metrics.mass.find((m) => m.share === 0.1)!;
+    console.log(
+      `${run.order}: ${pct(at10.ratio)} of the ideal PageRank mass after the first 10% of requests ` +
+        `(${at10.mass.toFixed(3)} of ${at10.ideal.toFixed(3)} in ${at10.requests} requests)`,
+    );
+  }
+  if (values.json !== undefined) {
+    writeFileSync(values.json, `${JSON.stringify({ seed, budget, runs, missing }, null, 2)}\n`);
+  }
+}
+
+async function crawlOnce(
+  web: ReturnType<typeof generateWeb>,
+  order: Order,
+  budget: number,
+  hasOrder: boolean,
+): Promise<OrderRun> {
+  const served = await serveWeb(web);
+  const outDir = mkdtempSync(join(tmpdir(), `crawlstack-quality-${order}-`));
+  try {
+    const parsed = parseCrawlConfig({
+      seeds: served.seeds,
+      // the web spans 20 loopback addresses, each its own registrable "domain"
+      scope: 'any',
+      maxPages: budget,
+      delayMs: 0,
+      delayFactor: 0,
+      allowPrivate: true,
+      concurrency: positive('concurrency'),
+      ...(hasOrder ? { order } : {}),
+    });
+    if (!parsed.ok) throw new Error(`crawl config: ${parsed.problems.join('; ')}`);
+    const started = performance.now();
+    const summary = await new EmbeddedCrawler({ config: parsed.config, outDir, warc: false }).run();
+    const wallMs = performance.now() - started;
+    const metrics = qualityMetrics(web, served.requests());
+    const maxInFlight = Math.max(...served.hosts.map((h) => h.site.maxInFlight()));
+    console.error(
+      `${order}: ${metrics.requests} requests, ${summary.pages} pages in ${(wallMs / 1000).toFixed(1)} s (${summary.state})`,
+    );
+    return {
+      order,
+      metrics,
+      summary,
+      linkSkips: linkSkips(join(outDir, 'links.jsonl')),
+      maxInFlight,
+      wallMs,
+    };
+  } finally {
+    await served.close();
+    rmSync(outDir, { recursive: true, force: true });
+  }
+}
+
+/** Distinct target URLs refused per reason, from links.jsonl. */
+function linkSkips(file: string): Record<string, number> {
+  const seen = new Map<string, Set<string>>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line === '') continue;
+    const record = JSON.parse(line) as LinkRecord;
+    for (const link of record.links) {
+      if (link.skipped === undefined) continue;
+      let urls = seen.get(link.skipped);
+      if (urls === undefined) {
+        urls = new Set();
+        seen.set(link.skipped, urls);
+      }
+      urls.add(link.url);
+    }
+  }
+  return Object.fromEntries([...seen].map(([reason, urls]) => [reason, urls.size]));
+}
+
+function printTable(runs: OrderRun[]): void {
+  const rows: [string, ...string[]][] = [];
+  const row = (label: string, cell: (run: OrderRun) => string, target = '') =>
+    rows.push([label, ...runs.map(cell), target]);
+  const mark = (run: OrderRun, index: number) => (checkTargets(run.metrics)[index]!.pass ? ' ✓' : ' ✗');
+  row('requests (server logs)', (r) => String(r.metrics.requests));
+  row(
+    'good pages covered',
+    (r) => `${r.metrics.goodFetched}/${r.metrics.goodPages} ${pct(r.metrics.coverage)}${mark(r, 1)}`,
+    '>= 75%',
+  );
+  row('new good pages per request', (r) => pct(r.metrics.goodFetched / r.metrics.requests));
+  for (const share of [0.1, 0.25, 0.5, 1]) {
+    row(
+      `PageRank mass after ${share * 100}% of requests`,
+      (r) => {
+        const m = r.metrics.mass.find((p) => p.share === share)!;
+        return `${m.mass.toFixed(3)} / ${m.ideal.toFixed(3)} = ${pct(m.ratio)}${share === 0.1 ? mark(r, 2) : ''}`;
+      },
+      share === 0.1 ? '>= 60% of ideal' : '',
+    );
+  }
+  row(
+    'trap requests',
+    (r) => `${r.metrics.trapRequests} ${pct(r.metrics.trapRequests / r.metrics.requests)}${mark(r, 0)}`,
+    '<= 1%',
+  );
+  for (const trap of TRAP_KINDS) row(`  ${trap}`, (r) => String(r.metrics.byTrap[trap]));
+  row('duplicate fetches', (r) => String(r.metrics.duplicates.total));
+  row('  alias (same bytes)', (r) => String(r.metrics.duplicates.alias));
+  row('  session-id spelling', (r) => String(r.metrics.duplicates.session));
+  row('  tracking spelling', (r) => String(r.metrics.duplicates.tracking));
+  row('  near-duplicate (?print=1)', (r) => String(r.metrics.duplicates.nearDuplicate));
+  row('  same good page again', (r) => String(r.metrics.duplicates.refetch));
+  row('redirect hops', (r) => {
+    const d = r.metrics.redirects;
+    return `${d.total} (moved ${d.moved}, cross ${d['cross-host']}, chain ${d.chain}, loop ${d.loop})`;
+  });
+  row('soft-404 fetches', (r) => String(r.metrics.soft404));
+  row('404 fetches', (r) => String(r.metrics.notFound));
+  row('robots.txt requests', (r) => String(r.metrics.robots));
+  row('disallowed by robots.txt', (r) => String(r.metrics.disallowed), '0');
+  row('most requests in flight to one host', (r) => String(r.maxInFlight), '1');
+  row(
+    'crawler: pages / skipped / dup flagged',
+    (r) => `${r.summary.pages} / ${r.summary.skipped} / ${r.summary.duplicates}`,
+  );
+  row('crawler: end state, wall s', (r) => `${r.summary.state}, ${(r.wallMs / 1000).toFixed(1)}`);
+  row('links refused (distinct URLs)', (r) =>
+    Object.entries(r.linkSkips)
+      .sort((a, b) => b[1] - a[1])
+      .map(([reason, n]) => `${reason} ${n}`)
+      .join(', '),
+  );
+  const header: [string, ...string[]] = ['metric', ...runs.map((r) => r.order), 'target'];
+  const all = [header, ...rows];
+  const widths = header.map((_, c) => Math.max(...all.map((r) => [...(r[c] ?? '')].length)));
+  const line = (r: string[]) =>
+    r
+      .map((cell, c) => cell.padEnd(widths[c]!))
+      .join('  ')
+      .trimEnd();
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) console.log(line(r));
+  console.log();
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+function positive(name: 'budget' | 'hosts' | 'pages' | 'concurrency'): number {
+  const n = Number(values[name]);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name}: a positive integer, got ${values[name]}`);
+  return n;
+}

@@ -1,0 +1,94 @@
+/**
+ * The bench's arithmetic (bench/lib/quality-metrics.ts) on a hand-made request log: coverage,
+ * PageRank mass against the ideal order, and the waste counters.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { checkTargets, qualityMetrics } from '../../../bench/lib/quality-metrics.ts';
+import { generateWeb } from '../../fixtures/web/generate-web.ts';
+import type { UrlClass } from '../../fixtures/web/resolve-url.ts';
+
+const web = generateWeb({ seed: 2, hosts: 3, goodPages: 40 });
+const byRank = [...web.pageRank.keys()].sort((a, b) => web.pageRank[b]! - web.pageRank[a]!);
+const good = (page: number): { class: UrlClass } => ({
+  class: { kind: 'good', page, rank: web.pageRank[page]! },
+});
+const rank = (pages: number[]) => pages.reduce((sum, p) => sum + web.pageRank[p]!, 0);
+
+describe('qualityMetrics', () => {
+  test('the ideal order scores 100% at every mark', () => {
+    const metrics = qualityMetrics(web, byRank.slice(0, 20).map(good));
+    assert.deepEqual(
+      metrics.mass.map((m) => m.requests),
+      [2, 5, 10, 20],
+    );
+    for (const m of metrics.mass) assert.ok(Math.abs(m.ratio - 1) < 1e-12, `${m.share}: ${m.ratio}`);
+    assert.equal(metrics.goodFetched, 20);
+    assert.equal(metrics.coverage, 0.5);
+  });
+
+  test('wasted requests are counted by kind and do not add mass', () => {
+    const [a, b, c] = [byRank[0]!, byRank[5]!, byRank[30]!];
+    const log: { class: UrlClass }[] = [
+      { class: { kind: 'robots' } },
+      good(c),
+      { class: { kind: 'trap', trap: 'calendar' } },
+      { class: { kind: 'trap', trap: 'facets' } },
+      { class: { kind: 'duplicate', of: a, variant: 'alias' } },
+      { class: { kind: 'duplicate', of: a, variant: 'tracking' } },
+      { class: { kind: 'near-duplicate', of: a, variant: 'print' } },
+      good(c),
+      { class: { kind: 'redirect', variant: 'moved', to: a } },
+      good(a),
+      { class: { kind: 'soft-404' } },
+      { class: { kind: 'not-found' } },
+      { class: { kind: 'disallowed' } },
+      { class: { kind: 'redirect', variant: 'loop' } },
+      { class: { kind: 'duplicate', of: b, variant: 'session' } },
+      good(b),
+      { class: { kind: 'trap', trap: 'calendar' } },
+      { class: { kind: 'trap', trap: 'deep-chain' } },
+      { class: { kind: 'robots' } },
+      { class: { kind: 'trap', trap: 'long-url' } },
+    ];
+    const m = qualityMetrics(web, log);
+    assert.equal(m.requests, 20);
+    assert.equal(m.goodFetched, 3);
+    assert.deepEqual(
+      m.mass.map((p) => [p.requests, p.mass]),
+      [
+        [2, rank([c])],
+        [5, rank([c])],
+        [10, rank([c, a])],
+        [20, rank([c, a, b])],
+      ],
+    );
+    assert.equal(m.mass[1]!.ideal, rank(byRank.slice(0, 5)));
+    assert.equal(m.trapRequests, 5);
+    assert.deepEqual(m.byTrap, {
+      calendar: 2,
+      facets: 1,
+      'endless-list': 0,
+      'repeated-segments': 0,
+      'long-url': 1,
+      'deep-chain': 1,
+    });
+    assert.deepEqual(m.duplicates, {
+      alias: 1,
+      session: 1,
+      tracking: 1,
+      nearDuplicate: 1,
+      refetch: 1,
+      total: 5,
+    });
+    assert.deepEqual(m.redirects, { moved: 1, 'cross-host': 0, chain: 0, loop: 1, total: 2 });
+    assert.equal(m.soft404, 1);
+    assert.equal(m.notFound, 1);
+    assert.equal(m.disallowed, 1);
+    assert.equal(m.robots, 2);
+    assert.deepEqual(
+      checkTargets(m).map((t) => t.pass),
+      [false, false, false],
+    );
+  });
+});
