@@ -10,7 +10,12 @@
  * The budget is the crawler's `maxPages`, which counts responses to page requests: robots.txt
  * requests and retried attempts come on top, so the request counts are taken from the server logs.
  *
- *   npm run bench:quality                           bfs and aopic (aopic once the config has `order`)
+ * Why 3,700 good pages by default: 75% coverage of 4,000 pages is 3,000 pages, the whole budget,
+ * while any crawl of this web spends ~100 requests that can never be good pages (20 robots.txt, 20
+ * soft-404 probes, ~35 redirect hops, ~30 dead links, aliases and print copies it cannot know before
+ * fetching). With 3,700 the coverage target is reachable; `--pages 4000` prints the 4,000 figures.
+ *
+ *   npm run bench:quality                           bfs and aopic
  *   npm run bench:quality -- --order bfs --budget 3000 --seed 1
  *   npm run bench:quality -- --hosts 20 --pages 4000 --concurrency 16 --json out.json
  */
@@ -45,7 +50,7 @@ const { values } = parseArgs({
     budget: { type: 'string', default: '3000' },
     seed: { type: 'string', default: '1' },
     hosts: { type: 'string', default: '20' },
-    pages: { type: 'string', default: '4000' },
+    pages: { type: 'string', default: '3700' },
     concurrency: { type: 'string', default: '16' },
     json: { type: 'string' },
   },

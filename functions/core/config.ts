@@ -67,8 +67,11 @@ export const crawlConfigSchema = z
     maxPagesPerHost: positiveInt.default(50_000),
     /** URLs longer than this (in characters, canonical form) are skipped. */
     maxUrlLength: positiveInt.default(2048),
-    /** A path whose any one segment occurs more than this many times is a trap (`/a/a/a/`). */
-    maxSegmentRepeats: positiveInt.default(2),
+    /**
+     * A path in which one segment occurs more than this many times is a trap (`/a/a/`,
+     * `/files/a/b/a/`); numeric segments do not count (`/2024/01/01/`).
+     */
+    maxSegmentRepeats: positiveInt.default(1),
     /** Requests in flight across all hosts (never more than one per host). */
     concurrency: positiveInt.max(1024).default(16),
     /** Minimum gap between two requests to one host, in ms. */
@@ -125,6 +128,21 @@ export const crawlConfigSchema = z
     seenCacheSize: positiveInt.default(262_144),
     /** Named CSS selectors whose text is recorded with each HTML page (builds a DOM with linkedom). */
     extract: z.record(z.string(), z.string().min(1)).default({}),
+    /**
+     * Which URL goes next: `aopic` (greedy by AOPIC cash: important pages first, traps starve) or
+     * `bfs` (breadth-first, in discovery order). Always within each host's politeness.
+     */
+    order: z.enum(['aopic', 'bfs']).default('aopic'),
+    /** AOPIC: share of a fetched page's cash that goes to the virtual "lambda page". */
+    aopicTax: z.number().min(0).max(1).default(0.1),
+    /** AOPIC: how often the lambda page's cash is spread over all known pages, ms. */
+    redistributeEveryMs: positiveInt.default(2000),
+    /** SimHash Hamming distance up to which two pages are near-duplicates (0 turns it off). */
+    nearDuplicateDistance: nonNegativeInt.max(6).default(3),
+    /** Detect calendar traps and link generators (URL patterns whose pages are near-duplicates). */
+    trapDetectors: z.boolean().default(true),
+    /** Probe each site once with a made-up URL to recognize soft-404 pages. */
+    soft404Probe: z.boolean().default(true),
   })
   .strict();
 

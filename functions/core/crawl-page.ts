@@ -19,6 +19,7 @@ import type {
   RobotsCache,
   RobotsEntry,
 } from '../ports.ts';
+import { type CashFlow, pathShape, SELF_LINK_SHARE, splitCash } from './aopic.ts';
 import type { CrawlConfig } from './config.ts';
 import { contentHash } from './content-hash.ts';
 import { decodeBody, isHtml, mediaType } from './html/charset.ts';
@@ -26,6 +27,7 @@ import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
 import { parseXRobotsTag } from './html/x-robots-tag.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
+import type { CrawlQuality } from './quality/crawl-quality.ts';
 import { decodeRobotsBody } from './robots/body.ts';
 import type { ParsedRobots } from './robots/parse.ts';
 import {
@@ -54,6 +56,10 @@ export interface CrawlPageDeps {
   results: ResultSink;
   canonicalizer: UrlCanonicalizer;
   scope: ScopeRules;
+  /** Trap and near-duplicate defences; absent = none. */
+  quality?: CrawlQuality;
+  /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
+  importanceOf?: (cash: number) => number;
 }
 
 /** What the runtime needs to schedule the host's next request. */
@@ -85,12 +91,22 @@ export interface CrawlPageOptions {
 
 export type CrawlPageOutcome =
   /**
-   * robots.txt for the task's origin was fetched and can be applied; run the same task again after
-   * the host's gap. (An unreachable robots.txt comes back as 'retry' or 'done' instead.)
+   * The origin was prepared with this step's request — robots.txt fetched (`entry`) or the site's
+   * soft-404 probe made (`probe`); run the same task again after the host's gap. (An unreachable
+   * robots.txt comes back as 'retry' or 'done' instead.)
    */
-  | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry }
-  /** The URL is finished: fetched, skipped or failed for good. `feedback` is absent when no request was made. */
-  | { kind: 'done'; record: PageRecord; feedback?: RequestFeedback; enqueued: CrawlTask[] }
+  | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry; probe?: string }
+  /**
+   * The URL is finished: fetched, skipped or failed for good. `feedback` is absent when no request
+   * was made. `cashFlow`: where the task's AOPIC cash went (the runtime credits known out-links).
+   */
+  | {
+      kind: 'done';
+      record: PageRecord;
+      feedback?: RequestFeedback;
+      enqueued: CrawlTask[];
+      cashFlow?: CashFlow;
+    }
   /** Try the task again (as `task`, with its attempt counted) no earlier than `notBefore`. */
   | { kind: 'retry'; task: CrawlTask; reason: string; notBefore: number; feedback?: RequestFeedback };
 
@@ -127,9 +143,16 @@ export async function crawlPage(
     return robotsUnavailable(deps, task, entry);
   }
   if (!rules.isAllowed(task.url)) {
-    return finish(deps, skippedRecord(task, 'robots'));
+    return finish(deps, skippedRecord(task, 'robots'), undefined, task.cash);
   }
   const crawlDelayMs = rules.crawlDelayMs;
+  const trap = deps.quality?.checkTask(task);
+  if (trap !== undefined) return finish(deps, skippedRecord(task, trap), undefined, task.cash);
+  const probe = deps.quality?.probeFor(origin);
+  if (probe !== undefined) {
+    if (rules.isAllowed(probe)) return probeSite(deps, probe, entry, crawlDelayMs);
+    deps.quality?.recordProbe(probe, { status: 0 });
+  }
 
   // 2. The page itself.
   const response = await deps.fetcher.fetch({ url: task.url, maxBytes: config.maxBodyBytes });
@@ -167,18 +190,20 @@ export async function crawlPage(
   const warc = await deps.pages.put(captureOf(response));
   const record = baseRecord(task, response);
   record.warc = warc;
+  record.cash = task.cash;
+  if (deps.importanceOf) record.importance = deps.importanceOf(task.cash);
   if (status >= 500 || status === 429) {
     record.reason = 'gave-up';
     record.detail = `HTTP ${status} after ${task.attempt + 1} attempts`;
   }
 
   if (REDIRECT_STATUSES.has(status)) {
-    const enqueued = await followRedirect(deps, task, response, record);
+    const { enqueued, cashFlow } = await followRedirect(deps, task, response, record);
     await deps.results.page(record);
-    return { kind: 'done', record, feedback, enqueued };
+    return { kind: 'done', record, feedback, enqueued, cashFlow };
   }
 
-  let enqueued: CrawlTask[] = [];
+  let followed: Followed = { enqueued: [], cashFlow: dropCash(task) };
   const body = response.body;
   if (body.length > 0) {
     record.contentHash = contentHash(body);
@@ -191,7 +216,7 @@ export async function crawlPage(
   if (html && status >= 200 && status < 300) {
     const decoded = decodeBody(body, record.contentType);
     const facts = extractPage(decoded.text, task.url, {
-      text: options.wantText === true,
+      text: options.wantText === true || (deps.quality?.wantsText(task.url) ?? false),
       agent: config.robotsAgent,
     });
     const xRobots = parseXRobotsTag(headers(response, 'x-robots-tag'), config.robotsAgent);
@@ -203,17 +228,25 @@ export async function crawlPage(
       const { selectFields } = await import('./html/select.ts');
       record.extracted = selectFields(decoded.text, config.extract);
     }
-    // An exact duplicate's links were already followed from the original.
-    if (record.duplicateOf === undefined) {
+    const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
+    // An exact duplicate's links were already followed from the original; a soft 404 has none.
+    if (record.duplicateOf === undefined && genuine) {
       const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
-      enqueued = await followLinks(deps, task, facts, nofollowPage);
+      followed = await followLinks(
+        deps,
+        task,
+        facts,
+        nofollowPage,
+        record.nearDuplicateOf !== undefined,
+        record.simhash,
+      );
     }
     options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
   } else {
     options.onPage?.({ task, record, body });
   }
   await deps.results.page(record);
-  return { kind: 'done', record, feedback, enqueued };
+  return { kind: 'done', record, feedback, enqueued: followed.enqueued, cashFlow: followed.cashFlow };
 }
 
 /** Builds the tasks for the seeds of a crawl (depth 0, equal shares of the initial cash). */
@@ -322,7 +355,7 @@ async function robotsUnavailable(
   if (entry.detail === 'blocked-address') {
     const record = skippedRecord(task, 'blocked-address');
     record.detail = failure?.message ?? 'robots.txt: blocked-address';
-    return finish(deps, record);
+    return finish(deps, record, undefined, task.cash);
   }
   const detail = `robots.txt: ${entry.detail}`;
   return retryOrGiveUp(deps, task, 'robots-unreachable', detail, entry.expiresAt, feedback);
@@ -354,18 +387,63 @@ async function fetchFailed(
   record.detail = failure.message;
   record.fetchedAt = new Date(failure.timings.startedAt).toISOString();
   record.durationMs = Math.round(failure.timings.totalMs);
-  return finish(deps, record, feedback);
+  return finish(deps, record, feedback, task.cash);
 }
 
+/** Records a URL that ends without a page to follow; its cash goes to the lambda page. */
 async function finish(
   deps: CrawlPageDeps,
   record: PageRecord,
   feedback?: RequestFeedback,
+  cash = 0,
 ): Promise<CrawlPageOutcome> {
   await deps.results.page(record);
+  const cashFlow: CashFlow = { cash, toLambda: cash, credits: [] };
   return feedback === undefined
-    ? { kind: 'done', record, enqueued: [] }
-    : { kind: 'done', record, feedback, enqueued: [] };
+    ? { kind: 'done', record, enqueued: [], cashFlow }
+    : { kind: 'done', record, feedback, enqueued: [], cashFlow };
+}
+
+/** What a page's links (or a redirect's target) received. */
+interface Followed {
+  enqueued: CrawlTask[];
+  cashFlow: CashFlow;
+}
+
+/** A fetched page whose links are not followed: all its cash goes to the lambda page. */
+function dropCash(task: CrawlTask): CashFlow {
+  return { cash: task.cash, toLambda: task.cash, credits: [] };
+}
+
+/**
+ * Asks the site once for a URL that cannot exist (the soft-404 probe) and remembers how it
+ * answered; like robots.txt, it is the step's one request and the task runs again after the gap.
+ */
+async function probeSite(
+  deps: CrawlPageDeps,
+  probe: string,
+  entry: RobotsEntry,
+  crawlDelayMs: number | undefined,
+): Promise<CrawlPageOutcome> {
+  const response = await deps.fetcher.fetch({ url: probe, maxBytes: deps.config.maxBodyBytes });
+  const feedback: RequestFeedback = { responseMs: response.timings.totalMs, crawlDelayMs };
+  if (!response.ok) {
+    deps.quality?.recordProbe(probe, { status: 0 });
+  } else {
+    const location = header(response, 'location');
+    const target = location === undefined ? undefined : deps.canonicalizer.canonicalize(location, probe);
+    const contentType = header(response, 'content-type') ?? null;
+    let text: string | undefined;
+    if (response.status >= 200 && response.status < 300 && isHtml(contentType, response.body)) {
+      text = extractPage(decodeBody(response.body, contentType).text, probe, { text: true }).text;
+    }
+    deps.quality?.recordProbe(probe, {
+      status: response.status,
+      ...(text === undefined ? {} : { text }),
+      ...(target?.ok ? { location: target.url } : {}),
+    });
+  }
+  return { kind: 'robots', feedback, entry, probe };
 }
 
 async function retryOrGiveUp(
@@ -384,43 +462,50 @@ async function retryOrGiveUp(
   }
   const record = skippedRecord(task, reason);
   record.detail = detail;
-  return finish(deps, record, feedback);
+  return finish(deps, record, feedback, task.cash);
 }
 
+/** Follows a redirect as a new URL (its own host's robots.txt and politeness); the target inherits the cash. */
 async function followRedirect(
   deps: CrawlPageDeps,
   task: CrawlTask,
   response: FetchResponse,
   record: PageRecord,
-): Promise<CrawlTask[]> {
+): Promise<Followed> {
+  const none: Followed = { enqueued: [], cashFlow: dropCash(task) };
   const location = header(response, 'location');
   if (location === undefined) {
     record.detail = 'redirect without Location';
-    return [];
+    return none;
   }
   const target = deps.canonicalizer.canonicalize(location, task.url);
   if (!target.ok) {
     record.detail = `bad Location ${JSON.stringify(location)}: ${target.message}`;
-    return [];
+    return none;
   }
   record.redirectTo = target.url;
   record.finalUrl = target.url;
   if (task.redirects + 1 > deps.config.maxRedirects) {
     record.reason = 'too-many-redirects';
-    return [];
+    return none;
+  }
+  if (deps.quality?.isSoft404Redirect(task, response.status, target.url)) {
+    record.reason = 'soft-404';
+    return none;
   }
   // A seed that moves (example.com -> www.example.com) takes the crawl's scope with it.
   if (task.depth === 0) deps.scope.allowHost(target.host);
   const skip = deps.scope.check(target.url, target.host, task.depth);
   if (skip !== undefined) {
     record.reason = skip === 'scope' ? 'redirect-out-of-scope' : skip;
-    return [];
+    return none;
   }
   const fp = fingerprint(target.url);
   const [isNew] = await deps.seen.claim([fp], task.fp);
+  const { share, toLambda } = splitCash(task.cash, 1, deps.config.aopicTax);
   if (!isNew) {
     record.detail = 'redirect target already seen';
-    return [];
+    return { enqueued: [], cashFlow: { cash: task.cash, toLambda, credits: [{ fp, amount: share }] } };
   }
   const next: CrawlTask = {
     crawlId: task.crawlId,
@@ -431,19 +516,26 @@ async function followRedirect(
     parent: task.fp,
     redirects: task.redirects + 1,
     attempt: 0,
-    cash: task.cash,
+    cash: share,
   };
   await deps.frontier.enqueue([next]);
   deps.seen.remember([fp]);
-  return [next];
+  return { enqueued: [next], cashFlow: { cash: task.cash, toLambda, credits: [] } };
 }
 
+/**
+ * Records the page's out-links, claims the new in-scope ones and queues them. The page's cash
+ * goes in equal shares to every in-scope out-link (new ones carry it in their task, known ones
+ * are listed for the runtime to credit), less the tax.
+ */
 async function followLinks(
   deps: CrawlPageDeps,
   task: CrawlTask,
   facts: PageFacts,
   nofollowPage: boolean,
-): Promise<CrawlTask[]> {
+  nearDuplicate: boolean,
+  simhash?: string,
+): Promise<Followed> {
   const { config } = deps;
   const follow = new Set<LinkKind>(config.follow);
   const outLinks: OutLink[] = [];
@@ -458,23 +550,37 @@ async function followLinks(
     if (config.respectNofollow && (nofollowPage || link.nofollow)) out.skipped = 'nofollow';
     else if (!follow.has(link.kind)) out.skipped = 'kind';
     else {
-      const skip = deps.scope.check(canonical.url, canonical.host, depth);
+      const skip =
+        deps.scope.check(canonical.url, canonical.host, depth) ??
+        deps.quality?.checkLink(canonical.url, task, deps.clock.now(), nearDuplicate);
       if (skip !== undefined) out.skipped = skip;
       else candidates.push({ url: canonical.url, host: canonical.host, fp: fingerprint(canonical.url) });
     }
     outLinks.push(out);
   }
   await deps.results.links({ from: task.url, links: outLinks });
-  if (candidates.length === 0) return [];
+  const { share, toLambda } = splitCash(task.cash, candidates.length, deps.config.aopicTax);
+  const cashFlow: CashFlow = { cash: task.cash, toLambda, credits: [] };
+  if (candidates.length === 0) return { enqueued: [], cashFlow };
+  // Links to the page's own path pattern get a tenth of a share (see SELF_LINK_SHARE).
+  const shape = pathShape(task.url);
+  const shares = candidates.map((c) => {
+    if (pathShape(c.url) !== shape) return share;
+    cashFlow.toLambda += share * (1 - SELF_LINK_SHARE);
+    return share * SELF_LINK_SHARE;
+  });
   const claimed = await deps.seen.claim(
     candidates.map((c) => c.fp),
     task.fp,
   );
   const tasks: CrawlTask[] = [];
   for (let i = 0; i < candidates.length; i++) {
-    if (!claimed[i]) continue;
     const c = candidates[i]!;
-    tasks.push({
+    if (!claimed[i]) {
+      cashFlow.credits.push({ fp: c.fp, amount: shares[i]! });
+      continue;
+    }
+    const next: CrawlTask = {
       crawlId: task.crawlId,
       url: c.url,
       fp: c.fp,
@@ -483,14 +589,17 @@ async function followLinks(
       parent: task.fp,
       redirects: 0,
       attempt: 0,
-      cash: 0,
-    });
+      cash: shares[i]!,
+    };
+    const parentSimhash = deps.quality?.parentSimhashFor(c.url, task.url, simhash);
+    if (parentSimhash !== undefined) next.parentSimhash = parentSimhash;
+    tasks.push(next);
   }
   if (tasks.length > 0) {
     await deps.frontier.enqueue(tasks);
     deps.seen.remember(tasks.map((t) => t.fp));
   }
-  return tasks;
+  return { enqueued: tasks, cashFlow };
 }
 
 function baseRecord(task: CrawlTask, response: FetchResponse): PageRecord {

@@ -23,6 +23,11 @@ export interface CrawlTask {
   depth: number;
   /** Fingerprint of the page that discovered this URL (the URL-seen claim owner); absent for seeds. */
   parent?: Fingerprint;
+  /**
+   * SimHash of the discovering page, set only when this URL has the same path pattern as it
+   * (a generator's next page?): the fetched page is compared with it.
+   */
+  parentSimhash?: string;
   /** Redirect hops already followed to reach this URL (a redirect target is a new task). */
   redirects: number;
   /** Failed attempts so far (5xx, timeouts, robots unreachable). */
@@ -57,7 +62,9 @@ export type SkipReason =
   | 'cancelled'
   | 'gave-up'
   | 'blocked-address'
-  | 'trap';
+  | 'calendar'
+  | 'link-generator'
+  | 'soft-404';
 
 /** One line of pages.jsonl: one record per URL attempted. */
 export interface PageRecord {
@@ -87,6 +94,14 @@ export interface PageRecord {
   redirectTo?: string;
   /** Canonical URL of the first page with the same content (exact duplicate). */
   duplicateOf?: string;
+  /** SimHash of the page's visible text (HTML pages). */
+  simhash?: string;
+  /** Canonical URL of an earlier page whose SimHash is within the near-duplicate distance. */
+  nearDuplicateOf?: string;
+  /** AOPIC cash the page held when fetched (it moved to its out-links and became history). */
+  cash?: number;
+  /** AOPIC importance estimate when fetched: (history + cash) / total; `crawlstack rank` refines it. */
+  importance?: number;
   /** Body was cut at the byte cap or total timeout. */
   truncated?: 'length' | 'time';
   /** The page asked not to be indexed (meta robots or X-Robots-Tag). */

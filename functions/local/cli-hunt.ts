@@ -31,7 +31,8 @@ export async function huntCommand(argv: string[]): Promise<number> {
     );
   }
   // Internal depth counts the seed as 0; the hunt's depth counts it as 1.
-  const config = buildConfig(parsed, [start], { maxDepth: HUNT_MAX_DEPTH - 1 });
+  // A keyword search needs no soft-404 probe: it would add a request per site and change nothing.
+  const config = buildConfig(parsed, [start], { maxDepth: HUNT_MAX_DEPTH - 1, soft404Probe: false });
   const ignoreCase = parsed.values['ignore-case'] === true;
   const needle = ignoreCase ? keyword.toLowerCase() : keyword;
 

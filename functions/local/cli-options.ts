@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type CrawlConfig, type CrawlConfigInput, parseCrawlConfig } from '../core/config.ts';
 
-type FlagType = 'int' | 'number' | 'string' | 'boolean' | 'list' | 'csv' | 'pairs';
+/** `off`: a `--no-...` flag that sets a setting whose default is true to false. */
+type FlagType = 'int' | 'number' | 'string' | 'boolean' | 'off' | 'list' | 'csv' | 'pairs';
 
 interface FlagSpec {
   flag: string;
@@ -69,7 +70,7 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
     flag: 'max-segment-repeats',
     key: 'maxSegmentRepeats',
     type: 'int',
-    help: 'path segment repeats before a URL is a trap (default 2)',
+    help: 'repeats of a path segment before a URL is a trap (default 1)',
   },
   {
     flag: 'max-body-bytes',
@@ -129,6 +130,42 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
     type: 'pairs',
     help: 'name=css-selector[@attr] recorded per page (repeatable)',
   },
+  {
+    flag: 'order',
+    key: 'order',
+    type: 'string',
+    help: 'aopic (important pages first, default) | bfs (breadth-first)',
+  },
+  {
+    flag: 'aopic-tax',
+    key: 'aopicTax',
+    type: 'number',
+    help: "share of a page's cash taxed to the lambda page (default 0.1)",
+  },
+  {
+    flag: 'redistribute-every',
+    key: 'redistributeEveryMs',
+    type: 'int',
+    help: 'AOPIC lambda-page redistribution period, ms (default 2000)',
+  },
+  {
+    flag: 'near-duplicate-distance',
+    key: 'nearDuplicateDistance',
+    type: 'int',
+    help: 'SimHash bits for a near-duplicate, 0 = off (default 3)',
+  },
+  {
+    flag: 'no-trap-detectors',
+    key: 'trapDetectors',
+    type: 'off',
+    help: 'do not detect calendar traps and link generators',
+  },
+  {
+    flag: 'no-soft404-probe',
+    key: 'soft404Probe',
+    type: 'off',
+    help: 'do not probe sites for soft-404 pages',
+  },
 ];
 
 /** A usage error: exit code 1, message printed as is. */
@@ -152,7 +189,7 @@ export function parseCommand(
   };
   for (const spec of CONFIG_FLAGS) {
     options[spec.flag] = {
-      type: spec.type === 'boolean' ? 'boolean' : 'string',
+      type: spec.type === 'boolean' || spec.type === 'off' ? 'boolean' : 'string',
       ...(spec.type === 'list' || spec.type === 'pairs' ? { multiple: true } : {}),
     };
   }
@@ -240,6 +277,8 @@ function convert(spec: FlagSpec, raw: string | boolean | string[], problems: str
   switch (spec.type) {
     case 'boolean':
       return raw === true;
+    case 'off':
+      return raw === true ? false : undefined;
     case 'int':
     case 'number': {
       const text = String(raw);

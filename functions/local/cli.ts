@@ -1,5 +1,5 @@
 /**
- * The `crawlstack` command line: `crawl`, `hunt`, `canonicalize`.
+ * The `crawlstack` command line: `crawl`, `hunt`, `canonicalize`, `rank`.
  * Exit codes: 0 done, 1 bad usage or configuration, 2 the crawl failed, 130 interrupted.
  */
 import { writeFileSync } from 'node:fs';
@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { canonicalizeCommand } from './cli-canonicalize.ts';
 import { huntCommand } from './cli-hunt.ts';
 import { buildConfig, configFlagsHelp, parseCommand, UsageError } from './cli-options.ts';
+import { rankCommand } from './cli-rank.ts';
 import { CrawlStateMismatchError, EmbeddedCrawler } from './embedded-crawler.ts';
 import { formatSummary, ProgressReporter } from './progress.ts';
 
@@ -18,6 +19,7 @@ usage:
   crawlstack crawl <seed-url...> [--out DIR] [options]
   crawlstack hunt <start-url> <keyword> [output-dir] [options]
   crawlstack canonicalize <url...>
+  crawlstack rank --out DIR [--top N] [--json]
   crawlstack help
 
 crawl writes to --out (default crawl-out/<first seed's host>): pages.jsonl, links.jsonl,
@@ -45,6 +47,8 @@ export async function main(argv: string[]): Promise<number> {
         return await huntCommand(rest);
       case 'canonicalize':
         return canonicalizeCommand(rest);
+      case 'rank':
+        return rankCommand(rest);
       case undefined:
       case 'help':
       case '--help':
@@ -52,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
         console.log(USAGE);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command "${command}" (try: crawl, hunt, canonicalize, help)`);
+        throw new UsageError(`unknown command "${command}" (try: crawl, hunt, canonicalize, rank, help)`);
     }
   } catch (error) {
     if (error instanceof UsageError || error instanceof CrawlStateMismatchError) {

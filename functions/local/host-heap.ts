@@ -12,85 +12,143 @@ export interface HostSlot {
   fetched: number;
   /** Set when the host is given up (robots.txt unreachable): remaining tasks are recorded, not fetched. */
   dead?: string;
-  /** The nextAt this slot was pushed with; older heap entries for it are stale. */
-  heapKey: number;
+  /** Priority of the host's next task (its frontier head), as last read. */
+  best: number;
+  /** Where the slot is queued, and under which key (older heap entries for it are stale). */
+  state: 'idle' | 'waiting' | 'ready';
+  key: number;
+}
+
+/** A new slot for a host with nothing known yet. */
+export function newHostSlot(host: string): HostSlot {
+  return {
+    host,
+    queued: 0,
+    busy: false,
+    nextAt: 0,
+    fetched: 0,
+    best: Number.NEGATIVE_INFINITY,
+    state: 'idle',
+    key: 0,
+  };
 }
 
 /**
- * Min-heap of hosts by next allowed time. Entries are never removed in place: a host pushed again
- * gets a new key, and `pop` drops entries whose key no longer matches (lazy deletion).
+ * Chooses the next host: among hosts whose politeness gap has passed, the one whose next task
+ * has the highest priority (AOPIC cash, or discovery order for breadth-first), so the crawl's
+ * order is global, not round-robin over hosts; hosts still waiting sit in a heap by next allowed
+ * time. Entries are never removed in place: a slot queued again gets a new key, and entries whose
+ * key no longer matches are dropped when they surface (lazy deletion).
  */
-export class HostHeap {
-  #items: { at: number; slot: HostSlot }[] = [];
+export class HostScheduler {
+  readonly #waiting = new Heap((a, b) => a.key < b.key);
+  readonly #ready = new Heap((a, b) => a.key > b.key);
 
-  get length(): number {
-    return this.#items.length;
-  }
-
-  /** Queues the host if it has work and is idle. */
-  offer(slot: HostSlot): void {
+  /** Queues the host if it has work and is idle: ready now, or waiting for its gap. */
+  offer(slot: HostSlot, now: number): void {
     if (slot.busy || slot.queued <= 0) return;
-    // Already queued under this key (e.g. another link to an idle host): one entry is enough.
-    if (slot.heapKey === slot.nextAt) return;
-    slot.heapKey = slot.nextAt;
-    this.#push({ at: slot.nextAt, slot });
-  }
-
-  /** The earliest valid host, without removing it. */
-  peek(): HostSlot | undefined {
-    this.#dropStale();
-    return this.#items[0]?.slot;
-  }
-
-  pop(): HostSlot | undefined {
-    this.#dropStale();
-    const top = this.#items[0];
-    if (top === undefined) return undefined;
-    this.#removeTop();
-    top.slot.heapKey = Number.NaN;
-    return top.slot;
-  }
-
-  #dropStale(): void {
-    for (;;) {
-      const top = this.#items[0];
-      if (top === undefined) return;
-      const { slot } = top;
-      if (top.at === slot.heapKey) {
-        if (!slot.busy && slot.queued > 0) return;
-        slot.heapKey = Number.NaN; // its only entry goes: a later offer must push again
-      }
-      this.#removeTop();
+    if (slot.nextAt > now) {
+      if (slot.state === 'waiting' && slot.key === slot.nextAt) return;
+      slot.state = 'waiting';
+      slot.key = slot.nextAt;
+      this.#waiting.push({ key: slot.key, slot });
+    } else {
+      if (slot.state === 'ready' && slot.key === slot.best) return;
+      slot.state = 'ready';
+      slot.key = slot.best;
+      this.#ready.push({ key: slot.key, slot });
     }
   }
 
-  #push(item: { at: number; slot: HostSlot }): void {
+  /** Takes the best ready host (hosts whose gap passed by `now` become ready first). */
+  pop(now: number): HostSlot | undefined {
+    for (;;) {
+      const waiting = this.#validTop(this.#waiting, 'waiting');
+      if (waiting === undefined || waiting.nextAt > now) break;
+      this.#waiting.pop();
+      waiting.state = 'idle';
+      this.offer(waiting, now);
+    }
+    const ready = this.#validTop(this.#ready, 'ready');
+    if (ready === undefined) return undefined;
+    this.#ready.pop();
+    ready.state = 'idle';
+    return ready;
+  }
+
+  /** When the earliest waiting host becomes ready (undefined when none waits). */
+  nextWakeAt(): number | undefined {
+    return this.#validTop(this.#waiting, 'waiting')?.nextAt;
+  }
+
+  /** True when some host has work queued and is not running. */
+  hasWork(): boolean {
+    return (
+      this.#validTop(this.#ready, 'ready') !== undefined ||
+      this.#validTop(this.#waiting, 'waiting') !== undefined
+    );
+  }
+
+  #validTop(heap: Heap, state: HostSlot['state']): HostSlot | undefined {
+    for (;;) {
+      const top = heap.peek();
+      if (top === undefined) return undefined;
+      const { slot } = top;
+      if (slot.state === state && slot.key === top.key && !slot.busy && slot.queued > 0) return slot;
+      heap.pop();
+      // Its only live entry is gone: a later offer must push again.
+      if (slot.state === state && slot.key === top.key) slot.state = 'idle';
+    }
+  }
+}
+
+interface Entry {
+  key: number;
+  slot: HostSlot;
+}
+
+/** Binary heap ordered by `before` (true when a goes above b). */
+class Heap {
+  readonly #items: Entry[] = [];
+  readonly #before: (a: Entry, b: Entry) => boolean;
+
+  constructor(before: (a: Entry, b: Entry) => boolean) {
+    this.#before = before;
+  }
+
+  peek(): Entry | undefined {
+    return this.#items[0];
+  }
+
+  push(item: Entry): void {
     const items = this.#items;
     items.push(item);
     let i = items.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (items[parent]!.at <= item.at) break;
+      if (!this.#before(item, items[parent]!)) break;
       items[i] = items[parent]!;
       i = parent;
     }
     items[i] = item;
   }
 
-  #removeTop(): void {
+  pop(): Entry | undefined {
     const items = this.#items;
-    const last = items.pop()!;
-    if (items.length === 0) return;
+    const top = items[0];
+    const last = items.pop();
+    if (top === undefined || last === undefined || items.length === 0) return top;
     let i = 0;
     for (;;) {
       const left = 2 * i + 1;
       if (left >= items.length) break;
       const right = left + 1;
-      const child = right < items.length && items[right]!.at < items[left]!.at ? right : left;
-      if (items[child]!.at >= last.at) break;
+      const child = right < items.length && this.#before(items[right]!, items[left]!) ? right : left;
+      if (!this.#before(items[child]!, last)) break;
       items[i] = items[child]!;
       i = child;
     }
     items[i] = last;
+    return top;
   }
 }

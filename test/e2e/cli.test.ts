@@ -12,7 +12,7 @@ import type { CrawlProgress } from '../../functions/local/embedded-crawler.ts';
 import { ProgressReporter } from '../../functions/local/progress.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
-import { buildCli, readJsonl, runCli, tempDir } from './helpers.ts';
+import { buildCli, pagePaths, readJsonl, runCli, tempDir } from './helpers.ts';
 
 describe('crawlstack CLI', () => {
   let site: SiteServer;
@@ -110,10 +110,7 @@ describe('crawlstack CLI', () => {
     const result = await runCli(['crawl', '--config', config, '--max-pages', '3', '--out', out]);
     assert.equal(result.code, 0, result.stderr);
     // seeds, allowPrivate, delay and exclude from the file; the page limit from the flag
-    assert.deepEqual(
-      site.paths().filter((p) => p !== '/robots.txt'),
-      ['/', '/a', '/c'],
-    );
+    assert.deepEqual(pagePaths(site), ['/', '/a', '/c']);
     const pages = readJsonl<{ url: string }>(join(out, 'pages.jsonl'));
     assert.equal(pages.length, 3);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
@@ -145,6 +142,20 @@ describe('crawlstack CLI', () => {
     const summary = JSON.parse(result.stdout);
     assert.equal(summary.pages, 1);
     assert.deepEqual(summary.seeds, [`${site.origin}/a`]);
+
+    const rank = await runCli(['rank', '--out', out, '--top', '5']);
+    assert.equal(rank.code, 0, rank.stderr);
+    assert.match(rank.stdout, /^rank {2}importance {2}pagerank {2}url\n +1 +1\.000000 +1\.000000 +http:/);
+    assert.match(rank.stdout, /1 pages, 0 links between them; Spearman correlation/);
+  });
+
+  test('rank without --out, or with a folder that holds no crawl, exits 1', async () => {
+    const missing = await runCli(['rank']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /usage: crawlstack rank --out DIR/);
+    const empty = await runCli(['rank', '--out', tempDir()]);
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /holds no crawl/);
   });
 
   describe('hunt', () => {

@@ -41,6 +41,11 @@ export function tempDir(prefix = 'crawlstack-e2e-'): string {
  */
 export const FAST: Omit<CrawlConfigInput, 'seeds'> = {
   allowPrivate: true,
+  // The soft-404 probe adds one request per site, and the link-generator detector stops
+  // following the look-alike pages these small fixture sites are made of; these tests count
+  // requests exactly. test/e2e/quality.test.ts covers both, with the defaults.
+  soft404Probe: false,
+  trapDetectors: false,
   delayMs: 0,
   delayFactor: 0,
   retryBaseDelayMs: 20,
@@ -139,7 +144,12 @@ export function assertUnique<T>(values: readonly T[], what: string): Set<T> {
 
 /** Paths a server was asked for, robots.txt left out. */
 export function pagePaths(site: SiteServer): string[] {
-  return site.paths().filter((p) => p !== '/robots.txt');
+  return site.paths().filter((p) => p !== '/robots.txt' && !isProbe(p));
+}
+
+/** The soft-404 probe's made-up path (one request per site when the probe is on). */
+export function isProbe(path: string): boolean {
+  return path.startsWith('/crawlstack-probe-');
 }
 
 // ---------------------------------------------------------------------------------------------

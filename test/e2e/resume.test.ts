@@ -15,6 +15,7 @@ import {
   assertWarcMatchesPages,
   buildCli,
   type CliProcess,
+  isProbe,
   readJsonl,
   runCli,
   spawnCli,
@@ -38,7 +39,8 @@ function requestCounts(sites: readonly SiteServer[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const site of sites) {
     for (const path of site.paths()) {
-      if (path === '/robots.txt') continue;
+      // robots.txt and the soft-404 probe are not pages (after a kill -9 a site may be probed again)
+      if (path === '/robots.txt' || isProbe(path)) continue;
       const key = `${site.origin}${path}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }

@@ -38,7 +38,7 @@ describe('a small site', () => {
       ])
     )[0]!;
     o = site.origin;
-    run = await crawl({ seeds: [`${o}/`], scope: 'host' });
+    run = await crawl({ seeds: [`${o}/`], scope: 'host', order: 'bfs' });
   });
   after(() => closeAll([site]));
 
@@ -83,7 +83,7 @@ describe('a small site', () => {
     assert.ok(!paths.has('/logo.png'), 'images are recorded, not fetched (follow: page)');
   });
 
-  test('one host is crawled breadth-first: depths never go down in pages.jsonl', () => {
+  test('with order bfs, one host is crawled breadth-first: depths never go down in pages.jsonl', () => {
     const depths = run.pages.map((p) => p.depth);
     assert.deepEqual(
       depths,

@@ -13,10 +13,35 @@ export function fpToInt(fp: Fingerprint): bigint {
   return BigInt.asIntN(64, BigInt(`0x${fp}`));
 }
 
-/** A frontier row plus its position within its host's queue. */
+/**
+ * A frontier row plus its position: `seq` (queue order), `prio` (served highest first) and
+ * `cashKey`, the AOPIC cash it holds now, credits included, minus the bonus when it was queued.
+ */
 export interface QueuedTask extends CrawlTask {
   seq: number;
+  prio: number;
+  cashKey: number;
 }
+
+/** How a new frontier row is valued: its priority and its AOPIC cash key. */
+export interface RowValue {
+  prio: number;
+  cashKey: number;
+}
+
+/**
+ * The priority a new frontier row gets, highest served first within its host (and across ready
+ * hosts). Breadth-first by default: `-seq`, so the oldest row wins; `front` rows (redirect
+ * targets) go before everything queued.
+ */
+export type Prioritize = (task: CrawlTask, seq: number, front: boolean) => RowValue;
+
+const FRONT = 1e15;
+/** Breadth-first, with the task's cash kept as its key (no bonus: fine for accounting alone). */
+export const breadthFirst: Prioritize = (task, seq, front) => ({
+  prio: front ? FRONT - seq : -seq,
+  cashKey: task.cash,
+});
 
 /** Everything one finished step changes, written in one transaction. */
 export interface StepWrite {
@@ -30,6 +55,8 @@ export interface StepWrite {
   contentHashes: { hash: string; url: string }[];
   /** The task leaves the frontier (done): the queued row, or just its fingerprint. */
   finished?: QueuedTask | Fingerprint;
+  /** AOPIC: the finished page's history and cash key (cash minus the bonus at that time). */
+  finishedCash?: { history: number; key: number };
   /** The task is rewritten in place (retry). */
   retried?: CrawlTask | QueuedTask;
   /** Host whose page budget the step used (a page request was made). */
@@ -57,15 +84,18 @@ const SCHEMA = `
   PRAGMA temp_store = MEMORY;
   PRAGMA cache_size = -4000;
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY, owner INTEGER);
+  CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY, owner INTEGER, history REAL, key REAL);
   CREATE TABLE IF NOT EXISTS frontier (
     seq INTEGER PRIMARY KEY,
     host TEXT NOT NULL,
     fp INTEGER NOT NULL,
     owner INTEGER,
+    prio REAL NOT NULL,
+    cash REAL NOT NULL,
     task TEXT NOT NULL
   );
-  CREATE INDEX IF NOT EXISTS frontier_by_host ON frontier (host, seq);
+  CREATE INDEX IF NOT EXISTS frontier_by_host ON frontier (host, prio DESC, seq);
+  CREATE INDEX IF NOT EXISTS frontier_by_fp ON frontier (fp);
   CREATE TABLE IF NOT EXISTS content (hash TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS robots (origin TEXT PRIMARY KEY, entry TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL) WITHOUT ROWID;
@@ -83,8 +113,10 @@ export class CrawlDb {
   readonly #recent = new Map<Fingerprint, Fingerprint | null>();
   #seq: number;
   #frontSeq: number;
+  readonly #prioritize: Prioritize;
 
-  constructor(path: string) {
+  constructor(path: string, options: { prioritize?: Prioritize } = {}) {
+    this.#prioritize = options.prioritize ?? breadthFirst;
     this.#db = new DatabaseSync(path);
     this.#db.exec(SCHEMA);
     const columns = (this.#db.prepare('PRAGMA table_info(frontier)').all() as { name: string }[]).map(
@@ -93,7 +125,7 @@ export class CrawlDb {
     const seenColumns = (this.#db.prepare('PRAGMA table_info(seen)').all() as { name: string }[]).map(
       (c) => c.name,
     );
-    if (!columns.includes('owner') || !seenColumns.includes('owner')) {
+    if (!columns.includes('cash') || !seenColumns.includes('key')) {
       this.#db.close();
       throw new CrawlDbVersionError(
         `${path} was written by an older crawlstack; start the crawl in a new --out folder`,
@@ -108,8 +140,19 @@ export class CrawlDb {
       seenOwner: prepare('SELECT owner FROM seen WHERE fp = ?'),
       seenAdd: prepare('INSERT OR IGNORE INTO seen (fp, owner) VALUES (?, ?)'),
       seenCount: prepare('SELECT count(*) AS n FROM seen'),
-      push: prepare('INSERT INTO frontier (seq, host, fp, owner, task) VALUES (?, ?, ?, ?, ?)'),
-      head: prepare('SELECT seq, task FROM frontier WHERE host = ? ORDER BY seq LIMIT 1'),
+      push: prepare(
+        'INSERT INTO frontier (seq, host, fp, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      head: prepare(
+        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ORDER BY prio DESC, seq LIMIT 1',
+      ),
+      seenFinished: prepare(
+        'INSERT INTO seen (fp, owner, history, key) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (fp) DO UPDATE SET history = excluded.history, key = excluded.key',
+      ),
+      creditQueued: prepare('UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2 WHERE fp = ?3'),
+      creditSeen: prepare('UPDATE seen SET key = key + ? WHERE fp = ? AND key IS NOT NULL'),
+      pageCash: prepare('SELECT history, key FROM seen WHERE fp = ?'),
       rowBySeq: prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
       rowByFp: prepare('SELECT seq, fp, owner FROM frontier WHERE fp = ? LIMIT 1'),
       remove: prepare('DELETE FROM frontier WHERE seq = ?'),
@@ -219,11 +262,39 @@ export class CrawlDb {
     this.#stmt.robotsPut!.run(origin, JSON.stringify(entry));
   }
 
-  /** The next task of a host in queue order, without removing it. */
+  /** The next task of a host (highest priority, then oldest), without removing it. */
   head(host: string): QueuedTask | undefined {
-    const row = this.#stmt.head!.get(host) as { seq: number; task: string } | undefined;
+    const row = this.#stmt.head!.get(host) as
+      | { seq: number; prio: number; cash: number; task: string }
+      | undefined;
     if (row === undefined) return undefined;
-    return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq };
+    return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq, prio: row.prio, cashKey: row.cash };
+  }
+
+  /**
+   * Adds AOPIC credits to the cash of queued rows (and to their priority too when `byCash`, the
+   * AOPIC order) and to the cash key of fetched pages. Applied in fingerprint order, in one
+   * transaction, so each B-tree page is touched once however many credits there are.
+   */
+  credit(credits: ReadonlyMap<Fingerprint, number>, byCash: boolean): void {
+    if (credits.size === 0) return;
+    const rows = [...credits].map(([fp, amount]) => [fpToInt(fp), amount] as const);
+    rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    this.#transaction(() => {
+      for (const [fp, amount] of rows) {
+        this.#stmt.creditQueued!.run(amount, byCash ? 1 : 0, fp);
+        this.#stmt.creditSeen!.run(amount, fp);
+      }
+    });
+  }
+
+  /** A fetched page's AOPIC history and cash key, if it has them. */
+  pageCash(fp: Fingerprint): { history: number; key: number } | undefined {
+    const row = this.#stmt.pageCash!.get(fpToInt(fp)) as
+      | { history: number | null; key: number | null }
+      | undefined;
+    if (row === undefined || row.history === null || row.key === null) return undefined;
+    return { history: row.history, key: row.key };
   }
 
   /** Queued task counts per host (to rebuild the scheduler after a restart). */
@@ -270,7 +341,7 @@ export class CrawlDb {
     let finishedFp: Fingerprint | undefined;
     this.#transaction(() => {
       for (const task of write.enqueue) {
-        this.#push(task, write.front ? --this.#frontSeq : ++this.#seq, owner);
+        this.#push(task, write.front ? --this.#frontSeq : ++this.#seq, owner, write.front === true);
         queued.add(task.fp);
       }
       // A claim without a frontier row has nothing to recover it from: it goes to `seen` now.
@@ -280,8 +351,10 @@ export class CrawlDb {
       if (write.finished !== undefined) {
         const row = this.#row(write.finished);
         if (row !== undefined) {
-          // A finished URL leaves the queue; the seen set keeps it.
-          s.seenAdd!.run(row.fp, row.owner);
+          // A finished URL leaves the queue; the seen set keeps it (with its AOPIC history).
+          const cash = write.finishedCash;
+          if (cash === undefined) s.seenAdd!.run(row.fp, row.owner);
+          else s.seenFinished!.run(row.fp, row.owner, cash.history, cash.key);
           s.remove!.run(row.seq);
           finishedFp = intToFp(row.fp);
         }
@@ -289,7 +362,7 @@ export class CrawlDb {
       if (write.retried !== undefined) {
         const row = this.#row(write.retried);
         if (row !== undefined) {
-          const { seq: _seq, ...task } = write.retried as QueuedTask;
+          const { seq: _seq, prio: _prio, cashKey: _cashKey, ...task } = write.retried as QueuedTask;
           s.rewrite!.run(JSON.stringify(task), row.seq);
         }
       }
@@ -306,9 +379,10 @@ export class CrawlDb {
     this.#db.close();
   }
 
-  #push(task: CrawlTask, seq: number, owner: Fingerprint | null = task.parent ?? null): void {
+  #push(task: CrawlTask, seq: number, owner: Fingerprint | null = task.parent ?? null, front = false): void {
     const ownerInt = owner === null ? null : fpToInt(owner);
-    this.#stmt.push!.run(seq, task.host, fpToInt(task.fp), ownerInt, JSON.stringify(task));
+    const { prio, cashKey } = this.#prioritize(task, seq, front);
+    this.#stmt.push!.run(seq, task.host, fpToInt(task.fp), ownerInt, prio, cashKey, JSON.stringify(task));
   }
 
   /** The frontier row of a queued task, by its seq when known, else by fingerprint. */

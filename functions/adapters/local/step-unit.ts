@@ -20,6 +20,8 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   readonly contentHashes: { hash: string; url: string }[] = [];
   readonly pageLines: string[] = [];
   readonly linkLines: string[] = [];
+  /** Out-links not followed, by reason, for the crawl's counters. */
+  readonly skippedLinks = new Map<string, number>();
   readonly #db: CrawlDb;
   readonly #pending: PendingClaims;
 
@@ -72,6 +74,10 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
 
   async links(record: LinkRecord): Promise<void> {
     this.linkLines.push(JSON.stringify(record));
+    for (const link of record.links) {
+      if (link.skipped !== undefined)
+        this.skippedLinks.set(link.skipped, (this.skippedLinks.get(link.skipped) ?? 0) + 1);
+    }
   }
 
   /** The content-seen port of this step. */

@@ -141,7 +141,7 @@ export class ScopeRules {
     return allowed;
   }
 
-  /** True when one non-empty path segment occurs more than maxSegmentRepeats times. */
+  /** True when one non-empty, non-numeric path segment occurs more than maxSegmentRepeats times. */
   #hasRepeatedSegment(url: string): boolean {
     const limit = this.#maxSegmentRepeats;
     const authority = url.indexOf('//');
@@ -161,7 +161,8 @@ export class ScopeRules {
     while (from <= pathEnd) {
       let to = url.indexOf('/', from);
       if (to < 0 || to > pathEnd) to = pathEnd;
-      if (to > from) {
+      // Numbers repeat innocently (`/2024/01/01/`), so only segments with a non-digit count.
+      if (to > from && !allDigits(url, from, to)) {
         starts[n] = from;
         ends[n] = to;
         n++;
@@ -186,4 +187,12 @@ export class ScopeRules {
     }
     return false;
   }
+}
+
+function allDigits(url: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = url.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }

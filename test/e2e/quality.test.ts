@@ -1,0 +1,188 @@
+/**
+ * Crawl quality with the defaults on: AOPIC order (important pages first), the soft-404 probe,
+ * near-duplicates by SimHash, calendar and link-generator traps, the traps report, and
+ * `crawlstack rank` (AOPIC importance against PageRank of the crawled graph).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import type { TrapFinding } from '../../functions/core/quality/trap-findings.ts';
+import { rankCrawl } from '../../functions/local/cli-rank.ts';
+import { closeAll, type PageSpec, prose, siteRoutes, startSites } from '../fixtures/sites.ts';
+import { crawl, isProbe, pagePaths, tempDir } from './helpers.ts';
+
+/** The defaults the FAST test profile turns off. */
+const QUALITY = { soft404Probe: true, trapDetectors: true } as const;
+
+describe('crawl quality', () => {
+  test('a soft-404 site: probed once, pages that answer like the probe are recorded soft-404 and not followed', async () => {
+    const notFound = `<!doctype html><html><head><title>Oops</title></head><body><h1>Page not found</h1><p>${prose(7, 80)}</p><a href="/">Home</a></body></html>`;
+    const [site] = await startSites(['127.0.0.2'], () => [
+      (req, res) => {
+        const path = req.url ?? '/';
+        const table: Record<string, PageSpec> = {
+          '/': { title: 'Home', links: ['/a', '/gone', '/also-gone'], body: `<p>${prose(1, 60)}</p>` },
+          '/a': { title: 'A', links: ['/'], body: `<p>${prose(2, 60)}</p>` },
+        };
+        if (path === '/robots.txt' || table[path] !== undefined) return siteRoutes(table)(req, res);
+        // every unknown path: 200 with the same error page (and a link that must not be followed)
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(notFound.replace('</body>', '<a href="/only-from-error-pages">x</a></body>'));
+      },
+    ]);
+    try {
+      const o = site!.origin;
+      const run = await crawl({ seeds: [`${o}/`], ...QUALITY });
+      assert.equal(site!.paths().filter(isProbe).length, 1, 'one probe per site');
+      assert.equal(
+        site!.paths()[1]!.startsWith('/crawlstack-probe-'),
+        true,
+        'the probe comes right after robots.txt',
+      );
+      assert.equal(run.page(`${o}/gone`).reason, 'soft-404');
+      assert.equal(run.page(`${o}/also-gone`).reason, 'soft-404');
+      assert.equal(run.page(`${o}/a`).reason, undefined);
+      assert.ok(!pagePaths(site!).includes('/only-from-error-pages'), 'links of a soft 404 are not followed');
+      const traps = JSON.parse(readFileSync(join(run.outDir, 'traps.json'), 'utf8')) as TrapFinding[];
+      assert.ok(traps.some((t) => t.reason === 'soft-404' && t.count === 2));
+    } finally {
+      await closeAll([site!]);
+    }
+  });
+
+  test('near-duplicates are recorded with the page they resemble; distinct pages are not', async () => {
+    const text = prose(3, 300);
+    const [site] = await startSites(['127.0.0.2'], () => [
+      siteRoutes({
+        '/': {
+          title: 'Home',
+          links: ['/article', '/article-print', '/other'],
+          body: `<p>${prose(4, 80)}</p>`,
+        },
+        '/article': { title: 'Article', body: `<p>${text}</p>` },
+        // the same words with other markup: not byte-identical (no exact duplicate), same text
+        '/article-print': {
+          title: 'Article',
+          head: '<meta name="media" content="print">',
+          body: `<div class="print"><p>${text}</p></div>`,
+        },
+        '/other': { title: 'Other', body: `<p>${prose(5, 300)}</p>` },
+      }),
+    ]);
+    try {
+      const o = site!.origin;
+      const run = await crawl({ seeds: [`${o}/`], ...QUALITY, order: 'bfs' });
+      assert.match(run.page(`${o}/article`).simhash ?? '', /^[0-9a-f]{16}$/);
+      assert.equal(run.page(`${o}/article-print`).nearDuplicateOf, `${o}/article`);
+      assert.equal(run.page(`${o}/article-print`).duplicateOf, undefined, 'not an exact duplicate');
+      assert.equal(run.page(`${o}/other`).nearDuplicateOf, undefined);
+      assert.equal(run.page(`${o}/article`).nearDuplicateOf, undefined);
+    } finally {
+      await closeAll([site!]);
+    }
+  });
+
+  test('an endless calendar costs a couple of requests: its look-alike months stop being followed', async () => {
+    const month = (y: number, m: number) => `/calendar/${y}/${String(m).padStart(2, '0')}`;
+    const [site] = await startSites(['127.0.0.2'], () => [
+      (req, res) => {
+        const path = req.url ?? '/';
+        const match = /^\/calendar\/(\d{4})\/(\d{2})$/.exec(path);
+        if (match === null) {
+          return siteRoutes({
+            '/': { title: 'Home', links: ['/calendar/2026/11', '/about'], body: `<p>${prose(8, 80)}</p>` },
+            '/about': { title: 'About', body: `<p>${prose(9, 120)}</p>` },
+          })(req, res);
+        }
+        const y = Number(match[1]);
+        const m = Number(match[2]);
+        const prev = m === 1 ? month(y - 1, 12) : month(y, m - 1);
+        const next = m === 12 ? month(y + 1, 1) : month(y, m + 1);
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(
+          `<!doctype html><html><head><title>Events</title></head><body><h1>Events ${y}-${m}</h1>` +
+            `<p>No events this month. ${prose(10, 150)}</p><a href="${prev}">prev</a> <a href="${next}">next</a></body></html>`,
+        );
+      },
+    ]);
+    try {
+      const o = site!.origin;
+      const run = await crawl({ seeds: [`${o}/`], ...QUALITY, maxPages: 40 });
+      const calendarRequests = pagePaths(site!).filter((p) => p.startsWith('/calendar/'));
+      assert.ok(calendarRequests.length <= 4, `calendar pages fetched: ${calendarRequests.join(' ')}`);
+      assert.equal(run.summary.state, 'done', 'the crawl ran out of work, not out of budget');
+      const skipped = Object.keys(run.summary.linksSkipped);
+      assert.ok(
+        skipped.includes('link-generator') || skipped.includes('calendar'),
+        JSON.stringify(run.summary.linksSkipped),
+      );
+      assert.ok(run.summary.traps.length > 0, 'the traps report names the pattern');
+      assert.ok(run.page(`${o}/about`).status === 200);
+    } finally {
+      await closeAll([site!]);
+    }
+  });
+
+  test('AOPIC fetches the page many pages link to before pages linked once; breadth-first does not', async () => {
+    // Home links to twelve "news" pages (in that order) and to "popular" last; every news page
+    // links to popular and to one leaf of its own.
+    const homeLinks: string[] = [];
+    const table: Record<string, PageSpec> = {
+      '/popular': { title: 'Popular', body: `<p>${prose(21, 80)}</p>` },
+    };
+    for (let i = 0; i < 12; i++) {
+      homeLinks.push(`/news/${i}`);
+      table[`/news/${i}`] = {
+        title: `News ${i}`,
+        links: ['/popular', `/leaf/${i}`],
+        body: `<p>${prose(30 + i, 60)}</p>`,
+      };
+      table[`/leaf/${i}`] = { title: `Leaf ${i}`, body: `<p>${prose(50 + i, 60)}</p>` };
+    }
+    homeLinks.push('/popular');
+    table['/'] = { title: 'Home', body: `<p>${prose(20, 40)}</p>`, links: homeLinks };
+    const [site] = await startSites(['127.0.0.2'], () => [siteRoutes(table)]);
+    try {
+      const o = site!.origin;
+      const seeds = [`${o}/`];
+      const aopic = await crawl({ seeds, ...QUALITY, order: 'aopic', concurrency: 1 });
+      const bfs = await crawl({ seeds, ...QUALITY, order: 'bfs', concurrency: 1 });
+      const position = (run: typeof aopic, path: string) =>
+        run.pages.findIndex((p) => p.url === `${o}${path}`);
+      assert.ok(
+        position(aopic, '/popular') < position(aopic, '/leaf/0'),
+        'AOPIC: the popular page before the leaves',
+      );
+      assert.ok(position(bfs, '/popular') > position(bfs, '/news/11'), 'breadth-first: in discovery order');
+      const popular = aopic.page(`${o}/popular`);
+      assert.ok(
+        (popular.cash ?? 0) > (aopic.page(`${o}/leaf/0`).cash ?? 0),
+        'it held more cash when fetched',
+      );
+      assert.ok((popular.importance ?? 0) > 0);
+
+      const ranking = rankCrawl(aopic.outDir);
+      assert.equal(ranking.pages.length, 26);
+      // The seed holds the initial cash, so it leads AOPIC's one-pass estimate; PageRank (no
+      // in-links) puts it last. The popular page leads PageRank and follows the seed in AOPIC.
+      assert.deepEqual(
+        ranking.pages.slice(0, 2).map((p) => p.url),
+        [`${o}/`, `${o}/popular`],
+      );
+      const byPageRank = [...ranking.pages].sort((a, b) => b.pageRank - a.pageRank);
+      assert.equal(byPageRank[0]!.url, `${o}/popular`);
+      assert.ok(ranking.spearman >= -1 && ranking.spearman <= 1);
+      const sum = ranking.pages.reduce((a, p) => a + p.importance, 0);
+      assert.ok(Math.abs(sum - 1) < 1e-9, 'importance is normalized');
+      const pageRankSum = ranking.pages.reduce((a, p) => a + p.pageRank, 0);
+      assert.ok(Math.abs(pageRankSum - 1) < 1e-6, 'PageRank sums to 1');
+    } finally {
+      await closeAll([site!]);
+    }
+  });
+
+  test('rank refuses a folder without a crawl', () => {
+    assert.throws(() => rankCrawl(tempDir()), /holds no crawl/);
+  });
+});
