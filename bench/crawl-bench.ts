@@ -119,7 +119,12 @@ function ensureCrawlee(): void {
   // linkedom 0.18.15 cannot install (its dependency cssomnom is missing from the registry).
   writeFileSync(
     join(CRAWLEE_DIR, 'package.json'),
-    JSON.stringify({ name: 'bench-crawlee', private: true, type: 'module', overrides: { linkedom: '0.18.14' } }),
+    JSON.stringify({
+      name: 'bench-crawlee',
+      private: true,
+      type: 'module',
+      overrides: { linkedom: '0.18.14' },
+    }),
   );
   run('npm', ['install', '--no-audit', '--no-fund', `crawlee@${CRAWLEE_VERSION}`], CRAWLEE_DIR);
 }
@@ -168,7 +173,8 @@ async function crawlSite(site: Site, crawler: RunResult['crawler']): Promise<Run
   const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as { cpuMs: number; maxRssBytes: number };
   const log = readAccessLog(join(work, 'access.log'));
   // crawlstack prints its summary as JSON; Crawlee may log to stdout before the runner's last line.
-  const json = crawler === 'crawlstack' ? stdout.slice(stdout.indexOf('{')) : stdout.trim().split('\n').at(-1)!;
+  const json =
+    crawler === 'crawlstack' ? stdout.slice(stdout.indexOf('{')) : stdout.trim().split('\n').at(-1)!;
   const summary = JSON.parse(json) as { pages: number; urlSeen?: { hitRate: number } };
   if (!values.keep) rmSync(work, { recursive: true, force: true });
   return {
@@ -190,7 +196,8 @@ async function crawlSite(site: Site, crawler: RunResult['crawler']): Promise<Run
 async function startNginx(root: string, work: string): Promise<{ origin: string; stop(): Promise<void> }> {
   const host = '127.0.0.21';
   const port = await freePort(host);
-  for (const dir of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(work, dir), { recursive: true });
+  for (const dir of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
+    mkdirSync(join(work, dir), { recursive: true });
   const conf = `
 worker_processes 1;
 daemon off;
@@ -218,9 +225,13 @@ http {
 }
 `;
   writeFileSync(join(work, 'nginx.conf'), conf);
-  const child = spawn('/usr/sbin/nginx', ['-p', work, '-c', join(work, 'nginx.conf'), '-e', join(work, 'error.log')], {
-    stdio: 'inherit',
-  });
+  const child = spawn(
+    '/usr/sbin/nginx',
+    ['-p', work, '-c', join(work, 'nginx.conf'), '-e', join(work, 'error.log')],
+    {
+      stdio: 'inherit',
+    },
+  );
   await waitForPort(host, port);
   return {
     origin: `http://${host}:${port}`,
@@ -232,7 +243,11 @@ http {
   };
 }
 
-function readAccessLog(path: string): { counts: Map<string, number>; html: Set<string>; connections: number } {
+function readAccessLog(path: string): {
+  counts: Map<string, number>;
+  html: Set<string>;
+  connections: number;
+} {
   const counts = new Map<string, number>();
   const html = new Set<string>();
   const connections = new Set<string>();
@@ -248,7 +263,19 @@ function readAccessLog(path: string): { counts: Map<string, number>; html: Set<s
 
 function printTable(sites: Site[], results: RunResult[]): void {
   const rows = [
-    ['site', 'crawler', 'pages', 'expected', 'dup req', 'wall s', 'pages/s', 'CPU ms/page', 'peak RSS MB', 'URL-seen hits', 'connections'],
+    [
+      'site',
+      'crawler',
+      'pages',
+      'expected',
+      'dup req',
+      'wall s',
+      'pages/s',
+      'CPU ms/page',
+      'peak RSS MB',
+      'URL-seen hits',
+      'connections',
+    ],
   ];
   for (const r of results) {
     const site = sites.find((s) => s.name === r.site)!;
@@ -299,7 +326,9 @@ function runChild(command: string, args: string[], env: NodeJS.ProcessEnv): Prom
       out += chunk.toString();
     });
     child.once('error', fail);
-    child.once('exit', (code) => (code === 0 ? done(out) : fail(new Error(`${command} ${args[0]} exited with ${code}`))));
+    child.once('exit', (code) =>
+      code === 0 ? done(out) : fail(new Error(`${command} ${args[0]} exited with ${code}`)),
+    );
   });
 }
 

@@ -71,7 +71,11 @@ const stdout = await new Promise<string>((done, fail) => {
     {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, BENCH_USAGE_FILE: usageFile, NODE_OPTIONS: `--import=${join(ROOT, 'bench/lib/report-usage.mjs')}` },
+      env: {
+        ...process.env,
+        BENCH_USAGE_FILE: usageFile,
+        NODE_OPTIONS: `--import=${join(ROOT, 'bench/lib/report-usage.mjs')}`,
+      },
     },
   );
   let out = '';
@@ -103,7 +107,9 @@ if (!values.keep) rmSync(work, { recursive: true, force: true });
 console.log(`pages fetched        ${summary.pages}`);
 console.log(`URLs discovered      ${summary.discovered.toLocaleString('en')}`);
 console.log(`frontier at the end  ${summary.queued.toLocaleString('en')} queued`);
-console.log(`URL-seen look-ups    ${summary.urlSeen.lookups.toLocaleString('en')} (${(summary.urlSeen.hitRate * 100).toFixed(1)}% cache hits)`);
+console.log(
+  `URL-seen look-ups    ${summary.urlSeen.lookups.toLocaleString('en')} (${(summary.urlSeen.hitRate * 100).toFixed(1)}% cache hits)`,
+);
 console.log(`peak RSS             ${(usage.maxRssBytes / 1024 / 1024).toFixed(0)} MB (target < 300 MB)`);
 console.log(`state on disk        ${(dbBytes / 1024 / 1024).toFixed(0)} MB`);
 console.log(`wall time            ${(wallMs / 1000).toFixed(1)} s, CPU ${(usage.cpuMs / 1000).toFixed(1)} s`);

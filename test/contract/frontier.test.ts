@@ -21,7 +21,7 @@ describe('Frontier contract: LocalFrontier', () => {
       const out: CrawlTask[] = [];
       for (const host of local.db.hostCounts().keys()) {
         for (let head = local.db.head(host); head !== undefined; head = local.db.head(host)) {
-          const { seq: _seq, ...queued } = head;
+          const { seq: _seq, prio: _prio, cashKey: _cashKey, ...queued } = head;
           out.push(queued);
           local.db.removeTask(queued.fp);
         }

@@ -6,6 +6,7 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { SEED_OWNER } from '../../core/crawl-page.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
+import { fingerprint } from '../../core/url/fingerprint.ts';
 import type { RobotsEntry } from '../../ports.ts';
 
 /** Fingerprint (16 hex chars) as the signed 64-bit integer SQLite stores in 8 bytes. */
@@ -86,17 +87,16 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY, owner INTEGER, history REAL, key REAL);
   CREATE TABLE IF NOT EXISTS frontier (
-    seq INTEGER PRIMARY KEY,
+    fp INTEGER PRIMARY KEY,
+    seq INTEGER NOT NULL,
     host TEXT NOT NULL,
-    fp INTEGER NOT NULL,
     owner INTEGER,
     prio REAL NOT NULL,
     cash REAL NOT NULL,
     task TEXT NOT NULL
   );
   CREATE INDEX IF NOT EXISTS frontier_by_host ON frontier (host, prio DESC, seq);
-  CREATE INDEX IF NOT EXISTS frontier_by_fp ON frontier (fp);
-  CREATE TABLE IF NOT EXISTS content (hash TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS content (hash INTEGER PRIMARY KEY, url TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS robots (origin TEXT PRIMARY KEY, entry TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL) WITHOUT ROWID;
 `;
@@ -125,7 +125,8 @@ export class CrawlDb {
     const seenColumns = (this.#db.prepare('PRAGMA table_info(seen)').all() as { name: string }[]).map(
       (c) => c.name,
     );
-    if (!columns.includes('cash') || !seenColumns.includes('key')) {
+    const contentKey = (this.#db.prepare('PRAGMA table_info(content)').all() as { type: string }[])[0]?.type;
+    if (!columns.includes('cash') || !seenColumns.includes('key') || contentKey !== 'INTEGER') {
       this.#db.close();
       throw new CrawlDbVersionError(
         `${path} was written by an older crawlstack; start the crawl in a new --out folder`,
@@ -141,7 +142,7 @@ export class CrawlDb {
       seenAdd: prepare('INSERT OR IGNORE INTO seen (fp, owner) VALUES (?, ?)'),
       seenCount: prepare('SELECT count(*) AS n FROM seen'),
       push: prepare(
-        'INSERT INTO frontier (seq, host, fp, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT OR IGNORE INTO frontier (fp, seq, host, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       head: prepare(
         'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ORDER BY prio DESC, seq LIMIT 1',
@@ -153,10 +154,9 @@ export class CrawlDb {
       creditQueued: prepare('UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2 WHERE fp = ?3'),
       creditSeen: prepare('UPDATE seen SET key = key + ? WHERE fp = ? AND key IS NOT NULL'),
       pageCash: prepare('SELECT history, key FROM seen WHERE fp = ?'),
-      rowBySeq: prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
-      rowByFp: prepare('SELECT seq, fp, owner FROM frontier WHERE fp = ? LIMIT 1'),
-      remove: prepare('DELETE FROM frontier WHERE seq = ?'),
-      rewrite: prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
+      rowByFp: prepare('SELECT fp, owner FROM frontier WHERE fp = ?'),
+      remove: prepare('DELETE FROM frontier WHERE fp = ?'),
+      rewrite: prepare('UPDATE frontier SET task = ? WHERE fp = ?'),
       hostCounts: prepare('SELECT host, count(*) AS n FROM frontier GROUP BY host'),
       frontierCount: prepare('SELECT count(*) AS n FROM frontier'),
       seqBounds: prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier'),
@@ -172,7 +172,7 @@ export class CrawlDb {
       ),
     };
     // Fingerprints and owners are full 64-bit values: read them as bigint, not as lossy numbers.
-    for (const name of ['seenOwner', 'rowBySeq', 'rowByFp']) this.#stmt[name]!.setReadBigInts(true);
+    for (const name of ['seenOwner', 'rowByFp']) this.#stmt[name]!.setReadBigInts(true);
     // Queued fingerprints that a crash kept from being merged: put them in the seen set now.
     this.#db.exec('INSERT OR IGNORE INTO seen (fp, owner) SELECT fp, owner FROM frontier ORDER BY fp');
     const bounds = this.#stmt.seqBounds!.get() as { hi: number; lo: number };
@@ -224,7 +224,7 @@ export class CrawlDb {
 
   /** Registers a content hash for `url` unless one is there; resolves the URL registered first. */
   claimContent(hash: string, url: string): string {
-    this.#stmt.contentAdd!.run(hash, url);
+    this.#stmt.contentAdd!.run(hashKey(hash), url);
     return this.contentOwner(hash) ?? url;
   }
 
@@ -238,10 +238,9 @@ export class CrawlDb {
     });
   }
 
-  /** Removes a queued task by fingerprint (scans the queue: for tools and tests). */
+  /** Removes a queued task by fingerprint. */
   removeTask(fp: Fingerprint): void {
-    const row = this.#stmt.rowByFp!.get(fpToInt(fp)) as { seq: bigint } | undefined;
-    if (row !== undefined) this.#stmt.remove!.run(row.seq);
+    this.#stmt.remove!.run(fpToInt(fp));
   }
 
   seenCount(): number {
@@ -250,7 +249,7 @@ export class CrawlDb {
   }
 
   contentOwner(hash: string): string | undefined {
-    return (this.#stmt.contentGet!.get(hash) as { url: string } | undefined)?.url;
+    return (this.#stmt.contentGet!.get(hashKey(hash)) as { url: string } | undefined)?.url;
   }
 
   robots(origin: string): RobotsEntry | undefined {
@@ -347,7 +346,7 @@ export class CrawlDb {
       // A claim without a frontier row has nothing to recover it from: it goes to `seen` now.
       const ownerInt = owner === null ? null : fpToInt(owner);
       for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd!.run(fpToInt(fp), ownerInt);
-      for (const { hash, url } of write.contentHashes) s.contentAdd!.run(hash, url);
+      for (const { hash, url } of write.contentHashes) s.contentAdd!.run(hashKey(hash), url);
       if (write.finished !== undefined) {
         const row = this.#row(write.finished);
         if (row !== undefined) {
@@ -355,7 +354,7 @@ export class CrawlDb {
           const cash = write.finishedCash;
           if (cash === undefined) s.seenAdd!.run(row.fp, row.owner);
           else s.seenFinished!.run(row.fp, row.owner, cash.history, cash.key);
-          s.remove!.run(row.seq);
+          s.remove!.run(row.fp);
           finishedFp = intToFp(row.fp);
         }
       }
@@ -363,7 +362,7 @@ export class CrawlDb {
         const row = this.#row(write.retried);
         if (row !== undefined) {
           const { seq: _seq, prio: _prio, cashKey: _cashKey, ...task } = write.retried as QueuedTask;
-          s.rewrite!.run(JSON.stringify(task), row.seq);
+          s.rewrite!.run(JSON.stringify(task), row.fp);
         }
       }
       if (write.hostFetched !== undefined) s.hostFetched!.run(write.hostFetched);
@@ -382,22 +381,13 @@ export class CrawlDb {
   #push(task: CrawlTask, seq: number, owner: Fingerprint | null = task.parent ?? null, front = false): void {
     const ownerInt = owner === null ? null : fpToInt(owner);
     const { prio, cashKey } = this.#prioritize(task, seq, front);
-    this.#stmt.push!.run(seq, task.host, fpToInt(task.fp), ownerInt, prio, cashKey, JSON.stringify(task));
+    this.#stmt.push!.run(fpToInt(task.fp), seq, task.host, ownerInt, prio, cashKey, JSON.stringify(task));
   }
 
-  /** The frontier row of a queued task, by its seq when known, else by fingerprint. */
-  #row(
-    task: CrawlTask | QueuedTask | Fingerprint,
-  ): { seq: bigint; fp: bigint; owner: bigint | null } | undefined {
-    if (typeof task !== 'string' && 'seq' in task) {
-      return this.#stmt.rowBySeq!.get(task.seq) as
-        | { seq: bigint; fp: bigint; owner: bigint | null }
-        | undefined;
-    }
+  /** The frontier row of a queued task. */
+  #row(task: CrawlTask | Fingerprint): { fp: bigint; owner: bigint | null } | undefined {
     const fp = typeof task === 'string' ? task : task.fp;
-    return this.#stmt.rowByFp!.get(fpToInt(fp)) as
-      | { seq: bigint; fp: bigint; owner: bigint | null }
-      | undefined;
+    return this.#stmt.rowByFp!.get(fpToInt(fp)) as { fp: bigint; owner: bigint | null } | undefined;
   }
 
   /** Moves the recent claims into `seen`, in key order. */
@@ -425,6 +415,18 @@ export class CrawlDb {
     }
   }
 }
+
+/**
+ * A content hash as a 64-bit key: the first 8 bytes of a hex digest (SHA-256 from
+ * `contentHash`; collisions ~1e-8 at a million pages), or the fingerprint of any other string.
+ */
+function hashKey(hash: string): bigint {
+  return HEX_DIGEST.test(hash)
+    ? BigInt.asIntN(64, BigInt(`0x${hash.slice(0, 16)}`))
+    : fpToInt(fingerprint(hash));
+}
+
+const HEX_DIGEST = /^[0-9a-f]{16}/;
 
 function intToFp(value: bigint): Fingerprint {
   return BigInt.asUintN(64, value).toString(16).padStart(16, '0');
