@@ -23,7 +23,7 @@ describe('Frontier contract: LocalFrontier', () => {
         for (let head = local.db.head(host); head !== undefined; head = local.db.head(host)) {
           const { seq: _seq, prio: _prio, cashKey: _cashKey, ...queued } = head;
           out.push(queued);
-          local.db.removeTask(queued.fp);
+          local.db.removeTask(head);
         }
       }
       return out;

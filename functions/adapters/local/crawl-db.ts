@@ -75,7 +75,9 @@ export interface StepWrite {
  * once (Mercator's disk-based URL set does the same). Until merged, they are safe in the frontier:
  * each queued row carries its fingerprint and owner, and opening the database merges them back.
  * On the one-million-URL benchmark: 16 Ki -> 21 s and 170 MB peak RSS; 64 Ki -> 19 s and 231 MB;
- * one insert per claim in the step's transaction -> 117 s.
+ * one insert per claim in the step's transaction -> 117 s. For the same reason the frontier is
+ * keyed by queue order (appends) and has no fingerprint index: the `seen` row of a queued URL
+ * holds its queue position, which is how AOPIC credits find it.
  */
 const MERGE_BATCH = 16_384;
 
@@ -85,11 +87,11 @@ const SCHEMA = `
   PRAGMA temp_store = MEMORY;
   PRAGMA cache_size = -4000;
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY, owner INTEGER, history REAL, key REAL);
+  CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY, owner INTEGER, seq INTEGER, history REAL, key REAL);
   CREATE TABLE IF NOT EXISTS frontier (
-    fp INTEGER PRIMARY KEY,
-    seq INTEGER NOT NULL,
+    seq INTEGER PRIMARY KEY,
     host TEXT NOT NULL,
+    fp INTEGER NOT NULL,
     owner INTEGER,
     prio REAL NOT NULL,
     cash REAL NOT NULL,
@@ -106,11 +108,17 @@ export class CrawlDbVersionError extends Error {
   readonly code = 'CRAWL_DB_VERSION';
 }
 
+/** A claimed URL waiting for the sorted merge: its owner and, when queued, its frontier row. */
+interface RecentClaim {
+  owner: Fingerprint | null;
+  seq: number | null;
+}
+
 export class CrawlDb {
   readonly #db: DatabaseSync;
   readonly #stmt: Record<string, StatementSync>;
-  /** Claimed, committed with their frontier rows, not yet merged into `seen`: fp -> owner. */
-  readonly #recent = new Map<Fingerprint, Fingerprint | null>();
+  /** Claimed, committed with their frontier rows, not yet merged into `seen`. */
+  readonly #recent = new Map<Fingerprint, RecentClaim>();
   #seq: number;
   #frontSeq: number;
   readonly #prioritize: Prioritize;
@@ -119,14 +127,15 @@ export class CrawlDb {
     this.#prioritize = options.prioritize ?? breadthFirst;
     this.#db = new DatabaseSync(path);
     this.#db.exec(SCHEMA);
-    const columns = (this.#db.prepare('PRAGMA table_info(frontier)').all() as { name: string }[]).map(
-      (c) => c.name,
-    );
-    const seenColumns = (this.#db.prepare('PRAGMA table_info(seen)').all() as { name: string }[]).map(
-      (c) => c.name,
-    );
-    const contentKey = (this.#db.prepare('PRAGMA table_info(content)').all() as { type: string }[])[0]?.type;
-    if (!columns.includes('cash') || !seenColumns.includes('key') || contentKey !== 'INTEGER') {
+    const columnsOf = (table: string) =>
+      (this.#db.prepare(`PRAGMA table_info(${table})`).all() as { name: string; type: string }[]).map(
+        (c) => `${c.name}:${c.type}`,
+      );
+    if (
+      !columnsOf('frontier').includes('cash:REAL') ||
+      !columnsOf('seen').includes('seq:INTEGER') ||
+      columnsOf('content')[0] !== 'hash:INTEGER'
+    ) {
       this.#db.close();
       throw new CrawlDbVersionError(
         `${path} was written by an older crawlstack; start the crawl in a new --out folder`,
@@ -138,25 +147,25 @@ export class CrawlDb {
       setMeta: prepare(
         'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
       ),
-      seenOwner: prepare('SELECT owner FROM seen WHERE fp = ?'),
-      seenAdd: prepare('INSERT OR IGNORE INTO seen (fp, owner) VALUES (?, ?)'),
+      seenRow: prepare('SELECT owner, seq FROM seen WHERE fp = ?'),
+      seenAdd: prepare('INSERT OR IGNORE INTO seen (fp, owner, seq) VALUES (?, ?, ?)'),
       seenCount: prepare('SELECT count(*) AS n FROM seen'),
-      push: prepare(
-        'INSERT OR IGNORE INTO frontier (fp, seq, host, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      head: prepare(
-        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ORDER BY prio DESC, seq LIMIT 1',
-      ),
       seenFinished: prepare(
         'INSERT INTO seen (fp, owner, history, key) VALUES (?, ?, ?, ?) ' +
           'ON CONFLICT (fp) DO UPDATE SET history = excluded.history, key = excluded.key',
       ),
-      creditQueued: prepare('UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2 WHERE fp = ?3'),
+      push: prepare(
+        'INSERT INTO frontier (seq, host, fp, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      head: prepare(
+        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ORDER BY prio DESC, seq LIMIT 1',
+      ),
+      rowBySeq: prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
+      remove: prepare('DELETE FROM frontier WHERE seq = ?'),
+      rewrite: prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
+      creditQueued: prepare('UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2 WHERE seq = ?3'),
       creditSeen: prepare('UPDATE seen SET key = key + ? WHERE fp = ? AND key IS NOT NULL'),
       pageCash: prepare('SELECT history, key FROM seen WHERE fp = ?'),
-      rowByFp: prepare('SELECT fp, owner FROM frontier WHERE fp = ?'),
-      remove: prepare('DELETE FROM frontier WHERE fp = ?'),
-      rewrite: prepare('UPDATE frontier SET task = ? WHERE fp = ?'),
       hostCounts: prepare('SELECT host, count(*) AS n FROM frontier GROUP BY host'),
       frontierCount: prepare('SELECT count(*) AS n FROM frontier'),
       seqBounds: prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier'),
@@ -172,9 +181,12 @@ export class CrawlDb {
       ),
     };
     // Fingerprints and owners are full 64-bit values: read them as bigint, not as lossy numbers.
-    for (const name of ['seenOwner', 'rowByFp']) this.#stmt[name]!.setReadBigInts(true);
+    for (const name of ['seenRow', 'rowBySeq']) this.#stmt[name]!.setReadBigInts(true);
     // Queued fingerprints that a crash kept from being merged: put them in the seen set now.
-    this.#db.exec('INSERT OR IGNORE INTO seen (fp, owner) SELECT fp, owner FROM frontier ORDER BY fp');
+    this.#db.exec(
+      'INSERT INTO seen (fp, owner, seq) SELECT fp, owner, seq FROM frontier WHERE true ORDER BY fp ' +
+        'ON CONFLICT (fp) DO UPDATE SET seq = excluded.seq WHERE seen.seq IS NULL AND seen.key IS NULL',
+    );
     const bounds = this.#stmt.seqBounds!.get() as { hi: number; lo: number };
     this.#seq = Math.max(0, bounds.hi);
     this.#frontSeq = Math.min(0, bounds.lo);
@@ -190,7 +202,7 @@ export class CrawlDb {
   }
 
   seenHas(fp: Fingerprint): boolean {
-    return this.seenOwner(fp) !== undefined;
+    return this.#claimOf(fp) !== undefined;
   }
 
   /**
@@ -198,11 +210,7 @@ export class CrawlDb {
    * one, `undefined` when the fingerprint is not seen.
    */
   seenOwner(fp: Fingerprint): Fingerprint | null | undefined {
-    const recent = this.#recent.get(fp);
-    if (recent !== undefined) return recent;
-    const row = this.#stmt.seenOwner!.get(fpToInt(fp)) as { owner: bigint | null } | undefined;
-    if (row === undefined) return undefined;
-    return row.owner === null ? null : intToFp(row.owner);
+    return this.#claimOf(fp)?.owner;
   }
 
   /**
@@ -216,7 +224,7 @@ export class CrawlDb {
       fps.map((fp) => {
         const existing = this.seenOwner(fp);
         if (existing !== undefined) return existing === owner;
-        this.#stmt.seenAdd!.run(fpToInt(fp), ownerInt);
+        this.#stmt.seenAdd!.run(fpToInt(fp), ownerInt, null);
         return true;
       }),
     );
@@ -233,14 +241,21 @@ export class CrawlDb {
    * seen set, not the queue, keeps a URL from being queued twice.
    */
   enqueue(tasks: readonly CrawlTask[]): void {
+    const added: [Fingerprint, RecentClaim][] = [];
     this.#transaction(() => {
-      for (const task of tasks) this.#push(task, ++this.#seq);
+      for (const task of tasks) {
+        const seq = ++this.#seq;
+        this.#push(task, seq, task.parent ?? null, false);
+        added.push([task.fp, { owner: this.seenOwner(task.fp) ?? task.parent ?? null, seq }]);
+      }
     });
+    for (const [fp, claim] of added) this.#recent.set(fp, claim);
   }
 
-  /** Removes a queued task by fingerprint. */
-  removeTask(fp: Fingerprint): void {
-    this.#stmt.remove!.run(fpToInt(fp));
+  /** Removes a queued task: the row `head` returned, or the latest row queued for a fingerprint. */
+  removeTask(task: QueuedTask | Fingerprint): void {
+    const row = this.#row(task);
+    if (row !== undefined) this.#stmt.remove!.run(row.seq);
   }
 
   seenCount(): number {
@@ -272,18 +287,23 @@ export class CrawlDb {
 
   /**
    * Adds AOPIC credits to the cash of queued rows (and to their priority too when `byCash`, the
-   * AOPIC order) and to the cash key of fetched pages. Applied in fingerprint order, in one
-   * transaction, so each B-tree page is touched once however many credits there are.
+   * AOPIC order) and to the cash key of fetched pages. Applied in key order, in one transaction,
+   * so each B-tree page is touched once however many credits there are.
    */
   credit(credits: ReadonlyMap<Fingerprint, number>, byCash: boolean): void {
     if (credits.size === 0) return;
-    const rows = [...credits].map(([fp, amount]) => [fpToInt(fp), amount] as const);
-    rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const queued: [number, number][] = [];
+    const fetched: [bigint, number][] = [];
+    for (const [fp, amount] of credits) {
+      const seq = this.#claimOf(fp)?.seq;
+      if (seq !== undefined && seq !== null) queued.push([seq, amount]);
+      fetched.push([fpToInt(fp), amount]);
+    }
+    queued.sort((a, b) => a[0] - b[0]);
+    fetched.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     this.#transaction(() => {
-      for (const [fp, amount] of rows) {
-        this.#stmt.creditQueued!.run(amount, byCash ? 1 : 0, fp);
-        this.#stmt.creditSeen!.run(amount, fp);
-      }
+      for (const [seq, amount] of queued) this.#stmt.creditQueued!.run(amount, byCash ? 1 : 0, seq);
+      for (const [fp, amount] of fetched) this.#stmt.creditSeen!.run(amount, fp);
     });
   }
 
@@ -336,25 +356,26 @@ export class CrawlDb {
   commit(write: StepWrite): void {
     const s = this.#stmt;
     const owner = write.claimOwner ?? null;
-    const queued = new Set<Fingerprint>();
+    const queued = new Map<Fingerprint, number>();
     let finishedFp: Fingerprint | undefined;
     this.#transaction(() => {
       for (const task of write.enqueue) {
-        this.#push(task, write.front ? --this.#frontSeq : ++this.#seq, owner, write.front === true);
-        queued.add(task.fp);
+        const seq = write.front ? --this.#frontSeq : ++this.#seq;
+        this.#push(task, seq, owner, write.front === true);
+        queued.set(task.fp, seq);
       }
       // A claim without a frontier row has nothing to recover it from: it goes to `seen` now.
       const ownerInt = owner === null ? null : fpToInt(owner);
-      for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd!.run(fpToInt(fp), ownerInt);
+      for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd!.run(fpToInt(fp), ownerInt, null);
       for (const { hash, url } of write.contentHashes) s.contentAdd!.run(hashKey(hash), url);
       if (write.finished !== undefined) {
         const row = this.#row(write.finished);
         if (row !== undefined) {
           // A finished URL leaves the queue; the seen set keeps it (with its AOPIC history).
           const cash = write.finishedCash;
-          if (cash === undefined) s.seenAdd!.run(row.fp, row.owner);
+          if (cash === undefined) s.seenAdd!.run(row.fp, row.owner, null);
           else s.seenFinished!.run(row.fp, row.owner, cash.history, cash.key);
-          s.remove!.run(row.fp);
+          s.remove!.run(row.seq);
           finishedFp = intToFp(row.fp);
         }
       }
@@ -362,14 +383,17 @@ export class CrawlDb {
         const row = this.#row(write.retried);
         if (row !== undefined) {
           const { seq: _seq, prio: _prio, cashKey: _cashKey, ...task } = write.retried as QueuedTask;
-          s.rewrite!.run(JSON.stringify(task), row.fp);
+          s.rewrite!.run(JSON.stringify(task), row.seq);
         }
       }
       if (write.hostFetched !== undefined) s.hostFetched!.run(write.hostFetched);
       s.setMeta!.run('checkpoint', JSON.stringify(write.checkpoint));
     });
-    for (const fp of write.claimed) if (queued.has(fp)) this.#recent.set(fp, owner);
-    if (finishedFp !== undefined) this.#recent.delete(finishedFp);
+    for (const [fp, seq] of queued) this.#recent.set(fp, { owner, seq });
+    if (finishedFp !== undefined) {
+      const claim = this.#recent.get(finishedFp);
+      if (claim !== undefined) claim.seq = null;
+    }
     if (this.#recent.size >= MERGE_BATCH) this.#merge();
   }
 
@@ -378,27 +402,50 @@ export class CrawlDb {
     this.#db.close();
   }
 
-  #push(task: CrawlTask, seq: number, owner: Fingerprint | null = task.parent ?? null, front = false): void {
-    const ownerInt = owner === null ? null : fpToInt(owner);
-    const { prio, cashKey } = this.#prioritize(task, seq, front);
-    this.#stmt.push!.run(fpToInt(task.fp), seq, task.host, ownerInt, prio, cashKey, JSON.stringify(task));
+  /** The claim of a fingerprint: in memory waiting for the merge, or in `seen`. */
+  #claimOf(fp: Fingerprint): RecentClaim | undefined {
+    const recent = this.#recent.get(fp);
+    if (recent !== undefined) return recent;
+    const row = this.#stmt.seenRow!.get(fpToInt(fp)) as
+      | { owner: bigint | null; seq: bigint | null }
+      | undefined;
+    if (row === undefined) return undefined;
+    return {
+      owner: row.owner === null ? null : intToFp(row.owner),
+      seq: row.seq === null ? null : Number(row.seq),
+    };
   }
 
-  /** The frontier row of a queued task. */
-  #row(task: CrawlTask | Fingerprint): { fp: bigint; owner: bigint | null } | undefined {
-    const fp = typeof task === 'string' ? task : task.fp;
-    return this.#stmt.rowByFp!.get(fpToInt(fp)) as { fp: bigint; owner: bigint | null } | undefined;
+  #push(task: CrawlTask, seq: number, owner: Fingerprint | null, front: boolean): void {
+    const ownerInt = owner === null ? null : fpToInt(owner);
+    const { prio, cashKey } = this.#prioritize(task, seq, front);
+    this.#stmt.push!.run(seq, task.host, fpToInt(task.fp), ownerInt, prio, cashKey, JSON.stringify(task));
+  }
+
+  /** The frontier row of a queued task: by its queue position when known, else through `seen`. */
+  #row(
+    task: CrawlTask | QueuedTask | Fingerprint,
+  ): { seq: number; fp: bigint; owner: bigint | null } | undefined {
+    const seq =
+      typeof task !== 'string' && 'seq' in task
+        ? task.seq
+        : this.#claimOf(typeof task === 'string' ? task : task.fp)?.seq;
+    if (seq === undefined || seq === null) return undefined;
+    const row = this.#stmt.rowBySeq!.get(seq) as
+      | { seq: bigint; fp: bigint; owner: bigint | null }
+      | undefined;
+    return row === undefined ? undefined : { seq: Number(row.seq), fp: row.fp, owner: row.owner };
   }
 
   /** Moves the recent claims into `seen`, in key order. */
   #merge(): void {
     if (this.#recent.size === 0) return;
     const rows = [...this.#recent].map(
-      ([fp, owner]) => [fpToInt(fp), owner === null ? null : fpToInt(owner)] as const,
+      ([fp, claim]) => [fpToInt(fp), claim.owner === null ? null : fpToInt(claim.owner), claim.seq] as const,
     );
     rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     this.#transaction(() => {
-      for (const [fp, owner] of rows) this.#stmt.seenAdd!.run(fp, owner);
+      for (const [fp, owner, seq] of rows) this.#stmt.seenAdd!.run(fp, owner, seq);
     });
     this.#recent.clear();
   }
