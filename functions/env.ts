@@ -9,14 +9,18 @@
 export const ENV = {
   /** Name of the DynamoDB URL table (URL-seen claims, URL state, AOPIC cash). */
   urlTable: 'URL_TABLE',
-  /** Name of the DynamoDB crawl table (crawl config and status, per-host state, page records). */
+  /** Name of the DynamoDB crawl table (crawl config and status, per-host state and ledgers). */
   crawlTable: 'CRAWL_TABLE',
   /** URL of the SQS FIFO frontier queue. */
   frontierQueueUrl: 'FRONTIER_QUEUE_URL',
   /** URL of the frontier's FIFO dead-letter queue. */
   frontierDlqUrl: 'FRONTIER_DLQ_URL',
-  /** Name of the S3 bucket holding WARC segments. */
+  /** Name of the S3 bucket holding WARC segments and the page index. */
   pageBucket: 'PAGE_BUCKET',
+  /** URL of the SQS standard queue of finished pages (captures), which the archiver drains. */
+  captureQueueUrl: 'CAPTURE_QUEUE_URL',
+  /** URL of the capture queue's dead-letter queue. */
+  captureDlqUrl: 'CAPTURE_DLQ_URL',
 } as const;
 
 /** A property name of {@link ENV}. */
@@ -34,9 +38,17 @@ export type CloudEnv = { readonly [K in EnvKey]: string };
  * variable CDK does not set fails a test instead of a cold start.
  */
 export const FUNCTION_ENV = {
-  frontierWorker: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'frontierDlqUrl', 'pageBucket'],
+  frontierWorker: [
+    'urlTable',
+    'crawlTable',
+    'frontierQueueUrl',
+    'frontierDlqUrl',
+    'captureQueueUrl',
+    'pageBucket',
+  ],
   api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket'],
-  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl'],
+  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl'],
+  archiver: ['crawlTable', 'captureDlqUrl', 'pageBucket'],
 } as const satisfies Record<string, readonly EnvKey[]>;
 
 /** A Lambda function of the stack, as named in {@link FUNCTION_ENV}. */
@@ -100,7 +112,7 @@ export function readFunctionEnv<R extends FunctionRole>(
 export const TABLE_KEYS = {
   /** Partition key of both tables (UrlTable: `<crawlId>#<fingerprint>`; CrawlTable: crawlId). */
   partitionKey: 'pk',
-  /** Sort key of CrawlTable only: `crawl`, `host#<host>`, `page#<fingerprint>`. */
+  /** Sort key of CrawlTable only: `crawl`, `budget`, `host#<host>`, `robots#<origin>`. */
   sortKey: 'sk',
   /** Epoch seconds after which DynamoDB may delete the item (TTL). */
   expiresAt: 'expiresAt',

@@ -10,6 +10,8 @@ import { Construct } from 'constructs';
 export interface AlarmsProps {
   /** The frontier's dead-letter queue: any message in it is an alarm. */
   readonly dlq: sqs.IQueue;
+  /** The capture queue's dead-letter queue: a page that could not be archived. */
+  readonly captureDlq?: sqs.IQueue;
   /** Functions whose `Errors` alarm, keyed by the alarm's id prefix. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
   /** The frontier worker, for the throttles alarm. */
@@ -45,6 +47,23 @@ export class Alarms extends Construct {
       }),
       props.topic,
     );
+
+    if (props.captureDlq !== undefined) {
+      this.#add(
+        new cloudwatch.Alarm(this, 'CaptureDlqMessagesAlarm', {
+          alarmDescription: 'crawlstack: captured pages in the capture dead-letter queue (not archived)',
+          metric: props.captureDlq.metricApproximateNumberOfMessagesVisible({
+            period: Duration.minutes(1),
+            statistic: cloudwatch.Stats.MAXIMUM,
+          }),
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+        }),
+        props.topic,
+      );
+    }
 
     // Errors count invocations that threw or timed out. Batch item failures are not errors.
     for (const [name, fn] of Object.entries(props.functions)) {

@@ -3,8 +3,14 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { Alarms } from './alarms.ts';
+import { Captures } from './captures.ts';
 import { Frontier } from './frontier.ts';
-import { Functions, WORKER_TIMEOUT } from './functions.ts';
+import {
+  ARCHIVER_BATCHING_WINDOW_SECONDS,
+  ARCHIVER_TIMEOUT,
+  Functions,
+  WORKER_TIMEOUT,
+} from './functions.ts';
 import { Storage } from './storage.ts';
 
 /** Properties of {@link CrawlstackStack}; lib/app.ts fills them from `crawlstack:*` context. */
@@ -17,7 +23,7 @@ export interface CrawlstackStackProps extends StackProps {
   readonly dev?: boolean;
   /** Receives of one frontier message before SQS moves it to the DLQ. @default 10 */
   readonly maxReceiveCount?: number;
-  /** Cap on concurrent frontier worker invocations (2-1000). @default 20 */
+  /** Cap on concurrent frontier worker invocations (2-1000). @default 5 */
   readonly workerMaxConcurrency?: number;
   /** Delete stored pages after this many days. @default - never */
   readonly pageExpiryDays?: number;
@@ -36,16 +42,18 @@ export interface CrawlstackStackProps extends StackProps {
 }
 
 /**
- * crawlstack on AWS: the SQS FIFO frontier, the DynamoDB tables, the WARC bucket, the worker,
- * API and scheduler Lambdas, and alarms. Environment-agnostic (no account or region), so it
+ * crawlstack on AWS: the SQS FIFO frontier, the capture queue, the DynamoDB tables, the WARC
+ * bucket, the worker, API, scheduler and archiver Lambdas, and alarms. Environment-agnostic (no account or region), so it
  * synthesizes offline without credentials.
  */
 export class CrawlstackStack extends Stack {
   /** FrontierQueue and FrontierDlq. */
   readonly frontier: Frontier;
+  /** CaptureQueue and CaptureDlq. */
+  readonly captures: Captures;
   /** UrlTable, CrawlTable and PageBucket. */
   readonly storage: Storage;
-  /** FrontierWorker, Api (with its function URL) and Scheduler (with ScheduleRule). */
+  /** FrontierWorker, Api (with its function URL), Scheduler (with ScheduleRule) and Archiver. */
   readonly functions: Functions;
   /** DLQ, errors and throttles alarms. */
   readonly alarms: Alarms;
@@ -62,6 +70,10 @@ export class CrawlstackStack extends Stack {
       workerTimeout: WORKER_TIMEOUT,
       maxReceiveCount: props.maxReceiveCount,
     });
+    this.captures = new Captures(this, 'Captures', {
+      archiverTimeout: ARCHIVER_TIMEOUT,
+      batchingWindowSeconds: ARCHIVER_BATCHING_WINDOW_SECONDS,
+    });
     this.storage = new Storage(this, 'Storage', {
       removalPolicy,
       autoDeleteObjects: dev,
@@ -69,6 +81,7 @@ export class CrawlstackStack extends Stack {
     });
     this.functions = new Functions(this, 'Functions', {
       frontier: this.frontier,
+      captures: this.captures,
       storage: this.storage,
       workerMaxConcurrency: props.workerMaxConcurrency,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -77,10 +90,12 @@ export class CrawlstackStack extends Stack {
     });
     this.alarms = new Alarms(this, 'Alarms', {
       dlq: this.frontier.dlq,
+      captureDlq: this.captures.dlq,
       functions: {
         FrontierWorker: this.functions.frontierWorker,
         Api: this.functions.api,
         Scheduler: this.functions.scheduler,
+        Archiver: this.functions.archiver,
       },
       worker: this.functions.frontierWorker,
       throttleAlarm: props.throttleAlarm ?? true,
@@ -92,14 +107,16 @@ export class CrawlstackStack extends Stack {
     // Top-level outputs keep their ids as logical IDs (no hash): scripts read them by name.
     const outputs: Record<string, [string, string]> = {
       ApiUrl: [this.functions.apiUrl.url, 'HTTP API (function URL, AWS_IAM auth: sign requests with SigV4)'],
-      PageBucketName: [this.storage.pageBucket.bucketName, 'S3 bucket with WARC segments'],
+      PageBucketName: [this.storage.pageBucket.bucketName, 'S3 bucket with WARC objects and the page index'],
       UrlTableName: [
         this.storage.urlTable.tableName,
         'DynamoDB table: URL-seen claims, URL state, AOPIC cash',
       ],
-      CrawlTableName: [this.storage.crawlTable.tableName, 'DynamoDB table: crawls, hosts, pages'],
+      CrawlTableName: [this.storage.crawlTable.tableName, 'DynamoDB table: crawls, hosts and their ledgers'],
       FrontierQueueUrl: [this.frontier.queue.queueUrl, 'SQS FIFO frontier queue'],
       FrontierDlqUrl: [this.frontier.dlq.queueUrl, 'SQS FIFO dead-letter queue of the frontier'],
+      CaptureQueueUrl: [this.captures.queue.queueUrl, 'SQS queue of finished pages, drained by the archiver'],
+      CaptureDlqUrl: [this.captures.dlq.queueUrl, 'SQS dead-letter queue of the capture queue'],
     };
     for (const [id, [value, description]] of Object.entries(outputs)) {
       new CfnOutput(this, id, { value, description });

@@ -7,6 +7,7 @@ import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENV } from '../functions/env.ts';
+import type { Captures } from './captures.ts';
 import type { Frontier } from './frontier.ts';
 import { useBucket, useQueue, useTable } from './grants.ts';
 import { pinLogicalId } from './logical-id.ts';
@@ -16,13 +17,28 @@ import type { Storage } from './storage.ts';
 /** The frontier worker's timeout; the frontier's visibility timeout is derived from it. */
 export const WORKER_TIMEOUT = Duration.seconds(60);
 
+/** The archiver's timeout; the capture queue's visibility timeout is derived from it. */
+export const ARCHIVER_TIMEOUT = Duration.seconds(60);
+
+/**
+ * How long the archiver's event source gathers captures before invoking it (or until
+ * {@link ARCHIVER_BATCH_SIZE} captures or Lambda's 6 MB payload): the longer, the fewer S3 PUTs
+ * per page (2 per crawl per batch), the later a page shows up in the API.
+ */
+export const ARCHIVER_BATCHING_WINDOW_SECONDS = 60;
+
+/** Captures per archiver invocation at most (Lambda allows 10,000 with a batching window). */
+export const ARCHIVER_BATCH_SIZE = 5000;
+
 /** Properties of {@link Functions}. */
 export interface FunctionsProps {
   /** The queues the worker consumes and every function sends to. */
   readonly frontier: Frontier;
+  /** The capture queue the worker sends finished pages to and the archiver drains. */
+  readonly captures: Captures;
   /** The tables and bucket the functions read and write. */
   readonly storage: Storage;
-  /** Cap on concurrent worker invocations fed by the frontier (2-1000). @default 20 */
+  /** Cap on concurrent worker invocations fed by the frontier (2-1000). @default 5 */
   readonly workerMaxConcurrency?: number;
   /** Retention of each function's log group. */
   readonly logRetention: logs.RetentionDays;
@@ -32,7 +48,7 @@ export interface FunctionsProps {
   readonly tracing: boolean;
 }
 
-/** The three Lambda functions, their triggers and their permissions. */
+/** The four Lambda functions, their triggers and their permissions. */
 export class Functions extends Construct {
   /** Fetches, stores and extracts; fed by the frontier (logical ID `FrontierWorker`). */
   readonly frontierWorker: nodejs.NodejsFunction;
@@ -42,11 +58,13 @@ export class Functions extends Construct {
   readonly apiUrl: lambda.FunctionUrl;
   /** Completes crawls and redistributes AOPIC credit, once a minute (`Scheduler`). */
   readonly scheduler: nodejs.NodejsFunction;
+  /** Writes captures as WARC and index objects, fed by the capture queue (`Archiver`). */
+  readonly archiver: nodejs.NodejsFunction;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
-    const { frontier, storage } = props;
-    const workerMaxConcurrency = props.workerMaxConcurrency ?? 20;
+    const { frontier, storage, captures } = props;
+    const workerMaxConcurrency = props.workerMaxConcurrency ?? 5;
     if (!Number.isInteger(workerMaxConcurrency) || workerMaxConcurrency < 2 || workerMaxConcurrency > 1000) {
       throw new Error(`workerMaxConcurrency must be an integer from 2 to 1000, got ${workerMaxConcurrency}`);
     }
@@ -59,13 +77,18 @@ export class Functions extends Construct {
     const worker = createNodeFunction(this, 'FrontierWorker', {
       ...common,
       entry: 'frontier-worker.ts',
-      description: 'crawlstack: fetches frontier URLs, stores WARC, extracts and enqueues new links',
-      memorySize: 512,
+      description: 'crawlstack: fetches frontier URLs, extracts and enqueues new links, sends captures',
+      // Mostly waiting on the network: half of 512 MB halves the GB-seconds of the waits, and
+      // still holds a batch of 10 pages at the default 10 MB body cap.
+      memorySize: 256,
       timeout: WORKER_TIMEOUT,
     });
     useTable(worker, ENV.urlTable, storage.urlTable, 'readWrite');
     useTable(worker, ENV.crawlTable, storage.crawlTable, 'readWrite');
-    useBucket(worker, ENV.pageBucket, storage.pageBucket, 'readWrite');
+    // Finished pages go to the archiver through the capture queue; the worker writes to the
+    // bucket only a capture too big for a message (put only: it never reads pages).
+    useQueue(worker, ENV.captureQueueUrl, captures.queue, 'send');
+    useBucket(worker, ENV.pageBucket, storage.pageBucket, 'write');
     // Send: new links. Consume (also granted by the event source): delete, and change visibility
     // to defer a message until its host may be fetched again.
     useQueue(worker, ENV.frontierQueueUrl, frontier.queue, 'sendAndConsume');
@@ -76,8 +99,10 @@ export class Functions extends Construct {
         batchSize: 10,
         // Only the failed records return to the queue; the rest of the batch is deleted.
         reportBatchItemFailures: true,
-        // Bounds the crawl's total parallelism (and its Lambda bill) independently of the
-        // number of hosts; FIFO groups already bound it per host to one.
+        // Bounds the crawl's total parallelism independently of the number of hosts (FIFO groups
+        // already bound it per host to one). Fewer pollers than active hosts / 10 means fuller
+        // batches: the receive, delete, invocation and capture send of a batch are shared by
+        // more pages (docs/cloud.md measures 20 vs 5 vs 2).
         maxConcurrency: workerMaxConcurrency,
       }),
     );
@@ -124,8 +149,37 @@ export class Functions extends Construct {
     // Same reasoning for Lambda's own asynchronous retries: a failed tick is retried by the next.
     scheduler.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
 
+    // The scheduler ends a crawl only when its last captures are archived: it watches the
+    // capture queue's depth (GetQueueAttributes), nothing more.
+    useQueue(scheduler, ENV.captureQueueUrl, captures.queue, 'inspect');
+
+    const archiver = createNodeFunction(this, 'Archiver', {
+      ...common,
+      entry: 'archiver.ts',
+      description: 'crawlstack: writes captured pages as WARC objects and the page index to S3',
+      // A batch is at most Lambda's 6 MB payload; concatenating it needs a few times that.
+      memorySize: 256,
+      timeout: ARCHIVER_TIMEOUT,
+    });
+    useBucket(archiver, ENV.pageBucket, storage.pageBucket, 'write');
+    // Reads the crawl item once per crawl and container, for the warcinfo record.
+    useTable(archiver, ENV.crawlTable, storage.crawlTable, 'read');
+    // Messages that are not captures go to the DLQ with the reason (the redrive catches crashes).
+    useQueue(archiver, ENV.captureDlqUrl, captures.dlq, 'send');
+    archiver.addEventSource(
+      new SqsEventSource(captures.queue, {
+        batchSize: ARCHIVER_BATCH_SIZE,
+        maxBatchingWindow: Duration.seconds(ARCHIVER_BATCHING_WINDOW_SECONDS),
+        reportBatchItemFailures: true,
+        // The fewest pollers Lambda allows: fuller batches, fewer objects; one archiver keeps up
+        // with hundreds of pages a second.
+        maxConcurrency: 2,
+      }),
+    );
+
     this.frontierWorker = worker;
     this.api = api;
     this.scheduler = scheduler;
+    this.archiver = archiver;
   }
 }

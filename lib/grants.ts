@@ -12,8 +12,11 @@ import type { EnvName } from '../functions/env.ts';
 /** What a function may do with a DynamoDB table. */
 export type TableAccess = 'read' | 'readWrite';
 
-/** What a function may do with an SQS queue. `send` includes GetQueueAttributes (queue depth). */
-export type QueueAccess = 'send' | 'consume' | 'sendAndConsume';
+/**
+ * What a function may do with an SQS queue. `send` includes GetQueueAttributes (queue depth);
+ * `inspect` is only that (GetQueueAttributes, GetQueueUrl): watching a queue's depth.
+ */
+export type QueueAccess = 'send' | 'consume' | 'sendAndConsume' | 'inspect';
 
 /** What a function may do with an S3 bucket. `write` is PutObject (and multipart abort), not delete. */
 export type BucketAccess = 'read' | 'write' | 'readWrite';
@@ -38,6 +41,10 @@ export function useQueue(
   access: QueueAccess,
 ): void {
   fn.addEnvironment(envName, queue.queueUrl);
+  if (access === 'inspect') {
+    queue.grant(fn, 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl');
+    return;
+  }
   if (access !== 'consume') queue.grantSendMessages(fn);
   if (access !== 'send') queue.grantConsumeMessages(fn);
 }

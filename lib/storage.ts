@@ -27,11 +27,12 @@ export class Storage extends Construct {
   readonly urlTable: dynamodb.Table;
   /**
    * Per-crawl records (logical ID `CrawlTable`), partition key crawlId, sort key: `crawl`
-   * (config, status, counters), `host#<host>` (robots cache, next allowed time, last response
-   * time, page budget), `page#<fingerprint>` (page records with their WARC location).
+   * (config, status, counters), `budget`, `host#<host>` (next allowed time, Crawl-delay, the
+   * host's ledger of counted messages and its counts), `robots#<origin>`. Page records live in
+   * the page bucket (`index/`), written by the archiver.
    */
   readonly crawlTable: dynamodb.Table;
-  /** WARC segments under `warc/` (logical ID `PageBucket`). */
+  /** WARC objects under `warc/`, the page index under `index/` (logical ID `PageBucket`). */
   readonly pageBucket: s3.Bucket;
 
   constructor(scope: Construct, id: string, props: StorageProps) {
@@ -56,10 +57,10 @@ export class Storage extends Construct {
       ...common,
       partitionKey: { name: TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
     });
-    // One item collection per crawl: a crawl's status, hosts and pages are one Query away
-    // (begins_with(sk, 'page#') lists pages). No LSI, so the collection has no 10 GB limit and
-    // DynamoDB may split a busy crawl across partitions by sort key. The one hot item is
-    // `crawl` (counters): writers batch their increments, one ADD per invocation.
+    // One item collection per crawl: a crawl's status and hosts are one Query away
+    // (begins_with(sk, 'host#') sums the ledgers). No LSI, so the collection has no 10 GB limit
+    // and DynamoDB may split a busy crawl across partitions by sort key. No hot item: counts are
+    // kept per host (each host item is written once per batch that touched it).
     this.crawlTable = new dynamodb.Table(this, 'CrawlTable', {
       ...common,
       partitionKey: { name: TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },

@@ -55,10 +55,21 @@ export interface CloudLocalOptions {
   /** Added to every function's environment, over the template's values (e.g. CRAWLSTACK_*). */
   env?: Record<string, string>;
   region?: string;
-  /** Overrides for every SQS event source (tests shorten the long poll). */
-  eventSource?: { waitTimeSeconds?: number; maxConcurrency?: number };
+  /**
+   * Overrides for the SQS event sources (tests shorten the long poll and the batching window):
+   * for every source, and per function (logical id) in `byFunction`, which wins.
+   */
+  eventSource?: EventSourceOverrides & { byFunction?: Record<string, EventSourceOverrides> };
   /** Human log lines; default stderr. */
   log?: (message: string) => void;
+}
+
+/** What a test may change in an event source mapping. */
+export interface EventSourceOverrides {
+  waitTimeSeconds?: number;
+  maxConcurrency?: number;
+  /** Replaces a non-zero `MaximumBatchingWindowInSeconds` (a template without a window keeps none). */
+  batchingWindowSeconds?: number;
 }
 
 /** Numbers for the cost benchmark, keyed by logical id. */
@@ -243,7 +254,15 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
     for (const mapping of provisioned.eventSourceMappings) {
       const lambda = lambdas[mapping.functionLogicalId];
       if (!mapping.enabled || lambda === undefined) continue;
-      const maxConcurrency = options.eventSource?.maxConcurrency ?? mapping.maximumConcurrency;
+      const overrides: EventSourceOverrides = {
+        ...options.eventSource,
+        ...options.eventSource?.byFunction?.[mapping.functionLogicalId],
+      };
+      const maxConcurrency = overrides.maxConcurrency ?? mapping.maximumConcurrency;
+      const window =
+        mapping.maximumBatchingWindowSeconds > 0 && overrides.batchingWindowSeconds !== undefined
+          ? overrides.batchingWindowSeconds
+          : mapping.maximumBatchingWindowSeconds;
       const source = new SqsEventSource({
         lambda,
         sqs: clients.sqs,
@@ -251,13 +270,11 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         queueArn: mapping.queueArn,
         batchSize: mapping.batchSize,
         reportBatchItemFailures: mapping.reportBatchItemFailures,
-        batchingWindowSeconds: mapping.maximumBatchingWindowSeconds,
+        batchingWindowSeconds: window,
         region,
         log,
         ...(maxConcurrency === undefined ? {} : { maxConcurrency }),
-        ...(options.eventSource?.waitTimeSeconds === undefined
-          ? {}
-          : { waitTimeSeconds: options.eventSource.waitTimeSeconds }),
+        ...(overrides.waitTimeSeconds === undefined ? {} : { waitTimeSeconds: overrides.waitTimeSeconds }),
       }).start();
       stoppers.push(() => source.stop());
       eventSources[mapping.logicalId] = source;

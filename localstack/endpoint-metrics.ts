@@ -35,6 +35,29 @@ export interface EndpointMetrics {
     /** Bytes of request bodies sent to S3 (Content-Length), multipart parts included. */
     bytesUploaded: number;
   };
+  sqs: {
+    /**
+     * Requests as SQS bills them: each started 64 KiB of a request's payload (a send's messages,
+     * a receive's answer) is one request.
+     */
+    billedRequests: number;
+    /** Per queue name, per operation. */
+    byQueue: Record<string, Record<string, SqsOperationCount>>;
+  };
+}
+
+/** One SQS operation on one queue. */
+export interface SqsOperationCount {
+  requests: number;
+  /** In 64 KiB chunks of payload (see `sqsBilledUnits`). */
+  billed: number;
+  /** ReceiveMessage calls that returned no message (idle long polls). */
+  empty: number;
+}
+
+/** SQS's billing unit: one request per started 64 KiB of payload, at least one. */
+export function sqsBilledUnits(requestBytes: number, responseBytes: number): number {
+  return Math.max(1, Math.ceil(Math.max(requestBytes, responseBytes) / 65_536));
 }
 
 /** One table's share of one request. */
@@ -326,6 +349,7 @@ function emptyMetrics(): EndpointMetrics {
     requests: { sqs: {}, dynamodb: {}, s3: {}, other: {} },
     dynamodb: { writeRequestUnits: 0, readRequestUnits: 0, failedConditionalWrites: 0, byTable: {} },
     s3: { bytesUploaded: 0 },
+    sqs: { billedRequests: 0, byQueue: {} },
   };
 }
 
@@ -352,6 +376,30 @@ export class EndpointMetricsRecorder {
       table.readRequestUnits += charge.readRequestUnits;
       totals.byTable[charge.table] = table;
     }
+  }
+
+  /**
+   * Adds one SQS call's queue and billable size (the call itself is counted by {@link count}).
+   * `queueUrl` may be absent (ListQueues); the queue is its URL's last path segment.
+   */
+  sqs(
+    operation: string,
+    queueUrl: string | undefined,
+    requestBytes: number,
+    responseBytes: number,
+    empty: boolean,
+  ): void {
+    const units = sqsBilledUnits(requestBytes, responseBytes);
+    this.#metrics.sqs.billedRequests += units;
+    const queue = queueUrl === undefined ? '-' : (queueUrl.split('/').pop() ?? queueUrl);
+    const byQueue = this.#metrics.sqs.byQueue;
+    const byOperation = byQueue[queue] ?? {};
+    byQueue[queue] = byOperation;
+    const entry = byOperation[operation] ?? { requests: 0, billed: 0, empty: 0 };
+    byOperation[operation] = entry;
+    entry.requests += 1;
+    entry.billed += units;
+    if (empty) entry.empty += 1;
   }
 
   /** Adds the body size of an S3 upload. */

@@ -51,6 +51,9 @@ export const STAND_IN_HEALTH = {
   version: '1',
 } as const;
 
+/** Marks the long-poll wrapper's own calls into fauxqs (not counted: the client's call is). */
+const INTERNAL_HEADER = 'x-crawlstack-internal';
+
 // dynalite's own limit; DynamoDB's is 16 MB too (BatchWriteItem of 25 x 400 KB items fits).
 const MAX_DYNAMO_BODY = 16 * 1024 * 1024;
 
@@ -76,6 +79,29 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
   // fauxqs' own startFauxqs() binds 0.0.0.0; its app is used here without listening at all:
   // requests are handed to its router in process, which also saves a hop per request.
   const fauxqs = buildApp({ logger: false, ...(options.region ? { defaultRegion: options.region } : {}) });
+  // SQS calls: after fauxqs parsed the JSON body, note the queue and the request's size; when it
+  // answers, add the answer's size (SQS bills per started 64 KiB of either).
+  const sqsCalls = new WeakMap<object, { operation: string; queueUrl?: string; requestBytes: number }>();
+  fauxqs.addHook('preHandler', async (request) => {
+    const target = request.headers['x-amz-target'];
+    if (typeof target !== 'string' || !target.startsWith('AmazonSQS.')) return;
+    // The long-poll wrapper below records its receives itself, once per client call.
+    if (request.headers[INTERNAL_HEADER] !== undefined) return;
+    const body = request.body as { QueueUrl?: unknown } | undefined;
+    sqsCalls.set(request.raw, {
+      operation: target.slice('AmazonSQS.'.length),
+      ...(typeof body?.QueueUrl === 'string' ? { queueUrl: body.QueueUrl } : {}),
+      requestBytes: Number(request.headers['content-length'] ?? 0),
+    });
+  });
+  fauxqs.addHook('onSend', async (request, _reply, payload) => {
+    const call = sqsCalls.get(request.raw);
+    if (call === undefined) return payload;
+    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString() : '';
+    const empty = call.operation === 'ReceiveMessage' && !text.includes('"Messages":[{');
+    recorder.sqs(call.operation, call.queueUrl, call.requestBytes, Buffer.byteLength(text), empty);
+    return payload;
+  });
   await fauxqs.ready();
   // dynalite returns an http.Server; it is never bound either, its request listener is invoked.
   const dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
@@ -113,6 +139,69 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     });
   };
 
+  let stopping = false;
+  /**
+   * ReceiveMessage with long polling, as SQS does it. fauxqs wakes every waiting receive when one
+   * message becomes available (and when a FIFO group unlocks); all but one then answer empty at
+   * once. SQS keeps the others waiting until a message is there for them or their wait ends, so
+   * here an early empty answer is not passed on: the receive is made again for the time left.
+   * Without this, twenty idle pollers would each bill an empty receive per message sent.
+   */
+  const receiveWithLongPoll = (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('error', () => res.destroy());
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      const input = (parseJson(body.toString()) ?? {}) as { WaitTimeSeconds?: unknown; QueueUrl?: unknown };
+      const wait = typeof input.WaitTimeSeconds === 'number' ? input.WaitTimeSeconds : 0;
+      const deadline = Date.now() + wait * 1000;
+      let gone = false;
+      res.on('close', () => {
+        gone = !res.writableEnded;
+      });
+      const headers = { ...req.headers, [INTERNAL_HEADER]: '1' };
+      delete headers['content-length'];
+      try {
+        for (;;) {
+          const left = deadline - Date.now();
+          const payload =
+            wait > 0 && left > 0
+              ? JSON.stringify({ ...input, WaitTimeSeconds: Math.min(20, Math.ceil(left / 1000)) })
+              : body.toString();
+          const answer = await fauxqs.inject({
+            method: 'POST',
+            url: req.url ?? '/',
+            headers,
+            payload,
+          });
+          const empty = answer.statusCode === 200 && !answer.body.includes('"Messages":[{');
+          if (!empty || gone || stopping || wait === 0 || Date.now() >= deadline - 50) {
+            if (gone) return; // taken messages stay in flight until their visibility ends
+            const out: Record<string, string> = {};
+            for (const [name, value] of Object.entries(answer.headers)) {
+              if (['connection', 'keep-alive', 'transfer-encoding', 'date'].includes(name)) continue;
+              if (value !== undefined) out[name] = String(value);
+            }
+            res.writeHead(answer.statusCode, out);
+            res.end(answer.rawPayload);
+            recorder.sqs(
+              'ReceiveMessage',
+              typeof input.QueueUrl === 'string' ? input.QueueUrl : undefined,
+              body.length,
+              answer.rawPayload.length,
+              empty,
+            );
+            return;
+          }
+        }
+      } catch (error) {
+        if (!res.headersSent) sendJson(res, 500, { __type: 'InternalError', message: String(error) });
+        else res.destroy();
+      }
+    });
+  };
+
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
@@ -135,6 +224,11 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       const operation = targetName.split('.')[1] ?? targetName;
       recorder.count('dynamodb', operation);
       forwardToDynamo(req, res, operation);
+      return;
+    }
+    if (targetName === 'AmazonSQS.ReceiveMessage') {
+      recorder.count('sqs', 'ReceiveMessage');
+      receiveWithLongPoll(req, res);
       return;
     }
     if (targetName?.startsWith('AmazonSQS.')) {
@@ -172,6 +266,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     resetMetrics: () => recorder.reset(),
     close() {
       closing ??= (async () => {
+        stopping = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // fauxqs' preClose hook ends waiting ReceiveMessage calls with an empty answer.
         await fauxqs.close();

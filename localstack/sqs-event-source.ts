@@ -30,6 +30,11 @@ export interface SqsEventSourceOptions {
   maxConcurrency?: number;
   /** `MaximumBatchingWindowInSeconds`: gather up to this long for a fuller batch. */
   batchingWindowSeconds?: number;
+  /**
+   * Lambda's invocation payload limit (6 MB): a batch is cut there, and the messages beyond it
+   * start the poller's next batch (they stay in flight meanwhile, as with Lambda's poller).
+   */
+  maxPayloadBytes?: number;
   /** Long-poll wait per receive (Lambda uses 20 s). */
   waitTimeSeconds?: number;
   region?: string;
@@ -39,6 +44,8 @@ export interface SqsEventSourceOptions {
 /** Counters for tests and the cost benchmark. */
 export interface EventSourceStats {
   receives: number;
+  /** Receives that returned nothing (idle long polls, and the end of a batching window). */
+  emptyReceives: number;
   batches: number;
   records: number;
   deleted: number;
@@ -84,6 +91,11 @@ function recordMessageAttributes(
   return out;
 }
 
+/** A message's share of an invocation payload: its body plus the record's other fields, roughly. */
+function messageBytes(message: Message): number {
+  return Buffer.byteLength(message.Body ?? '', 'utf8') + 600;
+}
+
 /** Turns received SQS messages into the records of an `SQSEvent`, as Lambda shapes them. */
 export function toSqsRecords(messages: Message[], queueArn: string, region: string): SQSRecord[] {
   return messages.map((message) => {
@@ -114,6 +126,7 @@ export class SqsEventSource {
   #stopping = false;
   #stats: EventSourceStats = {
     receives: 0,
+    emptyReceives: 0,
     batches: 0,
     records: 0,
     deleted: 0,
@@ -156,10 +169,12 @@ export class SqsEventSource {
   }
 
   async #poll(): Promise<void> {
+    // Messages received beyond the payload limit of the previous batch: the next batch's start.
+    const carry: Message[] = [];
     while (!this.#stopping) {
       let messages: Message[];
       try {
-        messages = await this.#gather();
+        messages = await this.#gather(carry);
       } catch (error) {
         if (this.#stopping) return;
         this.#stats.receiveErrors += 1;
@@ -196,23 +211,45 @@ export class SqsEventSource {
       }),
       { abortSignal: this.#abort.signal },
     );
-    return response.Messages ?? [];
+    const messages = response.Messages ?? [];
+    if (messages.length === 0) this.#stats.emptyReceives += 1;
+    return messages;
   }
 
-  /** One long-polled receive, then more while a batching window is open or receives come back full. */
-  async #gather(): Promise<Message[]> {
+  /**
+   * One long-polled receive (or the carried-over messages), then more while a batching window is
+   * open or receives come back full, up to the batch size; cut at the payload limit.
+   */
+  async #gather(carry: Message[]): Promise<Message[]> {
     const batchSize = Math.max(1, this.#options.batchSize ?? 10);
-    const batch = await this.#receive(batchSize, this.#options.waitTimeSeconds ?? 20);
-    if (batch.length === 0) return batch;
+    const batch = carry.splice(0, batchSize);
+    if (batch.length === 0) {
+      batch.push(...(await this.#receive(batchSize, this.#options.waitTimeSeconds ?? 20)));
+      if (batch.length === 0) return batch;
+    }
+    const limit = this.#options.maxPayloadBytes ?? 6 * 1024 * 1024;
+    let size = batch.reduce((n, m) => n + messageBytes(m), 0);
     const windowEnd = Date.now() + (this.#options.batchingWindowSeconds ?? 0) * 1000;
     let last = batch.length;
-    while (batch.length < batchSize && !this.#stopping) {
-      const remainingSeconds = Math.floor((windowEnd - Date.now()) / 1000);
-      if (remainingSeconds <= 0 && last < 10) break;
-      const more = await this.#receive(batchSize - batch.length, Math.min(20, Math.max(0, remainingSeconds)));
+    while (batch.length < batchSize && size <= limit && !this.#stopping) {
+      const remainingMs = windowEnd - Date.now();
+      if (remainingMs <= 0 && last < 10) break;
+      // Long polls are whole seconds: the window may be overshot by less than one.
+      const wait = remainingMs <= 0 ? 0 : Math.min(20, Math.ceil(remainingMs / 1000));
+      const more = await this.#receive(batchSize - batch.length, wait);
       last = more.length;
       batch.push(...more);
-      if (more.length === 0 && remainingSeconds <= 0) break;
+      for (const m of more) size += messageBytes(m);
+      if (more.length === 0 && remainingMs <= 0) break;
+    }
+    // Over Lambda's payload limit: the tail waits for the next batch (at least one message goes).
+    let total = 0;
+    for (let i = 0; i < batch.length; i++) {
+      total += messageBytes(batch[i]!);
+      if (total > limit && i > 0) {
+        carry.push(...batch.splice(i));
+        break;
+      }
     }
     return batch;
   }

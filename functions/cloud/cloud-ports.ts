@@ -1,7 +1,8 @@
 /**
  * Ports of the cloud mode only (the crawl table, the queue's message controls, the dead-letter
- * queue). The shared ports (SeenStore, Frontier, PageStore, ...) are in functions/ports.ts. The
- * AWS adapters implement these; the handlers take them as `deps`.
+ * queue, the capture queue and the page bucket). The shared ports (SeenStore, Frontier,
+ * PageStore, ...) are in functions/ports.ts. The AWS adapters implement these; the handlers take
+ * them as `deps`.
  */
 import type { Fingerprint } from '../core/types.ts';
 import type { ContentSeenStore, Frontier, PageStore, RobotsCache, RobotsEntry, SeenStore } from '../ports.ts';
@@ -21,16 +22,14 @@ export interface BatchStateRequest {
   /** Crawls whose `budget` item (pages fetched so far, for maxPages) is wanted. */
   budgets: string[];
   hosts: { crawlId: string; host: string }[];
-  pages: { crawlId: string; fp: Fingerprint }[];
   robots: { crawlId: string; origin: string }[];
 }
 
-/** The items found; maps are keyed `<crawlId> <host|fp|origin>` (see `stateKey`), crawls by id. */
+/** The items found; maps are keyed `<crawlId> <host|origin>` (see `stateKey`), crawls by id. */
 export interface BatchState {
   crawls: Map<string, CrawlRecord>;
   budgets: Map<string, number>;
   hosts: Map<string, HostRecord>;
-  pages: Map<string, PageItem>;
   robots: Map<string, RobotsEntry>;
 }
 
@@ -56,7 +55,7 @@ export interface PageList {
   cursor?: string;
 }
 
-/** The crawl table: crawl items, the registry, host ledgers, page records. */
+/** The crawl table: crawl items, the registry, host ledgers (page records live in S3). */
 export interface CrawlTableStore {
   /** Writes a new crawl item (fails if the id exists) and its registry entry. */
   createCrawl(crawl: CrawlRecord): Promise<void>;
@@ -77,9 +76,12 @@ export interface CrawlTableStore {
   setWatch(id: string, watch: CompletionWatch | undefined): Promise<void>;
   /** Every host item of a crawl. */
   hosts(crawlId: string): Promise<HostRecord[]>;
-  listPages(crawlId: string, limit: number, cursor?: string): Promise<PageList>;
+  /**
+   * The ledger position (`doneSeq`, padded) of some hosts of a crawl, read eventually consistent:
+   * a stale answer is an older position, which only makes the caller more careful.
+   */
+  doneSeqs(crawlId: string, hosts: readonly string[]): Promise<Map<string, string>>;
   loadBatchState(request: BatchStateRequest): Promise<BatchState>;
-  putPages(crawlId: string, pages: readonly PageItem[]): Promise<void>;
   /** Resolves whether the counts were added (false: the ledger had counted these records already). */
   updateHost(crawlId: string, host: string, update: HostUpdate): Promise<boolean>;
   addBudget(crawlId: string, fetched: number): Promise<void>;
@@ -140,10 +142,43 @@ export interface BatchPageStore extends PageStore {
   readonly bucket: string;
 }
 
+/**
+ * Called by {@link OwnedSeenStore.claim} with the fingerprints it found unclaimed, just before it
+ * claims them; `false` claims none of them (they are answered `false` and stay unclaimed). The
+ * worker uses it to register a page's content hash only when the page has new links to queue.
+ */
+export type ClaimGate = (unclaimed: readonly Fingerprint[]) => Promise<boolean>;
+
 /** A SeenStore that remembers who claimed the fingerprints it answered about. */
 export interface OwnedSeenStore extends SeenStore {
   /** The claim owner last seen for `fp`, if this instance knows it. */
-  ownerOf(fp: Fingerprint): Fingerprint | undefined;
+  ownerOf(fp: Fingerprint): string | undefined;
+  /** {@link SeenStore.claim}, with a gate between finding the unclaimed ones and claiming them. */
+  claim(fps: readonly Fingerprint[], owner: string, gate?: ClaimGate): Promise<boolean[]>;
+}
+
+/**
+ * Where the worker sends its finished pages: one message per page (its record, and its WARC
+ * records or where they are), drained by the archiver. See capture-message.ts.
+ */
+export interface CaptureSink {
+  /** Sends the bodies (batched); resolves once every one was accepted, throws otherwise. */
+  send(bodies: readonly string[]): Promise<void>;
+}
+
+/** Writes objects into the page bucket (WARC files, index objects). */
+export interface ObjectStore {
+  readonly bucket: string;
+  /** Writes (or overwrites) `key`. */
+  put(key: string, body: Uint8Array, contentType: string): Promise<void>;
+}
+
+/** Reads objects of the page bucket: how the API lists a crawl's index objects. */
+export interface ObjectReader {
+  /** Keys under `prefix` strictly after `startAfter`, in key order, at most `max` of them. */
+  keys(prefix: string, startAfter: string | undefined, max: number): Promise<string[]>;
+  /** The object's bytes from `from` to its end (empty when `from` is at or past the end). */
+  read(key: string, from: number): Promise<Uint8Array>;
 }
 
 /** The per-crawl stores of the URL table and robots cache. */

@@ -20,6 +20,11 @@ export interface CreditRedistribution {
 export interface CompleteCrawlsDeps {
   table: CrawlTableStore;
   frontier: Pick<CloudFrontier, 'depth'>;
+  /**
+   * The capture queue: a crawl is not done while its last pages wait to be archived (the API
+   * lists pages from the archive). Absent: only the frontier is checked.
+   */
+  captures?: Pick<CloudFrontier, 'depth'>;
   clock: Clock;
   /** AOPIC step (absent until AOPIC exists). */
   aopic?: CreditRedistribution;
@@ -39,10 +44,24 @@ function isEmpty(depth: QueueDepth): boolean {
   return depth.visible === 0 && depth.inFlight === 0 && depth.delayed === 0;
 }
 
+/** Both queues' depths as one: empty only when both are; the longer visibility timeout. */
+async function queueDepth(deps: CompleteCrawlsDeps): Promise<QueueDepth> {
+  const [frontier, captures] = await Promise.all([deps.frontier.depth(), deps.captures?.depth()]);
+  if (captures === undefined) return frontier;
+  return {
+    visible: frontier.visible + captures.visible,
+    inFlight: frontier.inFlight + captures.inFlight,
+    delayed: frontier.delayed + captures.delayed,
+    visibilityTimeoutSeconds: Math.max(frontier.visibilityTimeoutSeconds, captures.visibilityTimeoutSeconds),
+  };
+}
+
 /**
- * For each registered crawl, sums its host ledgers. The counters are exact, but a parent's
- * `enqueued` lands in its ledger at the end of its batch, after its links were sent, and a batch
- * that dies keeps its messages invisible for the queue's visibility timeout: for a while
+ * For each registered crawl, sums its host ledgers. "The queue" below is the frontier and the
+ * capture queue together (a crawl's last pages may still be on their way to the archive). The
+ * counters are exact, but a parent's `enqueued` lands in its ledger at the end of its batch,
+ * after its links were sent, and a batch that dies keeps its messages invisible for the queue's
+ * visibility timeout: for a while
  * `finished >= discovered` can hold with work still pending. So a settled crawl ends only when
  *
  * - the counters stayed the same for two ticks and the whole queue is empty now (no message of
@@ -68,7 +87,7 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     const { counters } = view;
     const ongoing = crawl.status === 'cancelled' ? 'cancelled' : 'running';
     if (crawl.status === 'running' && deps.aopic !== undefined) await deps.aopic.redistribute(crawl);
-    depth ??= await deps.frontier.depth();
+    depth ??= await queueDepth(deps);
     const settled = counters.finished >= counters.discovered;
     if (!settled && !isEmpty(depth)) {
       if (crawl.watch !== undefined) await deps.table.setWatch(id, undefined);

@@ -231,9 +231,9 @@ export interface WarcLocation {
 }
 
 /**
- * The page record (`page#<fp>`): the URL's outcome, and the done-marker that makes a redelivered
- * message a no-op. `messageId` and `enqueued` let a redelivery of the same message count the URL
- * when the worker died after writing this record but before its host ledger.
+ * The page record: the URL's outcome, one line of the crawl's index objects in S3 (written by the
+ * archiver; the API lists them). `messageId` is the frontier message that finished the URL, and
+ * `enqueued` the new URLs its page queued.
  */
 export interface PageItem {
   fp: Fingerprint;
@@ -294,4 +294,26 @@ export function pageItemFromRecord(
   if (record.noindex) item.noindex = true;
   if (where.warc !== undefined) item.warc = where.warc;
   return item;
+}
+
+/**
+ * The owner the worker records on a URL-seen claim: the claiming page's fingerprint, the SQS
+ * sequence number of the message being processed, and its host (`<fp>:<seq>@<host>`). A
+ * redelivery of the same message claims with the same tag, so it may claim (and queue) the same
+ * children again; a later copy of the page (another message) may not, which stops a re-sent page
+ * from re-queueing its whole subtree. The host and sequence number say whose ledger tells when the
+ * claiming page is finished (see the worker's `cacheable`).
+ */
+export function ownerTag(fp: Fingerprint, seq: string, host: string): string {
+  return `${fp}:${seq}@${host}`;
+}
+
+/** The parts of an {@link ownerTag}; undefined for other owners (seeds, plain fingerprints). */
+export function parseOwnerTag(tag: string): { fp: Fingerprint; seq: string; host: string } | undefined {
+  const colon = tag.indexOf(':');
+  const at = tag.indexOf('@', colon + 1);
+  if (colon !== 16 || at < 0) return undefined;
+  const seq = tag.slice(colon + 1, at);
+  if (!/^\d+$/.test(seq)) return undefined;
+  return { fp: tag.slice(0, 16), seq, host: tag.slice(at + 1) };
 }

@@ -1,8 +1,10 @@
 /**
- * A test seam for fault injection, inert in production: the worker calls its hook at each step
- * that matters for durability, and only a hook built from `CRAWLSTACK_FAULT` does anything.
+ * A test seam for fault injection, inert in production: the worker and the archiver call their
+ * hook at each step that matters for durability, and only a hook built from `CRAWLSTACK_FAULT`
+ * does anything. Each function builds its own hook from the same variable and only reaches its
+ * own steps.
  *
- *   CRAWLSTACK_FAULT=after-claims:2,after-store:1,after-pages:1,before-ack:3,throw-url:/poison
+ *   CRAWLSTACK_FAULT=after-claims:2,after-captures:1,before-ack:3,archive-after-index:1,throw-url:/poison
  *
  * `<step>:<n>` crashes the invocation the n-th time the step is reached (once per cold start):
  * an `InjectedCrashError` that the worker lets escape, so the invocation fails as if the process
@@ -11,18 +13,20 @@
  * task whose processing always fails (it must end in the dead-letter queue).
  */
 
-/** Points the worker reports, in the order a record reaches them. */
+/** Points the worker (and the archiver) report, in the order a record reaches them. */
 export type FaultStep =
   /** URL-seen claims of a page's links are durable, the links are not queued yet. */
   | 'after-claims'
-  /** The batch's WARC object is in S3, no page record written yet. */
-  | 'after-store'
-  /** Page records written, host ledgers not yet. */
-  | 'after-pages'
+  /** The batch's links are queued and its captures sent to the archiver; host ledgers not written. */
+  | 'after-captures'
   /** Everything written; the batch response (which deletes the messages) not returned yet. */
   | 'before-ack'
   /** About to crawl a task (carries its URL). */
-  | 'before-crawl';
+  | 'before-crawl'
+  /** Archiver: a batch's WARC object is in S3, its index object not yet. */
+  | 'archive-after-warc'
+  /** Archiver: the index object is in S3; the response (which deletes the captures) not returned. */
+  | 'archive-after-index';
 
 /** Called by the worker at each step; throws to inject a fault. */
 export type FaultHook = (step: FaultStep, url?: string) => void;
@@ -50,7 +54,13 @@ export class InjectedFailureError extends Error {
   }
 }
 
-const CRASH_STEPS = new Set<FaultStep>(['after-claims', 'after-store', 'after-pages', 'before-ack']);
+const CRASH_STEPS = new Set<FaultStep>([
+  'after-claims',
+  'after-captures',
+  'before-ack',
+  'archive-after-warc',
+  'archive-after-index',
+]);
 
 /** Builds the hook from the variable's value; `undefined` or empty gives {@link NO_FAULTS}. */
 export function faultHookFromSpec(spec: string | undefined): FaultHook {

@@ -3,19 +3,22 @@
  * step (`crawlPage`: at most one request), then the batch's effects written in an order that makes
  * a crash anywhere harmless (everything is idempotent on redelivery):
  *
+ *   before reading anything: a record whose host this container knows must still wait longer
+ *     than `inlineWaitMs` is deferred at once (no read: deferring is always safe)
  *   per record (groups concurrently, a group's records in order):
- *     already handled? (seq <= host ledger, or a page record exists) -> ack, no fetch
+ *     already handled? (seq <= host ledger) -> ack, no fetch
  *     cancelled / over maxPages / over the host budget -> ack, counted
  *     host not allowed yet -> wait inline (<= inlineWaitMs) or DEFER: the message's visibility is
  *       set to the wait and the record fails, which blocks its FIFO group without Lambda time
- *     crawlPage -> claims + SendMessageBatch of new links happen inside, before anything is acked
+ *     crawlPage -> URL-seen claims happen inside; new links and the capture are buffered
  *   end of batch:
- *     1. one S3 PUT of the batch's WARC object (per crawl)
- *     2. page records (the done-markers)
+ *     1. SendMessageBatch of every new link of the batch (before anything is acked)
+ *     2. SendMessageBatch of the captures (page record + WARC records) to the archiver
  *     3. host items: politeness state + the ledger (counts exactly once per handled record)
  *     4. maxPages budget, hosts a seed redirected to
  *     5. visibility of deferred records; the response lists them (and later records of their group)
  */
+import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { ClockCache } from '../core/clock-cache.ts';
 import { type CrawlConfig, parseCrawlConfig } from '../core/config.ts';
@@ -25,14 +28,16 @@ import type { CrawlTask, PageRecord } from '../core/types.ts';
 import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
-import type { Clock, Fetcher, SeenStore } from '../ports.ts';
+import type { Clock, Fetcher, Frontier, SeenStore } from '../ports.ts';
+import { CaptureBuffer } from './capture-buffer.ts';
+import { CAPTURE_MESSAGE_LIMIT, type CaptureMessage, encodeCaptureMessage } from './capture-message.ts';
 import {
-  type BatchPageStore,
-  type BatchState,
+  type CaptureSink,
   type CrawlStores,
   type CrawlTableStore,
   type DeadLetterSink,
   type MessageVisibility,
+  type ObjectStore,
   stateKey,
 } from './cloud-ports.ts';
 import {
@@ -40,12 +45,15 @@ import {
   countFinished,
   emptyHostCounts,
   type HostCounts,
-  type PageItem,
+  ownerTag,
   pageItemFromRecord,
+  parseOwnerTag,
   sequenceKey,
 } from './crawl-records.ts';
 import { type FaultHook, InjectedCrashError, NO_FAULTS } from './fault-hook.ts';
+import { StepContentSeen } from './step-content-seen.ts';
 import { decodeTask } from './task-message.ts';
+import { buildWarcObject, idsHash, warcKey } from './warc-object.ts';
 
 /** One frontier message, as the handler hands it over. */
 export interface FrontierMessage {
@@ -74,10 +82,17 @@ export interface BatchStats {
   records: number;
   crawled: number;
   deferred: number;
+  /** Deferred from this container's memory of the host, without reading its item. */
+  deferredWarm: number;
   duplicates: number;
   deadLettered: number;
   errors: number;
-  warcObjects: number;
+  /** Capture messages sent to the archiver. */
+  captures: number;
+  /** Captures too big for a message, stored by the worker as their own WARC object. */
+  storedCaptures: number;
+  /** Content hashes registered in the store (pages with new links). */
+  contentClaims: number;
 }
 
 /** Everything the worker touches; the entry wires the AWS adapters. */
@@ -86,19 +101,25 @@ export interface FrontierWorkerDeps {
   random: () => number;
   sleep: (ms: number) => Promise<void>;
   table: CrawlTableStore;
-  frontier: CrawlPageDeps['frontier'];
+  frontier: Frontier;
   messages: MessageVisibility;
   deadLetters: DeadLetterSink;
   /** The URL-table and robots stores of one crawl. */
   stores: (crawlId: string) => CrawlStores;
-  /** A fresh page store for one crawl and batch. */
-  pageStore: (crawlId: string, config: CrawlConfig) => BatchPageStore;
+  /** The capture queue (to the archiver). */
+  captures: CaptureSink;
+  /** The page bucket, for captures too big for a message. */
+  objects: ObjectStore;
   /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */
   fetcher: (config: CrawlConfig) => Fetcher;
+  /** UUIDs of WARC records (default: crypto.randomUUID). */
+  newId?: () => string;
+  /** warcinfo `software` of objects the worker writes itself. */
+  software?: string;
   /** Test seam (see fault-hook.ts); production passes nothing. */
   fault?: FaultHook;
   log?: (line: string) => void;
-  /** Waits up to this long are waited inside the invocation; longer ones defer the message. Default 200. */
+  /** Waits up to this long are waited inside the invocation; longer ones defer the message. Default 300. */
   inlineWaitMs?: number;
   /** Processing errors of one message in this container before it goes to the DLQ. Default 3. */
   errorAttempts?: number;
@@ -113,23 +134,23 @@ interface CrawlContext {
   scope: ScopeRules;
   allowed: Set<string>;
   cache: ClockCache;
-  /** Pages known to be finished (their page record exists): their claims are all queued. */
-  finishedPages: LRUCache<string, true>;
+  /** Content hash -> first URL this container saw with it (see StepContentSeen). */
+  contentHashes: LRUCache<string, string>;
 }
 
 /** One crawl's share of a batch. */
 interface CrawlBatch {
   crawl: CrawlRecord;
   ctx: CrawlContext;
-  store: BatchPageStore | undefined;
-  pages: PageItem[];
+  buffer: CaptureBuffer;
+  captures: CaptureMessage[];
   /** Fingerprints finished in this batch (a duplicate message later in the batch is acked). */
   finished: Set<string>;
   /** Pages fetched in this batch (for the maxPages budget). */
   fetched: number;
   budget: number;
   redirectedHosts: Set<string>;
-  /** URLs the batch's finished pages claimed and queued: cached once their page records are durable. */
+  /** URLs the batch's finished pages claimed and queued: cached once their ledgers are durable. */
   claimed: string[];
 }
 
@@ -152,11 +173,18 @@ interface Entry {
   task: CrawlTask;
 }
 
-const DEFAULT_INLINE_WAIT_MS = 200;
+/**
+ * At 256 MB, a second of waiting costs about $3.3 per million pages; a deferral (one more receive,
+ * a visibility change and an invocation, shared by the batch) about $1.2 for a batch of one. Waits
+ * up to about 350 ms are cheaper inline; 300 leaves room for the fetch that follows.
+ */
+const DEFAULT_INLINE_WAIT_MS = 300;
 /** Time kept for the end-of-batch writes. */
 const WRITE_RESERVE_MS = 5_000;
 /** Crawls whose settings and caches a container keeps. */
 const CACHED_CRAWLS = 8;
+/** A host ledger read for `cacheable` is not repeated sooner than this. */
+const LEDGER_RECHECK_MS = 2_000;
 
 /**
  * Longest a cloud fetch may take. The worker's Lambda timeout is 60 s, so a crawl's longer
@@ -184,18 +212,25 @@ const noResults = { page: async () => {}, links: async () => {} };
 
 /**
  * Builds the batch processor. Its closure is the warm container's state: URL-seen caches per
- * crawl, parsed crawl settings, fetchers, and error counts per message.
+ * crawl, parsed crawl settings, fetchers, what it knows of hosts, and error counts per message.
  */
 export function createFrontierBatchProcessor(
   deps: FrontierWorkerDeps,
 ): (messages: readonly FrontierMessage[], remainingMs?: () => number) => Promise<BatchOutcome> {
   const fault = deps.fault ?? NO_FAULTS;
   const log = deps.log ?? (() => {});
+  const newId = deps.newId ?? randomUUID;
+  const software = deps.software ?? 'crawlstack';
   const inlineWaitMs = deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS;
   const errorAttempts = deps.errorAttempts ?? 3;
   const deadLetterReceives = deps.deadLetterReceives ?? 8;
   const contexts = new LRUCache<string, CrawlContext>({ max: CACHED_CRAWLS });
   const errorCounts = new LRUCache<string, number>({ max: 10_000 });
+  // `<crawl> <host>` -> the host's nextAllowedAt as this container last wrote or read it. Another
+  // container can only have moved it later, so "still too early" needs no read.
+  const hostClock = new LRUCache<string, number>({ max: 50_000 });
+  // `<crawl> <host>` -> the host's ledger position (padded doneSeq) as last known, and when read.
+  const ledgers = new LRUCache<string, { seq: string; at: number }>({ max: 50_000 });
 
   function contextFor(crawl: CrawlRecord): CrawlContext {
     let ctx = contexts.get(crawl.id);
@@ -215,7 +250,7 @@ export function createFrontierBatchProcessor(
         scope: new ScopeRules(config, seeds),
         allowed: new Set(),
         cache: new ClockCache(config.seenCacheSize),
-        finishedPages: new LRUCache({ max: 100_000 }),
+        contentHashes: new LRUCache({ max: 20_000 }),
       };
       contexts.set(crawl.id, ctx);
     }
@@ -228,24 +263,32 @@ export function createFrontierBatchProcessor(
     return ctx;
   }
 
+  function knownLedger(key: string, seq: string): boolean {
+    const known = ledgers.get(key);
+    return known !== undefined && known.seq >= seq;
+  }
+
   return async function processBatch(messages, remainingMs = () => Number.POSITIVE_INFINITY) {
     const verdicts = new Map<string, MessageVerdict>();
     const stats: BatchStats = {
       records: messages.length,
       crawled: 0,
       deferred: 0,
+      deferredWarm: 0,
       duplicates: 0,
       deadLettered: 0,
       errors: 0,
-      warcObjects: 0,
+      captures: 0,
+      storedCaptures: 0,
+      contentClaims: 0,
     };
 
     // 1. Bodies that are not tasks go to the DLQ at once: no retry can make them valid.
-    const entries: Entry[] = [];
+    const decoded: Entry[] = [];
     for (const message of messages) {
-      const decoded = decodeTask(message.body);
-      if (decoded.ok) {
-        entries.push({ message, task: decoded.task });
+      const result = decodeTask(message.body);
+      if (result.ok) {
+        decoded.push({ message, task: result.task });
         continue;
       }
       await deps.deadLetters.send({
@@ -253,18 +296,44 @@ export function createFrontierBatchProcessor(
         groupId: message.groupId ?? 'invalid',
         messageId: message.messageId,
         reason: 'invalid-task',
-        detail: decoded.problem,
+        detail: result.problem,
         receiveCount: message.receiveCount,
       });
       stats.deadLettered += 1;
       verdicts.set(message.messageId, { kind: 'ack' });
     }
+
+    // 2. Hosts this container knows to be waiting: deferred without reading anything (with the
+    //    rest of their group in the batch, which is behind them anyway).
+    const entries: Entry[] = [];
+    const warmDeferred = new Map<string, MessageVerdict>();
+    const now = deps.clock.now();
+    for (const entry of decoded) {
+      const key = stateKey(entry.task.crawlId, entry.task.host);
+      let verdict = warmDeferred.get(key);
+      if (verdict === undefined) {
+        const wait = (hostClock.get(key) ?? 0) - now;
+        if (wait > inlineWaitMs) {
+          verdict = { kind: 'retry', seconds: Math.ceil(wait / 1000), why: 'politeness' };
+          warmDeferred.set(key, verdict);
+        }
+      }
+      if (verdict === undefined) {
+        entries.push(entry);
+      } else {
+        stats.deferred += 1;
+        stats.deferredWarm += 1;
+        verdicts.set(entry.message.messageId, verdict);
+      }
+    }
     if (entries.length === 0) return { verdicts, stats };
 
-    // 2. One read for the whole batch: crawls, budgets, host ledgers, done-markers, robots.
+    // 3. One read for the rest of the batch: crawls, budgets, host ledgers, robots.
     const state = await deps.table.loadBatchState(stateRequest(entries));
     const crawls = new Map<string, CrawlBatch>();
     const groups = new Map<string, { group: GroupBatch; entries: Entry[] }>();
+    const sends: CrawlTask[] = [];
+    const frontier: Frontier = { enqueue: async (tasks) => void sends.push(...tasks) };
     for (const entry of entries) {
       const { task } = entry;
       const crawl = state.crawls.get(task.crawlId);
@@ -273,8 +342,8 @@ export function createFrontierBatchProcessor(
         crawls.set(crawl.id, {
           crawl,
           ctx: contextFor(crawl),
-          store: undefined,
-          pages: [],
+          buffer: new CaptureBuffer({ newId }),
+          captures: [],
           finished: new Set(),
           fetched: 0,
           budget: state.budgets.get(crawl.id) ?? 0,
@@ -286,6 +355,8 @@ export function createFrontierBatchProcessor(
       let slot = groups.get(key);
       if (slot === undefined) {
         const host = state.hosts.get(key);
+        if (host !== undefined) hostClock.set(key, host.nextAllowedAt);
+        if (host?.doneSeq !== undefined) ledgers.set(key, { seq: host.doneSeq, at: now });
         slot = {
           group: {
             crawlId: task.crawlId,
@@ -317,14 +388,14 @@ export function createFrontierBatchProcessor(
       verdicts.set(entry.message.messageId, { kind: 'ack' });
     }
 
-    // 3. Groups concurrently (different hosts fetch in parallel), each group's records in order.
+    // 4. Groups concurrently (different hosts fetch in parallel), each group's records in order.
     const runs = await Promise.allSettled(
       [...groups.values()].map(async ({ group, entries: groupEntries }) => {
         const batch = crawls.get(group.crawlId) as CrawlBatch;
         let blocked: MessageVerdict | undefined;
         for (const entry of groupEntries) {
           // FIFO: once a record of the group fails, every later record of the group fails too.
-          const verdict = blocked ?? (await processRecord(entry, group, batch, state, stats, remainingMs));
+          const verdict = blocked ?? (await processRecord(entry, group, batch, stats, frontier, remainingMs));
           if (verdict.kind === 'retry') blocked ??= verdict;
           verdicts.set(entry.message.messageId, verdict);
         }
@@ -332,25 +403,18 @@ export function createFrontierBatchProcessor(
     );
     for (const run of runs) if (run.status === 'rejected') throw run.reason;
 
-    // 4. The batch's writes, in the order that makes a crash at any point safe to redeliver.
+    // 5. The batch's writes, in the order that makes a crash at any point safe to redeliver.
     try {
+      // New links first: a URL claimed by a page must reach the frontier before the page is acked.
+      if (sends.length > 0) await deps.frontier.enqueue(sends);
+      const bodies: string[] = [];
       for (const batch of crawls.values()) {
-        if (batch.store !== undefined && batch.pages.some((p) => p.warc !== undefined)) {
-          await batch.store.flush();
-          stats.warcObjects += 1;
-        }
+        for (const capture of batch.captures) bodies.push(await captureBody(capture, stats));
       }
-      fault('after-store');
-      await Promise.all(
-        [...crawls.values()]
-          .filter((b) => b.pages.length > 0)
-          .map(async (b) => {
-            await deps.table.putPages(b.crawl.id, b.pages);
-            for (const page of b.pages) b.ctx.finishedPages.set(page.fp, true);
-            for (const fp of b.claimed) b.ctx.cache.add(fp);
-          }),
-      );
-      fault('after-pages');
+      if (bodies.length > 0) await deps.captures.send(bodies);
+      stats.captures += bodies.length;
+      fault('after-captures');
+      const writeTime = deps.clock.now();
       await Promise.all(
         [...groups.values()]
           .filter(({ group }) => group.touched)
@@ -363,10 +427,16 @@ export function createFrontierBatchProcessor(
                 ? {}
                 : { ledger: { firstSeq: group.firstSeq, lastSeq: group.lastSeq } }),
             });
+            const key = stateKey(group.crawlId, group.host);
+            hostClock.set(key, group.nextAllowedAt);
+            if (group.lastSeq !== undefined)
+              ledgers.set(key, { seq: sequenceKey(group.lastSeq), at: writeTime });
             if (!counted)
               log(`host ${group.host} of ${group.crawlId}: records already counted (redelivered)`);
           }),
       );
+      // The claiming pages are finished (their ledgers say so): their claims may enter the cache.
+      for (const b of crawls.values()) for (const fp of b.claimed) b.ctx.cache.add(fp);
       await Promise.all(
         [...crawls.values()].map(async (b) => {
           if (b.ctx.config.maxPages !== undefined) await deps.table.addBudget(b.crawl.id, b.fetched);
@@ -385,6 +455,31 @@ export function createFrontierBatchProcessor(
     fault('before-ack');
     return { verdicts, stats };
   };
+
+  /** The message body of a capture; one too big for SQS is stored first and pointed at. */
+  async function captureBody(capture: CaptureMessage, stats: BatchStats): Promise<string> {
+    const body = encodeCaptureMessage(capture);
+    if (body.length <= CAPTURE_MESSAGE_LIMIT || capture.records === undefined) return body;
+    const now = deps.clock.now();
+    const hash = idsHash([capture.page.messageId, capture.page.fp]);
+    const key = warcKey(capture.crawlId, now, hash);
+    const object = buildWarcObject({
+      key,
+      hash,
+      date: now,
+      software,
+      fields: { 'crawl-id': capture.crawlId },
+      parts: [capture.records],
+    });
+    await deps.objects.put(key, object.body, 'application/warc');
+    stats.storedCaptures += 1;
+    const where = object.responses[0]!;
+    return encodeCaptureMessage({
+      crawlId: capture.crawlId,
+      page: capture.page,
+      stored: { bucket: deps.objects.bucket, key, offset: where.offset, length: where.length },
+    });
+  }
 
   async function deadLetter(entry: Entry, reason: string, detail: string): Promise<void> {
     await deps.deadLetters.send({
@@ -433,8 +528,8 @@ export function createFrontierBatchProcessor(
     entry: Entry,
     group: GroupBatch,
     batch: CrawlBatch,
-    state: BatchState,
     stats: BatchStats,
+    frontier: Frontier,
     remainingMs: () => number,
   ): Promise<MessageVerdict> {
     const { message, task } = entry;
@@ -445,14 +540,9 @@ export function createFrontierBatchProcessor(
       stats.duplicates += 1;
       return { kind: 'ack' };
     }
-    const page = state.pages.get(stateKey(task.crawlId, task.fp));
-    if (page !== undefined || batch.finished.has(task.fp)) {
+    if (batch.finished.has(task.fp)) {
+      // A second message of a URL finished earlier in this batch (a late re-send).
       stats.duplicates += 1;
-      // The same message after a crash between its page record and its ledger: count it now.
-      if (page !== undefined && page.messageId === message.messageId && !batch.finished.has(task.fp)) {
-        return finish(group, batch, message, task.fp, page);
-      }
-      // Another copy of a finished URL (a re-send older than the 5-minute dedup window).
       handled(group, message);
       return { kind: 'ack' };
     }
@@ -462,6 +552,7 @@ export function createFrontierBatchProcessor(
         stats.duplicates += 1;
         return { kind: 'ack' };
       }
+      // Counted, not listed: a cancelled crawl drains its whole queue this way.
       return finish(group, batch, message, task.fp, {
         status: null,
         bytes: 0,
@@ -502,8 +593,11 @@ export function createFrontierBatchProcessor(
         fault('before-crawl', task.url);
         const seenStats: UrlSeenStats = { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
         const claimed: string[] = [];
-        const outcome = await crawlPage(crawlDeps(batch, seenStats, claimed), task);
+        const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen);
+        const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
+        const outcome = await crawlPage(crawlDeps(batch, seenStats, claimed, content, owner, frontier), task);
         stats.crawled += 1;
+        if (content.registered) stats.contentClaims += 1;
         group.counts.lookups += seenStats.lookups;
         group.counts.cacheHits += seenStats.cacheHits;
         applyFeedback(group, config, outcome);
@@ -511,14 +605,20 @@ export function createFrontierBatchProcessor(
         if (outcome.kind === 'retry') {
           // Re-sent as a new message (new dedup id), the original acked; the host item carries
           // the block so the next message of the host is deferred until notBefore.
-          await deps.frontier.enqueue([outcome.task]);
+          await frontier.enqueue([outcome.task]);
           group.nextAllowedAt = Math.max(group.nextAllowedAt, outcome.notBefore);
           group.counts.retries += 1;
           handled(group, message);
           return { kind: 'ack' };
         }
         batch.claimed.push(...claimed);
-        return recordDone(group, batch, message, task, outcome.record, outcome.enqueued.length);
+        const record = outcome.record;
+        // The gate found the hash registered by another URL: a duplicate (crawlPage did not know).
+        if (content.duplicateOf !== undefined && record.duplicateOf === undefined) {
+          record.duplicateOf = content.duplicateOf;
+        }
+        content.finish(task.url);
+        return recordDone(group, batch, message, task, record, outcome.enqueued.length, record.warc?.file);
       }
     } catch (error) {
       if (error instanceof InjectedCrashError) throw error;
@@ -549,7 +649,7 @@ export function createFrontierBatchProcessor(
         reason: 'dlq',
         detail: `processing-error: ${detail}`,
       };
-      return recordDone(group, batch, message, task, record, 0);
+      return recordDone(group, batch, message, task, record, 0, undefined);
     }
   }
 
@@ -560,24 +660,20 @@ export function createFrontierBatchProcessor(
     task: CrawlTask,
     record: PageRecord,
     enqueued: number,
+    captureRef: string | undefined,
   ): MessageVerdict {
     const item = pageItemFromRecord(record, {
       fp: task.fp,
       host: task.host,
       messageId: message.messageId,
       enqueued,
-      ...(record.warc === undefined || batch.store === undefined
-        ? {}
-        : {
-            warc: {
-              bucket: batch.store.bucket,
-              key: record.warc.file,
-              offset: record.warc.offset,
-              length: record.warc.length,
-            },
-          }),
     });
-    batch.pages.push(item);
+    const records = captureRef === undefined ? undefined : batch.buffer.take({ file: captureRef });
+    batch.captures.push({
+      crawlId: batch.crawl.id,
+      page: item,
+      ...(records === undefined ? {} : { records }),
+    });
     // crawlPage widened this container's scope to where a seed moved; share it with the others.
     if (task.depth === 0 && record.redirectTo !== undefined && record.reason !== 'too-many-redirects') {
       const host = URL.parse(record.redirectTo)?.hostname;
@@ -603,38 +699,63 @@ export function createFrontierBatchProcessor(
     group.nextAllowedAt = Math.max(deps.clock.now() + gap, feedback.blockedUntil ?? 0);
   }
 
-  function crawlDeps(batch: CrawlBatch, seenStats: UrlSeenStats, claimed: string[]): CrawlPageDeps {
+  function crawlDeps(
+    batch: CrawlBatch,
+    seenStats: UrlSeenStats,
+    claimed: string[],
+    content: StepContentSeen,
+    owner: string,
+    frontier: Frontier,
+  ): CrawlPageDeps {
     const { ctx } = batch;
-    const stores = deps.stores(batch.crawl.id);
-    batch.store ??= deps.pageStore(batch.crawl.id, ctx.config);
+    const crawlId = batch.crawl.id;
+    const stores = deps.stores(crawlId);
     const seen: SeenStore = {
-      claim: async (fps, owner) => {
-        const claimed = await stores.seen.claim(fps, owner);
+      // The owner is this message (see ownerTag), not just the page's fingerprint.
+      claim: async (fps) => {
+        const answers = await stores.seen.claim(fps, owner, content.gate);
         fault('after-claims');
-        return claimed;
+        return answers;
       },
       has: (fp) => stores.seen.has(fp),
     };
-    // A URL claimed by another page enters the cache only once that page is finished: until then
-    // its owner may still be retried, and its retry must find the claim in the store (and queue
-    // the URL again), not be told "seen" by a cache.
+    // A URL claimed by another page enters the cache only once that page is finished (its ledger
+    // covers its message): until then its owner may still be redelivered, and the redelivery
+    // must find the claim in the store (and queue the URL again), not be told "seen" by a cache.
     const cacheable = async (fps: readonly string[]): Promise<boolean[]> => {
-      const owners = fps.map((fp) => stores.seen.ownerOf(fp));
-      const unknown = new Set<string>();
-      for (const owner of owners) {
-        if (owner !== undefined && owner !== SEED_OWNER && !ctx.finishedPages.has(owner)) unknown.add(owner);
+      const answers: boolean[] = new Array(fps.length).fill(false);
+      const waiting: { index: number; key: string; host: string; seq: string }[] = [];
+      for (let i = 0; i < fps.length; i++) {
+        const found = stores.seen.ownerOf(fps[i]!);
+        if (found === undefined) continue; // not claimed by anyone (a vetoed claim): never cached
+        if (found === SEED_OWNER) {
+          answers[i] = true;
+          continue;
+        }
+        const tag = parseOwnerTag(found);
+        if (tag === undefined) continue;
+        const key = stateKey(crawlId, tag.host);
+        const seq = sequenceKey(tag.seq);
+        if (knownLedger(key, seq)) answers[i] = true;
+        else waiting.push({ index: i, key, host: tag.host, seq });
       }
-      if (unknown.size > 0) {
-        const found = await deps.table.loadBatchState({
-          crawlIds: [],
-          budgets: [],
-          hosts: [],
-          pages: [...unknown].map((fp) => ({ crawlId: batch.crawl.id, fp })),
-          robots: [],
-        });
-        for (const key of found.pages.keys()) ctx.finishedPages.set(key.slice(key.indexOf(' ') + 1), true);
+      if (waiting.length === 0) return answers;
+      const now = deps.clock.now();
+      const stale = [...new Set(waiting.map((w) => w.host))].filter((host) => {
+        const known = ledgers.get(stateKey(crawlId, host));
+        return known === undefined || now - known.at >= LEDGER_RECHECK_MS;
+      });
+      if (stale.length > 0) {
+        const found = await deps.table.doneSeqs(crawlId, stale);
+        for (const host of stale) {
+          const seq = found.get(host);
+          const key = stateKey(crawlId, host);
+          const previous = ledgers.get(key);
+          ledgers.set(key, { seq: seq ?? previous?.seq ?? '', at: now });
+        }
       }
-      return owners.map((o) => o !== undefined && (o === SEED_OWNER || ctx.finishedPages.has(o)));
+      for (const w of waiting) if (knownLedger(w.key, w.seq)) answers[w.index] = true;
+      return answers;
     };
     return {
       config: ctx.config,
@@ -642,12 +763,12 @@ export function createFrontierBatchProcessor(
       random: deps.random,
       fetcher: deps.fetcher(ctx.config),
       robots: stores.robots,
-      // Own claims are cached at the end of the batch, after the page record: a redelivery of a
-      // page that died before it must count (and queue) its children again.
+      // Own claims are cached at the end of the batch, after the ledger: a redelivery of a page
+      // that died before it must count (and queue) its children again.
       seen: new UrlSeen(ctx.cache, seen, seenStats, { cacheable, remember: (fps) => claimed.push(...fps) }),
-      contentSeen: stores.contentSeen,
-      frontier: deps.frontier,
-      pages: batch.store,
+      contentSeen: content,
+      frontier,
+      pages: batch.buffer,
       results: noResults,
       canonicalizer: ctx.canonicalizer,
       scope: ctx.scope,
@@ -658,11 +779,9 @@ export function createFrontierBatchProcessor(
     const crawlIds = new Set<string>();
     const hosts = new Map<string, { crawlId: string; host: string }>();
     const robots = new Map<string, { crawlId: string; origin: string }>();
-    const pages: { crawlId: string; fp: string }[] = [];
     for (const { task } of entries) {
       crawlIds.add(task.crawlId);
       hosts.set(stateKey(task.crawlId, task.host), { crawlId: task.crawlId, host: task.host });
-      pages.push({ crawlId: task.crawlId, fp: task.fp });
       const origin = URL.parse(task.url)?.origin;
       if (origin !== undefined && origin !== 'null' && !deps.stores(task.crawlId).robots.isWarm(origin)) {
         robots.set(stateKey(task.crawlId, origin), { crawlId: task.crawlId, origin });
@@ -677,7 +796,6 @@ export function createFrontierBatchProcessor(
       crawlIds: [...crawlIds],
       budgets,
       hosts: [...hosts.values()],
-      pages,
       robots: [...robots.values()],
     };
   }

@@ -3,19 +3,23 @@
  *
  *   POST   /crawls                 body = crawl config (the CLI's schema)  -> 201 { id }
  *   GET    /crawls/{id}            status, config, counters, URL-seen hit rate
- *   GET    /crawls/{id}/pages      ?limit=1..1000&cursor=   page records, where each body is stored
+ *   GET    /crawls/{id}/pages      ?limit=1..1000&cursor=   page records (from the S3 index), where
+ *                                                            each body is stored
  *   DELETE /crawls/{id}            cancel: queued URLs are dropped without fetching
  *
  * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400).
  */
 import { Hono } from 'hono';
-import type { CrawlTableStore } from '../cloud/cloud-ports.ts';
+import type { CrawlTableStore, ObjectReader } from '../cloud/cloud-ports.ts';
 import { crawlProgress } from '../cloud/crawl-progress.ts';
+import { decodePageCursor, encodePageCursor, listPages } from '../cloud/list-pages.ts';
 import { type StartCrawlDeps, startCrawl } from '../cloud/start-crawl.ts';
 
 /** What the API touches. */
 export interface ApiDeps extends StartCrawlDeps {
   table: CrawlTableStore;
+  /** The page bucket: the crawl's index objects. */
+  pages: ObjectReader;
   log?: (line: string) => void;
 }
 
@@ -23,15 +27,6 @@ export interface ApiDeps extends StartCrawlDeps {
 export const MAX_BODY_BYTES = 64 * 1024;
 const DEFAULT_PAGE_LIMIT = 100;
 const MAX_PAGE_LIMIT = 1000;
-
-function encodeCursor(sk: string): string {
-  return Buffer.from(sk, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): string | undefined {
-  const sk = Buffer.from(cursor, 'base64url').toString('utf8');
-  return /^page#[0-9a-f]{16}$/.test(sk) ? sk : undefined;
-}
 
 /** Builds the app. */
 export function createApiApp(deps: ApiDeps): Hono {
@@ -77,15 +72,15 @@ export function createApiApp(deps: ApiDeps): Hono {
       );
     }
     const cursorText = c.req.query('cursor');
-    const cursor = cursorText === undefined ? undefined : decodeCursor(cursorText);
+    const cursor = cursorText === undefined ? undefined : decodePageCursor(cursorText, id);
     if (cursorText !== undefined && cursor === undefined)
       problems.push('cursor: not a cursor this API returned');
     if (problems.length > 0) return c.json({ error: 'invalid query', problems }, 400);
     if ((await deps.table.getCrawl(id)) === undefined) return c.json({ error: 'no such crawl' }, 404);
-    const list = await deps.table.listPages(id, limit, cursor);
+    const list = await listPages(deps.pages, id, limit, cursor);
     return c.json({
       pages: list.pages.map(({ messageId: _m, enqueued: _e, ...page }) => page),
-      ...(list.cursor === undefined ? {} : { cursor: encodeCursor(list.cursor) }),
+      ...(list.cursor === undefined ? {} : { cursor: encodePageCursor(list.cursor) }),
     });
   });
 

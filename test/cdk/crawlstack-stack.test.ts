@@ -16,6 +16,7 @@ const FUNCTIONS: Record<FunctionRole, string> = {
   frontierWorker: 'FrontierWorker',
   api: 'Api',
   scheduler: 'Scheduler',
+  archiver: 'Archiver',
 };
 /** What each environment variable must point at. */
 const ENV_TARGET: Record<keyof typeof ENV, string> = {
@@ -24,6 +25,8 @@ const ENV_TARGET: Record<keyof typeof ENV, string> = {
   frontierQueueUrl: 'FrontierQueue',
   frontierDlqUrl: 'FrontierDlq',
   pageBucket: 'PageBucket',
+  captureQueueUrl: 'CaptureQueue',
+  captureDlqUrl: 'CaptureDlq',
 };
 const byType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const props = (id: string) => {
@@ -38,20 +41,23 @@ describe('logical IDs (the contract with the local stand-in)', () => {
     const expected: Record<string, string> = {
       FrontierQueue: 'AWS::SQS::Queue',
       FrontierDlq: 'AWS::SQS::Queue',
+      CaptureQueue: 'AWS::SQS::Queue',
+      CaptureDlq: 'AWS::SQS::Queue',
       UrlTable: 'AWS::DynamoDB::Table',
       CrawlTable: 'AWS::DynamoDB::Table',
       PageBucket: 'AWS::S3::Bucket',
       FrontierWorker: 'AWS::Lambda::Function',
       Api: 'AWS::Lambda::Function',
       Scheduler: 'AWS::Lambda::Function',
+      Archiver: 'AWS::Lambda::Function',
       ScheduleRule: 'AWS::Events::Rule',
     };
     for (const [id, type] of Object.entries(expected)) assert.equal(resources[id]?.Type, type, id);
   });
 
-  it('has exactly the three functions, all nodejs22.x on arm64 with their own log group', () => {
+  it('has exactly the four functions, all nodejs22.x on arm64 with their own log group', () => {
     const fns = byType('AWS::Lambda::Function');
-    assert.deepEqual(fns.map(([id]) => id).sort(), ['Api', 'FrontierWorker', 'Scheduler']);
+    assert.deepEqual(fns.map(([id]) => id).sort(), ['Api', 'Archiver', 'FrontierWorker', 'Scheduler']);
     for (const [id, fn] of fns) {
       assert.equal(fn.Properties?.Runtime, 'nodejs22.x', id);
       assert.deepEqual(fn.Properties?.Architectures, ['arm64'], id);
@@ -64,20 +70,38 @@ describe('logical IDs (the contract with the local stand-in)', () => {
     }
     assert.deepEqual(
       Object.fromEntries(fns.map(([id, fn]) => [id, [fn.Properties?.MemorySize, fn.Properties?.Timeout]])),
-      { FrontierWorker: [512, 60], Api: [256, 15], Scheduler: [256, 60] },
+      { FrontierWorker: [256, 60], Api: [256, 15], Scheduler: [256, 60], Archiver: [256, 60] },
     );
   });
 });
 
 describe('triggers', () => {
   it('feeds the frontier worker from the FIFO queue with partial batch failures', () => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    const mappings = byType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties ?? {});
+    const worker = mappings.find((m) => JSON.stringify(m.FunctionName) === '{"Ref":"FrontierWorker"}');
+    // FIFO: at most 10 per batch and no batching window (Lambda allows neither for FIFO).
+    assert.deepEqual(worker, {
       EventSourceArn: { 'Fn::GetAtt': ['FrontierQueue', 'Arn'] },
       FunctionName: { Ref: 'FrontierWorker' },
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 20 },
+      ScalingConfig: { MaximumConcurrency: 5 },
+    });
+  });
+
+  it('feeds the archiver from the capture queue in large batches over a batching window', () => {
+    const mappings = byType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties ?? {});
+    const archiver = mappings.find((m) => JSON.stringify(m.FunctionName) === '{"Ref":"Archiver"}');
+    assert.deepEqual(archiver, {
+      EventSourceArn: { 'Fn::GetAtt': ['CaptureQueue', 'Arn'] },
+      FunctionName: { Ref: 'Archiver' },
+      // Up to 5,000 captures (or Lambda's 6 MB payload) gathered over 60 s: one WARC object and
+      // one index object per crawl per batch.
+      BatchSize: 5000,
+      MaximumBatchingWindowInSeconds: 60,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
     });
   });
 
@@ -116,7 +140,7 @@ describe('triggers', () => {
   });
 });
 
-describe('frontier queues', () => {
+describe('queues', () => {
   const highThroughputFifo = {
     FifoQueue: true,
     ContentBasedDeduplication: false,
@@ -147,8 +171,24 @@ describe('frontier queues', () => {
     assert.deepEqual(props('FrontierDlq'), highThroughputFifo);
   });
 
-  it('denies non-TLS access to both queues', () => {
-    for (const queue of ['FrontierQueue', 'FrontierDlq']) {
+  it('makes the capture queue a standard queue whose visibility covers the window and retries, with redrive', () => {
+    const queue = props('CaptureQueue');
+    assert.equal(queue.FifoQueue, undefined, 'standard: only standard queues allow large batches');
+    assert.equal(queue.VisibilityTimeout, 6 * 60 + 60, '6 x the archiver timeout + the batching window');
+    assert.equal(queue.MessageRetentionPeriod, 14 * 24 * 3600);
+    assert.equal(queue.SqsManagedSseEnabled, true);
+    assert.deepEqual(queue.RedrivePolicy, {
+      deadLetterTargetArn: { 'Fn::GetAtt': ['CaptureDlq', 'Arn'] },
+      maxReceiveCount: 5,
+    });
+    assert.deepEqual(props('CaptureDlq'), {
+      MessageRetentionPeriod: 14 * 24 * 3600,
+      SqsManagedSseEnabled: true,
+    });
+  });
+
+  it('denies non-TLS access to every queue', () => {
+    for (const queue of ['FrontierQueue', 'FrontierDlq', 'CaptureQueue', 'CaptureDlq']) {
       template.hasResourceProperties('AWS::SQS::QueuePolicy', {
         Queues: [{ Ref: queue }],
         PolicyDocument: {
@@ -268,7 +308,7 @@ describe('least-privilege grants', () => {
     for (const a of actions) assert.ok(!set.has(a), `${what} must not have ${a}`);
   };
 
-  it('lets the worker read and write both tables, put and read pages, send to both queues, consume the frontier', () => {
+  it('lets the worker read and write both tables, put (not read) pages, send captures, consume the frontier', () => {
     const s = grantsOf('FrontierWorker');
     hasAll(
       allowedOn(s, 'UrlTable'),
@@ -280,12 +320,34 @@ describe('least-privilege grants', () => {
       [...TABLE_READS, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       'worker/CrawlTable',
     );
+    // Only a capture too big for a message is written by the worker itself.
     const bucket = allowedOn(s, 'PageBucket');
-    hasAll(bucket, ['s3:PutObject', 's3:GetObject*'], 'worker/PageBucket');
-    hasNone(bucket, ['s3:DeleteObject', 's3:DeleteObject*', 's3:PutBucketPolicy'], 'worker/PageBucket');
+    hasAll(bucket, ['s3:PutObject'], 'worker/PageBucket');
+    hasNone(
+      bucket,
+      ['s3:GetObject*', 's3:List*', 's3:DeleteObject', 's3:DeleteObject*', 's3:PutBucketPolicy'],
+      'worker/PageBucket',
+    );
     hasAll(allowedOn(s, 'FrontierQueue'), [...SEND, ...CONSUME], 'worker/FrontierQueue');
     const dlq = allowedOn(s, 'FrontierDlq');
     assert.deepEqual([...dlq].sort(), SEND, 'worker may only send to the DLQ');
+    assert.deepEqual([...allowedOn(s, 'CaptureQueue')].sort(), SEND, 'worker only sends captures');
+    assert.equal(allowedOn(s, 'CaptureDlq').size, 0);
+  });
+
+  it('lets the archiver consume captures, put objects, read crawls and send to its DLQ, nothing else', () => {
+    const s = grantsOf('Archiver');
+    hasAll(allowedOn(s, 'CaptureQueue'), CONSUME, 'archiver/CaptureQueue');
+    hasNone(allowedOn(s, 'CaptureQueue'), ['sqs:SendMessage'], 'archiver/CaptureQueue');
+    assert.deepEqual([...allowedOn(s, 'CaptureDlq')].sort(), SEND, 'archiver/CaptureDlq');
+    const bucket = allowedOn(s, 'PageBucket');
+    hasAll(bucket, ['s3:PutObject'], 'archiver/PageBucket');
+    hasNone(bucket, ['s3:GetObject*', 's3:DeleteObject', 's3:DeleteObject*'], 'archiver/PageBucket');
+    const crawlTable = allowedOn(s, 'CrawlTable');
+    hasAll(crawlTable, ['dynamodb:GetItem'], 'archiver/CrawlTable');
+    hasNone(crawlTable, TABLE_WRITES, 'archiver/CrawlTable');
+    assert.equal(allowedOn(s, 'UrlTable').size, 0);
+    assert.equal(allowedOn(s, 'FrontierQueue').size, 0);
   });
 
   it('lets the API read the URL table but never write it', () => {
@@ -312,19 +374,20 @@ describe('least-privilege grants', () => {
     );
   });
 
-  it('gives the scheduler no bucket access and only send on the frontier', () => {
+  it('gives the scheduler no bucket access, only send on the frontier, only the capture queue depth', () => {
     const s = grantsOf('Scheduler');
     assert.equal(allowedOn(s, 'PageBucket').size, 0);
     assert.ok(!s.some((st) => st.Action.some((a) => a.startsWith('s3:'))), 'scheduler has no s3 action');
     assert.deepEqual([...allowedOn(s, 'FrontierQueue')].sort(), SEND);
     assert.equal(allowedOn(s, 'FrontierDlq').size, 0);
+    assert.deepEqual([...allowedOn(s, 'CaptureQueue')].sort(), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl']);
     hasAll(allowedOn(s, 'UrlTable'), ['dynamodb:UpdateItem', 'dynamodb:Query'], 'scheduler/UrlTable');
     hasAll(allowedOn(s, 'CrawlTable'), ['dynamodb:UpdateItem', 'dynamodb:Query'], 'scheduler/CrawlTable');
   });
 
   it('has no wildcard action and no wildcard resource in any role policy', () => {
     const roles = byType('AWS::IAM::Role').map(([id]) => id);
-    assert.equal(roles.length, 3);
+    assert.equal(roles.length, 4);
     for (const role of roles) {
       for (const st of statementsOf(template, role)) {
         for (const action of st.Action) {
@@ -348,10 +411,12 @@ describe('alarms', () => {
         a.ComparisonOperator === 'GreaterThanThreshold',
     );
 
-  it('alarms on any message in the DLQ', () => {
-    const found = find('ApproximateNumberOfMessagesVisible', { 'Fn::GetAtt': ['FrontierDlq', 'QueueName'] });
-    assert.equal(found.length, 1);
-    assert.equal(found[0]?.Namespace, 'AWS/SQS');
+  it('alarms on any message in either DLQ', () => {
+    for (const dlq of ['FrontierDlq', 'CaptureDlq']) {
+      const found = find('ApproximateNumberOfMessagesVisible', { 'Fn::GetAtt': [dlq, 'QueueName'] });
+      assert.equal(found.length, 1, dlq);
+      assert.equal(found[0]?.Namespace, 'AWS/SQS');
+    }
   });
 
   it('alarms on errors of each function over 5 minutes', () => {
@@ -366,7 +431,7 @@ describe('alarms', () => {
 
   it('alarms on worker throttles, with no actions unless a topic is given', () => {
     assert.equal(find('Throttles', { Ref: 'FrontierWorker' }).length, 1);
-    assert.equal(alarms.length, 5);
+    assert.equal(alarms.length, 7);
     for (const a of alarms) assert.equal(a.AlarmActions, undefined);
   });
 });
@@ -380,6 +445,8 @@ describe('outputs', () => {
     template.hasOutput('CrawlTableName', { Value: { Ref: 'CrawlTable' } });
     template.hasOutput('FrontierQueueUrl', { Value: { Ref: 'FrontierQueue' } });
     template.hasOutput('FrontierDlqUrl', { Value: { Ref: 'FrontierDlq' } });
+    template.hasOutput('CaptureQueueUrl', { Value: { Ref: 'CaptureQueue' } });
+    template.hasOutput('CaptureDlqUrl', { Value: { Ref: 'CaptureDlq' } });
   });
 });
 

@@ -8,6 +8,8 @@ const full = {
   FRONTIER_QUEUE_URL: 'https://sqs.example/q.fifo',
   FRONTIER_DLQ_URL: 'https://sqs.example/dlq.fifo',
   PAGE_BUCKET: 'pages',
+  CAPTURE_QUEUE_URL: 'https://sqs.example/captures',
+  CAPTURE_DLQ_URL: 'https://sqs.example/captures-dlq',
 };
 
 describe('functions/env.ts', () => {
@@ -24,15 +26,18 @@ describe('functions/env.ts', () => {
       frontierQueueUrl: 'https://sqs.example/q.fifo',
       frontierDlqUrl: 'https://sqs.example/dlq.fifo',
       pageBucket: 'pages',
+      captureQueueUrl: 'https://sqs.example/captures',
+      captureDlqUrl: 'https://sqs.example/captures-dlq',
     });
   });
 
   it('reads only what a function role needs', () => {
-    const { FRONTIER_DLQ_URL: _, PAGE_BUCKET: __, ...schedulerOnly } = full;
+    const { FRONTIER_DLQ_URL: _, PAGE_BUCKET: __, CAPTURE_DLQ_URL: ___, ...schedulerOnly } = full;
     assert.deepEqual(readFunctionEnv(schedulerOnly, 'scheduler'), {
       urlTable: 'urls',
       crawlTable: 'crawls',
       frontierQueueUrl: 'https://sqs.example/q.fifo',
+      captureQueueUrl: 'https://sqs.example/captures',
     });
     assert.throws(() => readFunctionEnv(schedulerOnly, 'frontierWorker'), /FRONTIER_DLQ_URL, PAGE_BUCKET/);
     assert.deepEqual(Object.keys(readFunctionEnv(full, 'api')).sort(), [...FUNCTION_ENV.api].sort());

@@ -64,6 +64,8 @@ export interface AwsBackend {
   crawlTable(): Promise<string>;
   /** A FIFO queue with the frontier's settings; resolves its URL. */
   fifoQueue(visibilityTimeoutSeconds?: number): Promise<string>;
+  /** A standard queue (the capture queue and its DLQ); resolves its URL. */
+  standardQueue(visibilityTimeoutSeconds?: number): Promise<string>;
   bucket(): Promise<string>;
   close(): Promise<void>;
 }
@@ -120,6 +122,17 @@ export async function openAwsBackend(): Promise<AwsBackend> {
             FifoThroughputLimit: 'perMessageGroupId',
             VisibilityTimeout: String(visibilityTimeoutSeconds),
           },
+        }),
+      );
+      const queueUrl = response.QueueUrl as string;
+      queues.push(queueUrl);
+      return queueUrl;
+    },
+    async standardQueue(visibilityTimeoutSeconds = 30) {
+      const response = await clients.sqs.send(
+        new CreateQueueCommand({
+          QueueName: uniqueName('captures'),
+          Attributes: { VisibilityTimeout: String(visibilityTimeoutSeconds) },
         }),
       );
       const queueUrl = response.QueueUrl as string;

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import type { ArchiverDeps } from '../../cloud/archive-captures.ts';
 import type { CrawlStores } from '../../cloud/cloud-ports.ts';
 import type { CompleteCrawlsDeps } from '../../cloud/complete-crawls.ts';
 import { NO_FAULTS } from '../../cloud/fault-hook.ts';
@@ -17,8 +18,9 @@ import { DynamoContentSeenStore } from './dynamo-content-seen-store.ts';
 import { DynamoCrawlTable } from './dynamo-crawl-table.ts';
 import { createRobotsWarmCache, DynamoRobotsCache } from './dynamo-robots-cache.ts';
 import { DynamoSeenStore } from './dynamo-seen-store.ts';
-import { S3WarcPageStore } from './s3-warc-page-store.ts';
-import { SqsDeadLetterQueue, SqsFrontier, SqsMessageControl } from './sqs-frontier.ts';
+import { S3Objects } from './s3-objects.ts';
+import { SqsCaptureDeadLetters, SqsCaptureQueue } from './sqs-capture-queue.ts';
+import { SqsDeadLetterQueue, SqsFrontier, SqsMessageControl, SqsQueueDepth } from './sqs-frontier.ts';
 
 const systemClock: Clock = { now: () => Date.now() };
 // Not `crawlstack/<version>` from package.json: importing it would inline the whole file into
@@ -53,6 +55,9 @@ export function createAwsWorkerDeps(
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
     messages: new SqsMessageControl(clients.sqs, env.frontierQueueUrl),
     deadLetters: new SqsDeadLetterQueue(clients.sqs, env.frontierDlqUrl),
+    captures: new SqsCaptureQueue(clients.sqs, env.captureQueueUrl),
+    objects: new S3Objects(clients.s3, env.pageBucket),
+    software,
     stores: (crawlId) => {
       let crawlStores = stores.get(crawlId);
       if (crawlStores === undefined) {
@@ -65,12 +70,6 @@ export function createAwsWorkerDeps(
       }
       return crawlStores;
     },
-    pageStore: (crawlId, config) =>
-      new S3WarcPageStore(clients.s3, env.pageBucket, crawlId, {
-        clock,
-        software,
-        warcinfo: { 'crawl-seeds': config.seeds.join(' '), 'user-agent': config.userAgent },
-      }),
     // One fetcher (one connection pool) per distinct fetch settings, for the container's life.
     fetcher:
       options.fetcher ??
@@ -91,7 +90,7 @@ export function createAwsWorkerDeps(
   return deps;
 }
 
-/** The HTTP API over DynamoDB and SQS. */
+/** The HTTP API over DynamoDB, SQS and the page bucket (where it lists pages from). */
 export function createAwsApiDeps(
   clients: AwsClients,
   env: FunctionEnv<'api'>,
@@ -101,6 +100,7 @@ export function createAwsApiDeps(
     table: new DynamoCrawlTable(clients.doc, env.crawlTable),
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
     seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId),
+    pages: new S3Objects(clients.s3, env.pageBucket),
     clock: options.clock ?? systemClock,
     newId: options.newId ?? randomUUID,
   };
@@ -117,8 +117,32 @@ export function createAwsSchedulerDeps(
   const deps: CompleteCrawlsDeps = {
     table: new DynamoCrawlTable(clients.doc, env.crawlTable),
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+    captures: new SqsQueueDepth(clients.sqs, env.captureQueueUrl),
     clock: options.clock ?? systemClock,
   };
+  if (options.log !== undefined) deps.log = options.log;
+  return deps;
+}
+
+/** The archiver over S3 (objects), SQS (its DLQ) and the crawl table (warcinfo fields). */
+export function createAwsArchiverDeps(
+  clients: AwsClients,
+  env: FunctionEnv<'archiver'>,
+  options: Pick<WiringOptions, 'log'> & Partial<Pick<ArchiverDeps, 'fault'>> = {},
+): ArchiverDeps {
+  const table = new DynamoCrawlTable(clients.doc, env.crawlTable);
+  const deps: ArchiverDeps = {
+    objects: new S3Objects(clients.s3, env.pageBucket),
+    deadLetters: new SqsCaptureDeadLetters(clients.sqs, env.captureDlqUrl),
+    crawlInfo: async (crawlId) => {
+      const crawl = await table.getCrawl(crawlId);
+      return crawl === undefined
+        ? undefined
+        : { seeds: crawl.config.seeds, userAgent: crawl.config.userAgent };
+    },
+    software,
+  };
+  if (options.fault !== undefined) deps.fault = options.fault;
   if (options.log !== undefined) deps.log = options.log;
   return deps;
 }

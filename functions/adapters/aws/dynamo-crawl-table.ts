@@ -4,8 +4,9 @@
  *   crawl              status, config, seeds, allowed hosts, final counters
  *   budget             pages fetched so far, only for crawls with maxPages (approximate)
  *   host#<host>        politeness state + the host's ledger (exact counters, see HostRecord)
- *   page#<fp>          page record = done-marker
  *   robots#<origin>    robots.txt entry (DynamoRobotsCache)
+ *
+ * (Page records are not here: the archiver writes them to S3 index objects.)
  *
  * plus the registry of running crawls: pk `crawls`, sk `<crawlId>` (the scheduler Queries it
  * instead of scanning the table).
@@ -19,13 +20,7 @@ import {
   type QueryCommandOutput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type {
-  BatchState,
-  BatchStateRequest,
-  CrawlTableStore,
-  HostUpdate,
-  PageList,
-} from '../../cloud/cloud-ports.ts';
+import type { BatchState, BatchStateRequest, CrawlTableStore, HostUpdate } from '../../cloud/cloud-ports.ts';
 import { stateKey } from '../../cloud/cloud-ports.ts';
 import {
   type CompletionWatch,
@@ -34,11 +29,10 @@ import {
   type CrawlStatus,
   emptyHostCounts,
   type HostRecord,
-  type PageItem,
   sequenceKey,
 } from '../../cloud/crawl-records.ts';
 import type { CrawlConfig } from '../../core/config.ts';
-import { batchGetAll, batchPutAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
+import { batchGetAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { robotsEntryFromItem, robotsKey } from './dynamo-robots-cache.ts';
 
 /** Partition key of the registry of running crawls. */
@@ -291,45 +285,35 @@ export class DynamoCrawlTable implements CrawlTableStore {
     return false;
   }
 
-  // --- pages ----------------------------------------------------------------------------------
+  // --- the worker's batch read ----------------------------------------------------------------
 
-  /** Writes page records (BatchWriteItem: same write units as conditional puts, 25 per call). */
-  async putPages(crawlId: string, pages: readonly PageItem[]): Promise<void> {
-    await batchPutAll(
+  /**
+   * The ledger positions of some hosts (eventually consistent, projected to `doneSeq`: half a
+   * read unit each). A stale answer is an older position, which only makes the caller wait.
+   */
+  async doneSeqs(crawlId: string, hosts: readonly string[]): Promise<Map<string, string>> {
+    const items = await batchGetAll(
       this.#doc,
       this.#table,
-      pages.map((page) => pageToItem(crawlId, page)),
+      [...new Set(hosts)].map((host) => ({ pk: crawlId, sk: `host#${host}` })),
+      { projection: 'sk, doneSeq' },
     );
+    const out = new Map<string, string>();
+    for (const item of items) {
+      if (typeof item.doneSeq === 'string') out.set((item.sk as string).slice(5), item.doneSeq);
+    }
+    return out;
   }
-
-  /** One page of a crawl's page records, in fingerprint order. */
-  async listPages(crawlId: string, limit: number, cursor?: string): Promise<PageList> {
-    const response = await this.#doc.send(
-      new QueryCommand({
-        TableName: this.#table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'page#' },
-        Limit: limit,
-        ...(cursor === undefined ? {} : { ExclusiveStartKey: { pk: crawlId, sk: cursor } }),
-      }),
-    );
-    const pages = (response.Items ?? []).map(pageFromItem);
-    const last = response.LastEvaluatedKey?.sk;
-    return typeof last === 'string' ? { pages, cursor: last } : { pages };
-  }
-
-  // --- the worker's batch read ----------------------------------------------------------------
 
   /**
    * Reads everything a batch needs in two BatchGetItem rounds run together: host items strongly
    * consistent (politeness and the ledger must see the previous batch's write), the rest
-   * eventually consistent (half price; a page record or cancel seen a moment late is harmless).
+   * eventually consistent (half price; a cancel or budget seen a moment late is harmless).
    */
   async loadBatchState(request: BatchStateRequest): Promise<BatchState> {
     const eventual: DocItem[] = [];
     for (const id of request.crawlIds) eventual.push({ pk: id, sk: 'crawl' });
     for (const id of request.budgets) eventual.push({ pk: id, sk: 'budget' });
-    for (const { crawlId, fp } of request.pages) eventual.push({ pk: crawlId, sk: `page#${fp}` });
     for (const { crawlId, origin } of request.robots) eventual.push(robotsKey(crawlId, origin));
     const consistent = request.hosts.map(({ crawlId, host }) => ({ pk: crawlId, sk: `host#${host}` }));
     const [loose, strict] = await Promise.all([
@@ -340,7 +324,6 @@ export class DynamoCrawlTable implements CrawlTableStore {
       crawls: new Map(),
       budgets: new Map(),
       hosts: new Map(),
-      pages: new Map(),
       robots: new Map(),
     };
     for (const item of [...loose, ...strict]) {
@@ -349,7 +332,6 @@ export class DynamoCrawlTable implements CrawlTableStore {
       if (sk === 'crawl') state.crawls.set(pk, crawlFromItem(item));
       else if (sk === 'budget') state.budgets.set(pk, Number(item.fetched ?? 0));
       else if (sk.startsWith('host#')) state.hosts.set(stateKey(pk, sk.slice(5)), hostFromItem(item));
-      else if (sk.startsWith('page#')) state.pages.set(stateKey(pk, sk.slice(5)), pageFromItem(item));
       else if (sk.startsWith('robots#')) {
         const entry = robotsEntryFromItem(item);
         if (entry !== undefined) state.robots.set(stateKey(pk, sk.slice(7)), entry);
@@ -432,18 +414,4 @@ function hostFromItem(item: DocItem): HostRecord {
   if (typeof item.doneSeq === 'string') host.doneSeq = item.doneSeq;
   if (typeof item.crawlDelayMs === 'number') host.crawlDelayMs = item.crawlDelayMs;
   return host;
-}
-
-function pageToItem(crawlId: string, page: PageItem): DocItem {
-  const { fp, ...rest } = page;
-  return { pk: crawlId, sk: `page#${fp}`, ...rest };
-}
-
-function pageFromItem(item: DocItem): PageItem {
-  const { pk: _pk, sk, ...rest } = item;
-  return {
-    ...(rest as Omit<PageItem, 'fp'>),
-    fp: (sk as string).slice(5),
-    status: (rest.status as number | null) ?? null,
-  };
 }

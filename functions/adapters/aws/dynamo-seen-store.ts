@@ -3,7 +3,7 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
-import type { OwnedSeenStore } from '../../cloud/cloud-ports.ts';
+import type { ClaimGate, OwnedSeenStore } from '../../cloud/cloud-ports.ts';
 import type { Fingerprint } from '../../core/types.ts';
 import { batchGetAll, forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
 
@@ -37,7 +37,7 @@ export class DynamoSeenStore implements OwnedSeenStore {
   readonly #crawlId: string;
   readonly #readFirst: boolean;
   readonly #concurrency: number;
-  readonly #owners: LRUCache<Fingerprint, Fingerprint>;
+  readonly #owners: LRUCache<Fingerprint, string>;
 
   constructor(
     doc: DynamoDBDocumentClient,
@@ -54,11 +54,16 @@ export class DynamoSeenStore implements OwnedSeenStore {
   }
 
   /** The owner the store last reported for a fingerprint this instance was asked about, if known. */
-  ownerOf(fp: Fingerprint): Fingerprint | undefined {
+  ownerOf(fp: Fingerprint): string | undefined {
     return this.#owners.get(fp);
   }
 
-  async claim(fps: readonly Fingerprint[], owner: Fingerprint): Promise<boolean[]> {
+  /**
+   * `owner` is any string (the worker passes a tag naming the claiming message). With `gate`,
+   * the fingerprints found unclaimed are shown to it before the puts; when it answers false they
+   * are not claimed (and answered `false`).
+   */
+  async claim(fps: readonly Fingerprint[], owner: string, gate?: ClaimGate): Promise<boolean[]> {
     if (fps.length === 0) return [];
     const unique = [...new Set(fps)];
     const answers = new Map<Fingerprint, boolean>();
@@ -86,6 +91,9 @@ export class DynamoSeenStore implements OwnedSeenStore {
         }
       }
     }
+    if (toPut.length > 0 && gate !== undefined && !(await gate(toPut))) {
+      return fps.map((fp) => answers.get(fp) === true);
+    }
     await forEachLimited(toPut, this.#concurrency, async (fp) => {
       answers.set(fp, await this.#put(fp, owner));
     });
@@ -99,7 +107,7 @@ export class DynamoSeenStore implements OwnedSeenStore {
     return response.Item !== undefined;
   }
 
-  async #put(fp: Fingerprint, owner: Fingerprint): Promise<boolean> {
+  async #put(fp: Fingerprint, owner: string): Promise<boolean> {
     try {
       await this.#doc.send(
         new PutCommand({

@@ -61,25 +61,8 @@ export class SqsFrontier implements CloudFrontier {
   }
 
   /** Approximate message counts and the visibility timeout (for the scheduler's cross-checks). */
-  async depth(): Promise<QueueDepth> {
-    const response = await this.#sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: this.#queueUrl,
-        AttributeNames: [
-          'ApproximateNumberOfMessages',
-          'ApproximateNumberOfMessagesNotVisible',
-          'ApproximateNumberOfMessagesDelayed',
-          'VisibilityTimeout',
-        ],
-      }),
-    );
-    const a = response.Attributes ?? {};
-    return {
-      visible: Number(a.ApproximateNumberOfMessages ?? 0),
-      inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
-      delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
-      visibilityTimeoutSeconds: Number(a.VisibilityTimeout ?? 30),
-    };
+  depth(): Promise<QueueDepth> {
+    return queueDepth(this.#sqs, this.#queueUrl);
   }
 
   async #send(chunk: CrawlTask[]): Promise<void> {
@@ -102,6 +85,43 @@ export class SqsFrontier implements CloudFrontier {
       const ids = new Set(failed.map((f) => f.Id));
       entries = entries.filter((e) => ids.has(e.Id));
     }
+  }
+}
+
+/** Approximate message counts of any queue and its visibility timeout (GetQueueAttributes). */
+export async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<QueueDepth> {
+  const response = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+        'VisibilityTimeout',
+      ],
+    }),
+  );
+  const a = response.Attributes ?? {};
+  return {
+    visible: Number(a.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+    visibilityTimeoutSeconds: Number(a.VisibilityTimeout ?? 30),
+  };
+}
+
+/** The depth of a queue the caller only watches (the scheduler and the capture queue). */
+export class SqsQueueDepth {
+  readonly #sqs: SQSClient;
+  readonly #queueUrl: string;
+
+  constructor(sqs: SQSClient, queueUrl: string) {
+    this.#sqs = sqs;
+    this.#queueUrl = queueUrl;
+  }
+
+  depth(): Promise<QueueDepth> {
+    return queueDepth(this.#sqs, this.#queueUrl);
   }
 }
 

@@ -153,12 +153,12 @@ describe('HTTP API', () => {
     assert.deepEqual(view.urlSeen, { lookups: 20, cacheHits: 15, hitRate: 0.75 });
   });
 
-  it('GET /crawls/{id}/pages pages through the records with an opaque cursor', async () => {
+  it('GET /crawls/{id}/pages reads the index objects in key order, paging with an opaque cursor', async () => {
     const id = (
       (await (await app.request('/crawls', json({ seeds: ['https://p.example/'] }))).json()) as { id: string }
     ).id;
-    const pages: PageItem[] = Array.from({ length: 5 }, (_, i) => ({
-      fp: `00000000000000a${i}`,
+    const page = (i: number): PageItem => ({
+      fp: `00000000000000${String(i).padStart(2, '0')}`,
       url: `https://p.example/${i}`,
       host: 'p.example',
       status: 200,
@@ -169,27 +169,76 @@ describe('HTTP API', () => {
       messageId: `m${i}`,
       enqueued: 0,
       warc: { bucket: 'b', key: `warc/${id}/x.warc.gz`, offset: 100 * i, length: 50 },
-    }));
-    await h.table.putPages(id, pages);
-    const seen: Record<string, unknown>[] = [];
-    let cursor: string | undefined;
-    let calls = 0;
-    do {
-      const response = await app.request(`/crawls/${id}/pages?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
-      assert.equal(response.status, 200);
-      const body = (await response.json()) as { pages: Record<string, unknown>[]; cursor?: string };
-      seen.push(...body.pages);
-      cursor = body.cursor;
-      calls += 1;
-    } while (cursor !== undefined && calls < 10);
-    assert.deepEqual(
-      seen.map((p) => p.url),
-      pages.map((p) => p.url),
+    });
+    const lines = (list: PageItem[]) => Buffer.from(`${list.map((p) => JSON.stringify(p)).join('\n')}\n`);
+    // Three index objects written out of order; the API lists them in key (time) order. The last
+    // repeats page 2 (a capture archived twice): within one answer it appears once.
+    await h.objects.put(
+      `index/${id}/20261122100003000-c.jsonl`,
+      lines([page(5), page(2), page(6)]),
+      'application/x-ndjson',
     );
-    assert.equal(seen[3]?.warc && (seen[3].warc as { offset: number }).offset, 300);
-    assert.equal(seen[0]?.messageId, undefined, 'internal fields stay internal');
+    await h.objects.put(
+      `index/${id}/20261122100001000-a.jsonl`,
+      lines([page(0), page(1), page(2)]),
+      'application/x-ndjson',
+    );
+    await h.objects.put(
+      `index/${id}/20261122100002000-b.jsonl`,
+      lines([page(3), page(4)]),
+      'application/x-ndjson',
+    );
+    await h.objects.put(
+      `index/${id}-other/20261122100001000-a.jsonl`,
+      lines([page(9)]),
+      'application/x-ndjson',
+    );
+
+    const read = async (limit: number) => {
+      const seen: Record<string, unknown>[] = [];
+      let cursor: string | undefined;
+      let calls = 0;
+      do {
+        const response = await app.request(
+          `/crawls/${id}/pages?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+        );
+        assert.equal(response.status, 200);
+        const body = (await response.json()) as { pages: Record<string, unknown>[]; cursor?: string };
+        assert.ok(body.pages.length <= limit);
+        seen.push(...body.pages);
+        cursor = body.cursor;
+        calls += 1;
+      } while (cursor !== undefined && calls < 20);
+      return { seen, calls };
+    };
+    const expected = [0, 1, 2, 3, 4, 5, 6].map((i) => `https://p.example/${i}`);
+    const small = await read(2);
+    // Answers are deduplicated each on its own: the second copy of page 2 lands in a later answer.
+    assert.deepEqual(
+      small.seen.map((p) => p.url),
+      [0, 1, 2, 3, 4, 5, 2, 6].map((i) => `https://p.example/${i}`),
+    );
+    assert.ok(small.calls >= 4, 'paged');
+    const all = await read(1000);
+    assert.deepEqual(
+      all.seen.map((p) => p.url),
+      expected,
+    );
+    assert.equal(all.calls, 1);
+    assert.equal((all.seen[3]?.warc as { offset: number } | undefined)?.offset, 300);
+    assert.equal(all.seen[0]?.messageId, undefined, 'internal fields stay internal');
+    assert.equal(all.seen[0]?.enqueued, undefined);
+
     assert.equal((await app.request(`/crawls/${id}/pages?limit=0`)).status, 400);
     assert.equal((await app.request(`/crawls/${id}/pages?cursor=bm9wZQ`)).status, 400);
+    const foreign = Buffer.from(JSON.stringify([`index/${id}-other/x.jsonl`, 0])).toString('base64url');
+    assert.equal(
+      (await app.request(`/crawls/${id}/pages?cursor=${foreign}`)).status,
+      400,
+      "another crawl's key",
+    );
+    const empty = (await (await app.request(`/crawls/crawl-1/pages`)).json()) as { pages: unknown[] };
+    assert.deepEqual(empty.pages, [], 'a crawl with nothing archived yet');
   });
 
   it('DELETE cancels (idempotently); a finished crawl answers 409', async () => {

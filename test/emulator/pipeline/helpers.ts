@@ -11,6 +11,7 @@ import { type AwsClients, createAwsClients } from '../../../functions/adapters/a
 import type { CrawlProgressView } from '../../../functions/cloud/crawl-progress.ts';
 import type { PageItem } from '../../../functions/cloud/crawl-records.ts';
 import { type CloudLocal, type CloudLocalMetrics, startCloudLocal } from '../../../localstack/cloud-local.ts';
+import { costBreakdown } from '../../../localstack/cost-model.ts';
 import { eventually, type LoggedRequest, type SiteServer, startSite } from '../../fixtures/site-server.ts';
 
 /** Read once at load: the local runtime itself sets AWS_ENDPOINT_URL while functions run. */
@@ -26,6 +27,8 @@ export interface Pipeline {
   logs: string[];
   queueUrl: string;
   dlqUrl: string;
+  captureQueueUrl: string;
+  captureDlqUrl: string;
   api(
     method: string,
     path: string,
@@ -41,6 +44,7 @@ export interface Pipeline {
   deadLetters(
     expected: number,
     timeoutMs: number,
+    queueUrl?: string,
   ): Promise<{ body: string; attributes: Record<string, string> }[]>;
   stop(): Promise<void>;
 }
@@ -54,7 +58,10 @@ function uniquePrefix(): string {
 /** Options of {@link startPipeline}. */
 export interface PipelineOptions {
   env?: Record<string, string>;
-  /** Frontier visibility timeout (s): a crashed batch comes back after it (the template says 360). */
+  /**
+   * Visibility timeout (s) of the frontier and capture queues: a crashed batch comes back after it
+   * (the template says 360 and 390).
+   */
   visibilityTimeoutSeconds?: number;
 }
 
@@ -65,21 +72,29 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     port: 0,
     prefix: uniquePrefix(),
     scheduleRateMs: 300,
-    eventSource: { waitTimeSeconds: 1, maxConcurrency: 4 },
+    // The archiver gathers captures for 1 s instead of 30: pages show up in the API quickly.
+    eventSource: {
+      waitTimeSeconds: 1,
+      byFunction: { FrontierWorker: { maxConcurrency: 4 }, Archiver: { batchingWindowSeconds: 1 } },
+    },
     ...(options.env === undefined ? {} : { env: options.env }),
     log: (line) => logs.push(line),
   });
   const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });
   const queueUrl = local.provisioned.resources.FrontierQueue?.url as string;
   const dlqUrl = local.provisioned.resources.FrontierDlq?.url as string;
+  const captureQueueUrl = local.provisioned.resources.CaptureQueue?.url as string;
+  const captureDlqUrl = local.provisioned.resources.CaptureDlq?.url as string;
   const bucket = local.provisioned.resources.PageBucket?.name as string;
   if (options.visibilityTimeoutSeconds !== undefined) {
-    await clients.sqs.send(
-      new SetQueueAttributesCommand({
-        QueueUrl: queueUrl,
-        Attributes: { VisibilityTimeout: String(options.visibilityTimeoutSeconds) },
-      }),
-    );
+    for (const url of [queueUrl, captureQueueUrl]) {
+      await clients.sqs.send(
+        new SetQueueAttributesCommand({
+          QueueUrl: url,
+          Attributes: { VisibilityTimeout: String(options.visibilityTimeoutSeconds) },
+        }),
+      );
+    }
   }
   const headers = { authorization: `Bearer ${local.token}`, 'content-type': 'application/json' };
 
@@ -104,6 +119,8 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     logs,
     queueUrl,
     dlqUrl,
+    captureQueueUrl,
+    captureDlqUrl,
     api,
     async startCrawl(config) {
       const response = await api('POST', '/crawls', config);
@@ -147,13 +164,13 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       );
       return gunzipSync(await response.Body!.transformToByteArray()).toString('latin1');
     },
-    async deadLetters(expected, timeoutMs) {
+    async deadLetters(expected, timeoutMs, queue = dlqUrl) {
       const letters: { body: string; attributes: Record<string, string> }[] = [];
       await eventually(
         async () => {
           const response = await clients.sqs.send(
             new ReceiveMessageCommand({
-              QueueUrl: dlqUrl,
+              QueueUrl: queue,
               MaxNumberOfMessages: 10,
               WaitTimeSeconds: 0,
               MessageAttributeNames: ['All'],
@@ -241,63 +258,41 @@ export function smallestGap(log: readonly LoggedRequest[]): number {
   return smallest;
 }
 
-/** us-east-1 list prices (USD) the cost targets use. */
-export const LIST_PRICES = {
-  writeRequestUnit: 0.625e-6,
-  readRequestUnit: 0.125e-6,
-  sqsRequest: 0.5e-6,
-  s3Put: 5e-6,
-  s3Get: 0.4e-6,
-  lambdaInvocation: 0.2e-6,
-  lambdaArmGbSecond: 0.0000133334,
-} as const;
-
-/** What a crawl cost per fetched page, from the stand-in's metrics (for reports and the cost benchmark). */
+/** What a crawl cost per fetched page, from the stand-in's metrics (the cost benchmark prints more). */
 export interface PerPageCosts {
   pages: number;
   writeUnits: number;
   readUnits: number;
   s3Puts: number;
-  /** Every SQS request but queue management (the event source's receives and deletes included). */
+  /** SQS requests as billed (64 KiB chunks), every queue and the event sources' receives included. */
   sqsRequests: number;
   workerInvocations: number;
   workerGbSeconds: number;
-  /** USD per million pages at {@link LIST_PRICES}, excluding data transfer. */
+  /** USD per million pages at list prices (localstack/cost-model.ts), excluding data transfer. */
   dollarsPerMillion: { dynamodb: number; sqs: number; s3: number; lambda: number; total: number };
 }
 
 /** Divides a run's totals by its fetched pages. Includes whatever else used the endpoint (API polls, scheduler). */
 export function perPageCosts(metrics: CloudLocalMetrics, pages: number): PerPageCosts {
-  const endpoint = metrics.endpoint;
-  if (endpoint === undefined) throw new Error('per-page costs need the stand-in (endpoint metrics)');
-  const sqs = Object.entries(endpoint.requests.sqs)
-    .filter(
-      ([op]) => !['CreateQueue', 'GetQueueUrl', 'SetQueueAttributes', 'GetQueueAttributes'].includes(op),
-    )
-    .reduce((n, [, count]) => n + count, 0);
-  const worker = Object.entries(metrics.functions).find(([id]) => id === 'FrontierWorker')?.[1];
+  const costs = costBreakdown(metrics);
+  const worker = costs.lambda.find((f) => f.function === 'FrontierWorker');
   const per = (n: number) => n / pages;
-  const costs: PerPageCosts = {
+  const million = (usd: number) => (usd / pages) * 1e6;
+  const d = costs.dollars;
+  return {
     pages,
-    writeUnits: per(endpoint.dynamodb.writeRequestUnits),
-    readUnits: per(endpoint.dynamodb.readRequestUnits),
-    s3Puts: per(endpoint.requests.s3.PutObject ?? 0),
-    sqsRequests: per(sqs),
+    writeUnits: per(costs.dynamo.writeUnits),
+    readUnits: per(costs.dynamo.readUnits),
+    s3Puts: per(costs.s3.puts),
+    sqsRequests: per(costs.sqs.reduce((n, line) => n + line.billed, 0)),
     workerInvocations: per(worker?.invocations ?? 0),
     workerGbSeconds: per(worker?.gbSeconds ?? 0),
-    dollarsPerMillion: { dynamodb: 0, sqs: 0, s3: 0, lambda: 0, total: 0 },
+    dollarsPerMillion: {
+      dynamodb: million(d.dynamoWrites + d.dynamoReads),
+      sqs: million(d.sqs),
+      s3: million(d.s3),
+      lambda: million(d.lambdaRequests + d.lambdaCompute),
+      total: million(d.total),
+    },
   };
-  const million = 1e6;
-  const d = costs.dollarsPerMillion;
-  d.dynamodb =
-    million *
-    (costs.writeUnits * LIST_PRICES.writeRequestUnit + costs.readUnits * LIST_PRICES.readRequestUnit);
-  d.sqs = million * costs.sqsRequests * LIST_PRICES.sqsRequest;
-  d.s3 = million * costs.s3Puts * LIST_PRICES.s3Put;
-  d.lambda =
-    million *
-    (costs.workerInvocations * LIST_PRICES.lambdaInvocation +
-      costs.workerGbSeconds * LIST_PRICES.lambdaArmGbSecond);
-  d.total = d.dynamodb + d.sqs + d.s3 + d.lambda;
-  return costs;
 }

@@ -1,20 +1,28 @@
 /**
- * The frontier worker's handler over real tables, queues and a bucket on the test endpoint,
- * driven by hand: tests build SQS events themselves (e.g. several records of one FIFO group in one
- * batch, which the stand-in's SQS never delivers but real SQS does) or pump the queue like the
- * event source mapping.
+ * The frontier worker's handler (and the archiver's) over real tables, queues and a bucket on the
+ * test endpoint, driven by hand: tests build SQS events themselves (e.g. several records of one
+ * FIFO group in one batch, which the stand-in's SQS never delivers but real SQS does) or pump the
+ * queues like the event source mappings.
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import { createAwsApiDeps, createAwsWorkerDeps } from '../../../functions/adapters/aws/aws-deps.ts';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import {
+  createAwsApiDeps,
+  createAwsArchiverDeps,
+  createAwsWorkerDeps,
+} from '../../../functions/adapters/aws/aws-deps.ts';
 import { DynamoCrawlTable } from '../../../functions/adapters/aws/dynamo-crawl-table.ts';
+import { S3Objects } from '../../../functions/adapters/aws/s3-objects.ts';
 import { crawlProgress } from '../../../functions/cloud/crawl-progress.ts';
+import type { PageItem } from '../../../functions/cloud/crawl-records.ts';
 import type { FaultHook } from '../../../functions/cloud/fault-hook.ts';
+import { listPages, type PageCursor } from '../../../functions/cloud/list-pages.ts';
 import { startCrawl } from '../../../functions/cloud/start-crawl.ts';
 import { encodeTask, messageGroupId } from '../../../functions/cloud/task-message.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 import type { FunctionEnv } from '../../../functions/env.ts';
+import { createArchiver } from '../../../functions/handlers/archiver.ts';
 import { createFrontierWorker } from '../../../functions/handlers/frontier-worker.ts';
 import { toSqsRecords } from '../../../localstack/sqs-event-source.ts';
 import { type AwsBackend, openAwsBackend } from '../../contract/backends.ts';
@@ -22,41 +30,95 @@ import { type AwsBackend, openAwsBackend } from '../../contract/backends.ts';
 /** A worker and everything around it. */
 export interface WorkerHarness {
   aws: AwsBackend;
-  env: FunctionEnv<'frontierWorker'>;
+  env: FunctionEnv<'frontierWorker'> & FunctionEnv<'archiver'>;
   table: DynamoCrawlTable;
+  objects: S3Objects;
   logs: string[];
   /** Builds a worker (a fresh container: cold caches) over the same resources. */
   worker(options?: { fault?: FaultHook }): (records: SQSRecord[]) => Promise<SQSBatchResponse>;
+  /** Builds an archiver (a fresh container). */
+  archiver(options?: { fault?: FaultHook }): (event: SQSEvent) => Promise<SQSBatchResponse>;
   startCrawl(config: Record<string, unknown>): Promise<string>;
   progress(id: string): ReturnType<typeof crawlProgress>;
   /** A hand-built record for a task: its group, the given sequence number, a fresh message id. */
   record(task: CrawlTask, seq: number, messageId?: string): SQSRecord;
-  /** Receives up to 10 messages as the event source would (and does not delete them). */
+  /** Receives up to 10 frontier messages as the event source would (and does not delete them). */
   receive(): Promise<SQSRecord[]>;
   /** Deletes the records a response did not list as failed (what Lambda's event source does). */
   settle(records: SQSRecord[], response: SQSBatchResponse): Promise<void>;
+  /** Everything on the capture queue, received (and left in flight) as capture records. */
+  receiveCaptures(): Promise<SQSRecord[]>;
+  /** Receives every capture waiting, archives them in one batch, deletes what succeeded. */
+  archiveAll(archiver?: (event: SQSEvent) => Promise<SQSBatchResponse>): Promise<SQSBatchResponse>;
+  /** Every page record of a crawl, through the API's listing (limit per call). */
+  pages(id: string, limit?: number): Promise<PageItem[]>;
   close(): Promise<void>;
 }
 
 /** Opens the endpoint and creates the stack's resources for one test file. */
 export async function openWorkerHarness(): Promise<WorkerHarness> {
   const aws = await openAwsBackend();
-  const [urlTable, crawlTable, frontierQueueUrl, frontierDlqUrl, pageBucket] = await Promise.all([
-    aws.urlTable(),
-    aws.crawlTable(),
-    aws.fifoQueue(30),
-    aws.fifoQueue(30),
-    aws.bucket(),
-  ]);
-  const env = { urlTable, crawlTable, frontierQueueUrl, frontierDlqUrl, pageBucket };
+  const [urlTable, crawlTable, frontierQueueUrl, frontierDlqUrl, captureQueueUrl, captureDlqUrl, pageBucket] =
+    await Promise.all([
+      aws.urlTable(),
+      aws.crawlTable(),
+      aws.fifoQueue(30),
+      aws.fifoQueue(30),
+      aws.standardQueue(30),
+      aws.standardQueue(30),
+      aws.bucket(),
+    ]);
+  const env = {
+    urlTable,
+    crawlTable,
+    frontierQueueUrl,
+    frontierDlqUrl,
+    captureQueueUrl,
+    captureDlqUrl,
+    pageBucket,
+  };
   const table = new DynamoCrawlTable(aws.clients.doc, crawlTable);
+  const objects = new S3Objects(aws.clients.s3, pageBucket);
   const logs: string[] = [];
   const apiDeps = createAwsApiDeps(aws.clients, env);
   const queueArn = `arn:aws:sqs:us-east-1:000000000000:${frontierQueueUrl.split('/').pop()}`;
-  return {
+  const captureArn = `arn:aws:sqs:us-east-1:000000000000:${captureQueueUrl.split('/').pop()}`;
+
+  async function receiveAll(queueUrl: string, arn: string): Promise<SQSRecord[]> {
+    const out: SQSRecord[] = [];
+    for (;;) {
+      const response = await aws.clients.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
+      const messages = response.Messages ?? [];
+      if (messages.length === 0) return out;
+      out.push(...toSqsRecords(messages, arn, 'us-east-1'));
+    }
+  }
+
+  async function remove(queueUrl: string, records: SQSRecord[]): Promise<void> {
+    for (let i = 0; i < records.length; i += 10) {
+      await aws.clients.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: records
+            .slice(i, i + 10)
+            .map((r, n) => ({ Id: String(n), ReceiptHandle: r.receiptHandle })),
+        }),
+      );
+    }
+  }
+
+  const harness: WorkerHarness = {
     aws,
     env,
     table,
+    objects,
     logs,
     worker(options = {}) {
       const handler = createFrontierWorker(
@@ -66,6 +128,14 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
         }),
       );
       return (records) => handler({ Records: records });
+    },
+    archiver(options = {}) {
+      return createArchiver(
+        createAwsArchiverDeps(aws.clients, env, {
+          log: (line) => logs.push(line),
+          ...(options.fault === undefined ? {} : { fault: options.fault }),
+        }),
+      );
     },
     async startCrawl(config) {
       const outcome = await startCrawl(apiDeps, config);
@@ -107,16 +177,33 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
     },
     async settle(records, response) {
       const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-      const done = records.filter((r) => !failed.has(r.messageId));
-      for (let i = 0; i < done.length; i += 10) {
-        await aws.clients.sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: frontierQueueUrl,
-            Entries: done.slice(i, i + 10).map((r, n) => ({ Id: String(n), ReceiptHandle: r.receiptHandle })),
-          }),
-        );
-      }
+      await remove(
+        frontierQueueUrl,
+        records.filter((r) => !failed.has(r.messageId)),
+      );
+    },
+    receiveCaptures: () => receiveAll(captureQueueUrl, captureArn),
+    async archiveAll(archiver) {
+      const records = await receiveAll(captureQueueUrl, captureArn);
+      const response = await (archiver ?? harness.archiver())({ Records: records });
+      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      await remove(
+        captureQueueUrl,
+        records.filter((r) => !failed.has(r.messageId)),
+      );
+      return response;
+    },
+    async pages(id, limit = 1000) {
+      const out: PageItem[] = [];
+      let cursor: PageCursor | undefined;
+      do {
+        const page = await listPages(objects, id, limit, cursor);
+        out.push(...page.pages);
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      return out;
     },
     close: () => aws.close(),
   };
+  return harness;
 }

@@ -437,6 +437,70 @@ describe('SqsEventSource', () => {
     assert.equal(lambda.stats().maxConcurrent, peak);
   });
 
+  async function standardQueue(): Promise<Queue> {
+    const main = await ep.clients.sqs.send(
+      new CreateQueueCommand({ QueueName: `${uniquePrefix()}-std`, Attributes: { VisibilityTimeout: '30' } }),
+    );
+    const arn = (
+      await ep.clients.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: main.QueueUrl, AttributeNames: ['QueueArn'] }),
+      )
+    ).Attributes?.QueueArn as string;
+    return { url: main.QueueUrl as string, arn, dlqUrl: '' };
+  }
+
+  async function sendStandard(queue: Queue, count: number, bytes: number) {
+    for (let i = 0; i < count; i += 10) {
+      await ep.clients.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queue.url,
+          Entries: Array.from({ length: Math.min(10, count - i) }, (_, j) => ({
+            Id: String(j),
+            MessageBody: `${i + j}`.padEnd(bytes, '.'),
+          })),
+        }),
+      );
+    }
+  }
+
+  it('gathers a standard queue over the batching window into batches larger than 10', async () => {
+    const queue = await standardQueue();
+    await sendStandard(queue, 35, 10);
+    const { lambda, events } = recordingLambda(() => undefined);
+    const es = source(queue, lambda, { batchSize: 1000, batchingWindowSeconds: 1 });
+    try {
+      await eventually(() => queueIsEmpty(queue), 10_000, 'an empty queue');
+    } finally {
+      await es.stop();
+    }
+    assert.equal(events.length, 1, `one batch: ${events.map((e) => e.Records.length)}`);
+    assert.equal(events[0]?.Records.length, 35);
+    assert.ok(es.stats().receives >= 4, 'several receives (10 at most each) for one batch');
+  });
+
+  it("cuts a batch at Lambda's payload limit and starts the next batch with the rest", async () => {
+    const queue = await standardQueue();
+    await sendStandard(queue, 30, 1000);
+    const { lambda, events } = recordingLambda(() => undefined);
+    // ~1.6 KB per message as counted: 10 fit in 16 KB.
+    const es = source(queue, lambda, { batchSize: 1000, batchingWindowSeconds: 1, maxPayloadBytes: 16_000 });
+    try {
+      await eventually(() => queueIsEmpty(queue), 10_000, 'an empty queue');
+    } finally {
+      await es.stop();
+    }
+    const sizes = events.map((e) => e.Records.length);
+    assert.equal(
+      sizes.reduce((a, b) => a + b, 0),
+      30,
+    );
+    assert.ok(
+      sizes.every((n) => n <= 10),
+      `batches ${sizes}`,
+    );
+    assert.equal(es.stats().deleted, 30);
+  });
+
   it('treats a function timeout as a failed batch', async () => {
     const queue = await fifoQueue();
     const { lambda, seen } = recordingLambda(

@@ -1,0 +1,93 @@
+/**
+ * The capture queue on SQS (standard): the worker sends one message per finished page, packed into
+ * SendMessageBatch calls; the archiver's own dead letters go to the capture DLQ.
+ */
+import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { CaptureSink, DeadLetter, DeadLetterSink } from '../../cloud/cloud-ports.ts';
+import { SqsSendError } from './sqs-frontier.ts';
+
+/** SQS: at most 10 entries and 256 KiB of bodies per SendMessageBatch. */
+const MAX_ENTRIES = 10;
+const MAX_BATCH_BYTES = 256 * 1024;
+/** Room per entry for its id and the request's JSON around the body. */
+const ENTRY_OVERHEAD = 64;
+const MAX_ROUNDS = 4;
+
+/**
+ * Packs bodies into as few SendMessageBatch calls as SQS allows (10 entries and 256 KiB each).
+ * SQS bills a call per started 64 KiB of payload, so packing saves calls, not bytes.
+ */
+export class SqsCaptureQueue implements CaptureSink {
+  readonly #sqs: SQSClient;
+  readonly #queueUrl: string;
+
+  constructor(sqs: SQSClient, queueUrl: string) {
+    this.#sqs = sqs;
+    this.#queueUrl = queueUrl;
+  }
+
+  async send(bodies: readonly string[]): Promise<void> {
+    let chunk: string[] = [];
+    let size = 0;
+    const calls: Promise<void>[] = [];
+    for (const body of bodies) {
+      const bytes = Buffer.byteLength(body, 'utf8') + ENTRY_OVERHEAD;
+      if (chunk.length > 0 && (chunk.length >= MAX_ENTRIES || size + bytes > MAX_BATCH_BYTES)) {
+        calls.push(this.#send(chunk));
+        chunk = [];
+        size = 0;
+      }
+      chunk.push(body);
+      size += bytes;
+    }
+    if (chunk.length > 0) calls.push(this.#send(chunk));
+    // Order does not matter on a standard queue: the calls run together.
+    await Promise.all(calls);
+  }
+
+  async #send(bodies: string[]): Promise<void> {
+    let entries = bodies.map((body, i) => ({ Id: String(i), MessageBody: body }));
+    for (let round = 0; ; round++) {
+      const response = await this.#sqs.send(
+        new SendMessageBatchCommand({ QueueUrl: this.#queueUrl, Entries: entries }),
+      );
+      const failed = response.Failed ?? [];
+      if (failed.length === 0) return;
+      if (round + 1 >= MAX_ROUNDS || failed.some((f) => f.SenderFault)) {
+        throw new SqsSendError('SendMessageBatch', failed);
+      }
+      const ids = new Set(failed.map((f) => f.Id));
+      entries = entries.filter((e) => ids.has(e.Id));
+    }
+  }
+}
+
+/**
+ * The archiver's way to the capture DLQ (a standard queue): the original body plus `reason`,
+ * `detail`, `sourceMessageId` and `receiveCount` attributes.
+ */
+export class SqsCaptureDeadLetters implements DeadLetterSink {
+  readonly #sqs: SQSClient;
+  readonly #queueUrl: string;
+
+  constructor(sqs: SQSClient, queueUrl: string) {
+    this.#sqs = sqs;
+    this.#queueUrl = queueUrl;
+  }
+
+  async send(letter: DeadLetter): Promise<void> {
+    const text = (value: string) => ({ DataType: 'String', StringValue: value.slice(0, 1000) || '-' });
+    await this.#sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.#queueUrl,
+        MessageBody: letter.body === '' ? '(empty)' : letter.body,
+        MessageAttributes: {
+          reason: text(letter.reason),
+          detail: text(letter.detail ?? ''),
+          sourceMessageId: text(letter.messageId),
+          receiveCount: { DataType: 'Number', StringValue: String(letter.receiveCount) },
+        },
+      }),
+    );
+  }
+}

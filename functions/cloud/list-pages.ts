@@ -1,0 +1,97 @@
+/**
+ * `GET /crawls/{id}/pages`: the crawl's page records, read from its index objects in S3
+ * (`index/<crawlId>/*.jsonl`, written by the archiver) in key order, i.e. roughly in the order
+ * they were archived. The cursor is the object key and the byte offset of the next line, so a page
+ * of results costs one ranged GET per index object it touches plus a LIST when it moves on.
+ */
+import type { ObjectReader } from './cloud-ports.ts';
+import type { PageItem } from './crawl-records.ts';
+import { indexPrefix } from './warc-object.ts';
+
+/** Where the next page of results starts: inside `key` at byte `offset`, or after `key` (offset -1). */
+export interface PageCursor {
+  key: string;
+  offset: number;
+}
+
+/** One page of results. */
+export interface PageListing {
+  pages: PageItem[];
+  cursor?: PageCursor;
+}
+
+/** Keys asked for per LIST. */
+const LIST_CHUNK = 100;
+
+/** The opaque cursor text. */
+export function encodePageCursor(cursor: PageCursor): string {
+  return Buffer.from(JSON.stringify([cursor.key, cursor.offset]), 'utf8').toString('base64url');
+}
+
+/** Reads a cursor this API returned for `crawlId`; undefined for anything else. */
+export function decodePageCursor(text: string, crawlId: string): PageCursor | undefined {
+  try {
+    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
+    if (!Array.isArray(value) || value.length !== 2) return undefined;
+    const [key, offset] = value as [unknown, unknown];
+    if (typeof key !== 'string' || !key.startsWith(indexPrefix(crawlId))) return undefined;
+    if (!Number.isInteger(offset) || (offset as number) < -1) return undefined;
+    return { key, offset: offset as number };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Up to `limit` page records after `cursor`. A URL that appears twice within the records read
+ * by one call (a capture archived twice after a crash) is returned once.
+ */
+export async function listPages(
+  reader: ObjectReader,
+  crawlId: string,
+  limit: number,
+  cursor?: PageCursor,
+): Promise<PageListing> {
+  const pages: PageItem[] = [];
+  const seen = new Set<string>();
+  const prefix = indexPrefix(crawlId);
+
+  // Reads `key` from `offset`; resolves the cursor to return when the limit was reached inside it.
+  const readObject = async (key: string, offset: number): Promise<PageCursor | undefined> => {
+    const bytes = await reader.read(key, offset);
+    let position = 0;
+    while (position < bytes.length) {
+      const end = bytes.indexOf(0x0a, position);
+      const stop = end < 0 ? bytes.length : end;
+      const line = Buffer.from(bytes.buffer, bytes.byteOffset + position, stop - position).toString('utf8');
+      position = stop + 1;
+      if (line.trim() === '') continue;
+      const page = JSON.parse(line) as PageItem;
+      if (seen.has(page.fp)) continue;
+      seen.add(page.fp);
+      pages.push(page);
+      if (pages.length >= limit) {
+        return position >= bytes.length ? { key, offset: -1 } : { key, offset: offset + position };
+      }
+    }
+    return undefined;
+  };
+
+  let after: string | undefined;
+  if (cursor !== undefined) {
+    if (cursor.offset >= 0) {
+      const next = await readObject(cursor.key, cursor.offset);
+      if (next !== undefined) return { pages, cursor: next };
+    }
+    after = cursor.key;
+  }
+  for (;;) {
+    const keys = await reader.keys(prefix, after, LIST_CHUNK);
+    for (const key of keys) {
+      const next = await readObject(key, 0);
+      if (next !== undefined) return { pages, cursor: next };
+    }
+    if (keys.length < LIST_CHUNK) return { pages };
+    after = keys[keys.length - 1];
+  }
+}

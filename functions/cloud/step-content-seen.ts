@@ -1,0 +1,77 @@
+/**
+ * Content-seen for one crawl step of the cloud worker, without a write per page.
+ *
+ * An exact duplicate matters to the crawl in one case only: its links must not be queued again.
+ * So the content hash is registered (a conditional put, one write unit) only when the page is about
+ * to claim at least one URL nobody has claimed: the URL-seen store calls {@link gate} between
+ * reading its fingerprints and claiming the unclaimed ones. If the hash turns out to be another
+ * URL's, nothing is claimed and the page is a duplicate. A page whose links are all known (or that
+ * has none, or is not HTML) registers nothing; a warm per-container map of hashes still marks it
+ * as a duplicate when this container saw the same bytes before.
+ *
+ * `crawlPage` calls {@link claim} first (before link extraction): it answers from the warm map,
+ * or "not a duplicate (yet)" and remembers the hash for the gate.
+ */
+import type { LRUCache } from 'lru-cache';
+import type { Fingerprint } from '../core/types.ts';
+import type { ContentSeenStore } from '../ports.ts';
+
+/** The content-seen state of one step. */
+export class StepContentSeen implements ContentSeenStore {
+  readonly #warm: LRUCache<string, string>;
+  readonly #store: ContentSeenStore;
+  #pending: { hash: string; url: string } | undefined;
+  #hash: string | undefined;
+  #duplicateOf: string | undefined;
+  #registered = false;
+
+  /** `warm`: hash -> first URL seen with it, shared by the steps of a crawl in this container. */
+  constructor(warm: LRUCache<string, string>, store: ContentSeenStore) {
+    this.#warm = warm;
+    this.#store = store;
+  }
+
+  /** The original's URL when this step's page turned out a duplicate (by the map or the gate). */
+  get duplicateOf(): string | undefined {
+    return this.#duplicateOf;
+  }
+
+  /** Whether the hash was written to the store by this step (for the cost numbers). */
+  get registered(): boolean {
+    return this.#registered;
+  }
+
+  async claim(hash: string, url: string): Promise<string | undefined> {
+    this.#hash = hash;
+    const known = this.#warm.get(hash);
+    if (known !== undefined && known !== url) {
+      this.#duplicateOf = known;
+      return known;
+    }
+    this.#pending = { hash, url };
+    return undefined;
+  }
+
+  /** The URL-seen gate: registers the pending hash before new URLs are claimed; false = duplicate. */
+  readonly gate = async (unclaimed: readonly Fingerprint[]): Promise<boolean> => {
+    const pending = this.#pending;
+    if (pending === undefined || unclaimed.length === 0) return true;
+    this.#pending = undefined;
+    const original = await this.#store.claim(pending.hash, pending.url);
+    this.#registered = original === undefined;
+    if (original !== undefined) {
+      this.#duplicateOf = original;
+      this.#warm.set(pending.hash, original);
+      return false;
+    }
+    this.#warm.set(pending.hash, pending.url);
+    return true;
+  };
+
+  /** Once the step finished: a hash this container had not seen is remembered for later pages. */
+  finish(url: string): void {
+    if (this.#hash !== undefined && this.#duplicateOf === undefined && !this.#warm.has(this.#hash)) {
+      this.#warm.set(this.#hash, url);
+    }
+  }
+}
