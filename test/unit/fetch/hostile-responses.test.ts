@@ -84,6 +84,11 @@ describe('hostile responses', () => {
         '/bomb.deflate': deflateBomb(),
         '/bomb.raw-deflate': deflateBomb({ raw: true }),
         '/bomb.br': brotliBomb(),
+        // Small on the wire (a few KB): decoded in one call, which must still stop at the cap.
+        '/small-bomb.gz': gzipBomb({ decodedBytes: 16 * 2 ** 20 }),
+        '/small-bomb.deflate': deflateBomb({ decodedBytes: 16 * 2 ** 20 }),
+        '/small-bomb.raw-deflate': deflateBomb({ decodedBytes: 16 * 2 ** 20, raw: true }),
+        '/small-bomb.br': brotliBomb({ decodedBytes: 16 * 2 ** 20 }),
         '/large': largePage(PAGE_BYTES),
         '/trickle': trickle(100),
         '/slow-headers': slowHeaders(),
@@ -117,6 +122,23 @@ describe('hostile responses', () => {
         assert.ok(r.body.every((b) => b === 0));
         // Inflating all of it would take many seconds; stopping at the cap takes milliseconds.
         assert.ok(elapsed < 2000, `${elapsed} ms`);
+      });
+    }
+
+    for (const path of [
+      '/small-bomb.gz',
+      '/small-bomb.deflate',
+      '/small-bomb.raw-deflate',
+      '/small-bomb.br',
+    ]) {
+      it(`${path} (16 MiB from a few KB) -> exactly ${CAP} bytes; whole with a larger cap`, async () => {
+        const r = ok((await get(path))[0]);
+        assert.equal(r.truncated, 'length');
+        assert.equal(r.body.length, CAP);
+        assert.ok(r.body.every((b) => b === 0));
+        const whole = ok((await get(path, 32 * 2 ** 20))[0]);
+        assert.equal(whole.truncated, undefined);
+        assert.equal(whole.body.length, 16 * 2 ** 20);
       });
     }
 
