@@ -60,6 +60,14 @@ export interface CrawlPageDeps {
   quality?: CrawlQuality;
   /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
   importanceOf?: (cash: number) => number;
+  /**
+   * Called once the page's response is in and the step needs nothing more from the host (no
+   * retry, no Retry-After): the runtime may start the host's next request, after the gap this
+   * feedback gives, while this step stores and parses the page. The step's outcome carries the
+   * same feedback. The step waits for the returned promise (a runtime can yield to its event loop
+   * so that the next request goes out before this step's CPU work).
+   */
+  hostReleased?: (feedback: RequestFeedback) => void | Promise<void>;
 }
 
 /** What the runtime needs to schedule the host's next request. */
@@ -187,6 +195,7 @@ export async function crawlPage(
     };
   }
 
+  if (feedback.blockedUntil === undefined) await deps.hostReleased?.(feedback);
   const warc = await deps.pages.put(captureOf(response));
   const record = baseRecord(task, response);
   record.warc = warc;

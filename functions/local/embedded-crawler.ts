@@ -23,6 +23,7 @@ import {
   type CrawlPageOutcome,
   crawlPage,
   type FetchedPage,
+  type RequestFeedback,
   SEED_OWNER,
   seedTasks,
 } from '../core/crawl-page.ts';
@@ -34,7 +35,7 @@ import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
 import type { Clock, Fetcher, RobotsCache, RobotsEntry } from '../ports.ts';
-import { HostScheduler, type HostSlot, newHostSlot } from './host-heap.ts';
+import { HostScheduler, type HostSlot, hasWaitingTask, newHostSlot } from './host-heap.ts';
 import { JsonlFile } from './jsonl-file.ts';
 
 /** Persistent counters (they survive restarts through the checkpoint). */
@@ -273,7 +274,7 @@ export class EmbeddedCrawler {
     this.#counters = { ...emptyCounters(), ...checkpoint?.counters };
     this.#ledger = new AopicLedger(checkpoint?.aopic);
     if (config.nearDuplicateDistance > 0) {
-      this.#nearIndex = new LocalNearDuplicateIndex(join(this.#outDir, 'state.sqlite'), {
+      this.#nearIndex = new LocalNearDuplicateIndex(this.#db.database, {
         k: config.nearDuplicateDistance,
       });
     }
@@ -377,13 +378,14 @@ export class EmbeddedCrawler {
     while (this.#running.size < this.#config.concurrency && this.#budgetLeft() > 0) {
       const slot = this.#scheduler.pop(now);
       if (slot === undefined) return;
-      const head = this.#db.head(slot.host);
+      const head = this.#db.head(slot.host, slot.finishing);
       // The task's cash now: its share at discovery, the credits since, the lambda page's bonus.
       const task = head === undefined ? undefined : { ...head, cash: this.#ledger.cashOf(head.cashKey) };
       if (task === undefined) {
         // The count drifted (should not happen); trust the database.
-        this.#queued -= slot.queued;
-        slot.queued = 0;
+        const drift = slot.queued - (slot.finishing === undefined ? 0 : 1);
+        this.#queued -= drift;
+        slot.queued -= drift;
         continue;
       }
       if (this.#holdBack(task.cash)) {
@@ -455,6 +457,13 @@ export class EmbeddedCrawler {
   async #step(slot: HostSlot, task: QueuedTask): Promise<void> {
     const unit = new StepUnit(this.#db, this.#pending);
     let outcome: CrawlPageOutcome;
+    // Set when the response is in and the host was handed to its next request (see #release).
+    let released = false;
+    const hostReleased = async (feedback: RequestFeedback) => {
+      released = this.#release(slot, task, feedback);
+      // Let the loop send the host's next request before this step's parsing takes the thread.
+      if (released) await new Promise<void>((resolve) => setImmediate(resolve));
+    };
     try {
       const blocked = slot.dead ?? (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined);
       if (blocked !== undefined) {
@@ -462,7 +471,7 @@ export class EmbeddedCrawler {
         await unit.page(record);
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
-        outcome = await crawlPage(this.#deps(unit), task, this.#pageOptions());
+        outcome = await crawlPage(this.#deps(unit, hostReleased), task, this.#pageOptions());
       }
     } catch (error) {
       // A bug or a storage failure, not a network problem: record it and move on.
@@ -472,13 +481,35 @@ export class EmbeddedCrawler {
       const record = unrequestedRecord(task, 'internal-error');
       record.detail = (error as Error).message;
       await retry.page(record);
-      this.#commit(slot, task, { kind: 'done', record, enqueued: [] }, retry);
+      this.#commit(slot, task, { kind: 'done', record, enqueued: [] }, retry, released);
       return;
     }
-    this.#commit(slot, task, outcome, unit);
+    this.#commit(slot, task, outcome, unit, released);
   }
 
-  #deps(unit: StepUnit) {
+  /**
+   * The page's response is in: the host may take its next request after its gap, while this step
+   * stores and parses the page (one request in flight per host still holds; the network wait of
+   * the next request overlaps this step's CPU work). Only one step per host may be finishing, so
+   * a second early release waits for the commit instead. Returns whether the host was released.
+   */
+  #release(slot: HostSlot, task: QueuedTask, feedback: RequestFeedback): boolean {
+    if (slot.finishing !== undefined || this.#stopping !== undefined) return false;
+    const now = this.#clock.now();
+    if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
+    slot.nextAt = Math.max(
+      slot.nextAt,
+      now + hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs),
+    );
+    slot.finishing = task.seq;
+    slot.fetched += 1;
+    slot.busy = false;
+    this.#offer(slot, now);
+    this.#wake?.();
+    return true;
+  }
+
+  #deps(unit: StepUnit, hostReleased: (feedback: RequestFeedback) => void) {
     const pages = this.#warc ?? {
       put: async () => ({ file: '', offset: 0, length: 0 }),
       flush: async () => {},
@@ -498,6 +529,7 @@ export class EmbeddedCrawler {
       scope: this.#scope,
       quality: this.#quality,
       importanceOf: (cash: number) => this.#ledger.fetched(cash),
+      hostReleased,
     };
   }
 
@@ -513,8 +545,18 @@ export class EmbeddedCrawler {
     return options;
   }
 
-  /** Writes the step's lines, then commits its state and the new checkpoint in one transaction. */
-  #commit(slot: HostSlot, task: QueuedTask, outcome: CrawlPageOutcome, unit: StepUnit): void {
+  /**
+   * Writes the step's lines, then commits its state and the new checkpoint in one transaction.
+   * `released`: the host was handed on when the response came in (its gap and page count are
+   * applied already, and another step of the host may be running).
+   */
+  #commit(
+    slot: HostSlot,
+    task: QueuedTask,
+    outcome: CrawlPageOutcome,
+    unit: StepUnit,
+    released: boolean,
+  ): void {
     const c = this.#counters;
     const now = this.#clock.now();
     if (outcome.kind === 'done') {
@@ -524,7 +566,7 @@ export class EmbeddedCrawler {
       } else {
         c.pages += 1;
         c.bytes += record.bytes;
-        slot.fetched += 1;
+        if (!released) slot.fetched += 1;
       }
       const statusKey = record.status === null ? 'none' : String(record.status);
       c.byStatus[statusKey] = (c.byStatus[statusKey] ?? 0) + 1;
@@ -538,8 +580,8 @@ export class EmbeddedCrawler {
     } else if (outcome.kind === 'retry') {
       c.retries += 1;
     }
-    if (outcome.feedback !== undefined) {
-      c.requests += 1;
+    if (outcome.feedback !== undefined) c.requests += 1;
+    if (outcome.feedback !== undefined && !released) {
       const { feedback } = outcome;
       if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
       const gap = hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
@@ -581,7 +623,8 @@ export class EmbeddedCrawler {
       slot.queued -= 1;
       this.#queued -= 1;
     }
-    slot.busy = false;
+    if (released) slot.finishing = undefined;
+    else slot.busy = false;
     const targets = new Set<HostSlot>([slot]);
     for (const next of unit.enqueued) {
       const target = this.#slot(next.host);
@@ -595,8 +638,8 @@ export class EmbeddedCrawler {
 
   /** Queues a host for dispatch with the priority of its current head task. */
   #offer(slot: HostSlot, now: number): void {
-    if (slot.busy || slot.queued <= 0) return;
-    slot.best = this.#db.head(slot.host)?.prio ?? Number.NEGATIVE_INFINITY;
+    if (slot.busy || !hasWaitingTask(slot)) return;
+    slot.best = this.#db.head(slot.host, slot.finishing)?.prio ?? Number.NEGATIVE_INFINITY;
     this.#scheduler.offer(slot, now);
   }
 

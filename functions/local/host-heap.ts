@@ -1,10 +1,15 @@
 /** Scheduling state of one host (politeness key) in the embedded crawler. */
 export interface HostSlot {
   host: string;
-  /** Tasks of this host in the frontier (including the one running). */
+  /** Tasks of this host in the frontier (including the ones running). */
   queued: number;
-  /** A step of this host is running: the one-request-in-flight rule. */
+  /** A step of this host is making its request: the one-request-in-flight rule. */
   busy: boolean;
+  /**
+   * Queue position of a task whose response is in and whose step is still storing and parsing it
+   * (the host was released early for its next request). At most one per host.
+   */
+  finishing?: number;
   /** Epoch ms before which no request may start. */
   nextAt: number;
   crawlDelayMs?: number;
@@ -17,6 +22,11 @@ export interface HostSlot {
   /** Where the slot is queued, and under which key (older heap entries for it are stale). */
   state: 'idle' | 'waiting' | 'ready';
   key: number;
+}
+
+/** True when the host has a task that no step holds. */
+export function hasWaitingTask(slot: HostSlot): boolean {
+  return slot.queued - (slot.finishing === undefined ? 0 : 1) > 0;
 }
 
 /** A new slot for a host with nothing known yet. */
@@ -46,7 +56,7 @@ export class HostScheduler {
 
   /** Queues the host if it has work and is idle: ready now, or waiting for its gap. */
   offer(slot: HostSlot, now: number): void {
-    if (slot.busy || slot.queued <= 0) return;
+    if (slot.busy || !hasWaitingTask(slot)) return;
     if (slot.nextAt > now) {
       if (slot.state === 'waiting' && slot.key === slot.nextAt) return;
       slot.state = 'waiting';
@@ -94,7 +104,7 @@ export class HostScheduler {
       const top = heap.peek();
       if (top === undefined) return undefined;
       const { slot } = top;
-      if (slot.state === state && slot.key === top.key && !slot.busy && slot.queued > 0) return slot;
+      if (slot.state === state && slot.key === top.key && !slot.busy && hasWaitingTask(slot)) return slot;
       heap.pop();
       // Its only live entry is gone: a later offer must push again.
       if (slot.state === state && slot.key === top.key) slot.state = 'idle';

@@ -82,6 +82,7 @@ export interface StepWrite {
 const MERGE_BATCH = 16_384;
 
 const SCHEMA = `
+  PRAGMA locking_mode = EXCLUSIVE;
   PRAGMA journal_mode = WAL;
   PRAGMA synchronous = NORMAL;
   PRAGMA temp_store = MEMORY;
@@ -160,6 +161,9 @@ export class CrawlDb {
       head: prepare(
         'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ORDER BY prio DESC, seq LIMIT 1',
       ),
+      headTwo: prepare(
+        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ORDER BY prio DESC, seq LIMIT 2',
+      ),
       rowBySeq: prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
       remove: prepare('DELETE FROM frontier WHERE seq = ?'),
       rewrite: prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
@@ -190,6 +194,11 @@ export class CrawlDb {
     const bounds = this.#stmt.seqBounds!.get() as { hi: number; lo: number };
     this.#seq = Math.max(0, bounds.hi);
     this.#frontSeq = Math.min(0, bounds.lo);
+  }
+
+  /** The open connection, for tables kept beside the crawl's (the near-duplicate index). */
+  get database(): DatabaseSync {
+    return this.#db;
   }
 
   getMeta<T>(key: string): T | undefined {
@@ -276,11 +285,18 @@ export class CrawlDb {
     this.#stmt.robotsPut!.run(origin, JSON.stringify(entry));
   }
 
-  /** The next task of a host (highest priority, then oldest), without removing it. */
-  head(host: string): QueuedTask | undefined {
-    const row = this.#stmt.head!.get(host) as
-      | { seq: number; prio: number; cash: number; task: string }
-      | undefined;
+  /**
+   * The next task of a host (highest priority, then oldest), without removing it; `taken` is the
+   * queue position of a row a running step already holds, which is passed over.
+   */
+  head(host: string, taken?: number): QueuedTask | undefined {
+    type Row = { seq: number; prio: number; cash: number; task: string };
+    let row: Row | undefined;
+    if (taken === undefined) {
+      row = this.#stmt.head!.get(host) as Row | undefined;
+    } else {
+      row = (this.#stmt.headTwo!.all(host) as Row[]).find((r) => r.seq !== taken);
+    }
     if (row === undefined) return undefined;
     return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq, prio: row.prio, cashKey: row.cash };
   }
