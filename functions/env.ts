@@ -116,4 +116,10 @@ export const TABLE_KEYS = {
   sortKey: 'sk',
   /** Epoch seconds after which DynamoDB may delete the item (TTL). */
   expiresAt: 'expiresAt',
+  /** UrlTable's sparse index of URLs parked by AOPIC, most cash first within a crawl's shard. */
+  parkedIndex: 'ParkedIndex',
+  /** Partition key of the parked index: `<crawlId>#<shard>` (set only while a URL is parked). */
+  parkedShard: 'parked',
+  /** Sort key of the parked index: the URL's cash minus the AOPIC bonus when it was parked. */
+  parkedKey: 'cashKey',
 } as const;

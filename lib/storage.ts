@@ -22,7 +22,8 @@ const WARC_TO_IA_DAYS = 30;
 export class Storage extends Construct {
   /**
    * The checksum table (logical ID `UrlTable`): one item per (crawl, URL fingerprint) holding the
-   * URL-seen claim (a conditional put), the URL's state and its AOPIC cash and history.
+   * URL-seen claim (a conditional put) and, while AOPIC keeps the URL parked, its task and cash
+   * key (index `ParkedIndex`).
    */
   readonly urlTable: dynamodb.Table;
   /**
@@ -56,6 +57,16 @@ export class Storage extends Construct {
     this.urlTable = new dynamodb.Table(this, 'UrlTable', {
       ...common,
       partitionKey: { name: TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+    });
+    // AOPIC's parked URLs (cloud mode): sparse, only items that carry `parked` are in it, richest
+    // first per crawl shard, for the scheduler to admit. The task is projected so admitting a URL
+    // needs no read of the base table.
+    this.urlTable.addGlobalSecondaryIndex({
+      indexName: TABLE_KEYS.parkedIndex,
+      partitionKey: { name: TABLE_KEYS.parkedShard, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE_KEYS.parkedKey, type: dynamodb.AttributeType.NUMBER },
+      projectionType: dynamodb.ProjectionType.INCLUDE,
+      nonKeyAttributes: ['task'],
     });
     // One item collection per crawl: a crawl's status and hosts are one Query away
     // (begins_with(sk, 'host#') sums the ledgers). No LSI, so the collection has no 10 GB limit

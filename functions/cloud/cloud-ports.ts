@@ -4,9 +4,10 @@
  * PageStore, ...) are in functions/ports.ts. The AWS adapters implement these; the handlers take
  * them as `deps`.
  */
-import type { Fingerprint } from '../core/types.ts';
+import type { CrawlTask, Fingerprint } from '../core/types.ts';
 import type { ContentSeenStore, Frontier, PageStore, RobotsCache, RobotsEntry, SeenStore } from '../ports.ts';
 import type {
+  CloudAopicState,
   CompletionWatch,
   CrawlCounters,
   CrawlRecord,
@@ -74,6 +75,8 @@ export interface CrawlTableStore {
   registeredCrawls(): Promise<string[]>;
   /** Stores (or clears, with undefined) the scheduler's watch of a crawl. */
   setWatch(id: string, watch: CompletionWatch | undefined): Promise<void>;
+  /** Publishes the crawl's AOPIC state (the scheduler's step). */
+  setAopic(id: string, aopic: CloudAopicState): Promise<void>;
   /** Every host item of a crawl. */
   hosts(crawlId: string): Promise<HostRecord[]>;
   /**
@@ -153,6 +156,8 @@ export type ClaimGate = (unclaimed: readonly Fingerprint[]) => Promise<boolean>;
 export interface OwnedSeenStore extends SeenStore {
   /** The claim owner last seen for `fp`, if this instance knows it. */
   ownerOf(fp: Fingerprint): string | undefined;
+  /** True when the store's last answer about `fp` showed it parked (see {@link ParkedUrls}). */
+  isParked(fp: Fingerprint): boolean;
   /** {@link SeenStore.claim}, with a gate between finding the unclaimed ones and claiming them. */
   claim(fps: readonly Fingerprint[], owner: string, gate?: ClaimGate): Promise<boolean[]>;
 }
@@ -186,4 +191,30 @@ export interface CrawlStores {
   seen: OwnedSeenStore;
   contentSeen: ContentSeenStore;
   robots: WarmRobotsCache;
+}
+
+/** A URL waiting in the parked set: its task and its cash key (cash minus the bonus when parked). */
+export interface ParkedUrl {
+  task: CrawlTask;
+  key: number;
+}
+
+/**
+ * URLs whose AOPIC cash was too low to queue when they were found (cloud mode; SQS has no
+ * priorities). They wait on their URL-seen item, in an index ordered by cash, until the scheduler
+ * sends the richest of them to the frontier. Keys are `cash - bonus`: the lambda page's
+ * redistributions raise every page alike, so the order by key is the order by cash.
+ */
+export interface ParkedUrls {
+  /**
+   * Parks claimed URLs. A URL whose claim is not (any more) `owner`'s is left alone, so a late
+   * copy of a page cannot park what another page queued. Idempotent.
+   */
+  park(crawlId: string, entries: readonly { task: CrawlTask; owner: string; key: number }[]): Promise<void>;
+  /** Adds credits to parked URLs' keys; resolves the fingerprints that were not parked (any more). */
+  credit(crawlId: string, credits: ReadonlyMap<Fingerprint, number>): Promise<Fingerprint[]>;
+  /** Up to `limit` parked URLs of a crawl, most cash first. */
+  richest(crawlId: string, limit: number): Promise<ParkedUrl[]>;
+  /** Takes URLs out of the parked set (their tasks were sent); resolves how many were parked. */
+  unpark(crawlId: string, fps: readonly Fingerprint[]): Promise<number>;
 }

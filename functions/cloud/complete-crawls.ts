@@ -1,19 +1,17 @@
 /**
- * The scheduler's use case: end the crawls that have nothing left, and (later) run the AOPIC step.
+ * The scheduler's use case: run the AOPIC step of each running crawl, and end the crawls that
+ * have nothing left.
  */
 import type { Clock } from '../ports.ts';
 import type { CloudFrontier, CrawlTableStore, QueueDepth } from './cloud-ports.ts';
 import { crawlProgress } from './crawl-progress.ts';
-import type { CompletionWatch, CrawlRecord } from './crawl-records.ts';
+import type { AopicTotals, CompletionWatch, CrawlCounters, CrawlRecord } from './crawl-records.ts';
+import type { AopicStep } from './redistribute-credit.ts';
 
-/**
- * The seam for AOPIC's periodic step (redistributing the lambda page's credit, admitting URLs
- * whose cash crossed the threshold). The crawl-quality work fills it; until then the scheduler is
- * built without one and calls nothing.
- */
+/** AOPIC's periodic step (see redistribute-credit.ts), behind a seam so tests can do without. */
 export interface CreditRedistribution {
   /** Runs one step for a running crawl. Must be idempotent: ticks may repeat or overlap. */
-  redistribute(crawl: CrawlRecord): Promise<void>;
+  redistribute(crawl: CrawlRecord, counters: CrawlCounters, totals: AopicTotals): Promise<AopicStep>;
 }
 
 /** What the scheduler touches. */
@@ -26,7 +24,7 @@ export interface CompleteCrawlsDeps {
    */
   captures?: Pick<CloudFrontier, 'depth'>;
   clock: Clock;
-  /** AOPIC step (absent until AOPIC exists). */
+  /** AOPIC step (absent: nothing is ever parked, as for breadth-first crawls). */
   aopic?: CreditRedistribution;
   log?: (line: string) => void;
 }
@@ -86,9 +84,14 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     const { crawl, view } = progress;
     const { counters } = view;
     const ongoing = crawl.status === 'cancelled' ? 'cancelled' : 'running';
-    if (crawl.status === 'running' && deps.aopic !== undefined) await deps.aopic.redistribute(crawl);
+    let step: AopicStep | undefined;
+    if (crawl.status === 'running' && deps.aopic !== undefined) {
+      step = await deps.aopic.redistribute(crawl, counters, progress.aopic);
+    }
     depth ??= await queueDepth(deps);
-    const settled = counters.finished >= counters.discovered;
+    // Parked URLs are settled too, unless the crawl may still fetch some (they get admitted).
+    const admitting = step !== undefined && (step.admitted > 0 || step.pending);
+    const settled = !admitting && counters.finished + counters.parked >= counters.discovered;
     if (!settled && !isEmpty(depth)) {
       if (crawl.watch !== undefined) await deps.table.setWatch(id, undefined);
       result[id] = ongoing;
@@ -96,7 +99,7 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     }
     const now = deps.clock.now();
     const kind: CompletionWatch['kind'] = settled ? 'settled' : 'idle';
-    const signature = `${counters.finished}/${counters.discovered}`;
+    const signature = `${counters.finished}/${counters.discovered}/${counters.parked}`;
     const previous = crawl.watch;
     const same = previous !== undefined && previous.kind === kind && previous.signature === signature;
     const watch: CompletionWatch = same
@@ -112,7 +115,7 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
       result[id] = ongoing;
       continue;
     }
-    const lost = Math.max(0, counters.discovered - counters.finished);
+    const lost = Math.max(0, counters.discovered - counters.finished - counters.parked);
     if (lost > 0)
       deps.log?.(`crawl ${id}: queue empty but ${lost} URLs unfinished; ending it with them as lost`);
     const status = counters.fetched === 0 ? 'failed' : 'done';

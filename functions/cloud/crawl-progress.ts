@@ -3,6 +3,7 @@
  */
 import type { CrawlTableStore } from './cloud-ports.ts';
 import {
+  type AopicTotals,
   aggregateCounters,
   type CrawlCounters,
   type CrawlRecord,
@@ -26,10 +27,14 @@ export interface CrawlProgressView {
 export async function crawlProgress(
   table: CrawlTableStore,
   id: string,
-): Promise<{ crawl: CrawlRecord; view: CrawlProgressView } | undefined> {
+): Promise<{ crawl: CrawlRecord; view: CrawlProgressView; aopic: AopicTotals } | undefined> {
   const crawl = await table.getCrawl(id);
   if (crawl === undefined) return undefined;
-  const { counters, urlSeen } = aggregateCounters(crawl.seeds, await table.hosts(id));
+  const { counters, urlSeen, aopic } = aggregateCounters(
+    crawl.seeds,
+    await table.hosts(id),
+    crawl.aopic?.admitted ?? 0,
+  );
   const view: CrawlProgressView = {
     id,
     status: crawl.status,
@@ -40,5 +45,5 @@ export async function crawlProgress(
   };
   if (crawl.finishedAt !== undefined) view.finishedAt = crawl.finishedAt;
   if (crawl.lost !== undefined && crawl.lost > 0) view.lost = crawl.lost;
-  return { crawl, view };
+  return { crawl, view, aopic };
 }

@@ -27,6 +27,24 @@ export interface CrawlRecord {
   lost?: number;
   /** What the scheduler saw on earlier ticks (see complete-crawls.ts). */
   watch?: CompletionWatch;
+  /** AOPIC state the scheduler publishes for the workers (see redistribute-credit.ts). */
+  aopic?: CloudAopicState;
+}
+
+/**
+ * The crawl-wide AOPIC numbers, written by the scheduler each tick and read by every batch with
+ * the crawl item. Cash a page receives from the lambda page is `bonus` minus the bonus when it
+ * became known (see functions/core/aopic.ts); parked URLs keep `cash - bonus` as their key.
+ */
+export interface CloudAopicState {
+  /** Cash every known page has received from redistributions so far. */
+  bonus: number;
+  /** The host ledgers' lambda total already redistributed. */
+  lambdaSpent: number;
+  /** Parked URLs the scheduler sent to the frontier (best effort: counted after each unpark). */
+  admitted: number;
+  /** Sum of the cash of all fetched pages (normalizes importance estimates). */
+  history: number;
 }
 
 /**
@@ -52,8 +70,14 @@ export interface HostCounts {
   finished: number;
   /** Finished with an HTTP response (the per-host and per-crawl page budgets count these). */
   fetched: number;
-  /** New URLs (claimed and queued) found on this host's pages. */
+  /** New URLs (claimed and queued, or parked) found on this host's pages. */
   enqueued: number;
+  /** Of `enqueued`, those parked in the URL table for the scheduler to admit by cash (AOPIC). */
+  parked: number;
+  /** AOPIC cash this host's pages sent to the lambda page (taxes, dropped and stray credits). */
+  lambda: number;
+  /** AOPIC cash this host's fetched pages held when fetched. */
+  history: number;
   bytes: number;
   /** Finished with an error reason (see {@link ERROR_REASONS}). */
   failed: number;
@@ -70,6 +94,8 @@ export interface HostCounts {
   byStatus: Record<string, number>;
   /** Finished URLs by reason (skips, failures, drops). */
   byReason: Record<string, number>;
+  /** Out-links not followed, by reason (scope, max-depth, calendar, link-generator, ...). */
+  linksSkipped: Record<string, number>;
 }
 
 /** The host item: politeness state plus the host's ledger. */
@@ -97,16 +123,20 @@ export function sequenceKey(seq: string): string {
 
 /** A crawl's counters, as the API reports them. */
 export interface CrawlCounters {
-  /** URLs claimed as new: seeds plus every URL queued from a page. */
+  /** URLs claimed as new: seeds plus every URL queued (or parked) from a page. */
   discovered: number;
-  /** Discovered but not finished yet. */
+  /** In the frontier queue: discovered, not finished, not parked. */
   queued: number;
+  /** Parked by AOPIC (cash too low to queue yet), waiting for the scheduler to admit them. */
+  parked: number;
   finished: number;
   fetched: number;
   byStatus: Record<string, number>;
   failed: number;
   /** Finished URLs by reason (robots, max-pages, cancelled, gave-up, ...). */
   byReason: Record<string, number>;
+  /** Out-links not followed, by reason (the trap defences' work: calendar, link-generator, ...). */
+  linksSkipped: Record<string, number>;
   bytes: number;
   /** Hosts that got at least one request. */
   hosts: number;
@@ -146,6 +176,9 @@ export function emptyHostCounts(): HostCounts {
     finished: 0,
     fetched: 0,
     enqueued: 0,
+    parked: 0,
+    lambda: 0,
+    history: 0,
     bytes: 0,
     failed: 0,
     duplicates: 0,
@@ -156,16 +189,25 @@ export function emptyHostCounts(): HostCounts {
     cacheHits: 0,
     byStatus: {},
     byReason: {},
+    linksSkipped: {},
   };
 }
 
 /** Adds one finished URL to `counts`. */
 export function countFinished(
   counts: HostCounts,
-  finished: { status: number | null; bytes: number; reason?: string; duplicateOf?: string; enqueued: number },
+  finished: {
+    status: number | null;
+    bytes: number;
+    reason?: string;
+    duplicateOf?: string;
+    enqueued: number;
+    parked?: number;
+  },
 ): void {
   counts.finished += 1;
   counts.enqueued += finished.enqueued;
+  counts.parked += finished.parked ?? 0;
   if (finished.status !== null) {
     counts.fetched += 1;
     counts.bytes += finished.bytes;
@@ -180,19 +222,34 @@ export function countFinished(
   if (finished.duplicateOf !== undefined) counts.duplicates += 1;
 }
 
-/** Sums the host ledgers of a crawl into its counters. */
+/** AOPIC totals of a crawl's host ledgers. */
+export interface AopicTotals {
+  /** URLs ever parked. */
+  parked: number;
+  lambda: number;
+  history: number;
+}
+
+/**
+ * Sums the host ledgers of a crawl into its counters. `admitted`: parked URLs the scheduler has
+ * sent to the frontier since (the crawl item's `aopic.admitted`).
+ */
 export function aggregateCounters(
   seeds: number,
   hosts: Iterable<HostCounts>,
-): { counters: CrawlCounters; urlSeen: UrlSeenCounters } {
+  admitted = 0,
+): { counters: CrawlCounters; urlSeen: UrlSeenCounters; aopic: AopicTotals } {
+  const aopic: AopicTotals = { parked: 0, lambda: 0, history: 0 };
   const counters: CrawlCounters = {
     discovered: seeds,
     queued: 0,
+    parked: 0,
     finished: 0,
     fetched: 0,
     byStatus: {},
     failed: 0,
     byReason: {},
+    linksSkipped: {},
     bytes: 0,
     hosts: 0,
     retries: 0,
@@ -215,11 +272,21 @@ export function aggregateCounters(
     if (h.requests > 0) counters.hosts += 1;
     for (const [k, n] of Object.entries(h.byStatus)) counters.byStatus[k] = (counters.byStatus[k] ?? 0) + n;
     for (const [k, n] of Object.entries(h.byReason)) counters.byReason[k] = (counters.byReason[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(h.linksSkipped))
+      counters.linksSkipped[k] = (counters.linksSkipped[k] ?? 0) + n;
     lookups += h.lookups;
     cacheHits += h.cacheHits;
+    aopic.parked += h.parked;
+    aopic.lambda += h.lambda;
+    aopic.history += h.history;
   }
-  counters.queued = Math.max(0, counters.discovered - counters.finished);
-  return { counters, urlSeen: { lookups, cacheHits, hitRate: lookups === 0 ? 0 : cacheHits / lookups } };
+  counters.parked = Math.max(0, aopic.parked - admitted);
+  counters.queued = Math.max(0, counters.discovered - counters.finished - counters.parked);
+  return {
+    counters,
+    urlSeen: { lookups, cacheHits, hitRate: lookups === 0 ? 0 : cacheHits / lookups },
+    aopic,
+  };
 }
 
 /** Where a page's capture is: a WARC response record inside an S3 object. */
@@ -256,6 +323,12 @@ export interface PageItem {
   duplicateOf?: string;
   truncated?: string;
   noindex?: boolean;
+  /** SimHash of the visible text, and an earlier page it nearly duplicates. */
+  simhash?: string;
+  nearDuplicateOf?: string;
+  /** AOPIC cash the page held when fetched, and the importance estimate it gave. */
+  cash?: number;
+  importance?: number;
   warc?: WarcLocation;
   /** The SQS message whose processing wrote this record. */
   messageId: string;
@@ -292,6 +365,10 @@ export function pageItemFromRecord(
   if (record.duplicateOf !== undefined) item.duplicateOf = record.duplicateOf;
   if (record.truncated !== undefined) item.truncated = record.truncated;
   if (record.noindex) item.noindex = true;
+  if (record.simhash !== undefined) item.simhash = record.simhash;
+  if (record.nearDuplicateOf !== undefined) item.nearDuplicateOf = record.nearDuplicateOf;
+  if (record.cash !== undefined) item.cash = record.cash;
+  if (record.importance !== undefined) item.importance = record.importance;
   if (where.warc !== undefined) item.warc = where.warc;
   return item;
 }

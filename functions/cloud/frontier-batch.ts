@@ -20,11 +20,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { AdmissionGauge, type CashFlow } from '../core/aopic.ts';
 import { ClockCache } from '../core/clock-cache.ts';
 import { type CrawlConfig, parseCrawlConfig } from '../core/config.ts';
 import { type CrawlPageDeps, type CrawlPageOutcome, crawlPage, SEED_OWNER } from '../core/crawl-page.ts';
 import { hostGapMs } from '../core/politeness.ts';
-import type { CrawlTask, PageRecord } from '../core/types.ts';
+import { CrawlQuality } from '../core/quality/crawl-quality.ts';
+import type { CrawlTask, LinkRecord, PageRecord } from '../core/types.ts';
 import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
@@ -38,6 +40,7 @@ import {
   type DeadLetterSink,
   type MessageVisibility,
   type ObjectStore,
+  type ParkedUrls,
   stateKey,
 } from './cloud-ports.ts';
 import {
@@ -51,6 +54,7 @@ import {
   sequenceKey,
 } from './crawl-records.ts';
 import { type FaultHook, InjectedCrashError, NO_FAULTS } from './fault-hook.ts';
+import { RecentNearDuplicates } from './recent-near-duplicates.ts';
 import { StepContentSeen } from './step-content-seen.ts';
 import { decodeTask } from './task-message.ts';
 import { buildWarcObject, idsHash, warcKey } from './warc-object.ts';
@@ -93,6 +97,9 @@ export interface BatchStats {
   storedCaptures: number;
   /** Content hashes registered in the store (pages with new links). */
   contentClaims: number;
+  /** New URLs parked by AOPIC instead of queued, and credit writes to parked URLs. */
+  parked: number;
+  credits: number;
 }
 
 /** Everything the worker touches; the entry wires the AWS adapters. */
@@ -110,6 +117,8 @@ export interface FrontierWorkerDeps {
   captures: CaptureSink;
   /** The page bucket, for captures too big for a message. */
   objects: ObjectStore;
+  /** URLs parked by AOPIC (cash too low to queue yet). */
+  parked: ParkedUrls;
   /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */
   fetcher: (config: CrawlConfig) => Fetcher;
   /** UUIDs of WARC records (default: crypto.randomUUID). */
@@ -121,6 +130,8 @@ export interface FrontierWorkerDeps {
   log?: (line: string) => void;
   /** Waits up to this long are waited inside the invocation; longer ones defer the message. Default 300. */
   inlineWaitMs?: number;
+  /** Credits to parked URLs are written at most this often, ms. Default 10 s. */
+  creditFlushMs?: number;
   /** Processing errors of one message in this container before it goes to the DLQ. Default 3. */
   errorAttempts?: number;
   /** ...or receives of the message, whichever comes first (below the redrive's 10). Default 8. */
@@ -136,6 +147,15 @@ interface CrawlContext {
   cache: ClockCache;
   /** Content hash -> first URL this container saw with it (see StepContentSeen). */
   contentHashes: LRUCache<string, string>;
+  /** Trap and near-duplicate defences, with this container's memory of the crawl. */
+  quality: CrawlQuality;
+  /** AOPIC admission (absent for breadth-first crawls, or `aopicAdmitShare` 0: all queued). */
+  gauge: AdmissionGauge | undefined;
+  /** URLs known to be parked: credits to them are kept on their items, not sent to the lambda page. */
+  parked: LRUCache<string, true>;
+  /** Credits for parked URLs, summed in memory and written every few seconds. */
+  credits: Map<string, number>;
+  creditsSince: number;
 }
 
 /** One crawl's share of a batch. */
@@ -152,6 +172,8 @@ interface CrawlBatch {
   redirectedHosts: Set<string>;
   /** URLs the batch's finished pages claimed and queued: cached once their ledgers are durable. */
   claimed: string[];
+  /** New URLs to park instead of queue (written before the ledgers, like the sends). */
+  parks: { task: CrawlTask; owner: string; key: number }[];
 }
 
 /** One FIFO group's share of a batch: its host's state, kept in memory and written once. */
@@ -185,6 +207,14 @@ const WRITE_RESERVE_MS = 5_000;
 const CACHED_CRAWLS = 8;
 /** A host ledger read for `cacheable` is not repeated sooner than this. */
 const LEDGER_RECHECK_MS = 2_000;
+/**
+ * Credits for parked URLs are written at most this often (or sooner when this many wait): a
+ * parked URL linked from many pages gets one write per flush, not one per link.
+ */
+const CREDIT_FLUSH_MS = 10_000;
+const CREDIT_FLUSH_SIZE = 1_000;
+/** Pages whose SimHash a container remembers per crawl (two generations of this many). */
+const NEAR_DUPLICATE_MEMORY = 20_000;
 
 /**
  * Longest a cloud fetch may take. The worker's Lambda timeout is 60 s, so a crawl's longer
@@ -207,8 +237,6 @@ export function cloudFetchSettings(config: CrawlConfig) {
 function fetchBudgetMs(config: CrawlConfig): number {
   return Math.min(config.totalTimeoutMs, MAX_CLOUD_FETCH_MS);
 }
-
-const noResults = { page: async () => {}, links: async () => {} };
 
 /**
  * Builds the batch processor. Its closure is the warm container's state: URL-seen caches per
@@ -244,6 +272,10 @@ export function createFrontierBatchProcessor(
         const c = canonicalizer.canonicalize(seed);
         if (c.ok) seeds.push(c.url);
       }
+      const index =
+        config.nearDuplicateDistance > 0
+          ? new RecentNearDuplicates(config.nearDuplicateDistance, NEAR_DUPLICATE_MEMORY)
+          : undefined;
       ctx = {
         config,
         canonicalizer,
@@ -251,6 +283,14 @@ export function createFrontierBatchProcessor(
         allowed: new Set(),
         cache: new ClockCache(config.seenCacheSize),
         contentHashes: new LRUCache({ max: 20_000 }),
+        quality: new CrawlQuality(config, { ...(index ? { index } : {}), random: deps.random }),
+        gauge:
+          config.order === 'aopic' && config.aopicAdmitShare > 0
+            ? new AdmissionGauge(config.aopicAdmitShare)
+            : undefined,
+        parked: new LRUCache({ max: 50_000 }),
+        credits: new Map(),
+        creditsSince: deps.clock.now(),
       };
       contexts.set(crawl.id, ctx);
     }
@@ -281,6 +321,8 @@ export function createFrontierBatchProcessor(
       captures: 0,
       storedCaptures: 0,
       contentClaims: 0,
+      parked: 0,
+      credits: 0,
     };
 
     // 1. Bodies that are not tasks go to the DLQ at once: no retry can make them valid.
@@ -346,6 +388,7 @@ export function createFrontierBatchProcessor(
           captures: [],
           finished: new Set(),
           fetched: 0,
+          parks: [],
           budget: state.budgets.get(crawl.id) ?? 0,
           redirectedHosts: new Set(),
           claimed: [],
@@ -405,8 +448,15 @@ export function createFrontierBatchProcessor(
 
     // 5. The batch's writes, in the order that makes a crash at any point safe to redeliver.
     try {
-      // New links first: a URL claimed by a page must reach the frontier before the page is acked.
+      // New links first: a URL claimed by a page must reach the frontier (or the parked set)
+      // before the page is acked.
       if (sends.length > 0) await deps.frontier.enqueue(sends);
+      for (const batch of crawls.values()) {
+        if (batch.parks.length === 0) continue;
+        await deps.parked.park(batch.crawl.id, batch.parks);
+        for (const { task } of batch.parks) batch.ctx.parked.set(task.fp, true);
+        stats.parked += batch.parks.length;
+      }
       const bodies: string[] = [];
       for (const batch of crawls.values()) {
         for (const capture of batch.captures) bodies.push(await captureBody(capture, stats));
@@ -437,6 +487,7 @@ export function createFrontierBatchProcessor(
       );
       // The claiming pages are finished (their ledgers say so): their claims may enter the cache.
       for (const b of crawls.values()) for (const fp of b.claimed) b.ctx.cache.add(fp);
+      for (const b of crawls.values()) stats.credits += await flushCredits(b.crawl.id, b.ctx, false);
       await Promise.all(
         [...crawls.values()].map(async (b) => {
           if (b.ctx.config.maxPages !== undefined) await deps.table.addBudget(b.crawl.id, b.fetched);
@@ -561,6 +612,7 @@ export function createFrontierBatchProcessor(
       });
     }
     if (config.maxPages !== undefined && batch.budget + batch.fetched >= config.maxPages) {
+      group.counts.lambda += task.cash;
       return finish(group, batch, message, task.fp, {
         status: null,
         bytes: 0,
@@ -569,6 +621,7 @@ export function createFrontierBatchProcessor(
       });
     }
     if (group.fetched >= config.maxPagesPerHost) {
+      group.counts.lambda += task.cash;
       return finish(group, batch, message, task.fp, {
         status: null,
         bytes: 0,
@@ -595,7 +648,19 @@ export function createFrontierBatchProcessor(
         const claimed: string[] = [];
         const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen);
         const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
-        const outcome = await crawlPage(crawlDeps(batch, seenStats, claimed, content, owner, frontier), task);
+        const step = { parked: 0 };
+        const outcome = await crawlPage(
+          crawlDeps(
+            batch,
+            group,
+            seenStats,
+            claimed,
+            content,
+            owner,
+            admission(batch, owner, frontier, step),
+          ),
+          task,
+        );
         stats.crawled += 1;
         if (content.registered) stats.contentClaims += 1;
         group.counts.lookups += seenStats.lookups;
@@ -613,12 +678,22 @@ export function createFrontierBatchProcessor(
         }
         batch.claimed.push(...claimed);
         const record = outcome.record;
+        applyCash(group, batch, record, outcome.cashFlow);
         // The gate found the hash registered by another URL: a duplicate (crawlPage did not know).
         if (content.duplicateOf !== undefined && record.duplicateOf === undefined) {
           record.duplicateOf = content.duplicateOf;
         }
         content.finish(task.url);
-        return recordDone(group, batch, message, task, record, outcome.enqueued.length, record.warc?.file);
+        return recordDone(
+          group,
+          batch,
+          message,
+          task,
+          record,
+          outcome.enqueued.length,
+          record.warc?.file,
+          step.parked,
+        );
       }
     } catch (error) {
       if (error instanceof InjectedCrashError) throw error;
@@ -661,6 +736,7 @@ export function createFrontierBatchProcessor(
     record: PageRecord,
     enqueued: number,
     captureRef: string | undefined,
+    parked = 0,
   ): MessageVerdict {
     const item = pageItemFromRecord(record, {
       fp: task.fp,
@@ -683,6 +759,7 @@ export function createFrontierBatchProcessor(
       status: record.status,
       bytes: record.bytes,
       enqueued,
+      parked,
     };
     if (record.reason !== undefined) finished.reason = record.reason;
     if (record.duplicateOf !== undefined) finished.duplicateOf = record.duplicateOf;
@@ -699,8 +776,83 @@ export function createFrontierBatchProcessor(
     group.nextAllowedAt = Math.max(deps.clock.now() + gap, feedback.blockedUntil ?? 0);
   }
 
+  /**
+   * The step's frontier: a page's new links go to the batch's sends, or are parked when their
+   * cash is below what the crawl's admission gauge asks (AOPIC without priorities in SQS).
+   * Redirect targets carry their page's whole cash and are always queued.
+   */
+  function admission(
+    batch: CrawlBatch,
+    owner: string,
+    frontier: Frontier,
+    step: { parked: number },
+  ): Frontier {
+    const gauge = batch.ctx.gauge;
+    if (gauge === undefined) return frontier;
+    const bonus = batch.crawl.aopic?.bonus ?? 0;
+    return {
+      enqueue: async (tasks) => {
+        const queue: CrawlTask[] = [];
+        for (const task of tasks) {
+          if (task.redirects === 0 && !gauge.admit(task.cash)) {
+            batch.parks.push({ task, owner, key: task.cash - bonus });
+            step.parked += 1;
+          } else {
+            queue.push(task);
+          }
+        }
+        if (queue.length > 0) await frontier.enqueue(queue);
+      },
+    };
+  }
+
+  /**
+   * Where a finished page's cash went: the tax, and credits to URLs that cannot use them (queued
+   * or fetched: SQS cannot reorder a message), to the lambda page; credits to parked URLs to
+   * their items, in the next flush. A fetched page's cash becomes history.
+   */
+  function applyCash(
+    group: GroupBatch,
+    batch: CrawlBatch,
+    record: PageRecord,
+    flow: CashFlow | undefined,
+  ): void {
+    if (flow === undefined) return;
+    const { ctx } = batch;
+    const seen = deps.stores(batch.crawl.id).seen;
+    group.counts.lambda += flow.toLambda;
+    if (record.status !== null) group.counts.history += flow.cash;
+    for (const { fp, amount } of flow.credits) {
+      if (ctx.gauge === undefined || !(ctx.parked.has(fp) || seen.isParked(fp))) {
+        group.counts.lambda += amount;
+        continue;
+      }
+      if (ctx.credits.size === 0) ctx.creditsSince = deps.clock.now();
+      ctx.credits.set(fp, (ctx.credits.get(fp) ?? 0) + amount);
+    }
+  }
+
+  /** Writes the credits a crawl's parked URLs collected, when due (or always with `force`). */
+  async function flushCredits(crawlId: string, ctx: CrawlContext, force: boolean): Promise<number> {
+    const size = ctx.credits.size;
+    const due =
+      size >= CREDIT_FLUSH_SIZE ||
+      deps.clock.now() - ctx.creditsSince >= (deps.creditFlushMs ?? CREDIT_FLUSH_MS);
+    if (size === 0 || !(due || force)) return 0;
+    const credits = ctx.credits;
+    ctx.credits = new Map();
+    try {
+      for (const fp of await deps.parked.credit(crawlId, credits)) ctx.parked.delete(fp);
+    } catch (error) {
+      // Credits refine the order of parked URLs; a lost flush costs accuracy, never a URL.
+      log(`credits for ${size} parked URLs of ${crawlId} not written: ${describe(error)}`);
+    }
+    return size;
+  }
+
   function crawlDeps(
     batch: CrawlBatch,
+    group: GroupBatch,
     seenStats: UrlSeenStats,
     claimed: string[],
     content: StepContentSeen,
@@ -769,9 +921,20 @@ export function createFrontierBatchProcessor(
       contentSeen: content,
       frontier,
       pages: batch.buffer,
-      results: noResults,
+      results: {
+        page: async () => {},
+        // Links the defences refused are counted per reason (the cloud's traps report).
+        links: async (links: LinkRecord) => {
+          const skipped = group.counts.linksSkipped;
+          for (const link of links.links) {
+            if (link.skipped !== undefined) skipped[link.skipped] = (skipped[link.skipped] ?? 0) + 1;
+          }
+        },
+      },
       canonicalizer: ctx.canonicalizer,
       scope: ctx.scope,
+      quality: ctx.quality,
+      importanceOf: (cash) => cash / ((batch.crawl.aopic?.history ?? 0) + 1),
     };
   }
 

@@ -58,6 +58,12 @@ export function decodeTask(body: string): DecodedTask {
   if (t.parent !== undefined && (typeof t.parent !== 'string' || !FINGERPRINT.test(t.parent))) {
     problems.push('parent must be 16 hex digits');
   }
+  if (
+    t.parentSimhash !== undefined &&
+    (typeof t.parentSimhash !== 'string' || !FINGERPRINT.test(t.parentSimhash))
+  ) {
+    problems.push('parentSimhash must be 16 hex digits');
+  }
   if (problems.length > 0) return { ok: false, problem: problems.join('; ') };
   const task: CrawlTask = {
     crawlId: t.crawlId as string,
@@ -70,5 +76,6 @@ export function decodeTask(body: string): DecodedTask {
     cash: t.cash as number,
   };
   if (typeof t.parent === 'string') task.parent = t.parent;
+  if (typeof t.parentSimhash === 'string') task.parentSimhash = t.parentSimhash;
   return { ok: true, task };
 }

@@ -137,6 +137,12 @@ export const crawlConfigSchema = z
     aopicTax: z.number().min(0).max(1).default(0.1),
     /** AOPIC: how often the lambda page's cash is spread over all known pages, ms. */
     redistributeEveryMs: positiveInt.default(2000),
+    /**
+     * AOPIC in the cloud (SQS has no priorities): a new URL whose cash is below this share of the
+     * typical new URL's is parked, and the scheduler admits the richest parked URLs as the
+     * frontier empties. 0 queues every URL at once.
+     */
+    aopicAdmitShare: z.number().min(0).max(1).default(0.25),
     /** SimHash Hamming distance up to which two pages are near-duplicates (0 turns it off). */
     nearDuplicateDistance: nonNegativeInt.max(6).default(3),
     /** Detect calendar traps and link generators (URL patterns whose pages are near-duplicates). */

@@ -205,7 +205,28 @@ describe('storage', () => {
   it('keys the URL table by crawlId#fingerprint only', () => {
     const table = props('UrlTable');
     assert.deepEqual(table.KeySchema, [{ AttributeName: 'pk', KeyType: 'HASH' }]);
-    assert.deepEqual(table.AttributeDefinitions, [{ AttributeName: 'pk', AttributeType: 'S' }]);
+  });
+
+  it("indexes the URL table's parked URLs by crawl shard and cash, projecting only the task", () => {
+    const table = props('UrlTable');
+    assert.deepEqual(table.GlobalSecondaryIndexes, [
+      {
+        IndexName: 'ParkedIndex',
+        KeySchema: [
+          { AttributeName: 'parked', KeyType: 'HASH' },
+          { AttributeName: 'cashKey', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['task'] },
+      },
+    ]);
+    assert.deepEqual(
+      new Set(table.AttributeDefinitions as unknown[]),
+      new Set([
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'parked', AttributeType: 'S' },
+        { AttributeName: 'cashKey', AttributeType: 'N' },
+      ]),
+    );
   });
 
   it('keys the crawl table by crawlId and a sort key', () => {
@@ -216,13 +237,13 @@ describe('storage', () => {
     ]);
   });
 
-  it('makes both tables on-demand with TTL on expiresAt, PITR, retained, without indexes', () => {
+  it('makes both tables on-demand with TTL on expiresAt, PITR, retained, no local indexes', () => {
+    assert.equal(props('CrawlTable').GlobalSecondaryIndexes, undefined);
     for (const id of ['UrlTable', 'CrawlTable']) {
       const table = props(id);
       assert.equal(table.BillingMode, 'PAY_PER_REQUEST', id);
       assert.deepEqual(table.TimeToLiveSpecification, { AttributeName: 'expiresAt', Enabled: true }, id);
       assert.deepEqual(table.PointInTimeRecoverySpecification, { PointInTimeRecoveryEnabled: true }, id);
-      assert.equal(table.GlobalSecondaryIndexes, undefined, id);
       assert.equal(table.LocalSecondaryIndexes, undefined, id);
       assert.equal(resources[id]?.DeletionPolicy, 'Retain', id);
       assert.equal(resources[id]?.UpdateReplacePolicy, 'Retain', id);

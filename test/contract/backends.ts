@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   CreateTableCommand,
+  type CreateTableCommandInput,
   DeleteTableCommand,
   DescribeTableCommand,
   type KeySchemaElement,
@@ -18,6 +19,7 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../functions/adapters/aws/clients.ts';
 import { CrawlDb } from '../../functions/adapters/local/crawl-db.ts';
+import { TABLE_KEYS } from '../../functions/env.ts';
 import { type Endpoint, startEndpoint } from '../../localstack/endpoint.ts';
 
 /** Read once at load: the local Lambda runtime sets AWS_ENDPOINT_URL itself while it runs. */
@@ -58,7 +60,7 @@ export interface AwsBackend {
   url: string;
   standIn?: Endpoint;
   clients: AwsClients;
-  /** UrlTable's schema: `pk` (S). */
+  /** UrlTable's schema: `pk` (S), and the parked index. */
   urlTable(): Promise<string>;
   /** CrawlTable's schema: `pk` (S) + `sk` (S). */
   crawlTable(): Promise<string>;
@@ -78,17 +80,22 @@ export async function openAwsBackend(): Promise<AwsBackend> {
   const tables: string[] = [];
   const queues: string[] = [];
 
-  async function table(stem: string, keys: KeySchemaElement[]): Promise<string> {
+  async function table(
+    stem: string,
+    keys: KeySchemaElement[],
+    indexes: Pick<CreateTableCommandInput, 'GlobalSecondaryIndexes' | 'AttributeDefinitions'> = {},
+  ): Promise<string> {
     const name = uniqueName(stem);
     await clients.dynamo.send(
       new CreateTableCommand({
         TableName: name,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: keys.map((k) => ({
-          AttributeName: k.AttributeName as string,
-          AttributeType: 'S',
-        })),
+        AttributeDefinitions: [
+          ...keys.map((k) => ({ AttributeName: k.AttributeName as string, AttributeType: 'S' as const })),
+          ...(indexes.AttributeDefinitions ?? []),
+        ],
         KeySchema: keys,
+        ...(indexes.GlobalSecondaryIndexes ? { GlobalSecondaryIndexes: indexes.GlobalSecondaryIndexes } : {}),
       }),
     );
     tables.push(name);
@@ -105,7 +112,24 @@ export async function openAwsBackend(): Promise<AwsBackend> {
     url,
     ...(standIn === undefined ? {} : { standIn }),
     clients,
-    urlTable: () => table('urls', [{ AttributeName: 'pk', KeyType: 'HASH' }]),
+    // As lib/storage.ts declares it: the parked index of AOPIC's parked URLs.
+    urlTable: () =>
+      table('urls', [{ AttributeName: 'pk', KeyType: 'HASH' }], {
+        AttributeDefinitions: [
+          { AttributeName: TABLE_KEYS.parkedShard, AttributeType: 'S' },
+          { AttributeName: TABLE_KEYS.parkedKey, AttributeType: 'N' },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: TABLE_KEYS.parkedIndex,
+            KeySchema: [
+              { AttributeName: TABLE_KEYS.parkedShard, KeyType: 'HASH' },
+              { AttributeName: TABLE_KEYS.parkedKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['task'] },
+          },
+        ],
+      }),
     crawlTable: () =>
       table('crawls', [
         { AttributeName: 'pk', KeyType: 'HASH' },

@@ -9,6 +9,7 @@ import type { CrawlStores } from '../../cloud/cloud-ports.ts';
 import type { CompleteCrawlsDeps } from '../../cloud/complete-crawls.ts';
 import { NO_FAULTS } from '../../cloud/fault-hook.ts';
 import { cloudFetchSettings, type FrontierWorkerDeps } from '../../cloud/frontier-batch.ts';
+import { type RedistributeCreditDeps, redistributeCredit } from '../../cloud/redistribute-credit.ts';
 import type { FunctionEnv } from '../../env.ts';
 import type { ApiDeps } from '../../handlers/api-app.ts';
 import type { Clock, Fetcher } from '../../ports.ts';
@@ -16,6 +17,7 @@ import { UndiciFetcher } from '../http/undici-fetcher.ts';
 import type { AwsClients } from './clients.ts';
 import { DynamoContentSeenStore } from './dynamo-content-seen-store.ts';
 import { DynamoCrawlTable } from './dynamo-crawl-table.ts';
+import { DynamoParkedUrls } from './dynamo-parked-urls.ts';
 import { createRobotsWarmCache, DynamoRobotsCache } from './dynamo-robots-cache.ts';
 import { DynamoSeenStore } from './dynamo-seen-store.ts';
 import { S3Objects } from './s3-objects.ts';
@@ -41,7 +43,8 @@ export interface WiringOptions {
 export function createAwsWorkerDeps(
   clients: AwsClients,
   env: FunctionEnv<'frontierWorker'>,
-  options: WiringOptions & Partial<Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher'>> = {},
+  options: WiringOptions &
+    Partial<Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs'>> = {},
 ): FrontierWorkerDeps {
   const clock = options.clock ?? systemClock;
   const robotsWarm = createRobotsWarmCache();
@@ -57,6 +60,7 @@ export function createAwsWorkerDeps(
     deadLetters: new SqsDeadLetterQueue(clients.sqs, env.frontierDlqUrl),
     captures: new SqsCaptureQueue(clients.sqs, env.captureQueueUrl),
     objects: new S3Objects(clients.s3, env.pageBucket),
+    parked: new DynamoParkedUrls(clients.doc, env.urlTable),
     software,
     stores: (crawlId) => {
       let crawlStores = stores.get(crawlId);
@@ -87,6 +91,7 @@ export function createAwsWorkerDeps(
   };
   if (options.log !== undefined) deps.log = options.log;
   if (options.inlineWaitMs !== undefined) deps.inlineWaitMs = options.inlineWaitMs;
+  if (options.creditFlushMs !== undefined) deps.creditFlushMs = options.creditFlushMs;
   return deps;
 }
 
@@ -108,17 +113,29 @@ export function createAwsApiDeps(
   return deps;
 }
 
-/** The scheduler over DynamoDB and SQS (no AOPIC step yet). */
+/** The scheduler over DynamoDB and SQS: the AOPIC step and crawl completion. */
 export function createAwsSchedulerDeps(
   clients: AwsClients,
   env: FunctionEnv<'scheduler'>,
-  options: WiringOptions = {},
+  options: WiringOptions & { frontierTarget?: number } = {},
 ): CompleteCrawlsDeps {
+  const table = new DynamoCrawlTable(clients.doc, env.crawlTable);
+  const frontier = new SqsFrontier(clients.sqs, env.frontierQueueUrl);
+  const aopicDeps: RedistributeCreditDeps = {
+    table,
+    parked: new DynamoParkedUrls(clients.doc, env.urlTable),
+    frontier,
+  };
+  if (options.frontierTarget !== undefined) aopicDeps.frontierTarget = options.frontierTarget;
+  if (options.log !== undefined) aopicDeps.log = options.log;
   const deps: CompleteCrawlsDeps = {
-    table: new DynamoCrawlTable(clients.doc, env.crawlTable),
-    frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+    table,
+    frontier,
     captures: new SqsQueueDepth(clients.sqs, env.captureQueueUrl),
     clock: options.clock ?? systemClock,
+    aopic: {
+      redistribute: (crawl, counters, totals) => redistributeCredit(aopicDeps, crawl, counters, totals),
+    },
   };
   if (options.log !== undefined) deps.log = options.log;
   return deps;

@@ -23,6 +23,7 @@ import {
 import type { BatchState, BatchStateRequest, CrawlTableStore, HostUpdate } from '../../cloud/cloud-ports.ts';
 import { stateKey } from '../../cloud/cloud-ports.ts';
 import {
+  type CloudAopicState,
   type CompletionWatch,
   type CrawlCounters,
   type CrawlRecord,
@@ -38,11 +39,17 @@ import { robotsEntryFromItem, robotsKey } from './dynamo-robots-cache.ts';
 /** Partition key of the registry of running crawls. */
 export const REGISTRY_PK = 'crawls';
 
-/** Plain counter attributes of a host item (by-status and by-reason counts are `s:<code>`, `r:<reason>`). */
+/**
+ * Plain counter attributes of a host item (by-status, by-reason and skipped-link counts are
+ * `s:<code>`, `r:<reason>`, `l:<reason>`).
+ */
 const COUNT_FIELDS = [
   'finished',
   'fetched',
   'enqueued',
+  'parked',
+  'lambda',
+  'history',
   'bytes',
   'failed',
   'duplicates',
@@ -179,6 +186,20 @@ export class DynamoCrawlTable implements CrawlTableStore {
     );
   }
 
+  /** Publishes the crawl's AOPIC state (the scheduler's step). */
+  async setAopic(id: string, aopic: CloudAopicState): Promise<void> {
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: id, sk: 'crawl' },
+        UpdateExpression: 'SET #a = :a',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#a': 'aopic' },
+        ExpressionAttributeValues: { ':a': aopic },
+      }),
+    );
+  }
+
   /** Adds hosts to the crawl's scope (a seed redirected there). */
   async addAllowedHosts(id: string, hosts: readonly string[]): Promise<void> {
     if (hosts.length === 0) return;
@@ -249,6 +270,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
     for (const field of COUNT_FIELDS) addCount(field, c[field]);
     for (const [status, count] of Object.entries(c.byStatus)) addCount(`s:${status}`, count);
     for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
+    for (const [reason, count] of Object.entries(c.linksSkipped)) addCount(`l:${reason}`, count);
     let condition: string | undefined;
     if (update.ledger !== undefined) {
       names['#ds'] = 'doneSeq';
@@ -396,6 +418,7 @@ function crawlFromItem(item: DocItem): CrawlRecord {
   if (item.counters !== undefined) crawl.counters = item.counters as CrawlCounters;
   if (typeof item.lost === 'number') crawl.lost = item.lost;
   if (item.watch !== undefined && item.watch !== null) crawl.watch = item.watch as CompletionWatch;
+  if (item.aopic !== undefined && item.aopic !== null) crawl.aopic = item.aopic as CloudAopicState;
   return crawl;
 }
 
@@ -405,6 +428,7 @@ function hostFromItem(item: DocItem): HostRecord {
   for (const [name, value] of Object.entries(item)) {
     if (name.startsWith('s:')) counts.byStatus[name.slice(2)] = Number(value);
     else if (name.startsWith('r:')) counts.byReason[name.slice(2)] = Number(value);
+    else if (name.startsWith('l:')) counts.linksSkipped[name.slice(2)] = Number(value);
   }
   const host: HostRecord = {
     ...counts,

@@ -5,6 +5,7 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/li
 import { LRUCache } from 'lru-cache';
 import type { ClaimGate, OwnedSeenStore } from '../../cloud/cloud-ports.ts';
 import type { Fingerprint } from '../../core/types.ts';
+import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
 
 /** Options of {@link DynamoSeenStore}. */
@@ -38,6 +39,7 @@ export class DynamoSeenStore implements OwnedSeenStore {
   readonly #readFirst: boolean;
   readonly #concurrency: number;
   readonly #owners: LRUCache<Fingerprint, string>;
+  readonly #parked: LRUCache<Fingerprint, true>;
 
   constructor(
     doc: DynamoDBDocumentClient,
@@ -51,6 +53,11 @@ export class DynamoSeenStore implements OwnedSeenStore {
     this.#readFirst = options.readFirst ?? true;
     this.#concurrency = options.concurrency ?? 16;
     this.#owners = new LRUCache({ max: options.ownersKept ?? 20_000 });
+    this.#parked = new LRUCache({ max: options.ownersKept ?? 20_000 });
+  }
+
+  isParked(fp: Fingerprint): boolean {
+    return this.#parked.has(fp);
   }
 
   /** The owner the store last reported for a fingerprint this instance was asked about, if known. */
@@ -73,10 +80,15 @@ export class DynamoSeenStore implements OwnedSeenStore {
         this.#doc,
         this.#table,
         unique.map((fp) => ({ pk: this.#key(fp) })),
-        { projection: 'pk, #o', names: { '#o': 'owner' } },
+        { projection: 'pk, #o, #p', names: { '#o': 'owner', '#p': TABLE_KEYS.parkedShard } },
       );
       const owners = new Map<string, unknown>();
-      for (const item of items) owners.set(item.pk as string, item.owner);
+      for (const item of items) {
+        owners.set(item.pk as string, item.owner);
+        const fp = (item.pk as string).slice(this.#crawlId.length + 1);
+        if (item[TABLE_KEYS.parkedShard] !== undefined) this.#parked.set(fp, true);
+        else this.#parked.delete(fp);
+      }
       toPut = [];
       for (const fp of unique) {
         const key = this.#key(fp);

@@ -125,6 +125,8 @@ describe('HTTP API', () => {
     });
     counts.byStatus = { '200': 1, '404': 1 };
     counts.byReason = { robots: 1 };
+    counts.parked = 1;
+    counts.linksSkipped = { calendar: 2 };
     await h.table.updateHost(id, 'a.example', {
       nextAllowedAt: 0,
       counts,
@@ -137,12 +139,15 @@ describe('HTTP API', () => {
     const view = (await (await app.request(`/crawls/${id}`)).json()) as CrawlProgressView;
     assert.deepEqual(view.counters, {
       discovered: 1 + 4 + 1,
-      queued: 3,
+      // One of the six is parked (AOPIC), three are finished: two in the queue.
+      queued: 2,
+      parked: 1,
       finished: 3,
       fetched: 2,
       byStatus: { '200': 1, '404': 1 },
       failed: 0,
       byReason: { robots: 1 },
+      linksSkipped: { calendar: 2 },
       bytes: 900,
       hosts: 1,
       retries: 0,

@@ -60,7 +60,15 @@ describe('frontier worker (hand-built events)', () => {
     await busy?.close();
   });
 
-  const base = { scope: 'any', allowPrivate: true, delayMs: 40, delayFactor: 0, retryBaseDelayMs: 100 };
+  // No soft-404 probe: these tests count every request (the probe has its own test).
+  const base = {
+    scope: 'any',
+    allowPrivate: true,
+    delayMs: 40,
+    delayFactor: 0,
+    retryBaseDelayMs: 100,
+    soft404Probe: false,
+  };
 
   async function crawl(seed: string, extra: Record<string, unknown> = {}) {
     const config = { seeds: [seed], ...base, ...extra };

@@ -128,6 +128,8 @@ function crawlConfig(seed: string, overrides: Record<string, unknown> = {}): Rec
     delayFactor: 0,
     retryBaseDelayMs: 100,
     robotsErrorTtlMs: 1000,
+    // The tests count every request; the soft-404 probe has its own test (frontier-worker).
+    soft404Probe: false,
     ...overrides,
   };
 }

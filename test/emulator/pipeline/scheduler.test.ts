@@ -8,6 +8,7 @@ import { createAwsSchedulerDeps } from '../../../functions/adapters/aws/aws-deps
 import { WORKER_TIMEOUT_MS } from '../../../functions/cloud/complete-crawls.ts';
 import type { CrawlRecord } from '../../../functions/cloud/crawl-records.ts';
 import { emptyHostCounts } from '../../../functions/cloud/crawl-records.ts';
+import { EMPTY_AOPIC } from '../../../functions/cloud/redistribute-credit.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import { createScheduler } from '../../../functions/handlers/scheduler.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
@@ -108,7 +109,12 @@ describe('scheduler', () => {
     const cancelled = await crawl({ finished: 0, fetched: 0, enqueued: 5 }, 'cancelled');
     const called: string[] = [];
     const deps = createAwsSchedulerDeps(h.aws.clients, h.env, { clock });
-    deps.aopic = { redistribute: async (c) => void called.push(c.id) };
+    deps.aopic = {
+      redistribute: async (c) => {
+        called.push(c.id);
+        return { admitted: 0, pending: false, state: EMPTY_AOPIC };
+      },
+    };
     await createScheduler(deps)();
     assert.ok(called.includes(running));
     assert.ok(!called.includes(cancelled));

@@ -35,7 +35,10 @@ export interface WorkerHarness {
   objects: S3Objects;
   logs: string[];
   /** Builds a worker (a fresh container: cold caches) over the same resources. */
-  worker(options?: { fault?: FaultHook }): (records: SQSRecord[]) => Promise<SQSBatchResponse>;
+  worker(options?: {
+    fault?: FaultHook;
+    creditFlushMs?: number;
+  }): (records: SQSRecord[]) => Promise<SQSBatchResponse>;
   /** Builds an archiver (a fresh container). */
   archiver(options?: { fault?: FaultHook }): (event: SQSEvent) => Promise<SQSBatchResponse>;
   startCrawl(config: Record<string, unknown>): Promise<string>;
@@ -125,6 +128,7 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
         createAwsWorkerDeps(aws.clients, env, {
           log: (line) => logs.push(line),
           ...(options.fault === undefined ? {} : { fault: options.fault }),
+          ...(options.creditFlushMs === undefined ? {} : { creditFlushMs: options.creditFlushMs }),
         }),
       );
       return (records) => handler({ Records: records });

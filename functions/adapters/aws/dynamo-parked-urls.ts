@@ -1,0 +1,139 @@
+/**
+ * AOPIC's parked URLs on DynamoDB: attributes of the URL-seen item itself (UrlTable, `pk =
+ * <crawlId>#<fp>`), so parking, crediting and admitting a URL touch the item its claim already
+ * made, and a sparse global secondary index (`ParkedIndex`: partition `parked =
+ * <crawlId>#<shard>`, sort `cashKey`) lists a crawl's parked URLs richest first. Sixteen shards
+ * (the fingerprint's first hex digit) spread a big crawl's parked URLs over partitions.
+ */
+import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ParkedUrl, ParkedUrls } from '../../cloud/cloud-ports.ts';
+import { decodeTask, encodeTask } from '../../cloud/task-message.ts';
+import type { CrawlTask, Fingerprint } from '../../core/types.ts';
+import { TABLE_KEYS } from '../../env.ts';
+import { forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
+
+const SHARDS = 16;
+const CONCURRENCY = 16;
+
+/** The parked index's partition of a URL: its crawl and the first hex digit of its fingerprint. */
+export function parkedShard(crawlId: string, fp: Fingerprint): string {
+  return `${crawlId}#${fp[0] ?? '0'}`;
+}
+
+export class DynamoParkedUrls implements ParkedUrls {
+  readonly #doc: DynamoDBDocumentClient;
+  readonly #table: string;
+
+  constructor(doc: DynamoDBDocumentClient, table: string) {
+    this.#doc = doc;
+    this.#table = table;
+  }
+
+  async park(
+    crawlId: string,
+    entries: readonly { task: CrawlTask; owner: string; key: number }[],
+  ): Promise<void> {
+    await forEachLimited(entries, CONCURRENCY, async ({ task, owner, key }) => {
+      await this.#update(crawlId, task.fp, {
+        UpdateExpression: 'SET #p = :p, #k = :k, #t = :t',
+        ConditionExpression: '#o = :o',
+        ExpressionAttributeNames: {
+          '#p': TABLE_KEYS.parkedShard,
+          '#k': TABLE_KEYS.parkedKey,
+          '#t': 'task',
+          '#o': 'owner',
+        },
+        ExpressionAttributeValues: {
+          ':p': parkedShard(crawlId, task.fp),
+          ':k': key,
+          ':t': encodeTask(task),
+          ':o': owner,
+        },
+      });
+    });
+  }
+
+  async credit(crawlId: string, credits: ReadonlyMap<Fingerprint, number>): Promise<Fingerprint[]> {
+    const gone: Fingerprint[] = [];
+    await forEachLimited([...credits], CONCURRENCY, async ([fp, amount]) => {
+      const updated = await this.#update(crawlId, fp, {
+        UpdateExpression: 'ADD #k :a',
+        ConditionExpression: 'attribute_exists(#p)',
+        ExpressionAttributeNames: { '#k': TABLE_KEYS.parkedKey, '#p': TABLE_KEYS.parkedShard },
+        ExpressionAttributeValues: { ':a': amount },
+      });
+      if (!updated) gone.push(fp);
+    });
+    return gone;
+  }
+
+  async richest(crawlId: string, limit: number): Promise<ParkedUrl[]> {
+    if (limit <= 0) return [];
+    const shards = Array.from({ length: SHARDS }, (_, i) => `${crawlId}#${i.toString(16)}`);
+    const found: ParkedUrl[] = [];
+    await Promise.all(
+      shards.map(async (shard) => {
+        let start: Record<string, unknown> | undefined;
+        let left = limit;
+        do {
+          const response = await this.#doc.send(
+            new QueryCommand({
+              TableName: this.#table,
+              IndexName: TABLE_KEYS.parkedIndex,
+              KeyConditionExpression: '#p = :p',
+              ExpressionAttributeNames: { '#p': TABLE_KEYS.parkedShard },
+              ExpressionAttributeValues: { ':p': shard },
+              ScanIndexForward: false,
+              Limit: left,
+              ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+            }),
+          );
+          for (const item of response.Items ?? []) {
+            const decoded = typeof item.task === 'string' ? decodeTask(item.task) : undefined;
+            const key = item[TABLE_KEYS.parkedKey];
+            if (decoded?.ok && typeof key === 'number') found.push({ task: decoded.task, key });
+            left -= 1;
+          }
+          start = response.LastEvaluatedKey;
+        } while (start !== undefined && left > 0);
+      }),
+    );
+    found.sort((a, b) => b.key - a.key);
+    return found.slice(0, limit);
+  }
+
+  async unpark(crawlId: string, fps: readonly Fingerprint[]): Promise<number> {
+    let unparked = 0;
+    await forEachLimited(fps, CONCURRENCY, async (fp) => {
+      const updated = await this.#update(crawlId, fp, {
+        UpdateExpression: 'REMOVE #p, #k, #t',
+        ConditionExpression: 'attribute_exists(#p)',
+        ExpressionAttributeNames: { '#p': TABLE_KEYS.parkedShard, '#k': TABLE_KEYS.parkedKey, '#t': 'task' },
+      });
+      if (updated) unparked += 1;
+    });
+    return unparked;
+  }
+
+  /** One conditional UpdateItem; false when its condition failed. */
+  async #update(
+    crawlId: string,
+    fp: Fingerprint,
+    input: {
+      UpdateExpression: string;
+      ConditionExpression: string;
+      ExpressionAttributeNames: Record<string, string>;
+      ExpressionAttributeValues?: Record<string, unknown>;
+    },
+  ): Promise<boolean> {
+    try {
+      await this.#doc.send(
+        new UpdateCommand({ TableName: this.#table, Key: { pk: `${crawlId}#${fp}` }, ...input }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The scheduler's AOPIC step for one running crawl (cloud mode). Two jobs:
+ *
+ * 1. The lambda page: the host ledgers sum the cash every page sent there (taxes, dropped URLs,
+ *    credits that could not be used); what was not spread yet is spread over all known pages as
+ *    a common `bonus` (O(1), see functions/core/aopic.ts), published on the crawl item with the
+ *    history total that normalizes importance estimates.
+ * 2. Admission: SQS has no priorities, so the worker queues a new URL at once only when its cash
+ *    is typical and parks the rest (see AdmissionGauge). Each tick tops the crawl's frontier up
+ *    to `frontierTarget` queued URLs with the richest parked URLs, never beyond the crawl's
+ *    maxPages budget. Pages that only link among themselves (traps) get a tenth of a share per
+ *    hop and stay parked while anything richer waits: with a page budget they are never fetched.
+ *
+ * Safe to repeat: tasks are sent before they are unparked (a tick that dies between the two
+ * sends them again next time, and the FIFO deduplication id drops the copy within five minutes),
+ * and `admitted` only counts URLs this tick unparked.
+ */
+import type { CrawlTask } from '../core/types.ts';
+import type { Frontier } from '../ports.ts';
+import type { CrawlTableStore, ParkedUrls } from './cloud-ports.ts';
+import type { AopicTotals, CloudAopicState, CrawlCounters, CrawlRecord } from './crawl-records.ts';
+
+export interface RedistributeCreditDeps {
+  table: Pick<CrawlTableStore, 'setAopic'>;
+  parked: ParkedUrls;
+  frontier: Frontier;
+  /** Queued URLs a crawl should have before parked ones wait (default {@link FRONTIER_TARGET}). */
+  frontierTarget?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Enough queued URLs to keep a crawl busy until the next tick (EventBridge's shortest rate is a
+ * minute): a hundred hosts at one page a second each take 6,000 a minute, most of them admitted
+ * at once by the workers; parked URLs are the low-cash tail.
+ */
+export const FRONTIER_TARGET = 2_000;
+
+/** What one step did. */
+export interface AopicStep {
+  /** Parked URLs sent to the frontier. */
+  admitted: number;
+  /** Parked URLs remain that the crawl may still fetch (it has budget left): not finished yet. */
+  pending: boolean;
+  state: CloudAopicState;
+}
+
+export const EMPTY_AOPIC: CloudAopicState = { bonus: 0, lambdaSpent: 0, admitted: 0, history: 0 };
+
+/** Runs the step for a running crawl, given its summed ledgers. */
+export async function redistributeCredit(
+  deps: RedistributeCreditDeps,
+  crawl: CrawlRecord,
+  counters: CrawlCounters,
+  totals: AopicTotals,
+): Promise<AopicStep> {
+  const previous = crawl.aopic ?? EMPTY_AOPIC;
+  const state: CloudAopicState = { ...previous, history: totals.history };
+  const fresh = totals.lambda - previous.lambdaSpent;
+  if (fresh > 0 && counters.discovered > 0) {
+    state.bonus += fresh / counters.discovered;
+    state.lambdaSpent = totals.lambda;
+  }
+  const budget =
+    crawl.config.maxPages === undefined
+      ? Number.POSITIVE_INFINITY
+      : crawl.config.maxPages - counters.fetched - counters.queued;
+  const room = Math.min((deps.frontierTarget ?? FRONTIER_TARGET) - counters.queued, budget);
+  let admitted = 0;
+  let pending = false;
+  if (counters.parked > 0 && room > 0) {
+    const richest = await deps.parked.richest(crawl.id, room);
+    if (richest.length > 0) {
+      // A parked URL's cash now: its key plus every redistribution since it was parked.
+      const tasks: CrawlTask[] = richest.map(({ task, key }) => ({ ...task, cash: key + state.bonus }));
+      await deps.frontier.enqueue(tasks);
+      admitted = await deps.parked.unpark(
+        crawl.id,
+        tasks.map((t) => t.fp),
+      );
+      state.admitted += admitted;
+      deps.log?.(`crawl ${crawl.id}: admitted ${admitted} parked URLs (richest ${tasks[0]?.cash})`);
+    }
+    // More may wait than fit this tick; an empty answer means none is parked at all.
+    pending = richest.length > 0;
+  } else if (counters.parked > 0 && budget > 0) {
+    pending = true;
+  }
+  if (JSON.stringify(state) !== JSON.stringify(previous)) await deps.table.setAopic(crawl.id, state);
+  return { admitted, pending, state };
+}

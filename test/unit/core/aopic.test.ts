@@ -1,0 +1,79 @@
+/**
+ * AOPIC accounting (functions/core/aopic.ts): how cash splits, the lambda page's O(1)
+ * redistribution, importance, and the cloud's admission gauge.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AdmissionGauge, AopicLedger, pathShape, splitCash } from '../../../functions/core/aopic.ts';
+
+describe('splitCash', () => {
+  it('gives each out-link an equal share of the cash less the tax, the tax to the lambda page', () => {
+    const { share, toLambda } = splitCash(1, 4, 0.1);
+    assert.equal(toLambda, 0.1);
+    assert.ok(Math.abs(share - 0.225) < 1e-12);
+    assert.ok(Math.abs(share * 4 + toLambda - 1) < 1e-12, 'cash is conserved');
+  });
+
+  it('sends everything to the lambda page when no link can take it, and nothing when there is no cash', () => {
+    assert.deepEqual(splitCash(0.5, 0, 0.1), { share: 0, toLambda: 0.5 });
+    assert.deepEqual(splitCash(0, 3, 0.1), { share: 0, toLambda: 0 });
+  });
+});
+
+describe('AopicLedger', () => {
+  it('redistributes the lambda page over all known pages as a bonus every page holds', () => {
+    const ledger = new AopicLedger();
+    ledger.discovered(4);
+    const key = ledger.keyFor(0.25);
+    ledger.collect(0.2);
+    assert.equal(ledger.redistribute(), 0.05);
+    assert.equal(ledger.state.lambda, 0);
+    assert.ok(Math.abs(ledger.cashOf(key) - 0.3) < 1e-12, 'known before: holds the bonus');
+    const later = ledger.keyFor(0.1);
+    assert.ok(Math.abs(ledger.cashOf(later) - 0.1) < 1e-12, 'known after: does not');
+    assert.equal(ledger.redistribute(), 0, 'nothing to spread');
+  });
+
+  it('estimates importance as (history + cash) over all history plus the circulating 1.0', () => {
+    const ledger = new AopicLedger();
+    ledger.discovered(2);
+    assert.equal(ledger.fetched(0.5), 0.5 / 1.5);
+    assert.equal(ledger.importance(0.25, 0.25), 0.5 / 1.5);
+  });
+});
+
+describe('pathShape', () => {
+  it('replaces digit runs and ignores the query', () => {
+    assert.equal(pathShape('https://e.example/calendar/2026/11?view=day'), '/calendar/#/#');
+    assert.equal(pathShape('https://e.example'), '/');
+  });
+});
+
+describe('AdmissionGauge', () => {
+  it('admits everything while it warms up, then parks a URL far below the typical cash', () => {
+    const gauge = new AdmissionGauge(0.25);
+    for (let i = 0; i < 50; i++) assert.equal(gauge.admit(i % 2 === 0 ? 1e-4 : 1e-3), true);
+    // The typical (geometric mean) new URL holds about 3e-4 now.
+    const typical = gauge.threshold() / 0.25;
+    assert.ok(typical > 2e-4 && typical < 4e-4, `typical ${typical}`);
+    assert.equal(gauge.admit(1e-4), true, 'a third of typical is above a quarter');
+    assert.equal(gauge.admit(3e-5), false, 'a tenth of typical (a generated link) is parked');
+    assert.equal(gauge.admit(0), false);
+  });
+
+  it('follows the cash down as the crawl dilutes it', () => {
+    const gauge = new AdmissionGauge(0.25);
+    for (let i = 0; i < 100; i++) gauge.admit(1e-3);
+    assert.equal(gauge.admit(1e-4), false);
+    for (let i = 0; i < 3000; i++) gauge.admit(1e-5);
+    assert.equal(gauge.admit(1e-5), true, 'the reference moved to the new typical cash');
+    assert.equal(gauge.admit(1e-6), false);
+  });
+
+  it('with a share of 1, parks what is below the typical cash only', () => {
+    const gauge = new AdmissionGauge(1);
+    for (let i = 0; i < 60; i++) gauge.admit(1);
+    assert.equal(gauge.admit(1), true);
+    assert.equal(gauge.admit(0.9), false);
+  });
+});
