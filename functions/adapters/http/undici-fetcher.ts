@@ -8,7 +8,10 @@ import { subscribe } from 'node:diagnostics_channel';
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { Agent as AgentType, buildConnector as BuildConnector, Dispatcher } from 'undici';
+// undici's files, not its package index, which loads far more than these (see undici-lib.d.ts).
+import buildConnector from 'undici/lib/core/connect.js';
+import Agent from 'undici/lib/dispatcher/agent.js';
 import { classifyAddress } from '../../core/net/address-policy.ts';
 import type {
   FetchErrorCode,
@@ -110,7 +113,7 @@ function headerValue(headers: HeaderList, name: string): string | undefined {
 /** Fetches with undici; see docs/safety.md for what the guard, timeouts and caps do. */
 export class UndiciFetcher implements Fetcher {
   readonly #options: FetcherOptions;
-  readonly #agent: Agent;
+  readonly #agent: AgentType;
   #closed = false;
 
   constructor(options: FetcherOptions) {
@@ -120,7 +123,7 @@ export class UndiciFetcher implements Fetcher {
     const connector = buildConnector({
       timeout: options.connectTimeoutMs,
       lookup: guard && options.lookupGuard !== false ? guardLookup(lookup) : lookup,
-    } as buildConnector.BuildOptions);
+    } as BuildConnector.BuildOptions);
     this.#agent = new Agent({
       connect: guard ? guardConnector(connector) : connector,
       connections: options.maxConnections ?? 1,
@@ -227,7 +230,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#headersToSend = [...headers.values()].flat();
   }
 
-  start(agent: Agent): void {
+  start(agent: AgentType): void {
     this.#timer = setTimeout(() => this.#onTotalTimeout(), this.#options.totalTimeoutMs);
     try {
       agent.dispatch(
