@@ -2,6 +2,7 @@ import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 import type { LinkKind } from '../types.ts';
 import { classifyLink } from './classify.ts';
 import { parseMetaRefresh } from './meta-refresh.ts';
+import { NameTable } from './name-table.ts';
 import { addRobotsDirectives, type RobotsDirectives } from './robots-directives.ts';
 import { parseSrcset } from './srcset.ts';
 import { TextBuffer } from './text-buffer.ts';
@@ -147,6 +148,7 @@ for (const tag of [
 ]) {
   TAGS.set(tag, BLOCK);
 }
+const TAG_TABLE = new NameTable(TAGS);
 
 // Slots of the attributes a link-bearing tag can need.
 const HREF = 0;
@@ -158,29 +160,17 @@ const CONTENT = 5;
 const HTTP_EQUIV = 6;
 const DATA = 7;
 
-function attributeSlot(name: string): number {
-  switch (name) {
-    case 'href':
-    case 'xlink:href': // SVG 1.1 links
-      return HREF;
-    case 'src':
-      return SRC;
-    case 'srcset':
-      return SRCSET;
-    case 'rel':
-      return REL;
-    case 'name':
-      return NAME;
-    case 'content':
-      return CONTENT;
-    case 'http-equiv':
-      return HTTP_EQUIV;
-    case 'data':
-      return DATA;
-    default:
-      return -1;
-  }
-}
+const ATTRIBUTES = new NameTable<number>([
+  ['href', HREF],
+  ['xlink:href', HREF], // SVG 1.1 links
+  ['src', SRC],
+  ['srcset', SRCSET],
+  ['rel', REL],
+  ['name', NAME],
+  ['content', CONTENT],
+  ['http-equiv', HTTP_EQUIV],
+  ['data', DATA],
+]);
 
 const NOFOLLOW = /(?:^|[\t\n\f\r ])nofollow(?:[\t\n\f\r ]|$)/i;
 const CANONICAL = /(?:^|[\t\n\f\r ])canonical(?:[\t\n\f\r ]|$)/i;
@@ -248,15 +238,16 @@ class FactsCollector implements TokenizerCallbacks {
   }
 
   onopentagname(start: number, end: number): void {
-    const name = this.#html.slice(start, end).toLowerCase();
-    const role = TAGS.get(name) ?? 0;
-    this.#tag = name;
+    // Only known tags have a role; the name of any other is never read.
+    const slot = TAG_TABLE.slotOf(this.#html, start, end);
+    const role = slot < 0 ? 0 : TAG_TABLE.value(slot);
+    this.#tag = slot < 0 ? '' : TAG_TABLE.name(slot);
     this.#role = role;
     if ((role & LINK) !== 0) this.#attrs.fill(undefined);
   }
 
   onattribname(start: number, end: number): void {
-    this.#slot = (this.#role & LINK) === 0 ? -1 : attributeSlot(this.#html.slice(start, end).toLowerCase());
+    this.#slot = (this.#role & LINK) === 0 ? -1 : ATTRIBUTES.get(this.#html, start, end, -1);
     this.#value = '';
   }
 
@@ -283,8 +274,9 @@ class FactsCollector implements TokenizerCallbacks {
   }
 
   onclosetag(start: number, end: number): void {
-    const role = TAGS.get(this.#html.slice(start, end).toLowerCase());
-    if (role === undefined) return;
+    const slot = TAG_TABLE.slotOf(this.#html, start, end);
+    if (slot < 0) return;
+    const role = TAG_TABLE.value(slot);
     if ((role & VOID) !== 0) {
       // "</br>" is a line break too.
       if ((role & BLOCK) !== 0) this.#text?.lineBreak();
