@@ -81,6 +81,18 @@ export interface StepWrite {
  */
 const MERGE_BATCH = 16_384;
 
+/**
+ * Steps whose seen, content and host writes wait in the journal before they are merged into
+ * their tables (sooner when credits are applied: see `credit`). Each step's commit writes one
+ * journal row, which also holds its checkpoint, instead of a random page of `seen`, one of
+ * `content`, the `hosts` page and the `meta` page: SQLite appends every page a transaction
+ * changes to the WAL (two writes each) and copies it back at the next checkpoint, and those four
+ * pages were two thirds of a step's commit (133 -> 85 us on the PostgreSQL docs without them).
+ * Rows live in fixed slots (step mod this), rewritten in place; `meta.journal` names the last
+ * step merged, and opening the database merges the rows after it, so a crash loses nothing.
+ */
+const JOURNAL_STEPS = 32;
+
 const SCHEMA = `
   PRAGMA locking_mode = EXCLUSIVE;
   PRAGMA journal_mode = WAL;
@@ -102,11 +114,37 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS content (hash INTEGER PRIMARY KEY, url TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS robots (origin TEXT PRIMARY KEY, entry TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS journal (
+    slot INTEGER PRIMARY KEY,
+    step INTEGER NOT NULL,
+    checkpoint TEXT NOT NULL,
+    fp INTEGER,
+    owner INTEGER,
+    history REAL,
+    key REAL,
+    host TEXT,
+    content TEXT
+  );
 `;
 
 /** The state file was written by an incompatible version of crawlstack. */
 export class CrawlDbVersionError extends Error {
   readonly code = 'CRAWL_DB_VERSION';
+}
+
+/** One committed step's writes waiting in the journal (see JOURNAL_STEPS). */
+interface JournalEntry {
+  step: number;
+  checkpoint: string;
+  /** The finished URL's `seen` row: fingerprint, owner, and AOPIC history and key when known. */
+  fp: bigint | null;
+  owner: bigint | null;
+  history: number | null;
+  key: number | null;
+  /** Host whose fetched count grows by one. */
+  host: string | null;
+  /** Content hashes first seen by the step, with their URLs. */
+  content: [hash: string, url: string][];
 }
 
 /** A claimed URL waiting for the sorted merge: its owner and, when queued, its frontier row. */
@@ -120,6 +158,13 @@ export class CrawlDb {
   readonly #stmt: Record<string, StatementSync>;
   /** Claimed, committed with their frontier rows, not yet merged into `seen`. */
   readonly #recent = new Map<Fingerprint, RecentClaim>();
+  /** Committed steps not yet merged from the journal, oldest first, and what reads need of them. */
+  readonly #journal: JournalEntry[] = [];
+  readonly #journalContent = new Map<bigint, string>();
+  #journalStep: number;
+  #inTransaction = false;
+  /** Set by a merge inside the running transaction: the journal is emptied once it commits. */
+  #mergedJournal = false;
   #seq: number;
   #frontSeq: number;
   readonly #prioritize: Prioritize;
@@ -183,9 +228,24 @@ export class CrawlDb {
       robotsPut: prepare(
         'INSERT INTO robots (origin, entry) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET entry = excluded.entry',
       ),
+      hostFetchedBy: prepare(
+        'INSERT INTO hosts (host, fetched) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET fetched = fetched + ?2',
+      ),
+      journalPut: prepare(
+        'INSERT OR REPLACE INTO journal (slot, step, checkpoint, fp, owner, history, key, host, content) ' +
+          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      journalAfter: prepare(
+        'SELECT step, checkpoint, fp, owner, history, key, host, content FROM journal WHERE step > ? ORDER BY step',
+      ),
+      journalMax: prepare('SELECT coalesce(max(step), 0) AS step FROM journal'),
+      // Prepared once: exec() would parse them again on every step.
+      begin: prepare('BEGIN'),
+      commit: prepare('COMMIT'),
+      rollback: prepare('ROLLBACK'),
     };
     // Fingerprints and owners are full 64-bit values: read them as bigint, not as lossy numbers.
-    for (const name of ['seenRow', 'rowBySeq']) this.#stmt[name]!.setReadBigInts(true);
+    for (const name of ['seenRow', 'rowBySeq', 'journalAfter']) this.#stmt[name]!.setReadBigInts(true);
     // Queued fingerprints that a crash kept from being merged: put them in the seen set now.
     this.#db.exec(
       'INSERT INTO seen (fp, owner, seq) SELECT fp, owner, seq FROM frontier WHERE true ORDER BY fp ' +
@@ -194,6 +254,7 @@ export class CrawlDb {
     const bounds = this.#stmt.seqBounds!.get() as { hi: number; lo: number };
     this.#seq = Math.max(0, bounds.hi);
     this.#frontSeq = Math.min(0, bounds.lo);
+    this.#journalStep = this.#recoverJournal();
   }
 
   /** The open connection, for tables kept beside the crawl's (the near-duplicate index). */
@@ -202,11 +263,15 @@ export class CrawlDb {
   }
 
   getMeta<T>(key: string): T | undefined {
+    // The latest checkpoint may still be in the journal.
+    this.#mergeJournal();
     const row = this.#stmt.getMeta!.get(key) as { value: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.value) as T);
   }
 
   setMeta(key: string, value: unknown): void {
+    // A later merge must not put an older journalled checkpoint over this one.
+    this.#mergeJournal();
     this.#stmt.setMeta!.run(key, JSON.stringify(value));
   }
 
@@ -241,6 +306,7 @@ export class CrawlDb {
 
   /** Registers a content hash for `url` unless one is there; resolves the URL registered first. */
   claimContent(hash: string, url: string): string {
+    this.#mergeJournal();
     this.#stmt.contentAdd!.run(hashKey(hash), url);
     return this.contentOwner(hash) ?? url;
   }
@@ -268,12 +334,16 @@ export class CrawlDb {
   }
 
   seenCount(): number {
+    this.#mergeJournal();
     this.#merge();
     return (this.#stmt.seenCount!.get() as { n: number }).n;
   }
 
   contentOwner(hash: string): string | undefined {
-    return (this.#stmt.contentGet!.get(hashKey(hash)) as { url: string } | undefined)?.url;
+    const key = hashKey(hash);
+    // A row in `content` is older than any journalled claim of the same hash.
+    const row = this.#stmt.contentGet!.get(key) as { url: string } | undefined;
+    return row?.url ?? this.#journalContent.get(key);
   }
 
   robots(origin: string): RobotsEntry | undefined {
@@ -318,6 +388,8 @@ export class CrawlDb {
     queued.sort((a, b) => a[0] - b[0]);
     fetched.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     this.#transaction(() => {
+      // Journalled pages get their `seen` rows first, so that their cash keys are credited too.
+      this.#mergeJournal();
       for (const [seq, amount] of queued) this.#stmt.creditQueued!.run(amount, byCash ? 1 : 0, seq);
       for (const [fp, amount] of fetched) this.#stmt.creditSeen!.run(amount, fp);
     });
@@ -325,6 +397,7 @@ export class CrawlDb {
 
   /** A fetched page's AOPIC history and cash key, if it has them. */
   pageCash(fp: Fingerprint): { history: number; key: number } | undefined {
+    this.#mergeJournal();
     const row = this.#stmt.pageCash!.get(fpToInt(fp)) as
       | { history: number | null; key: number | null }
       | undefined;
@@ -343,6 +416,7 @@ export class CrawlDb {
 
   /** Pages requested per host so far (the per-host budget survives a restart). */
   hostFetchedCounts(): Map<string, number> {
+    this.#mergeJournal();
     const counts = new Map<string, number>();
     for (const row of this.#stmt.hostsFetched!.iterate() as Iterable<{ host: string; fetched: number }>) {
       counts.set(row.host, row.fetched);
@@ -373,47 +447,91 @@ export class CrawlDb {
     const s = this.#stmt;
     const owner = write.claimOwner ?? null;
     const queued = new Map<Fingerprint, number>();
-    let finishedFp: Fingerprint | undefined;
-    this.#transaction(() => {
-      for (const task of write.enqueue) {
-        const seq = write.front ? --this.#frontSeq : ++this.#seq;
-        this.#push(task, seq, owner, write.front === true);
-        queued.set(task.fp, seq);
-      }
-      // A claim without a frontier row has nothing to recover it from: it goes to `seen` now.
-      const ownerInt = owner === null ? null : fpToInt(owner);
-      for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd!.run(fpToInt(fp), ownerInt, null);
-      for (const { hash, url } of write.contentHashes) s.contentAdd!.run(hashKey(hash), url);
-      if (write.finished !== undefined) {
-        const row = this.#row(write.finished);
-        if (row !== undefined) {
-          // A finished URL leaves the queue; the seen set keeps it (with its AOPIC history).
-          const cash = write.finishedCash;
-          if (cash === undefined) s.seenAdd!.run(row.fp, row.owner, null);
-          else s.seenFinished!.run(row.fp, row.owner, cash.history, cash.key);
-          s.remove!.run(row.seq);
-          finishedFp = intToFp(row.fp);
+    const entry: JournalEntry = {
+      step: this.#journalStep + 1,
+      checkpoint: JSON.stringify(write.checkpoint),
+      fp: null,
+      owner: null,
+      history: null,
+      key: null,
+      host: write.hostFetched ?? null,
+      content: write.contentHashes.map(({ hash, url }) => [hash, url]),
+    };
+    try {
+      this.#transaction(() => {
+        for (const task of write.enqueue) {
+          const seq = write.front ? --this.#frontSeq : ++this.#seq;
+          this.#push(task, seq, owner, write.front === true);
+          queued.set(task.fp, seq);
         }
+        // A claim without a frontier row has nothing to recover it from: it goes to `seen` now.
+        const ownerInt = owner === null ? null : fpToInt(owner);
+        for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd!.run(fpToInt(fp), ownerInt, null);
+        this.#writeStep(write, entry);
+        this.#journal.push(entry);
+        this.#journalStep = entry.step;
+        // Before its slot comes round again.
+        if (this.#journal.length >= JOURNAL_STEPS) this.#mergeJournal();
+      });
+    } catch (error) {
+      if (this.#journal.at(-1) === entry) {
+        this.#journal.pop();
+        this.#journalStep = entry.step - 1;
       }
-      if (write.retried !== undefined) {
-        const row = this.#row(write.retried);
-        if (row !== undefined) {
-          const { seq: _seq, prio: _prio, cashKey: _cashKey, ...task } = write.retried as QueuedTask;
-          s.rewrite!.run(JSON.stringify(task), row.seq);
-        }
+      throw error;
+    }
+    if (this.#journal.at(-1) === entry) {
+      for (const [hash, url] of entry.content) {
+        const key = hashKey(hash);
+        if (!this.#journalContent.has(key)) this.#journalContent.set(key, url);
       }
-      if (write.hostFetched !== undefined) s.hostFetched!.run(write.hostFetched);
-      s.setMeta!.run('checkpoint', JSON.stringify(write.checkpoint));
-    });
+    }
     for (const [fp, seq] of queued) this.#recent.set(fp, { owner, seq });
-    if (finishedFp !== undefined) {
-      const claim = this.#recent.get(finishedFp);
+    if (entry.fp !== null) {
+      const claim = this.#recent.get(intToFp(entry.fp));
       if (claim !== undefined) claim.seq = null;
     }
     if (this.#recent.size >= MERGE_BATCH) this.#merge();
   }
 
+  /** The finished or retried row and the journal row of one step (inside its transaction). */
+  #writeStep(write: StepWrite, entry: JournalEntry): void {
+    const s = this.#stmt;
+    if (write.finished !== undefined) {
+      const row = this.#row(write.finished);
+      if (row !== undefined) {
+        // A finished URL leaves the queue; the seen set keeps it (with its AOPIC history).
+        entry.fp = row.fp;
+        entry.owner = row.owner;
+        if (write.finishedCash !== undefined) {
+          entry.history = write.finishedCash.history;
+          entry.key = write.finishedCash.key;
+        }
+        s.remove!.run(row.seq);
+      }
+    }
+    if (write.retried !== undefined) {
+      const row = this.#row(write.retried);
+      if (row !== undefined) {
+        const { seq: _seq, prio: _prio, cashKey: _cashKey, ...task } = write.retried as QueuedTask;
+        s.rewrite!.run(JSON.stringify(task), row.seq);
+      }
+    }
+    s.journalPut!.run(
+      entry.step % JOURNAL_STEPS,
+      entry.step,
+      entry.checkpoint,
+      entry.fp,
+      entry.owner,
+      entry.history,
+      entry.key,
+      entry.host,
+      entry.content.length === 0 ? null : JSON.stringify(entry.content),
+    );
+  }
+
   close(): void {
+    this.#mergeJournal();
     this.#merge();
     this.#db.close();
   }
@@ -466,15 +584,93 @@ export class CrawlDb {
     this.#recent.clear();
   }
 
+  /**
+   * Applies the journalled steps to `seen`, `content`, `hosts` and the checkpoint, in key order,
+   * inside the current transaction or a new one. A failed transaction leaves them journalled.
+   */
+  #mergeJournal(): void {
+    const entries = this.#journal;
+    if (entries.length === 0) return;
+    if (!this.#inTransaction) {
+      this.#transaction(() => this.#mergeJournal());
+      return;
+    }
+    const s = this.#stmt;
+    const finished = entries.filter((e) => e.fp !== null);
+    // Stable sort: of two rows for one key, the later step still writes last.
+    finished.sort((a, b) => (a.fp! < b.fp! ? -1 : a.fp! > b.fp! ? 1 : 0));
+    for (const e of finished) {
+      if (e.history === null || e.key === null) s.seenAdd!.run(e.fp, e.owner, null);
+      else s.seenFinished!.run(e.fp, e.owner, e.history, e.key);
+    }
+    const content: [bigint, string][] = [];
+    for (const e of entries) for (const [hash, url] of e.content) content.push([hashKey(hash), url]);
+    // INSERT OR IGNORE keeps the first URL of a hash, so steps stay in order within a key.
+    content.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    for (const [key, url] of content) s.contentAdd!.run(key, url);
+    const hosts = new Map<string, number>();
+    for (const e of entries) if (e.host !== null) hosts.set(e.host, (hosts.get(e.host) ?? 0) + 1);
+    for (const [host, n] of hosts) s.hostFetchedBy!.run(host, n);
+    const last = entries.at(-1)!;
+    s.setMeta!.run('checkpoint', last.checkpoint);
+    s.setMeta!.run('journal', JSON.stringify({ merged: last.step }));
+    // Cleared only once the merge commits (see #transaction).
+    this.#mergedJournal = true;
+  }
+
+  /** Loads the steps a crash left in the journal and merges them; returns the last step. */
+  #recoverJournal(): number {
+    const merged = this.#metaValue<{ merged: number }>('journal')?.merged ?? 0;
+    type Row = {
+      step: bigint;
+      checkpoint: string;
+      fp: bigint | null;
+      owner: bigint | null;
+      history: number | null;
+      key: number | null;
+      host: string | null;
+      content: string | null;
+    };
+    for (const row of this.#stmt.journalAfter!.iterate(merged) as Iterable<Row>) {
+      this.#journal.push({
+        step: Number(row.step),
+        checkpoint: row.checkpoint,
+        fp: row.fp,
+        owner: row.owner,
+        history: row.history,
+        key: row.key,
+        host: row.host,
+        content: row.content === null ? [] : (JSON.parse(row.content) as [string, string][]),
+      });
+    }
+    const last = Math.max(merged, (this.#stmt.journalMax!.get() as { step: number }).step);
+    this.#mergeJournal();
+    return last;
+  }
+
+  #metaValue<T>(key: string): T | undefined {
+    const row = this.#stmt.getMeta!.get(key) as { value: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.value) as T);
+  }
+
   #transaction<T>(work: () => T): T {
-    this.#db.exec('BEGIN');
+    const s = this.#stmt;
+    s.begin!.run();
+    this.#inTransaction = true;
     try {
       const result = work();
-      this.#db.exec('COMMIT');
+      s.commit!.run();
+      if (this.#mergedJournal) {
+        this.#journal.length = 0;
+        this.#journalContent.clear();
+      }
       return result;
     } catch (error) {
-      this.#db.exec('ROLLBACK');
+      s.rollback!.run();
       throw error;
+    } finally {
+      this.#inTransaction = false;
+      this.#mergedJournal = false;
     }
   }
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -15,6 +15,17 @@ function dbPath(): string {
   const dir = mkdtempSync(join(tmpdir(), 'crawlstack-db-'));
   dirs.push(dir);
   return join(dir, 'state.sqlite');
+}
+
+/**
+ * The database files as a kill -9 leaves them, copied while the connection is still open (its
+ * exclusive lock keeps a second connection off the original files).
+ */
+function crashCopy(path: string): string {
+  const copy = dbPath();
+  copyFileSync(path, copy);
+  if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${copy}-wal`);
+  return copy;
 }
 
 const fp = (n: number) => n.toString(16).padStart(16, '0');
@@ -201,7 +212,7 @@ describe('CrawlDb', () => {
     });
     assert.equal(db.seenOwner(fp(2)), fp(1));
     // No close(): as after kill -9, the in-memory batch was never merged into `seen`.
-    const reopened = new CrawlDb(path);
+    const reopened = new CrawlDb(crashCopy(path));
     assert.equal(reopened.seenOwner(fp(2)), fp(1));
     assert.equal(reopened.seenOwner(fp(3)), fp(1));
     assert.equal(reopened.seenHas(fp(1)), true);
@@ -216,6 +227,94 @@ describe('CrawlDb', () => {
     });
     assert.equal(reopened.seenHas(fp(1)), true);
     assert.equal(reopened.frontierSize(), 2);
+    reopened.close();
+    db.close();
+  });
+
+  test("a step's seen, content, host and checkpoint writes are read back at once and survive a crash", () => {
+    const path = dbPath();
+    const db = new CrawlDb(path);
+    db.seed([task(1), task(2), task(3)], 0);
+    db.commit({
+      claimed: [],
+      enqueue: [],
+      contentHashes: [{ hash: 'h1', url: 'http://a.test/p/1' }],
+      finished: db.head('a.test')!,
+      finishedCash: { history: 0.5, key: 0.25 },
+      hostFetched: 'a.test',
+      checkpoint: { step: 1 },
+    });
+    db.commit({
+      claimed: [],
+      enqueue: [],
+      contentHashes: [{ hash: 'h2', url: 'http://a.test/p/2' }],
+      finished: fp(2),
+      hostFetched: 'a.test',
+      checkpoint: { step: 2 },
+    });
+    const check = (d: CrawlDb) => {
+      assert.equal(d.contentOwner('h1'), 'http://a.test/p/1');
+      assert.equal(d.contentOwner('h2'), 'http://a.test/p/2');
+      assert.equal(d.seenHas(fp(1)) && d.seenHas(fp(2)), true);
+      assert.deepEqual(d.pageCash(fp(1)), { history: 0.5, key: 0.25 });
+      assert.equal(d.pageCash(fp(2)), undefined);
+      assert.deepEqual(d.hostFetchedCounts(), new Map([['a.test', 2]]));
+      assert.deepEqual(d.getMeta('checkpoint'), { step: 2 });
+      assert.equal(d.head('a.test')?.fp, fp(3));
+    };
+    const crashed = crashCopy(path);
+    check(db);
+    const reopened = new CrawlDb(crashed);
+    check(reopened);
+    reopened.close();
+    db.close();
+  });
+
+  test('steps beyond what the journal holds are merged on the way; none is lost in a crash', () => {
+    const path = dbPath();
+    const db = new CrawlDb(path);
+    const n = 100;
+    db.seed(
+      Array.from({ length: n }, (_, i) => task(i + 1, i % 2 === 0 ? 'a.test' : 'b.test')),
+      0,
+    );
+    for (let i = 1; i <= n; i++) {
+      db.commit({
+        claimed: [],
+        enqueue: [],
+        contentHashes: [
+          { hash: `h${i}`, url: `u${i}` },
+          { hash: 'shared', url: `u${i}` },
+        ],
+        finished: fp(i),
+        finishedCash: { history: i, key: -i },
+        hostFetched: i % 2 === 1 ? 'a.test' : 'b.test',
+        checkpoint: { step: i },
+      });
+    }
+    const reopened = new CrawlDb(crashCopy(path));
+    for (const d of [db, reopened]) {
+      assert.equal(d.frontierSize(), 0);
+      assert.equal(d.contentOwner('h77'), 'u77');
+      assert.equal(d.contentOwner('shared'), 'u1', 'the first URL of a hash stays its owner');
+      assert.deepEqual(d.pageCash(fp(64)), { history: 64, key: -64 });
+      assert.deepEqual(
+        d.hostFetchedCounts(),
+        new Map([
+          ['a.test', 50],
+          ['b.test', 50],
+        ]),
+      );
+      assert.deepEqual(d.getMeta('checkpoint'), { step: n });
+    }
+    reopened.commit({
+      claimed: [],
+      enqueue: [],
+      contentHashes: [],
+      hostFetched: 'a.test',
+      checkpoint: 'after',
+    });
+    assert.equal(reopened.hostFetchedCounts().get('a.test'), 51);
     reopened.close();
     db.close();
   });
