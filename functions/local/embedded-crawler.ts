@@ -174,6 +174,11 @@ export class EmbeddedCrawler {
   /** Moving average of the cash of the URLs dispatched (see #holdBack). */
   #cashAverage = 0;
   #lastFlush = 0;
+  /**
+   * The head task the last offer read, for the dispatch that usually follows at once (so it is
+   * not read twice). One entry: a cache per host would hold a task for every waiting host.
+   */
+  #offered: { slot: HostSlot; head: QueuedTask | undefined } | undefined;
   #stepsSinceSave = 0;
   readonly #running = new Set<Promise<void>>();
   readonly #scopeHosts = new Set<string>();
@@ -378,7 +383,9 @@ export class EmbeddedCrawler {
     while (this.#running.size < this.#config.concurrency && this.#budgetLeft() > 0) {
       const slot = this.#scheduler.pop(now);
       if (slot === undefined) return;
-      const head = this.#db.head(slot.host, slot.finishing);
+      const offered = this.#offered;
+      this.#offered = undefined;
+      const head = offered?.slot === slot ? offered.head : this.#db.head(slot.host, slot.finishing);
       // The task's cash now: its share at discovery, the credits since, the lambda page's bonus.
       const task = head === undefined ? undefined : { ...head, cash: this.#ledger.cashOf(head.cashKey) };
       if (task === undefined) {
@@ -435,6 +442,8 @@ export class EmbeddedCrawler {
   #flushCredits(): void {
     this.#db.credit(this.#credits, this.#config.order === 'aopic');
     this.#credits.clear();
+    // Credits change cash and priorities without an offer.
+    this.#offered = undefined;
   }
 
   async #sleepUntilWork(): Promise<void> {
@@ -495,6 +504,7 @@ export class EmbeddedCrawler {
    */
   #release(slot: HostSlot, task: QueuedTask, feedback: RequestFeedback): boolean {
     if (slot.finishing !== undefined || this.#stopping !== undefined) return false;
+    if (this.#offered?.slot === slot) this.#offered = undefined;
     const now = this.#clock.now();
     if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
     slot.nextAt = Math.max(
@@ -605,6 +615,7 @@ export class EmbeddedCrawler {
 
     this.#pagesFile.append(unit.pageLines);
     this.#linksFile.append(unit.linkLines);
+    this.#offered = undefined;
     this.#db.commit({
       claimed: unit.claimed,
       ...(unit.claimOwner !== undefined ? { claimOwner: unit.claimOwner } : {}),
@@ -639,7 +650,10 @@ export class EmbeddedCrawler {
   /** Queues a host for dispatch with the priority of its current head task. */
   #offer(slot: HostSlot, now: number): void {
     if (slot.busy || !hasWaitingTask(slot)) return;
-    slot.best = this.#db.head(slot.host, slot.finishing)?.prio ?? Number.NEGATIVE_INFINITY;
+    const head = this.#db.head(slot.host, slot.finishing);
+    // Every change to a host's rows is followed by its offer, credit flushes aside.
+    this.#offered = { slot, head };
+    slot.best = head?.prio ?? Number.NEGATIVE_INFINITY;
     this.#scheduler.offer(slot, now);
   }
 
