@@ -18,11 +18,18 @@
  *   npm run bench:quality                           bfs and aopic
  *   npm run bench:quality -- --order bfs --budget 3000 --seed 1
  *   npm run bench:quality -- --hosts 20 --pages 4000 --concurrency 16 --json out.json
+ *   npm run bench:quality -- --mode cloud           the serverless crawler on the local stand-in
+ *
+ * `--mode cloud` runs the same crawls through the cloud pipeline (the synthesized stack on the
+ * AWS stand-in, started through its HTTP API, the scheduler ticking every second), where SQS FIFO
+ * has no priorities and AOPIC works by parking low-cash URLs (see functions/cloud/). Its page
+ * budget is approximate: batches running together each see the others' pages late.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { CrawlProgressView } from '../functions/cloud/crawl-progress.ts';
 import { parseCrawlConfig } from '../functions/core/config.ts';
 import type { LinkRecord } from '../functions/core/types.ts';
 import { type CrawlSummary, EmbeddedCrawler } from '../functions/local/embedded-crawler.ts';
@@ -52,6 +59,7 @@ const { values } = parseArgs({
     hosts: { type: 'string', default: '20' },
     pages: { type: 'string', default: '3700' },
     concurrency: { type: 'string', default: '16' },
+    mode: { type: 'string', default: 'embedded' },
     json: { type: 'string' },
   },
 });
@@ -85,11 +93,13 @@ async function main(): Promise<void> {
         continue;
       }
     }
-    runs.push(await crawlOnce(web, order, budget, hasOrder));
+    if (values.mode === 'cloud') runs.push(await crawlCloud(web, order, budget));
+    else if (values.mode === 'embedded') runs.push(await crawlOnce(web, order, budget, hasOrder));
+    else throw new Error(`--mode: embedded or cloud, got ${values.mode}`);
   }
 
   console.log(
-    `\ncrawl quality on a generated web: ${web.hosts.length} hosts, ${web.pageCount} good pages, seed ${seed}, ` +
+    `\ncrawl quality (${values.mode}) on a generated web: ${web.hosts.length} hosts, ${web.pageCount} good pages, seed ${seed}, ` +
       `budget maxPages=${budget} (generated in ${generateMs.toFixed(0)} ms)\n`,
   );
   printTable(runs);
@@ -146,6 +156,80 @@ async function crawlOnce(
   } finally {
     await served.close();
     rmSync(outDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The same crawl through the serverless pipeline on the local stand-in: POST /crawls, poll until
+ * it is no longer running. The summary is built from the API's counters.
+ */
+async function crawlCloud(
+  web: ReturnType<typeof generateWeb>,
+  order: Order,
+  budget: number,
+): Promise<OrderRun> {
+  const { startCloudLocal } = await import('../localstack/cloud-local.ts');
+  const served = await serveWeb(web);
+  const local = await startCloudLocal({
+    port: 0,
+    prefix: `quality${process.pid.toString(36)}${order}`,
+    scheduleRateMs: 1000,
+    log: () => {},
+  });
+  const headers = { authorization: `Bearer ${local.token}`, 'content-type': 'application/json' };
+  const api = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(`${local.api}${path}`, { ...init, headers });
+    const json = (await response.json()) as Record<string, unknown>;
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  try {
+    const started = performance.now();
+    const { id } = (await api('/crawls', {
+      method: 'POST',
+      body: JSON.stringify({
+        seeds: served.seeds,
+        scope: 'any',
+        maxPages: budget,
+        delayMs: 0,
+        delayFactor: 0,
+        allowPrivate: true,
+        order,
+      }),
+    })) as { id: string };
+    let view: CrawlProgressView;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 1000));
+      view = (await api(`/crawls/${id}`)) as unknown as CrawlProgressView;
+      if (view.status !== 'running') break;
+      process.stderr.write(`\r  ${order}: ${view.counters.fetched} pages, ${view.counters.parked} parked   `);
+      if (performance.now() - started > 15 * 60_000)
+        throw new Error('the cloud crawl did not end in 15 minutes');
+    }
+    process.stderr.write('\n');
+    const wallMs = performance.now() - started;
+    const metrics = qualityMetrics(web, served.requests());
+    const c = view.counters;
+    console.error(
+      `${order} (cloud): ${metrics.requests} requests, ${c.fetched} pages in ${(wallMs / 1000).toFixed(1)} s`,
+    );
+    const summary = {
+      pages: c.fetched,
+      skipped: c.finished - c.fetched,
+      duplicates: c.duplicates,
+      state: `${view.status} (${c.parked} parked)`,
+    } as unknown as CrawlSummary;
+    return {
+      order,
+      metrics,
+      summary,
+      linkSkips: c.linksSkipped,
+      maxInFlight: Math.max(...served.hosts.map((h) => h.site.maxInFlight())),
+      wallMs,
+    };
+  } finally {
+    await local.stop();
+    await served.close();
   }
 }
 
@@ -216,7 +300,7 @@ function printTable(runs: OrderRun[]): void {
     (r) => `${r.summary.pages} / ${r.summary.skipped} / ${r.summary.duplicates}`,
   );
   row('crawler: end state, wall s', (r) => `${r.summary.state}, ${(r.wallMs / 1000).toFixed(1)}`);
-  row('links refused (distinct URLs)', (r) =>
+  row(values.mode === 'cloud' ? 'links refused (per page)' : 'links refused (distinct URLs)', (r) =>
     Object.entries(r.linkSkips)
       .sort((a, b) => b[1] - a[1])
       .map(([reason, n]) => `${reason} ${n}`)

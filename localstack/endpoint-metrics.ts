@@ -146,6 +146,52 @@ function tableOf(request: Json): string {
   return typeof request.TableName === 'string' ? request.TableName : '?';
 }
 
+/** A global secondary index as CreateTable declared it: its name and key attribute names. */
+export interface IndexSpec {
+  name: string;
+  keys: string[];
+}
+
+/**
+ * Write units a successful write spends on a table's global secondary indexes (DynamoDB charges
+ * them on top of the table's): a put whose item carries an index's keys writes the index entry;
+ * an update that REMOVEs an index key deletes it (1), one that ADDs to a key moves it (delete +
+ * put, 2), one that SETs a key writes it (1, counted as new: the request does not show whether
+ * the entry existed). Entries are charged for the item's size as the request shows it.
+ */
+function indexCharges(
+  operation: string,
+  request: Json,
+  indexes: readonly IndexSpec[],
+  write: (table: string, units: number) => void,
+): void {
+  const table = tableOf(request);
+  for (const index of indexes) {
+    const target = `${table}/${index.name}`;
+    if (operation === 'PutItem') {
+      const item = asObject(request.Item) as WireItem;
+      if (index.keys.every((k) => item[k] !== undefined)) write(target, writeUnits(itemSize(item)));
+    } else if (operation === 'UpdateItem') {
+      const names = asObject(request.ExpressionAttributeNames) as Record<string, string>;
+      const expression = String(request.UpdateExpression ?? '').replace(/#\w+/g, (n) => names[n] ?? n);
+      // The clauses: SET ..., REMOVE ..., ADD ..., DELETE ... (any order).
+      const clauses = new Map<string, string>();
+      for (const match of expression.matchAll(
+        /\b(SET|REMOVE|ADD|DELETE)\b([\s\S]*?)(?=\b(?:SET|REMOVE|ADD|DELETE)\b|$)/g,
+      )) {
+        clauses.set(match[1]!, match[2]!);
+      }
+      const touches = (clause: string) =>
+        index.keys.some((k) => new RegExp(`(^|[\\s,])${k}(\\s|=|,|$)`).test(clauses.get(clause) ?? ''));
+      const values = asObject(request.ExpressionAttributeValues) as WireItem;
+      const bytes = itemSize(request.Key as WireItem) + itemSize(values);
+      if (touches('REMOVE')) write(target, 1);
+      else if (touches('ADD')) write(target, 2 * writeUnits(bytes));
+      else if (touches('SET')) write(target, writeUnits(bytes));
+    }
+  }
+}
+
 /**
  * The capacity one DynamoDB call consumed, per table. Approximations, stated once here:
  * UpdateItem is charged for its key plus the values it writes (DynamoDB charges the larger of the
@@ -158,6 +204,7 @@ export function dynamoCapacity(
   requestBody: unknown,
   status: number,
   responseBody: unknown,
+  indexesOf: (table: string) => readonly IndexSpec[] = () => [],
 ) {
   const request = asObject(requestBody);
   const response = asObject(responseBody);
@@ -172,6 +219,7 @@ export function dynamoCapacity(
     if (isConditionalFailure(status, responseBody)) write(tableOf(request), 1);
     return charges;
   }
+  indexCharges(operation, request, indexesOf(tableOf(request)), write);
   switch (operation) {
     case 'PutItem':
       write(tableOf(request), writeUnits(itemSize(request.Item as WireItem)));
@@ -356,6 +404,8 @@ function emptyMetrics(): EndpointMetrics {
 /** Accumulates {@link EndpointMetrics}; snapshots are copies, so callers can diff them. */
 export class EndpointMetricsRecorder {
   #metrics = emptyMetrics();
+  /** Global secondary indexes per table, learnt from the CreateTable calls that went through. */
+  readonly #indexes = new Map<string, IndexSpec[]>();
 
   /** Counts one request to `service` performing `operation`. */
   count(service: keyof EndpointMetrics['requests'], operation: string): void {
@@ -367,8 +417,10 @@ export class EndpointMetricsRecorder {
   /** Adds the capacity a finished DynamoDB call consumed. */
   dynamo(operation: string, requestBody: unknown, status: number, responseBody: unknown): void {
     const totals = this.#metrics.dynamodb;
+    if (operation === 'CreateTable' && status < 400) this.#learnIndexes(asObject(requestBody));
     if (isConditionalFailure(status, responseBody)) totals.failedConditionalWrites += 1;
-    for (const charge of dynamoCapacity(operation, requestBody, status, responseBody)) {
+    const indexesOf = (table: string) => this.#indexes.get(table) ?? [];
+    for (const charge of dynamoCapacity(operation, requestBody, status, responseBody, indexesOf)) {
       totals.writeRequestUnits += charge.writeRequestUnits;
       totals.readRequestUnits += charge.readRequestUnits;
       const table = totals.byTable[charge.table] ?? { writeRequestUnits: 0, readRequestUnits: 0 };
@@ -376,6 +428,15 @@ export class EndpointMetricsRecorder {
       table.readRequestUnits += charge.readRequestUnits;
       totals.byTable[charge.table] = table;
     }
+  }
+
+  #learnIndexes(request: Json): void {
+    const specs: IndexSpec[] = [];
+    for (const index of (request.GlobalSecondaryIndexes as Json[] | undefined) ?? []) {
+      const keys = ((index.KeySchema as Json[] | undefined) ?? []).map((k) => String(k.AttributeName));
+      specs.push({ name: String(index.IndexName), keys });
+    }
+    if (specs.length > 0) this.#indexes.set(tableOf(request), specs);
   }
 
   /**

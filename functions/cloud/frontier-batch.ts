@@ -20,7 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { AdmissionGauge, type CashFlow } from '../core/aopic.ts';
+import { type CashFlow, splitCash } from '../core/aopic.ts';
 import { ClockCache } from '../core/clock-cache.ts';
 import { type CrawlConfig, parseCrawlConfig } from '../core/config.ts';
 import { type CrawlPageDeps, type CrawlPageOutcome, crawlPage, SEED_OWNER } from '../core/crawl-page.ts';
@@ -149,8 +149,6 @@ interface CrawlContext {
   contentHashes: LRUCache<string, string>;
   /** Trap and near-duplicate defences, with this container's memory of the crawl. */
   quality: CrawlQuality;
-  /** AOPIC admission (absent for breadth-first crawls, or `aopicAdmitShare` 0: all queued). */
-  gauge: AdmissionGauge | undefined;
   /** URLs known to be parked: credits to them are kept on their items, not sent to the lambda page. */
   parked: LRUCache<string, true>;
   /** Credits for parked URLs, summed in memory and written every few seconds. */
@@ -284,10 +282,6 @@ export function createFrontierBatchProcessor(
         cache: new ClockCache(config.seenCacheSize),
         contentHashes: new LRUCache({ max: 20_000 }),
         quality: new CrawlQuality(config, { ...(index ? { index } : {}), random: deps.random }),
-        gauge:
-          config.order === 'aopic' && config.aopicAdmitShare > 0
-            ? new AdmissionGauge(config.aopicAdmitShare)
-            : undefined,
         parked: new LRUCache({ max: 50_000 }),
         credits: new Map(),
         creditsSince: deps.clock.now(),
@@ -375,7 +369,13 @@ export function createFrontierBatchProcessor(
     const crawls = new Map<string, CrawlBatch>();
     const groups = new Map<string, { group: GroupBatch; entries: Entry[] }>();
     const sends: CrawlTask[] = [];
-    const frontier: Frontier = { enqueue: async (tasks) => void sends.push(...tasks) };
+    // A message carries a task's AOPIC key, its cash less the crawl's bonus when sent: the
+    // redistributions it waits through are added when it is fetched (see cashNow).
+    const frontier: Frontier = {
+      enqueue: async (tasks) => {
+        for (const t of tasks) sends.push({ ...t, cash: t.cash - bonusOf(state.crawls.get(t.crawlId)) });
+      },
+    };
     for (const entry of entries) {
       const { task } = entry;
       const crawl = state.crawls.get(task.crawlId);
@@ -612,7 +612,7 @@ export function createFrontierBatchProcessor(
       });
     }
     if (config.maxPages !== undefined && batch.budget + batch.fetched >= config.maxPages) {
-      group.counts.lambda += task.cash;
+      group.counts.lambda += cashNow(task, batch);
       return finish(group, batch, message, task.fp, {
         status: null,
         bytes: 0,
@@ -621,7 +621,7 @@ export function createFrontierBatchProcessor(
       });
     }
     if (group.fetched >= config.maxPagesPerHost) {
-      group.counts.lambda += task.cash;
+      group.counts.lambda += cashNow(task, batch);
       return finish(group, batch, message, task.fp, {
         status: null,
         bytes: 0,
@@ -648,18 +648,13 @@ export function createFrontierBatchProcessor(
         const claimed: string[] = [];
         const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen);
         const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
-        const step = { parked: 0 };
+        // The page's new links wait here until the step tells where its cash went (see admit).
+        const links: CrawlTask[] = [];
         const outcome = await crawlPage(
-          crawlDeps(
-            batch,
-            group,
-            seenStats,
-            claimed,
-            content,
-            owner,
-            admission(batch, owner, frontier, step),
-          ),
-          task,
+          crawlDeps(batch, group, seenStats, claimed, content, owner, {
+            enqueue: async (tasks) => void links.push(...tasks),
+          }),
+          { ...task, cash: cashNow(task, batch) },
         );
         stats.crawled += 1;
         if (content.registered) stats.contentClaims += 1;
@@ -678,6 +673,7 @@ export function createFrontierBatchProcessor(
         }
         batch.claimed.push(...claimed);
         const record = outcome.record;
+        const parked = await admit(batch, owner, links, outcome.cashFlow, frontier);
         applyCash(group, batch, record, outcome.cashFlow);
         // The gate found the hash registered by another URL: a duplicate (crawlPage did not know).
         if (content.duplicateOf !== undefined && record.duplicateOf === undefined) {
@@ -692,7 +688,7 @@ export function createFrontierBatchProcessor(
           record,
           outcome.enqueued.length,
           record.warc?.file,
-          step.parked,
+          parked,
         );
       }
     } catch (error) {
@@ -776,34 +772,47 @@ export function createFrontierBatchProcessor(
     group.nextAllowedAt = Math.max(deps.clock.now() + gap, feedback.blockedUntil ?? 0);
   }
 
+  /** The cash a task holds now: its key plus the lambda page's redistributions since it was sent. */
+  function cashNow(task: CrawlTask, batch: CrawlBatch): number {
+    return task.cash + bonusOf(batch.crawl);
+  }
+
   /**
-   * The step's frontier: a page's new links go to the batch's sends, or are parked when their
-   * cash is below what the crawl's admission gauge asks (AOPIC without priorities in SQS).
-   * Redirect targets carry their page's whole cash and are always queued.
+   * AOPIC admission (SQS has no priorities): a new URL goes to the batch's sends when it received
+   * at least `aopicAdmitShare` of what an ordinary link of its page received, and is parked
+   * otherwise, for the scheduler to admit richest first. Compared within the page, the rule does
+   * not drift as the crawl's cash thins out with depth; what it parks are the links a page makes
+   * to its own path pattern (a tenth of a share, SELF_LINK_SHARE): the next month of a calendar,
+   * the next page of a list, the next facet. Resolves how many were parked.
    */
-  function admission(
+  async function admit(
     batch: CrawlBatch,
     owner: string,
+    links: readonly CrawlTask[],
+    flow: CashFlow | undefined,
     frontier: Frontier,
-    step: { parked: number },
-  ): Frontier {
-    const gauge = batch.ctx.gauge;
-    if (gauge === undefined) return frontier;
-    const bonus = batch.crawl.aopic?.bonus ?? 0;
-    return {
-      enqueue: async (tasks) => {
-        const queue: CrawlTask[] = [];
-        for (const task of tasks) {
-          if (task.redirects === 0 && !gauge.admit(task.cash)) {
-            batch.parks.push({ task, owner, key: task.cash - bonus });
-            step.parked += 1;
-          } else {
-            queue.push(task);
-          }
-        }
-        if (queue.length > 0) await frontier.enqueue(queue);
-      },
-    };
+  ): Promise<number> {
+    const { config } = batch.ctx;
+    if (links.length === 0) return 0;
+    if (config.order !== 'aopic' || config.aopicAdmitShare <= 0 || flow === undefined) {
+      await frontier.enqueue(links);
+      return 0;
+    }
+    // Every candidate link is new (a task) or known (a credit): the page's ordinary share.
+    const ordinary = splitCash(flow.cash, links.length + flow.credits.length, config.aopicTax).share;
+    const bonus = bonusOf(batch.crawl);
+    const queue: CrawlTask[] = [];
+    let parked = 0;
+    for (const task of links) {
+      if (task.cash >= config.aopicAdmitShare * ordinary) {
+        queue.push(task);
+      } else {
+        batch.parks.push({ task, owner, key: task.cash - bonus });
+        parked += 1;
+      }
+    }
+    if (queue.length > 0) await frontier.enqueue(queue);
+    return parked;
   }
 
   /**
@@ -823,7 +832,7 @@ export function createFrontierBatchProcessor(
     group.counts.lambda += flow.toLambda;
     if (record.status !== null) group.counts.history += flow.cash;
     for (const { fp, amount } of flow.credits) {
-      if (ctx.gauge === undefined || !(ctx.parked.has(fp) || seen.isParked(fp))) {
+      if (!(ctx.parked.has(fp) || seen.isParked(fp))) {
         group.counts.lambda += amount;
         continue;
       }
@@ -962,6 +971,11 @@ export function createFrontierBatchProcessor(
       robots: [...robots.values()],
     };
   }
+}
+
+/** The crawl's AOPIC bonus as its item was read (0 before the scheduler's first step). */
+function bonusOf(crawl: CrawlRecord | undefined): number {
+  return crawl?.aopic?.bonus ?? 0;
 }
 
 function describe(error: unknown): string {

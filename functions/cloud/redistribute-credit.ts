@@ -71,15 +71,15 @@ export async function redistributeCredit(
   if (counters.parked > 0 && room > 0) {
     const richest = await deps.parked.richest(crawl.id, room);
     if (richest.length > 0) {
-      // A parked URL's cash now: its key plus every redistribution since it was parked.
-      const tasks: CrawlTask[] = richest.map(({ task, key }) => ({ ...task, cash: key + state.bonus }));
+      // Messages carry the key (cash less the bonus): the worker adds the bonus when it fetches.
+      const tasks: CrawlTask[] = richest.map(({ task, key }) => ({ ...task, cash: key }));
       await deps.frontier.enqueue(tasks);
       admitted = await deps.parked.unpark(
         crawl.id,
         tasks.map((t) => t.fp),
       );
       state.admitted += admitted;
-      deps.log?.(`crawl ${crawl.id}: admitted ${admitted} parked URLs (richest ${tasks[0]?.cash})`);
+      deps.log?.(`crawl ${crawl.id}: admitted ${admitted} parked URLs`);
     }
     // More may wait than fit this tick; an empty answer means none is parked at all.
     pending = richest.length > 0;

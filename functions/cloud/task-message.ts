@@ -1,5 +1,8 @@
 /**
- * A frontier message is a CrawlTask as JSON. The FIFO message group is the crawl and host (one
+ * A frontier message is a CrawlTask as JSON, whose `cash` is the AOPIC key: the task's cash less
+ * the crawl's redistribution bonus when it was sent (the worker adds the bonus of the moment it
+ * fetches, so a task waiting in the queue gains what every known page gains). The FIFO message
+ * group is the crawl and host (one
  * request in flight per host and crawl, from the queue itself); the deduplication id is the crawl
  * and URL fingerprint, plus the attempt number for deliberate re-sends, which would otherwise be
  * dropped as duplicates for five minutes.

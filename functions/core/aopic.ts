@@ -43,8 +43,8 @@ export interface CashFlow {
 }
 
 /**
- * Share of the normal per-link cash that a link to the page's own path pattern receives (the rest
- * goes to the lambda page). Generators of endless URLs — calendars, "next page" lists, faceted
+ * Share of the normal per-link cash that a link to its page's own path pattern, on the same host,
+ * receives (the rest goes to the lambda page). Generators of endless URLs — calendars, "next page" lists, faceted
  * search, session trails, serial chains — are all pages linking to more of their own pattern
  * (`/calendar/2026/11` -> `/calendar/2026/12`), and a page with few links passes a large share
  * down each hop (a chain passes 90% per hop at the default tax), so plain AOPIC lets them keep
@@ -132,48 +132,5 @@ export class AopicLedger {
   /** The key to store for a page that becomes known now holding `cash`. */
   keyFor(cash: number): number {
     return cash - this.state.bonus;
-  }
-}
-
-/** New links observed before {@link AdmissionGauge} starts parking any (it needs a reference). */
-const GAUGE_WARMUP = 50;
-/** Links over which the gauge's reference mostly renews itself (an exponential moving average). */
-const GAUGE_SPAN = 500;
-
-/**
- * Admission by cash for a frontier without priorities (SQS FIFO in the cloud): a new URL goes
- * straight to the frontier when its cash is at least `share` times the typical cash of the new
- * URLs seen lately, and is parked otherwise, for a scheduled step to admit the richest parked
- * URLs when the frontier runs low.
- *
- * "Typical" is the geometric mean (a moving average of log cash): shares span orders of
- * magnitude (a page's cash is split over 5 or 500 links, and thins out with depth), so an
- * arithmetic mean would sit near the few richest links and park most of a site. A link to its
- * own page's path pattern gets a tenth of a share (SELF_LINK_SHARE), and each generated hop
- * another tenth: a trap's second page lands far below the typical new URL and waits, while a
- * page with many links only moves the reference a little.
- */
-export class AdmissionGauge {
-  readonly share: number;
-  #logMean = 0;
-  #seen = 0;
-
-  constructor(share: number) {
-    this.share = share;
-  }
-
-  /** Observes a new URL's cash; true when it should go straight to the frontier. */
-  admit(cash: number): boolean {
-    if (!(cash > 0)) return this.#seen < GAUGE_WARMUP;
-    const log = Math.log(cash);
-    const admit = this.#seen < GAUGE_WARMUP || log >= this.#logMean + Math.log(this.share);
-    this.#seen += 1;
-    this.#logMean += (log - this.#logMean) / Math.min(this.#seen, GAUGE_SPAN);
-    return admit;
-  }
-
-  /** The cash below which a new URL is parked now (0 while warming up). */
-  threshold(): number {
-    return this.#seen < GAUGE_WARMUP ? 0 : Math.exp(this.#logMean) * this.share;
   }
 }

@@ -138,11 +138,12 @@ export const crawlConfigSchema = z
     /** AOPIC: how often the lambda page's cash is spread over all known pages, ms. */
     redistributeEveryMs: positiveInt.default(2000),
     /**
-     * AOPIC in the cloud (SQS has no priorities): a new URL whose cash is below this share of the
-     * typical new URL's is parked, and the scheduler admits the richest parked URLs as the
-     * frontier empties. 0 queues every URL at once.
+     * AOPIC in the cloud (SQS has no priorities): a new URL that receives less than this share
+     * of what an ordinary link of its page receives is parked (a link to the page's own path
+     * pattern gets a tenth), and the scheduler admits the richest parked URLs as the frontier
+     * empties. 0 queues every URL at once.
      */
-    aopicAdmitShare: z.number().min(0).max(1).default(0.25),
+    aopicAdmitShare: z.number().min(0).max(1).default(0.5),
     /** SimHash Hamming distance up to which two pages are near-duplicates (0 turns it off). */
     nearDuplicateDistance: nonNegativeInt.max(6).default(3),
     /** Detect calendar traps and link generators (URL patterns whose pages are near-duplicates). */

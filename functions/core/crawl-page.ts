@@ -571,10 +571,11 @@ async function followLinks(
   const { share, toLambda } = splitCash(task.cash, candidates.length, deps.config.aopicTax);
   const cashFlow: CashFlow = { cash: task.cash, toLambda, credits: [] };
   if (candidates.length === 0) return { enqueued: [], cashFlow };
-  // Links to the page's own path pattern get a tenth of a share (see SELF_LINK_SHARE).
+  // Links to the page's own path pattern on its own host get a tenth of a share (see
+  // SELF_LINK_SHARE); a home page linking other sites' home pages is not a generator.
   const shape = pathShape(task.url);
   const shares = candidates.map((c) => {
-    if (pathShape(c.url) !== shape) return share;
+    if (c.host !== task.host || pathShape(c.url) !== shape) return share;
     cashFlow.toLambda += share * (1 - SELF_LINK_SHARE);
     return share * SELF_LINK_SHARE;
   });

@@ -13,6 +13,8 @@ import { TABLE_KEYS } from '../../env.ts';
 import { forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
 
 const SHARDS = 16;
+/** Set on a URL the scheduler admitted: it may not be parked again. */
+const ADMITTED = 'admitted';
 const CONCURRENCY = 16;
 
 /** The parked index's partition of a URL: its crawl and the first hex digit of its fingerprint. */
@@ -36,12 +38,15 @@ export class DynamoParkedUrls implements ParkedUrls {
     await forEachLimited(entries, CONCURRENCY, async ({ task, owner, key }) => {
       await this.#update(crawlId, task.fp, {
         UpdateExpression: 'SET #p = :p, #k = :k, #t = :t',
-        ConditionExpression: '#o = :o',
+        // Never again once admitted: a page redelivered after a crash parks its links a second
+        // time, and a URL already sent to the frontier must not be sent twice.
+        ConditionExpression: '#o = :o AND attribute_not_exists(#a)',
         ExpressionAttributeNames: {
           '#p': TABLE_KEYS.parkedShard,
           '#k': TABLE_KEYS.parkedKey,
           '#t': 'task',
           '#o': 'owner',
+          '#a': ADMITTED,
         },
         ExpressionAttributeValues: {
           ':p': parkedShard(crawlId, task.fp),
@@ -106,9 +111,15 @@ export class DynamoParkedUrls implements ParkedUrls {
     let unparked = 0;
     await forEachLimited(fps, CONCURRENCY, async (fp) => {
       const updated = await this.#update(crawlId, fp, {
-        UpdateExpression: 'REMOVE #p, #k, #t',
+        UpdateExpression: 'REMOVE #p, #k, #t SET #a = :t',
         ConditionExpression: 'attribute_exists(#p)',
-        ExpressionAttributeNames: { '#p': TABLE_KEYS.parkedShard, '#k': TABLE_KEYS.parkedKey, '#t': 'task' },
+        ExpressionAttributeNames: {
+          '#p': TABLE_KEYS.parkedShard,
+          '#k': TABLE_KEYS.parkedKey,
+          '#t': 'task',
+          '#a': ADMITTED,
+        },
+        ExpressionAttributeValues: { ':t': true },
       });
       if (updated) unparked += 1;
     });

@@ -1,7 +1,7 @@
 /**
  * The durable half of URL-seen on DynamoDB: one UrlTable item per (crawl, URL fingerprint).
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
 import type { ClaimGate, OwnedSeenStore } from '../../cloud/cloud-ports.ts';
 import type { Fingerprint } from '../../core/types.ts';
@@ -24,7 +24,7 @@ export interface DynamoSeenStoreOptions {
 }
 
 /**
- * Claims fingerprints with a conditional `PutItem` on `pk = <crawlId>#<fp>`:
+ * Claims fingerprints with a conditional write (`UpdateItem` SET owner) on `pk = <crawlId>#<fp>`:
  * `attribute_not_exists(pk) OR owner = :owner`. Race-free: DynamoDB serializes conditional writes
  * to one item, so of two claimers of a new URL exactly one sees `true`. The owner rule lets a
  * redelivered parent page claim its children again (`true`) and so enqueue them again: a URL
@@ -121,10 +121,13 @@ export class DynamoSeenStore implements OwnedSeenStore {
 
   async #put(fp: Fingerprint, owner: string): Promise<boolean> {
     try {
+      // An update, not a put: a claim repeated by its owner (a redelivered page whose first
+      // read missed the item) must keep what the item holds since (AOPIC's parked state).
       await this.#doc.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.#table,
-          Item: { pk: this.#key(fp), owner },
+          Key: { pk: this.#key(fp) },
+          UpdateExpression: 'SET #o = :o',
           ConditionExpression: 'attribute_not_exists(pk) OR #o = :o',
           ExpressionAttributeNames: { '#o': 'owner' },
           ExpressionAttributeValues: { ':o': owner },

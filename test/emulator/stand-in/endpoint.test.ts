@@ -241,6 +241,58 @@ describe('capacity arithmetic', () => {
     assert.equal(itemSize({ s: { S: 'é' } }), 3);
   });
 
+  it("charges a global secondary index's writes on top of the table's", () => {
+    const indexes = () => [{ name: 'ParkedIndex', keys: ['parked', 'cashKey'] }];
+    const key = { pk: { S: 'c#0123456789abcdef' } };
+    const update = (UpdateExpression: string, names: Record<string, string>, values = {}) =>
+      dynamoCapacity(
+        'UpdateItem',
+        {
+          TableName: 't',
+          Key: key,
+          UpdateExpression,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+        200,
+        {},
+        indexes,
+      );
+    const units = (charges: ReturnType<typeof dynamoCapacity>) =>
+      Object.fromEntries(charges.map((c) => [c.table, c.writeRequestUnits]));
+    // Parking writes the index entry; crediting moves it (delete + put); unparking deletes it.
+    assert.deepEqual(
+      units(
+        update(
+          'SET #p = :p, #k = :k, #t = :t',
+          { '#p': 'parked', '#k': 'cashKey', '#t': 'task' },
+          {
+            ':p': { S: 'c#0' },
+            ':k': { N: '0.001' },
+          },
+        ),
+      ),
+      { 't/ParkedIndex': 1, t: 1 },
+    );
+    assert.deepEqual(units(update('ADD #k :a', { '#k': 'cashKey' }, { ':a': { N: '0.1' } })), {
+      't/ParkedIndex': 2,
+      t: 1,
+    });
+    assert.deepEqual(units(update('REMOVE #p, #k, #t', { '#p': 'parked', '#k': 'cashKey', '#t': 'task' })), {
+      't/ParkedIndex': 1,
+      t: 1,
+    });
+    // Writes that do not touch the index keys cost the table alone.
+    assert.deepEqual(units(update('SET #o = :o', { '#o': 'owner' }, { ':o': { S: 'x' } })), { t: 1 });
+    const put = (item: Record<string, unknown>) =>
+      units(dynamoCapacity('PutItem', { TableName: 't', Item: item }, 200, {}, indexes));
+    assert.deepEqual(put({ ...key, owner: { S: 'x' } }), { t: 1 });
+    assert.deepEqual(put({ ...key, parked: { S: 'c#0' }, cashKey: { N: '1' } }), {
+      t: 1,
+      't/ParkedIndex': 1,
+    });
+  });
+
   it('charges writes per started KB and reads per started 4 KB', () => {
     const big = { pk: { S: 'k' }, v: { S: 'x'.repeat(2048) } };
     assert.deepEqual(dynamoCapacity('PutItem', { TableName: 't', Item: big }, 200, {}), [

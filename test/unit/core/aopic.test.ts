@@ -1,10 +1,10 @@
 /**
  * AOPIC accounting (functions/core/aopic.ts): how cash splits, the lambda page's O(1)
- * redistribution, importance, and the cloud's admission gauge.
+ * redistribution, importance.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AdmissionGauge, AopicLedger, pathShape, splitCash } from '../../../functions/core/aopic.ts';
+import { AopicLedger, pathShape, splitCash } from '../../../functions/core/aopic.ts';
 
 describe('splitCash', () => {
   it('gives each out-link an equal share of the cash less the tax, the tax to the lambda page', () => {
@@ -46,34 +46,5 @@ describe('pathShape', () => {
   it('replaces digit runs and ignores the query', () => {
     assert.equal(pathShape('https://e.example/calendar/2026/11?view=day'), '/calendar/#/#');
     assert.equal(pathShape('https://e.example'), '/');
-  });
-});
-
-describe('AdmissionGauge', () => {
-  it('admits everything while it warms up, then parks a URL far below the typical cash', () => {
-    const gauge = new AdmissionGauge(0.25);
-    for (let i = 0; i < 50; i++) assert.equal(gauge.admit(i % 2 === 0 ? 1e-4 : 1e-3), true);
-    // The typical (geometric mean) new URL holds about 3e-4 now.
-    const typical = gauge.threshold() / 0.25;
-    assert.ok(typical > 2e-4 && typical < 4e-4, `typical ${typical}`);
-    assert.equal(gauge.admit(1e-4), true, 'a third of typical is above a quarter');
-    assert.equal(gauge.admit(3e-5), false, 'a tenth of typical (a generated link) is parked');
-    assert.equal(gauge.admit(0), false);
-  });
-
-  it('follows the cash down as the crawl dilutes it', () => {
-    const gauge = new AdmissionGauge(0.25);
-    for (let i = 0; i < 100; i++) gauge.admit(1e-3);
-    assert.equal(gauge.admit(1e-4), false);
-    for (let i = 0; i < 3000; i++) gauge.admit(1e-5);
-    assert.equal(gauge.admit(1e-5), true, 'the reference moved to the new typical cash');
-    assert.equal(gauge.admit(1e-6), false);
-  });
-
-  it('with a share of 1, parks what is below the typical cash only', () => {
-    const gauge = new AdmissionGauge(1);
-    for (let i = 0; i < 60; i++) gauge.admit(1);
-    assert.equal(gauge.admit(1), true);
-    assert.equal(gauge.admit(0.9), false);
   });
 });
