@@ -19,6 +19,21 @@ const englishOnlyZod = {
   },
 };
 
+/**
+ * The fetcher runs undici with `allowH2: false`, so HTTP/2 is never negotiated and undici's HTTP/2
+ * client is never called; leaving it out keeps node:http2 and node:tls from loading at startup.
+ */
+const noHttp2 = {
+  name: 'no-http2',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/ }, () => ({
+      contents:
+        "module.exports = function connectH2() { throw new Error('HTTP/2 is not part of the crawlstack bundle'); };",
+      loader: 'js',
+    }));
+  },
+};
+
 const quiet = process.argv.includes('--quiet');
 const started = Date.now();
 // Chunk names carry content hashes: clear old ones so dist/ holds exactly one build.
@@ -36,7 +51,7 @@ await build({
   chunkNames: 'chunks/[name]-[hash]',
   sourcemap: 'linked',
   logLevel: quiet ? 'error' : 'warning',
-  plugins: [englishOnlyZod],
+  plugins: [englishOnlyZod, noHttp2],
   // Some bundled CommonJS packages call require(); give the ESM bundle one.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
