@@ -1,7 +1,8 @@
 // Bundles the CLI into one ES module so `crawlstack` starts in ~50 ms instead of
 // compiling TypeScript on every run (startup CPU counts in the benchmark's ms/page).
 import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 /**
@@ -34,6 +35,29 @@ const noHttp2 = {
   },
 };
 
+/**
+ * Link extraction uses only htmlparser2's Tokenizer; importing the package index made the chunk it
+ * shares with linkedom (CSS extraction, loaded on demand) also run the Parser, domhandler, domutils
+ * and dom-serializer modules at every start.
+ */
+const tokenizerOnly = {
+  name: 'htmlparser2-tokenizer-only',
+  setup(b) {
+    b.onResolve({ filter: /^htmlparser2$/ }, (args) =>
+      /[\\/]functions[\\/]core[\\/]html[\\/]extract\.ts$/.test(args.importer)
+        ? { path: 'tokenizer', namespace: 'htmlparser2-tokenizer' }
+        : undefined,
+    );
+    // The file itself: the package's exports map does not list it.
+    const file = join(dirname(fileURLToPath(import.meta.resolve('htmlparser2'))), 'Tokenizer.js');
+    b.onLoad({ filter: /.*/, namespace: 'htmlparser2-tokenizer' }, () => ({
+      contents: `export { default as Tokenizer } from ${JSON.stringify(file)};`,
+      resolveDir: dirname(file),
+      loader: 'js',
+    }));
+  },
+};
+
 const quiet = process.argv.includes('--quiet');
 const started = Date.now();
 // Chunk names carry content hashes: clear old ones so dist/ holds exactly one build.
@@ -51,7 +75,7 @@ await build({
   chunkNames: 'chunks/[name]-[hash]',
   sourcemap: 'linked',
   logLevel: quiet ? 'error' : 'warning',
-  plugins: [englishOnlyZod, noHttp2],
+  plugins: [englishOnlyZod, noHttp2, tokenizerOnly],
   // Some bundled CommonJS packages call require(); give the ESM bundle one.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
