@@ -81,23 +81,41 @@ const SINGLE_CHAR =
   /^[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]$/u;
 
 let bmpTable: Int32Array | undefined;
+/**
+ * Code units from here up (CJK, kana, Hangul, compatibility and fullwidth forms: four fifths of
+ * the table) are filled when a text first has one, so a crawl of pages in Latin, Greek, Cyrillic
+ * or Indic scripts never pays for them. The scan tests `c < HIGH` where it tested `c < 0xd800`,
+ * so the hot loop does not get slower.
+ */
+const HIGH = 0x3000;
+let highFilled = false;
 
 /**
  * For every BMP code unit: its lowercase code unit in bits 0-15 and its class above, built on first
- * use (15 to 30 ms, once per process) so that the hot loop runs neither a regular expression nor
- * `toLowerCase`: a page in Cyrillic or Chinese is all non-ASCII. Filling it lazily, 256 code units
- * at a time, made every page about 10% slower (a check in the loop), for a one-off saving.
+ * use (15 to 30 ms for the whole table, once per process) so that the hot loop runs neither a
+ * regular expression nor `toLowerCase`: a page in Cyrillic or Chinese is all non-ASCII. Filling it
+ * lazily, 256 code units at a time, made every page about 10% slower (a check in the loop), for a
+ * one-off saving.
  */
 function table(): Int32Array {
   if (bmpTable !== undefined) return bmpTable;
   const t = new Int32Array(65536);
-  for (let c = 0; c < 0x10000; c++) {
+  fill(t, 0, HIGH);
+  bmpTable = t;
+  return t;
+}
+
+function fillHigh(t: Int32Array): void {
+  fill(t, HIGH, 0x10000);
+  highFilled = true;
+}
+
+function fill(t: Int32Array, from: number, to: number): void {
+  for (let c = from; c < to; c++) {
     // surrogates are handled in pairs by the scanner; the rest lowercase to one code unit
     const lower = c >= 0xd800 && c <= 0xdfff ? c : lowerCodePoint(c);
     t[c] = lower | (classify(String.fromCharCode(lower)) << 16);
   }
-  bmpTable = t;
-  return t;
 }
 
 /** Unicode simple lowercase mapping of one code point. */
@@ -311,7 +329,12 @@ function scan(text: string, shingler: Shingler): void {
     let u2 = -1; // lowercased low surrogate of an astral code point
     if (c < 0x30) {
       cls = SEP; // controls, space, punctuation and symbols below '0': most separators
+    } else if (c < HIGH) {
+      const v = t[c]!;
+      cls = v >>> 16;
+      u = v & 0xffff;
     } else if (c < 0xd800 || c > 0xdfff) {
+      if (!highFilled) fillHigh(t);
       const v = t[c]!;
       cls = v >>> 16;
       u = v & 0xffff;
