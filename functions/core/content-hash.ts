@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Exact content fingerprint for the content-seen test: SHA-256 of the decoded body, lowercase hex. */
 export function contentHash(body: Uint8Array): string {
-  return createHash('sha256').update(body).digest('hex');
+  // one-shot: no Hash object per page (see fingerprint.ts)
+  return hash('sha256', body, 'hex');
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -25,7 +25,9 @@ export function base32(bytes: Uint8Array): string {
  * place, so a record's head and body need not be joined first.
  */
 export function sha1Base32(...parts: readonly Uint8Array[]): string {
-  const hash = createHash('sha1');
-  for (const part of parts) hash.update(part);
-  return `sha1:${base32(hash.digest())}`;
+  // One part (a payload, a request head): one-shot, no Hash object.
+  if (parts.length === 1) return `sha1:${base32(hash('sha1', parts[0]!, 'buffer'))}`;
+  const sha1 = createHash('sha1');
+  for (const part of parts) sha1.update(part);
+  return `sha1:${base32(sha1.digest())}`;
 }
