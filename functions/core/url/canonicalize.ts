@@ -137,6 +137,9 @@ function unsupported(scheme: string): CanonicalResult {
   };
 }
 
+/** Entries of UrlCanonicalizer's result cache before it starts over (a few hundred KB). */
+const KNOWN_MAX = 2048;
+
 /** The parts of a parsed http(s) base that relative links are resolved against, cached per base. */
 interface BaseParts {
   key: string;
@@ -159,6 +162,12 @@ export class UrlCanonicalizer {
   readonly #sortQuery: boolean;
   readonly #keepFragment: boolean;
   #base: BaseParts = { key: '', url: undefined, origin: undefined, directory: undefined };
+  /**
+   * Results by the absolute URL a relative link spells out: pages of a site repeat the same
+   * navigation links, which then skip URL parsing and the rules below. Bounded; results are
+   * never modified by callers.
+   */
+  readonly #known = new Map<string, CanonicalResult>();
 
   constructor(options: CanonicalizeOptions) {
     this.#stripped = strippedPattern(options.stripParams);
@@ -187,7 +196,15 @@ export class UrlCanonicalizer {
         }
       }
     } else if (scheme === '') {
-      url = this.#resolve(href, base);
+      const absolute = this.#absolute(href, base);
+      if (absolute === undefined) {
+        url = this.#resolve(href, base);
+      } else {
+        const known = this.#known.get(absolute);
+        if (known !== undefined) return known;
+        url = URL.parse(absolute);
+        if (url !== null) return this.#remember(absolute, this.#finish(href, url));
+      }
     } else if (scheme !== undefined && href.startsWith('//', scheme.length + 1)) {
       // `http://...` never looks at the base (`http:foo` and `http:/foo` do)
       url = URL.parse(href);
@@ -203,23 +220,39 @@ export class UrlCanonicalizer {
     return this.#finish(href, url);
   }
 
-  /** Resolves a relative reference; path-relative and root-relative ones skip re-parsing the base. */
-  #resolve(href: string, base: string | URL): URL | null {
+  /**
+   * The absolute URL a path-relative or root-relative reference spells out from an http(s) base,
+   * or undefined for the other references (resolved by #resolve).
+   */
+  #absolute(href: string, base: string | URL): string | undefined {
     const parts = this.#baseParts(base);
-    if (parts.url === undefined) return null;
     if (parts.origin !== undefined && href.length > 0 && !hasTabOrNewline(href)) {
       const c0 = href.charCodeAt(0);
       // WHATWG resolves these exactly like the absolute URL spelled out from the base's origin and
       // directory (the base path is already normalized, so re-reading it changes nothing).
       if (c0 === 47) {
         const c1 = href.charCodeAt(1);
-        if (c1 !== 47 && c1 !== 92) return URL.parse(parts.origin + href);
+        if (c1 !== 47 && c1 !== 92) return parts.origin + href;
       } else if (c0 > 32 && c0 !== 92 && c0 !== 63 && c0 !== 35 && parts.directory !== undefined) {
         // a scheme was ruled out by the caller, so this is a path-relative reference
-        return URL.parse(parts.directory + href);
+        return parts.directory + href;
       }
     }
-    return URL.parse(href, parts.url.href);
+    return undefined;
+  }
+
+  /** Resolves a relative reference against the whole base. */
+  #resolve(href: string, base: string | URL): URL | null {
+    const parts = this.#baseParts(base);
+    return parts.url === undefined ? null : URL.parse(href, parts.url.href);
+  }
+
+  #remember(absolute: string, result: CanonicalResult): CanonicalResult {
+    if (result.ok) {
+      if (this.#known.size >= KNOWN_MAX) this.#known.clear();
+      this.#known.set(absolute, result);
+    }
+    return result;
   }
 
   #baseParts(base: string | URL): BaseParts {

@@ -142,6 +142,30 @@ describe('UrlCanonicalizer', () => {
     assert.equal(canon('x', 'http://b.example/2/'), 'http://b.example/2/x');
   });
 
+  it('gives a relative link the same answer from every page, however often it recurs', () => {
+    const fresh = new UrlCanonicalizer({ stripParams: DEFAULT_STRIP_PARAMS, sortQuery: true });
+    const pages = ['http://h.test/doc/a.html', 'http://h.test/doc/b.html?x=1', 'http://h.test/other/c.html'];
+    for (let round = 0; round < 3; round++) {
+      for (const page of pages) {
+        for (const href of ['index.html', 'p.html?utm_source=x&b=2&a=1', '/root.html', 'bad%zz.html', '..']) {
+          assert.deepEqual(
+            fresh.canonicalize(href, page),
+            crawl.canonicalize(href, new URL(page)),
+            `${href} on ${page}`,
+          );
+        }
+      }
+    }
+    assert.equal(url(fresh.canonicalize('index.html', pages[2])), 'http://h.test/other/index.html');
+    assert.equal(
+      url(fresh.canonicalize('p.html?utm_source=x&b=2&a=1', pages[0])),
+      'http://h.test/doc/p.html?a=1&b=2',
+    );
+    // more distinct links than the cache holds
+    for (let i = 0; i < 5000; i++)
+      assert.equal(url(fresh.canonicalize(`p${i}.html`, pages[0])), `http://h.test/doc/p${i}.html`);
+  });
+
   it('reads a scheme-less string without a base as http (address-bar style)', () => {
     assert.equal(canon('www.example.com/a'), 'http://www.example.com/a');
     assert.equal(canon('  www.example.com'), 'http://www.example.com/');
