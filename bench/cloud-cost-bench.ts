@@ -19,8 +19,9 @@
  *
  * Loopback only. About seven minutes on two cores (the 1 s-delay scenarios are slow by design,
  * and each crawl ends only after the archiver's 60 s batching window).
- * Numbers are for the stand-in: its SQS FIFO hands out one message per group per receive (real
- * SQS may hand several), and Lambda billed time is wall time in a shared process.
+ * Numbers are for the stand-in: its SQS FIFO hands out several messages of a group per receive
+ * and keeps their order, as SQS does (localstack/fauxqs-fifo.ts); Lambda billed time is wall time
+ * in a shared process.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -344,31 +345,6 @@ function print(r: Result): void {
   console.log(
     `  links: ${fmt(per(r.outLinks))} extracted per page, ${fmt(per(view.urlSeen.lookups))} URL-seen look-ups per page; cache hit rate ${(view.urlSeen.hitRate * 100).toFixed(1)}%`,
   );
-  if (r.scenario.hosts === 1 && r.scenario.delayMs <= 300) {
-    // The stand-in's FIFO hands out one message per group per receive, so a one-host crawl gets
-    // one page per batch. Real SQS FIFO returns up to 10 messages of one group per receive; the
-    // worker then crawls them in order with inline gaps. Everything paid per batch divides by 10.
-    const perBatch =
-      costs.sqs
-        .filter(
-          (l) =>
-            (l.fifo && ['ReceiveMessage', 'DeleteMessageBatch', 'SendMessageBatch'].includes(l.operation)) ||
-            (!l.fifo &&
-              l.queue.endsWith('CaptureQueue') &&
-              ['ReceiveMessage', 'SendMessageBatch'].includes(l.operation)),
-        )
-        .reduce((n, l) => n + l.billed * (l.fifo ? p.sqsFifoRequest : p.sqsStandardRequest), 0) +
-      (costs.lambda.find((f) => f.function === 'FrontierWorker')?.invocations ?? 0) * p.lambdaRequest +
-      Object.entries(costs.dynamo.byTable)
-        .filter(([table]) => table.endsWith('CrawlTable'))
-        .reduce(
-          (n, [, u]) => n + u.writeRequestUnits * p.dynamoWriteUnit + u.readRequestUnits * p.dynamoReadUnit,
-          0,
-        );
-    console.log(
-      `  projection, real SQS handing 10 messages of the host per receive: the per-batch items (FIFO receive/delete/send, capture send/receive, worker invocations, host ledger writes and reads: $${fmt(million(perBatch))}) / 10 -> $${fmt(million(crawl - perBatch * 0.9))}`,
-    );
-  }
   const targets: [string, boolean, string][] = [
     ['S3 PUT per page <= 0.1', per(costs.s3.puts) <= 0.1, fmt(per(costs.s3.puts))],
     ['DynamoDB WRU per page <= 4', per(costs.dynamo.writeUnits) <= 4, fmt(per(costs.dynamo.writeUnits))],

@@ -15,6 +15,7 @@ import { Readable } from 'node:stream';
 import dynalite from 'dynalite';
 import { buildApp } from 'fauxqs';
 import { classifyS3Request, type EndpointMetrics, EndpointMetricsRecorder } from './endpoint-metrics.ts';
+import { patchFauxqsFifo } from './fauxqs-fifo.ts';
 
 /** Where to listen. */
 export interface EndpointOptions {
@@ -76,6 +77,8 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
   const host = options.host ?? '127.0.0.1';
   const recorder = new EndpointMetricsRecorder();
 
+  // Several messages of a FIFO group per receive, in order, as SQS does (see fauxqs-fifo.ts).
+  await patchFauxqsFifo();
   // fauxqs' own startFauxqs() binds 0.0.0.0; its app is used here without listening at all:
   // requests are handed to its router in process, which also saves a hop per request.
   const fauxqs = buildApp({ logger: false, ...(options.region ? { defaultRegion: options.region } : {}) });
