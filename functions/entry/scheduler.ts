@@ -1,6 +1,6 @@
 /**
- * Lambda entry of the scheduler: wires the AWS adapters at cold start. No AOPIC step is wired
- * yet (see `CreditRedistribution` in functions/cloud/complete-crawls.ts).
+ * Lambda entry of the scheduler: wires the AWS adapters at cold start (crawl completion and the
+ * AOPIC step, see functions/cloud/redistribute-credit.ts).
  */
 
 import { createAwsSchedulerDeps } from '../adapters/aws/aws-deps.ts';

@@ -1,6 +1,6 @@
 /**
- * The scheduler's Lambda handler: an EventBridge tick runs one completion pass over the
- * registered crawls (and, once AOPIC exists, its credit step; see `CreditRedistribution`).
+ * The scheduler's Lambda handler: an EventBridge tick runs one pass over the registered crawls:
+ * the AOPIC step of each running crawl, then completion.
  */
 import type { ScheduledEvent } from 'aws-lambda';
 import { type CompleteCrawlsDeps, completeCrawls, type TickResult } from '../cloud/complete-crawls.ts';
