@@ -45,6 +45,8 @@ export interface CloudAopicState {
   admitted: number;
   /** Sum of the cash of all fetched pages (normalizes importance estimates). */
   history: number;
+  /** Pages fetched when this state was written (the next step's "fetched since"). */
+  fetched: number;
 }
 
 /**

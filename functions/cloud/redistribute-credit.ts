@@ -5,11 +5,13 @@
  *    credits that could not be used); what was not spread yet is spread over all known pages as
  *    a common `bonus` (O(1), see functions/core/aopic.ts), published on the crawl item with the
  *    history total that normalizes importance estimates.
- * 2. Admission: SQS has no priorities, so the worker queues a new URL at once only when its cash
- *    is typical and parks the rest (see AdmissionGauge). Each tick tops the crawl's frontier up
- *    to `frontierTarget` queued URLs with the richest parked URLs, never beyond the crawl's
- *    maxPages budget. Pages that only link among themselves (traps) get a tenth of a share per
- *    hop and stay parked while anything richer waits: with a page budget they are never fetched.
+ * 2. Admission: SQS has no priorities, so the worker queues a new URL at once only when it got an
+ *    ordinary share of its page's cash, and parks the rest (links to the page's own path pattern).
+ *    Each step admits the parked URLs that are at least `aopicAdmitShare` as rich as the pages the
+ *    crawl fetched since the last step (they would be fetched now in a greedy crawl), richest
+ *    first, up to `frontierTarget` queued URLs; poorer ones only when the frontier has run dry.
+ *    Never past the crawl's maxPages budget: with a budget, pages that only link among themselves
+ *    (traps: a tenth of a share per hop) are never fetched while anything better is left.
  *
  * Safe to repeat: tasks are sent before they are unparked (a tick that dies between the two
  * sends them again next time, and the FIFO deduplication id drops the copy within five minutes),
@@ -45,7 +47,7 @@ export interface AopicStep {
   state: CloudAopicState;
 }
 
-export const EMPTY_AOPIC: CloudAopicState = { bonus: 0, lambdaSpent: 0, admitted: 0, history: 0 };
+export const EMPTY_AOPIC: CloudAopicState = { bonus: 0, lambdaSpent: 0, admitted: 0, history: 0, fetched: 0 };
 
 /** Runs the step for a running crawl, given its summed ledgers. */
 export async function redistributeCredit(
@@ -54,8 +56,8 @@ export async function redistributeCredit(
   counters: CrawlCounters,
   totals: AopicTotals,
 ): Promise<AopicStep> {
-  const previous = crawl.aopic ?? EMPTY_AOPIC;
-  const state: CloudAopicState = { ...previous, history: totals.history };
+  const previous = { ...EMPTY_AOPIC, ...crawl.aopic };
+  const state: CloudAopicState = { ...previous, history: totals.history, fetched: counters.fetched };
   const fresh = totals.lambda - previous.lambdaSpent;
   if (fresh > 0 && counters.discovered > 0) {
     state.bonus += fresh / counters.discovered;
@@ -66,10 +68,18 @@ export async function redistributeCredit(
       ? Number.POSITIVE_INFINITY
       : crawl.config.maxPages - counters.fetched - counters.queued;
   const room = Math.min((deps.frontierTarget ?? FRONTIER_TARGET) - counters.queued, budget);
+  // What the crawl has been fetching since the last step (its cash includes the bonus, as a parked
+  // URL's does): a parked URL at least `aopicAdmitShare` as rich is as good as what runs, and
+  // goes now; poorer ones wait until the frontier runs dry (with a page budget: usually never).
+  const fetchedSince = counters.fetched - previous.fetched;
+  const recentCash = fetchedSince > 0 ? (state.history - previous.history) / fetchedSince : undefined;
+  const dry = counters.queued <= 0;
+  const floor = dry || recentCash === undefined ? 0 : crawl.config.aopicAdmitShare * recentCash;
   let admitted = 0;
   let pending = false;
   if (counters.parked > 0 && room > 0) {
-    const richest = await deps.parked.richest(crawl.id, room);
+    const candidates = await deps.parked.richest(crawl.id, room);
+    const richest = candidates.filter(({ key }) => dry || key + state.bonus >= floor);
     if (richest.length > 0) {
       // Messages carry the key (cash less the bonus): the worker adds the bonus when it fetches.
       const tasks: CrawlTask[] = richest.map(({ task, key }) => ({ ...task, cash: key }));
@@ -81,8 +91,9 @@ export async function redistributeCredit(
       state.admitted += admitted;
       deps.log?.(`crawl ${crawl.id}: admitted ${admitted} parked URLs`);
     }
-    // More may wait than fit this tick; an empty answer means none is parked at all.
-    pending = richest.length > 0;
+    // More may wait than fit this tick (or than are rich enough); an empty answer means none is
+    // parked at all.
+    pending = candidates.length > 0;
   } else if (counters.parked > 0 && budget > 0) {
     pending = true;
   }
