@@ -147,7 +147,15 @@ describe('UrlCanonicalizer', () => {
     const pages = ['http://h.test/doc/a.html', 'http://h.test/doc/b.html?x=1', 'http://h.test/other/c.html'];
     for (let round = 0; round < 3; round++) {
       for (const page of pages) {
-        for (const href of ['index.html', 'p.html?utm_source=x&b=2&a=1', '/root.html', 'bad%zz.html', '..']) {
+        for (const href of [
+          'index.html',
+          'index.html#a',
+          'index.html#b?c',
+          'p.html?utm_source=x&b=2&a=1',
+          '/root.html#x',
+          'bad%zz.html',
+          '..',
+        ]) {
           assert.deepEqual(
             fresh.canonicalize(href, page),
             crawl.canonicalize(href, new URL(page)),
@@ -161,6 +169,9 @@ describe('UrlCanonicalizer', () => {
       url(fresh.canonicalize('p.html?utm_source=x&b=2&a=1', pages[0])),
       'http://h.test/doc/p.html?a=1&b=2',
     );
+    const keep = new UrlCanonicalizer({ stripParams: [], sortQuery: false, keepFragment: true });
+    assert.equal(url(keep.canonicalize('index.html#a', pages[0])), 'http://h.test/doc/index.html#a');
+    assert.equal(url(keep.canonicalize('index.html#b', pages[0])), 'http://h.test/doc/index.html#b');
     // more distinct links than the cache holds
     for (let i = 0; i < 5000; i++)
       assert.equal(url(fresh.canonicalize(`p${i}.html`, pages[0])), `http://h.test/doc/p${i}.html`);
