@@ -81,9 +81,18 @@ await build({
   // traces keep their function names; node --enable-source-maps maps lines back.
   minifyWhitespace: true,
   legalComments: 'external',
-  // Some bundled CommonJS packages call require(); give the ESM bundle one.
+  // Some bundled CommonJS packages call require(); give the ESM bundle one. And before any
+  // bundled code runs: no allocation-site pretenuring. In about half of the runs V8 tenured an
+  // allocation site during startup, whose later per-page objects then went straight to the old
+  // generation and kept each page's HTML alive there (34 MB promoted instead of 9 MB on the
+  // PostgreSQL docs, twice the scavenge time, 131 MB peak RSS instead of 105 MB).
   banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    js: [
+      "import { createRequire as __createRequire } from 'node:module';",
+      "import { setFlagsFromString as __setV8Flags } from 'node:v8';",
+      'const require = __createRequire(import.meta.url);',
+      "__setV8Flags('--no-allocation-site-pretenuring');",
+    ].join(' '),
   },
 });
 if (!quiet) console.log(`built dist/crawlstack.mjs in ${Date.now() - started} ms`);
