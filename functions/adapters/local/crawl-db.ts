@@ -82,14 +82,17 @@ export interface StepWrite {
 const MERGE_BATCH = 16_384;
 
 /**
- * Steps whose seen, content and host writes wait in the journal before they are merged into
- * their tables (sooner when credits are applied: see `credit`). Each step's commit writes one
- * journal row, which also holds its checkpoint, instead of a random page of `seen`, one of
- * `content`, the `hosts` page and the `meta` page: SQLite appends every page a transaction
- * changes to the WAL (two writes each) and copies it back at the next checkpoint, and those four
- * pages were two thirds of a step's commit (133 -> 85 us on the PostgreSQL docs without them).
- * Rows live in fixed slots (step mod this), rewritten in place; `meta.journal` names the last
- * step merged, and opening the database merges the rows after it, so a crash loses nothing.
+ * Steps whose seen, content and host writes, and the removal of their finished frontier rows,
+ * wait in the journal before they are applied to their tables (sooner when credits are applied:
+ * see `credit`). Each step's commit writes one journal row, which also holds its checkpoint,
+ * instead of a random page of `seen`, one of `content`, the `hosts` page, the `meta` page and the
+ * frontier's table and index pages of the finished row: SQLite appends every page a transaction
+ * changes to the WAL (two writes each) and copies it back at the next checkpoint, and a step's
+ * commit came down from 6 pages to 1 for a page without new links (133 -> ~60 us on the
+ * PostgreSQL docs). Finished rows stay in the frontier until the merge, listed in the in-memory
+ * temp table `frontier_done` that `head` skips. Journal rows live in fixed slots (step mod this),
+ * rewritten in place; `meta.journal` names the last step merged, and opening the database merges
+ * the rows after it, so a crash loses nothing.
  */
 const JOURNAL_STEPS = 32;
 
@@ -118,6 +121,7 @@ const SCHEMA = `
     slot INTEGER PRIMARY KEY,
     step INTEGER NOT NULL,
     checkpoint TEXT NOT NULL,
+    seq INTEGER,
     fp INTEGER,
     owner INTEGER,
     history REAL,
@@ -136,7 +140,9 @@ export class CrawlDbVersionError extends Error {
 interface JournalEntry {
   step: number;
   checkpoint: string;
-  /** The finished URL's `seen` row: fingerprint, owner, and AOPIC history and key when known. */
+  /** The finished URL's frontier row, removed at the merge. */
+  seq: number | null;
+  /** Its `seen` row: fingerprint and owner (for fingerprints without a queue position), AOPIC history and key. */
   fp: bigint | null;
   owner: bigint | null;
   history: number | null;
@@ -187,6 +193,10 @@ export class CrawlDb {
         `${path} was written by an older crawlstack; start the crawl in a new --out folder`,
       );
     }
+    // Journals written before they held the finished row's queue position.
+    if (!columnsOf('journal').includes('seq:INTEGER'))
+      this.#db.exec('ALTER TABLE journal ADD COLUMN seq INTEGER');
+    this.#db.exec('CREATE TEMP TABLE frontier_done (seq INTEGER PRIMARY KEY)');
     const prepare = (sql: string) => this.#db.prepare(sql);
     this.#stmt = {
       getMeta: prepare('SELECT value FROM meta WHERE key = ?'),
@@ -203,12 +213,17 @@ export class CrawlDb {
       push: prepare(
         'INSERT INTO frontier (seq, host, fp, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
+      // Rows finished since the last merge are still here, listed in temp.frontier_done.
       head: prepare(
-        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ORDER BY prio DESC, seq LIMIT 1',
+        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ' +
+          'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
       ),
-      headTwo: prepare(
-        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ORDER BY prio DESC, seq LIMIT 2',
+      headTaken: prepare(
+        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? AND seq != ? ' +
+          'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
       ),
+      done: prepare('INSERT OR IGNORE INTO frontier_done (seq) VALUES (?)'),
+      doneClear: prepare('DELETE FROM frontier_done'),
       rowBySeq: prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
       remove: prepare('DELETE FROM frontier WHERE seq = ?'),
       rewrite: prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
@@ -232,11 +247,11 @@ export class CrawlDb {
         'INSERT INTO hosts (host, fetched) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET fetched = fetched + ?2',
       ),
       journalPut: prepare(
-        'INSERT OR REPLACE INTO journal (slot, step, checkpoint, fp, owner, history, key, host, content) ' +
-          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT OR REPLACE INTO journal (slot, step, checkpoint, seq, fp, owner, history, key, host, content) ' +
+          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       journalAfter: prepare(
-        'SELECT step, checkpoint, fp, owner, history, key, host, content FROM journal WHERE step > ? ORDER BY step',
+        'SELECT step, checkpoint, seq, fp, owner, history, key, host, content FROM journal WHERE step > ? ORDER BY step',
       ),
       journalMax: prepare('SELECT coalesce(max(step), 0) AS step FROM journal'),
       // Prepared once: exec() would parse them again on every step.
@@ -329,6 +344,7 @@ export class CrawlDb {
 
   /** Removes a queued task: the row `head` returned, or the latest row queued for a fingerprint. */
   removeTask(task: QueuedTask | Fingerprint): void {
+    this.#mergeJournal();
     const row = this.#row(task);
     if (row !== undefined) this.#stmt.remove!.run(row.seq);
   }
@@ -362,11 +378,8 @@ export class CrawlDb {
   head(host: string, taken?: number): QueuedTask | undefined {
     type Row = { seq: number; prio: number; cash: number; task: string };
     let row: Row | undefined;
-    if (taken === undefined) {
-      row = this.#stmt.head!.get(host) as Row | undefined;
-    } else {
-      row = (this.#stmt.headTwo!.all(host) as Row[]).find((r) => r.seq !== taken);
-    }
+    if (taken === undefined) row = this.#stmt.head!.get(host) as Row | undefined;
+    else row = this.#stmt.headTaken!.get(host, taken) as Row | undefined;
     if (row === undefined) return undefined;
     return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq, prio: row.prio, cashKey: row.cash };
   }
@@ -407,6 +420,7 @@ export class CrawlDb {
 
   /** Queued task counts per host (to rebuild the scheduler after a restart). */
   hostCounts(): Map<string, number> {
+    this.#mergeJournal();
     const counts = new Map<string, number>();
     for (const row of this.#stmt.hostCounts!.iterate() as Iterable<{ host: string; n: number }>) {
       counts.set(row.host, row.n);
@@ -425,6 +439,7 @@ export class CrawlDb {
   }
 
   frontierSize(): number {
+    this.#mergeJournal();
     return (this.#stmt.frontierCount!.get() as { n: number }).n;
   }
 
@@ -450,6 +465,7 @@ export class CrawlDb {
     const entry: JournalEntry = {
       step: this.#journalStep + 1,
       checkpoint: JSON.stringify(write.checkpoint),
+      seq: null,
       fp: null,
       owner: null,
       history: null,
@@ -487,8 +503,9 @@ export class CrawlDb {
       }
     }
     for (const [fp, seq] of queued) this.#recent.set(fp, { owner, seq });
-    if (entry.fp !== null) {
-      const claim = this.#recent.get(intToFp(entry.fp));
+    if (entry.seq !== null) {
+      const finished = write.finished!;
+      const claim = this.#recent.get(typeof finished === 'string' ? finished : finished.fp);
       if (claim !== undefined) claim.seq = null;
     }
     if (this.#recent.size >= MERGE_BATCH) this.#merge();
@@ -498,16 +515,16 @@ export class CrawlDb {
   #writeStep(write: StepWrite, entry: JournalEntry): void {
     const s = this.#stmt;
     if (write.finished !== undefined) {
-      const row = this.#row(write.finished);
-      if (row !== undefined) {
-        // A finished URL leaves the queue; the seen set keeps it (with its AOPIC history).
-        entry.fp = row.fp;
-        entry.owner = row.owner;
+      // A finished URL leaves the queue (at the merge; `head` passes over it until then); the
+      // seen set keeps it, with its AOPIC history.
+      const seq = this.#seqOf(write.finished);
+      if (seq !== undefined) {
+        entry.seq = seq;
         if (write.finishedCash !== undefined) {
           entry.history = write.finishedCash.history;
           entry.key = write.finishedCash.key;
         }
-        s.remove!.run(row.seq);
+        s.done!.run(seq);
       }
     }
     if (write.retried !== undefined) {
@@ -521,6 +538,7 @@ export class CrawlDb {
       entry.step % JOURNAL_STEPS,
       entry.step,
       entry.checkpoint,
+      entry.seq,
       entry.fp,
       entry.owner,
       entry.history,
@@ -557,14 +575,20 @@ export class CrawlDb {
   }
 
   /** The frontier row of a queued task: by its queue position when known, else through `seen`. */
-  #row(
-    task: CrawlTask | QueuedTask | Fingerprint,
-  ): { seq: number; fp: bigint; owner: bigint | null } | undefined {
+  /** The queue position of a task: the row `head` returned, or the latest row queued for a fingerprint. */
+  #seqOf(task: CrawlTask | QueuedTask | Fingerprint): number | undefined {
     const seq =
       typeof task !== 'string' && 'seq' in task
         ? task.seq
         : this.#claimOf(typeof task === 'string' ? task : task.fp)?.seq;
-    if (seq === undefined || seq === null) return undefined;
+    return seq === null ? undefined : seq;
+  }
+
+  #row(
+    task: CrawlTask | QueuedTask | Fingerprint,
+  ): { seq: number; fp: bigint; owner: bigint | null } | undefined {
+    const seq = this.#seqOf(task);
+    if (seq === undefined) return undefined;
     const row = this.#stmt.rowBySeq!.get(seq) as
       | { seq: bigint; fp: bigint; owner: bigint | null }
       | undefined;
@@ -596,10 +620,20 @@ export class CrawlDb {
       return;
     }
     const s = this.#stmt;
-    const finished = entries.filter((e) => e.fp !== null);
-    // Stable sort: of two rows for one key, the later step still writes last.
-    finished.sort((a, b) => (a.fp! < b.fp! ? -1 : a.fp! > b.fp! ? 1 : 0));
+    // The finished rows, read and removed in queue order (neighbouring pages), then filed in
+    // `seen` in key order. Stable sort: of two rows for one key, the later step writes last.
+    const finished = entries.filter((e) => e.seq !== null).sort((a, b) => a.seq! - b.seq!);
     for (const e of finished) {
+      const row = s.rowBySeq!.get(e.seq) as { fp: bigint; owner: bigint | null } | undefined;
+      if (row === undefined) continue;
+      e.fp = row.fp;
+      e.owner = row.owner;
+      s.remove!.run(e.seq);
+    }
+    s.doneClear!.run();
+    const filed = finished.filter((e) => e.fp !== null).sort((a, b) => a.step - b.step);
+    filed.sort((a, b) => (a.fp! < b.fp! ? -1 : a.fp! > b.fp! ? 1 : 0));
+    for (const e of filed) {
       if (e.history === null || e.key === null) s.seenAdd!.run(e.fp, e.owner, null);
       else s.seenFinished!.run(e.fp, e.owner, e.history, e.key);
     }
@@ -624,6 +658,7 @@ export class CrawlDb {
     type Row = {
       step: bigint;
       checkpoint: string;
+      seq: bigint | null;
       fp: bigint | null;
       owner: bigint | null;
       history: number | null;
@@ -635,6 +670,7 @@ export class CrawlDb {
       this.#journal.push({
         step: Number(row.step),
         checkpoint: row.checkpoint,
+        seq: row.seq === null ? null : Number(row.seq),
         fp: row.fp,
         owner: row.owner,
         history: row.history,
