@@ -80,5 +80,6 @@ export function decodeTask(body: string): DecodedTask {
   };
   if (typeof t.parent === 'string') task.parent = t.parent;
   if (typeof t.parentSimhash === 'string') task.parentSimhash = t.parentSimhash;
+  if (t.generated === true) task.generated = true;
   return { ok: true, task };
 }

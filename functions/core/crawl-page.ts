@@ -574,8 +574,9 @@ async function followLinks(
   // Links to the page's own path pattern on its own host get a tenth of a share (see
   // SELF_LINK_SHARE); a home page linking other sites' home pages is not a generator.
   const shape = pathShape(task.url);
-  const shares = candidates.map((c) => {
-    if (c.host !== task.host || pathShape(c.url) !== shape) return share;
+  const generated = candidates.map((c) => c.host === task.host && pathShape(c.url) === shape);
+  const shares = candidates.map((_, i) => {
+    if (!generated[i]) return share;
     cashFlow.toLambda += share * (1 - SELF_LINK_SHARE);
     return share * SELF_LINK_SHARE;
   });
@@ -603,6 +604,7 @@ async function followLinks(
     };
     const parentSimhash = deps.quality?.parentSimhashFor(c.url, task.url, simhash);
     if (parentSimhash !== undefined) next.parentSimhash = parentSimhash;
+    if (generated[i]) next.generated = true;
     tasks.push(next);
   }
   if (tasks.length > 0) {

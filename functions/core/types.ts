@@ -34,6 +34,12 @@ export interface CrawlTask {
   attempt: number;
   /** AOPIC cash carried by the URL when it was queued (0 when the crawl orders breadth-first). */
   cash: number;
+  /**
+   * The link went from a page to its own path pattern on its own host (a generator's next page?:
+   * the next month, the next listing page), and got a tenth of a share (SELF_LINK_SHARE). With a
+   * page budget such URLs wait until nothing else is left (embedded) or are parked (cloud).
+   */
+  generated?: boolean;
 }
 
 /** Where a page's capture is stored (a WARC record inside a file or object). */
