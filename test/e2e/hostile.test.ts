@@ -99,7 +99,9 @@ describe('hostile responses in a crawl', () => {
         scope: 'any',
         follow: ['page', 'document', 'image', 'other'],
         maxBodyBytes: MiB,
-        totalTimeoutMs: 400,
+        // Short enough to cut the trickle quickly, long enough for a brotli bomb to reach the
+        // cap on a loaded machine (its decoder fills a 16 MiB window first: 100-250 ms here).
+        totalTimeoutMs: 1000,
         maxRetries: 1,
       });
       const elapsed = performance.now() - started;

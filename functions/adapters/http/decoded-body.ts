@@ -6,7 +6,6 @@
 import { Buffer } from 'node:buffer';
 import type { Transform } from 'node:stream';
 import {
-  brotliDecompressSync,
   constants,
   createBrotliDecompress,
   createGunzip,
@@ -46,6 +45,12 @@ const WIRE_SLACK = 64 * 1024;
  * decodes past the cap, take the streaming path, which stops as soon as the cap is crossed.
  */
 const WHOLE_DECODE_WIRE_BYTES = 256 * 1024;
+/**
+ * ...and in at most this many chunks. A page's compressed body comes in one or a few reads; a
+ * body that comes in many small writes (a compression bomb pumped out unit by unit) is decoded as
+ * it comes, so it is cut at the cap without waiting for the sender to finish.
+ */
+const WHOLE_DECODE_CHUNKS = 8;
 
 // Lenient at the end of input, as browsers are: a body cut short still yields what it decoded.
 const ZLIB_OPTIONS = { finishFlush: constants.Z_SYNC_FLUSH };
@@ -137,7 +142,7 @@ export class DecodedBody {
     if (this.#head === undefined) {
       this.#pending.push(chunk);
       this.#pendingLength += chunk.length;
-      if (this.#codings.length === 1 && this.#pendingLength <= WHOLE_DECODE_WIRE_BYTES) return true;
+      if (this.#decodesWhole()) return true;
       if (this.#codings[0] === 'deflate' && this.#pendingLength < 2) return true;
       return this.#start();
     }
@@ -159,18 +164,31 @@ export class DecodedBody {
   }
 
   /**
-   * Decodes a small single-coded body in one call. Returns false, keeping the wire bytes, when it
-   * decodes past the cap: the streaming path then keeps exactly `maxBytes` of it.
+   * Whether the body so far may still be decoded whole at its end: one gzip or deflate coding,
+   * small, in few chunks. Not brotli: its decoder fills a window of up to 16 MiB before it
+   * checks an output limit, so a brotli bomb costs a whole window either way (40-290 ms here),
+   * and decoding it twice (whole, then streamed to keep the capped part) doubles that.
+   */
+  #decodesWhole(): boolean {
+    return (
+      this.#codings.length === 1 &&
+      this.#codings[0] !== 'br' &&
+      this.#pendingLength <= WHOLE_DECODE_WIRE_BYTES &&
+      this.#pending.length <= WHOLE_DECODE_CHUNKS
+    );
+  }
+
+  /**
+   * Decodes a small gzip or deflate body in one call. Returns false, keeping the wire bytes, when
+   * it decodes past the cap: the streaming path then keeps exactly `maxBytes` of it.
    */
   #decodeWhole(): boolean {
-    if (this.#codings.length !== 1) return false;
+    if (!this.#decodesWhole()) return false;
     const wire = Buffer.concat(this.#pending, this.#pendingLength);
     const options = { maxOutputLength: Math.max(1, this.#maxBytes) };
     let decoded: Buffer;
     try {
-      const coding = this.#codings[0];
-      if (coding === 'br') decoded = brotliDecompressSync(wire, { ...BROTLI_OPTIONS, ...options });
-      else if (coding === 'gzip') decoded = gunzipSync(wire, { ...ZLIB_OPTIONS, ...options });
+      if (this.#codings[0] === 'gzip') decoded = gunzipSync(wire, { ...ZLIB_OPTIONS, ...options });
       else if (wire.length >= 2 && isZlibHeader(wire[0]!, wire[1]!))
         decoded = inflateSync(wire, { ...ZLIB_OPTIONS, ...options });
       else decoded = inflateRawSync(wire, { ...ZLIB_OPTIONS, ...options });
