@@ -8,10 +8,24 @@ import type { Fingerprint } from '../types.ts';
  * fingerprint on every machine and version, so changing it would orphan every seen-set.
  */
 export function fingerprint(canonicalUrl: string): Fingerprint {
-  // one-shot `hash` (Node >= 21.7) is ~2x faster than createHash for short inputs; the hex of
-  // the whole digest then a slice beats asking for a Buffer and encoding 8 bytes of it
-  return hash('sha256', canonicalUrl, 'hex').slice(0, 16);
+  let fp = recent.get(canonicalUrl);
+  if (fp === undefined) {
+    // one-shot `hash` (Node >= 21.7) is ~2x faster than createHash for short inputs; the hex of
+    // the whole digest then a slice beats asking for a Buffer and encoding 8 bytes of it
+    fp = hash('sha256', canonicalUrl, 'hex').slice(0, 16);
+    if (recent.size >= RECENT_MAX) recent.clear();
+    recent.set(canonicalUrl, fp);
+  }
+  return fp;
 }
+
+/**
+ * Fingerprints of URLs seen lately: every page of a site links the same navigation targets, whose
+ * URLs would be hashed again on each (about 25 links per page on the PostgreSQL docs, most of them
+ * known). Bounded; a hit costs a Map lookup instead of a SHA-256.
+ */
+const recent = new Map<string, Fingerprint>();
+const RECENT_MAX = 4096;
 
 const FINGERPRINT_PATTERN = /^[0-9a-f]{16}$/;
 

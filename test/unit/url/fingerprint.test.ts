@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import {
   FingerprintFormatError,
@@ -20,6 +21,17 @@ const VECTORS: [url: string, fp: string, int64: bigint][] = [
 
 describe('fingerprint', () => {
   it('is the first 8 bytes of SHA-256 over the UTF-8 bytes, in lowercase hex', () => {
+    for (const [url, fp] of VECTORS) assert.equal(fingerprint(url), fp, url);
+  });
+
+  it('stays the same however often and after however many other URLs it is asked for', () => {
+    const direct = (url: string) => createHash('sha256').update(url).digest('hex').slice(0, 16);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 10_000; i++) {
+        const url = `http://h.test/p/${i % 5000}`;
+        assert.equal(fingerprint(url), direct(url));
+      }
+    }
     for (const [url, fp] of VECTORS) assert.equal(fingerprint(url), fp, url);
   });
 
