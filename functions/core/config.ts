@@ -166,25 +166,29 @@ export type ConfigResult = { ok: true; config: CrawlConfig } | { ok: false; prob
  */
 export function parseCrawlConfig(input: unknown): ConfigResult {
   const parsed = crawlConfigSchema.safeParse(input, { reportInput: true });
-  if (!parsed.success) {
-    return { ok: false, problems: parsed.error.issues.map(describeIssue) };
-  }
-  const problems: string[] = [];
-  const config = parsed.data;
-  config.seeds.forEach((seed, i) => {
-    const problem = seedProblem(seed);
+  // Seeds and patterns are checked even when other settings are wrong: one answer lists every
+  // problem, in the order schema, seeds, patterns.
+  const raw = (input ?? {}) as Record<string, unknown>;
+  const strings = (key: string): [string, number][] =>
+    Array.isArray(raw[key])
+      ? (raw[key] as unknown[]).flatMap((v, i): [string, number][] => (typeof v === 'string' ? [[v, i]] : []))
+      : [];
+  const problems: string[] = parsed.success ? [] : parsed.error.issues.map(describeIssue);
+  for (const [seed, i] of strings('seeds')) {
+    const problem = seed === '' ? undefined : seedProblem(seed);
     if (problem) problems.push(`seeds[${i}]: ${problem}`);
-  });
+  }
   for (const key of ['include', 'exclude'] as const) {
-    config[key].forEach((pattern, i) => {
+    for (const [pattern, i] of strings(key)) {
       try {
         new RegExp(pattern);
       } catch (error) {
         problems.push(`${key}[${i}]: not a valid regular expression (${(error as Error).message})`);
       }
-    });
+    }
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
+  if (!parsed.success || problems.length > 0) return { ok: false, problems };
+  return { ok: true, config: parsed.data };
 }
 
 function seedProblem(seed: string): string | undefined {

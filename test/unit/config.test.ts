@@ -18,7 +18,11 @@ describe('parseCrawlConfig', () => {
       include: ['('],
     });
     assert.ok(!result.ok);
-    assert.deepEqual(result.problems.map((p) => p.split(':')[0]).sort(), ['(config)', 'maxPages']);
+    // Every problem in one answer: the schema's, then the seeds', then the patterns'.
+    assert.deepEqual(
+      result.problems.map((p) => p.split(':')[0]),
+      ['maxPages', '(config)', 'seeds[0]', 'seeds[1]', 'include[0]'],
+    );
     const second = parseCrawlConfig({ seeds: ['ftp://x/', 'nope'], include: ['('] });
     assert.ok(!second.ok);
     assert.equal(second.problems.length, 3);
