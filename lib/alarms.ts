@@ -30,29 +30,15 @@ export class Alarms extends Construct {
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
 
-    // Any message in the DLQ is a URL the crawl did not finish. IGNORE missing data: SQS stops
-    // publishing metrics for a queue idle for six hours, and a DLQ that still holds messages
-    // must not drift back to OK just because nobody touched it.
-    this.#add(
-      new cloudwatch.Alarm(this, 'FrontierDlqMessagesAlarm', {
-        alarmDescription: 'crawlstack: messages in the frontier dead-letter queue',
-        metric: props.dlq.metricApproximateNumberOfMessagesVisible({
-          period: Duration.minutes(1),
-          statistic: cloudwatch.Stats.MAXIMUM,
-        }),
-        threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
-      }),
-      props.topic,
-    );
-
-    if (props.captureDlq !== undefined) {
+    // Any message in a DLQ is a URL the crawl did not finish (frontier) or a page not archived
+    // (captures). IGNORE missing data: SQS stops publishing metrics for a queue idle for six
+    // hours, and a DLQ that still holds messages must not drift back to OK because nobody
+    // touched it.
+    const dlqAlarm = (alarmId: string, queue: sqs.IQueue, description: string) =>
       this.#add(
-        new cloudwatch.Alarm(this, 'CaptureDlqMessagesAlarm', {
-          alarmDescription: 'crawlstack: captured pages in the capture dead-letter queue (not archived)',
-          metric: props.captureDlq.metricApproximateNumberOfMessagesVisible({
+        new cloudwatch.Alarm(this, alarmId, {
+          alarmDescription: `crawlstack: ${description}`,
+          metric: queue.metricApproximateNumberOfMessagesVisible({
             period: Duration.minutes(1),
             statistic: cloudwatch.Stats.MAXIMUM,
           }),
@@ -62,6 +48,13 @@ export class Alarms extends Construct {
           treatMissingData: cloudwatch.TreatMissingData.IGNORE,
         }),
         props.topic,
+      );
+    dlqAlarm('FrontierDlqMessagesAlarm', props.dlq, 'messages in the frontier dead-letter queue');
+    if (props.captureDlq !== undefined) {
+      dlqAlarm(
+        'CaptureDlqMessagesAlarm',
+        props.captureDlq,
+        'captured pages in the capture dead-letter queue (not archived)',
       );
     }
 

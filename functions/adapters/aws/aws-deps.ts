@@ -21,7 +21,7 @@ import { DynamoParkedUrls } from './dynamo-parked-urls.ts';
 import { createRobotsWarmCache, DynamoRobotsCache } from './dynamo-robots-cache.ts';
 import { DynamoSeenStore } from './dynamo-seen-store.ts';
 import { S3Objects } from './s3-objects.ts';
-import { SqsCaptureDeadLetters, SqsCaptureQueue } from './sqs-capture-queue.ts';
+import { SqsCaptureQueue } from './sqs-capture-queue.ts';
 import { SqsDeadLetterQueue, SqsFrontier, SqsMessageControl, SqsQueueDepth } from './sqs-frontier.ts';
 
 const systemClock: Clock = { now: () => Date.now() };
@@ -150,7 +150,7 @@ export function createAwsArchiverDeps(
   const table = new DynamoCrawlTable(clients.doc, env.crawlTable);
   const deps: ArchiverDeps = {
     objects: new S3Objects(clients.s3, env.pageBucket),
-    deadLetters: new SqsCaptureDeadLetters(clients.sqs, env.captureDlqUrl),
+    deadLetters: new SqsDeadLetterQueue(clients.sqs, env.captureDlqUrl),
     crawlInfo: async (crawlId) => {
       const crawl = await table.getCrawl(crawlId);
       return crawl === undefined

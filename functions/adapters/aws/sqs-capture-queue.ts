@@ -1,9 +1,10 @@
 /**
  * The capture queue on SQS (standard): the worker sends one message per finished page, packed into
- * SendMessageBatch calls; the archiver's own dead letters go to the capture DLQ.
+ * SendMessageBatch calls. (The archiver's dead letters go to the capture DLQ through
+ * SqsDeadLetterQueue.)
  */
-import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { CaptureSink, DeadLetter, DeadLetterSink } from '../../cloud/cloud-ports.ts';
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { CaptureSink } from '../../cloud/cloud-ports.ts';
 import { SqsSendError } from './sqs-frontier.ts';
 
 /** SQS: at most 10 entries and 256 KiB of bodies per SendMessageBatch. */
@@ -59,35 +60,5 @@ export class SqsCaptureQueue implements CaptureSink {
       const ids = new Set(failed.map((f) => f.Id));
       entries = entries.filter((e) => ids.has(e.Id));
     }
-  }
-}
-
-/**
- * The archiver's way to the capture DLQ (a standard queue): the original body plus `reason`,
- * `detail`, `sourceMessageId` and `receiveCount` attributes.
- */
-export class SqsCaptureDeadLetters implements DeadLetterSink {
-  readonly #sqs: SQSClient;
-  readonly #queueUrl: string;
-
-  constructor(sqs: SQSClient, queueUrl: string) {
-    this.#sqs = sqs;
-    this.#queueUrl = queueUrl;
-  }
-
-  async send(letter: DeadLetter): Promise<void> {
-    const text = (value: string) => ({ DataType: 'String', StringValue: value.slice(0, 1000) || '-' });
-    await this.#sqs.send(
-      new SendMessageCommand({
-        QueueUrl: this.#queueUrl,
-        MessageBody: letter.body === '' ? '(empty)' : letter.body,
-        MessageAttributes: {
-          reason: text(letter.reason),
-          detail: text(letter.detail ?? ''),
-          sourceMessageId: text(letter.messageId),
-          receiveCount: { DataType: 'Number', StringValue: String(letter.receiveCount) },
-        },
-      }),
-    );
   }
 }

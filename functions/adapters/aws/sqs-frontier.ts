@@ -157,8 +157,9 @@ export class SqsMessageControl implements MessageVisibility {
 }
 
 /**
- * The worker's own way to the dead-letter queue: the original body plus `reason`, `detail`,
- * `sourceMessageId` and `receiveCount` message attributes, deduplicated by the source message id.
+ * A worker's own way to a dead-letter queue (the frontier's, FIFO; the capture queue's,
+ * standard): the original body plus `reason`, `detail`, `sourceMessageId` and `receiveCount`
+ * message attributes; on a FIFO queue, grouped as the source and deduplicated by its message id.
  */
 export class SqsDeadLetterQueue implements DeadLetterSink {
   readonly #sqs: SQSClient;
@@ -175,8 +176,12 @@ export class SqsDeadLetterQueue implements DeadLetterSink {
       new SendMessageCommand({
         QueueUrl: this.#queueUrl,
         MessageBody: letter.body === '' ? '(empty)' : letter.body,
-        MessageGroupId: letter.groupId.slice(0, 128),
-        MessageDeduplicationId: letter.messageId.slice(0, 128),
+        ...(this.#queueUrl.endsWith('.fifo')
+          ? {
+              MessageGroupId: letter.groupId.slice(0, 128),
+              MessageDeduplicationId: letter.messageId.slice(0, 128),
+            }
+          : {}),
         MessageAttributes: {
           reason: text(letter.reason),
           detail: text(letter.detail ?? ''),
