@@ -10,6 +10,7 @@
  *   { ... }                                         (no "warc": skipped, failed, redirected early)
  */
 import type { PageItem, WarcLocation } from './crawl-records.ts';
+import { parseJsonObject } from './task-message.ts';
 
 /** The capture's WARC records (request member then response member), inline. */
 export interface InlineRecords {
@@ -66,16 +67,9 @@ function isInt(value: unknown): value is number {
 
 /** Parses and checks a capture-queue message body (shape only). */
 export function decodeCaptureMessage(body: string): DecodedCapture {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return { ok: false, problem: 'body is not JSON' };
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { ok: false, problem: 'body is not a JSON object' };
-  }
-  const m = value as Record<string, unknown>;
+  const parsed = parseJsonObject(body);
+  if (!parsed.ok) return parsed;
+  const m = parsed.value;
   if (m.v !== 1) return { ok: false, problem: `unknown version ${JSON.stringify(m.v)}` };
   if (typeof m.crawlId !== 'string' || m.crawlId === '' || m.crawlId.includes('/')) {
     return { ok: false, problem: 'crawlId must be a non-empty string without "/"' };

@@ -195,18 +195,19 @@ export function emptyHostCounts(): HostCounts {
   };
 }
 
+/** What a finished URL adds to its host's counts. */
+export interface FinishedUrl {
+  status: number | null;
+  bytes: number;
+  reason?: string;
+  duplicateOf?: string;
+  /** New URLs its page queued or parked, and of those the parked ones. */
+  enqueued: number;
+  parked?: number;
+}
+
 /** Adds one finished URL to `counts`. */
-export function countFinished(
-  counts: HostCounts,
-  finished: {
-    status: number | null;
-    bytes: number;
-    reason?: string;
-    duplicateOf?: string;
-    enqueued: number;
-    parked?: number;
-  },
-): void {
+export function countFinished(counts: HostCounts, finished: FinishedUrl): void {
   counts.finished += 1;
   counts.enqueued += finished.enqueued;
   counts.parked += finished.parked ?? 0;

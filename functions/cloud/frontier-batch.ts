@@ -47,6 +47,7 @@ import {
   type CrawlRecord,
   countFinished,
   emptyHostCounts,
+  type FinishedUrl,
   type HostCounts,
   ownerTag,
   pageItemFromRecord,
@@ -557,13 +558,7 @@ export function createFrontierBatchProcessor(
     batch: CrawlBatch,
     message: FrontierMessage,
     fp: string,
-    finished: {
-      status: number | null;
-      bytes: number;
-      reason?: string;
-      duplicateOf?: string;
-      enqueued: number;
-    },
+    finished: FinishedUrl,
   ): MessageVerdict {
     countFinished(group.counts, finished);
     if (finished.status !== null) {
@@ -751,7 +746,7 @@ export function createFrontierBatchProcessor(
       const host = URL.parse(record.redirectTo)?.hostname;
       if (host !== undefined && !batch.ctx.allowed.has(host)) batch.redirectedHosts.add(host);
     }
-    const finished: Parameters<typeof countFinished>[1] = {
+    const finished: FinishedUrl = {
       status: record.status,
       bytes: record.bytes,
       enqueued,

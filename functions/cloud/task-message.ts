@@ -26,6 +26,22 @@ export function deduplicationId(task: Pick<CrawlTask, 'crawlId' | 'fp' | 'attemp
   return task.attempt > 0 ? `${task.crawlId}#${task.fp}#a${task.attempt}` : `${task.crawlId}#${task.fp}`;
 }
 
+/** A message body parsed as a JSON object, or why it is not one. */
+export function parseJsonObject(
+  body: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return { ok: false, problem: 'body is not JSON' };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, problem: 'body is not a JSON object' };
+  }
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
 /** The message body of a task. */
 export function encodeTask(task: CrawlTask): string {
   return JSON.stringify(task);
@@ -39,16 +55,9 @@ export type DecodedTask = { ok: true; task: CrawlTask } | { ok: false; problem: 
  * the crawl exists is the worker's business.
  */
 export function decodeTask(body: string): DecodedTask {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return { ok: false, problem: 'body is not JSON' };
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { ok: false, problem: 'body is not a JSON object' };
-  }
-  const t = value as Record<string, unknown>;
+  const parsed = parseJsonObject(body);
+  if (!parsed.ok) return parsed;
+  const t = parsed.value;
   const problems: string[] = [];
   for (const key of ['crawlId', 'url', 'host'] as const) {
     if (typeof t[key] !== 'string' || t[key] === '') problems.push(`${key} must be a non-empty string`);
