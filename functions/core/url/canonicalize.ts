@@ -254,9 +254,11 @@ export class UrlCanonicalizer {
   #remember(absolute: string, result: CanonicalResult): CanonicalResult {
     if (result.ok) {
       if (this.#known.size >= KNOWN_MAX) this.#known.clear();
-      // A copy of the key: it holds the href, a slice of its page's HTML, which would keep the
-      // whole page in memory as long as the entry lives.
-      this.#known.set(JSON.parse(JSON.stringify(absolute)) as string, result);
+      // Not the key itself: it holds the href, a slice of its page's HTML, which would keep the
+      // whole page in memory as long as the entry lives. The canonical URL (a string of the URL
+      // parser's) is the same text for links already canonical; the others are copied.
+      const key = result.url === absolute ? result.url : (JSON.parse(JSON.stringify(absolute)) as string);
+      this.#known.set(key, result);
     }
     return result;
   }
