@@ -3,16 +3,15 @@
  * SendMessageBatch calls. (The archiver's dead letters go to the capture DLQ through
  * SqsDeadLetterQueue.)
  */
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { CaptureSink } from '../../cloud/cloud-ports.ts';
-import { SqsSendError } from './sqs-frontier.ts';
+import { sendMessageBatch } from './sqs-frontier.ts';
 
 /** SQS: at most 10 entries and 256 KiB of bodies per SendMessageBatch. */
 const MAX_ENTRIES = 10;
 const MAX_BATCH_BYTES = 256 * 1024;
 /** Room per entry for its id and the request's JSON around the body. */
 const ENTRY_OVERHEAD = 64;
-const MAX_ROUNDS = 4;
 
 /**
  * Packs bodies into as few SendMessageBatch calls as SQS allows (10 entries and 256 KiB each).
@@ -46,19 +45,11 @@ export class SqsCaptureQueue implements CaptureSink {
     await Promise.all(calls);
   }
 
-  async #send(bodies: string[]): Promise<void> {
-    let entries = bodies.map((body, i) => ({ Id: String(i), MessageBody: body }));
-    for (let round = 0; ; round++) {
-      const response = await this.#sqs.send(
-        new SendMessageBatchCommand({ QueueUrl: this.#queueUrl, Entries: entries }),
-      );
-      const failed = response.Failed ?? [];
-      if (failed.length === 0) return;
-      if (round + 1 >= MAX_ROUNDS || failed.some((f) => f.SenderFault)) {
-        throw new SqsSendError('SendMessageBatch', failed);
-      }
-      const ids = new Set(failed.map((f) => f.Id));
-      entries = entries.filter((e) => ids.has(e.Id));
-    }
+  #send(bodies: string[]): Promise<void> {
+    return sendMessageBatch(
+      this.#sqs,
+      this.#queueUrl,
+      bodies.map((body, i) => ({ Id: String(i), MessageBody: body })),
+    );
   }
 }

@@ -5,6 +5,7 @@ import {
   ChangeMessageVisibilityBatchCommand,
   GetQueueAttributesCommand,
   SendMessageBatchCommand,
+  type SendMessageBatchRequestEntry,
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -65,26 +66,40 @@ export class SqsFrontier implements CloudFrontier {
     return queueDepth(this.#sqs, this.#queueUrl);
   }
 
-  async #send(chunk: CrawlTask[]): Promise<void> {
-    let entries = chunk.map((task, i) => ({
-      Id: String(i),
-      MessageBody: encodeTask(task),
-      MessageGroupId: messageGroupId(task),
-      MessageDeduplicationId: deduplicationId(task),
-    }));
-    for (let round = 0; ; round++) {
-      const response = await this.#sqs.send(
-        new SendMessageBatchCommand({ QueueUrl: this.#queueUrl, Entries: entries }),
-      );
-      const failed = response.Failed ?? [];
-      if (failed.length === 0) return;
-      // Sender faults (a malformed entry) will not pass on a second try.
-      if (round + 1 >= MAX_ROUNDS || failed.some((f) => f.SenderFault)) {
-        throw new SqsSendError('SendMessageBatch', failed);
-      }
-      const ids = new Set(failed.map((f) => f.Id));
-      entries = entries.filter((e) => ids.has(e.Id));
+  #send(chunk: CrawlTask[]): Promise<void> {
+    return sendMessageBatch(
+      this.#sqs,
+      this.#queueUrl,
+      chunk.map((task, i) => ({
+        Id: String(i),
+        MessageBody: encodeTask(task),
+        MessageGroupId: messageGroupId(task),
+        MessageDeduplicationId: deduplicationId(task),
+      })),
+    );
+  }
+}
+
+/**
+ * One SendMessageBatch call (at most 10 entries); entries SQS refuses are sent again, and a call
+ * that keeps failing, or fails for the sender's fault (a malformed entry will not pass on a
+ * second try), throws SqsSendError.
+ */
+export async function sendMessageBatch(
+  sqs: SQSClient,
+  queueUrl: string,
+  entries: SendMessageBatchRequestEntry[],
+): Promise<void> {
+  let pending = entries;
+  for (let round = 0; ; round++) {
+    const response = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: pending }));
+    const failed = response.Failed ?? [];
+    if (failed.length === 0) return;
+    if (round + 1 >= MAX_ROUNDS || failed.some((f) => f.SenderFault)) {
+      throw new SqsSendError('SendMessageBatch', failed);
     }
+    const ids = new Set(failed.map((f) => f.Id));
+    pending = pending.filter((e) => ids.has(e.Id));
   }
 }
 
