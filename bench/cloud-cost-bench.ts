@@ -31,6 +31,7 @@ import { type CloudLocalMetrics, startCloudLocal } from '../localstack/cloud-loc
 import { type CostBreakdown, costBreakdown, LIST_PRICES } from '../localstack/cost-model.ts';
 import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/generate-web.ts';
 import { serveWeb } from '../test/fixtures/web/serve-web.ts';
+import { cloudApi } from './lib/cloud-api.ts';
 
 interface Scenario {
   name: string;
@@ -121,14 +122,7 @@ async function run(scenario: Scenario): Promise<Result> {
           },
         }),
   });
-  const headers = { authorization: `Bearer ${local.token}`, 'content-type': 'application/json' };
-  const api = async (path: string, init: RequestInit = {}) => {
-    const response = await fetch(`${local.api}${path}`, { ...init, headers });
-    const json = (await response.json()) as Record<string, unknown>;
-    if (!response.ok)
-      throw new Error(`${init.method ?? 'GET'} ${path}: ${response.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const api = cloudApi(local.api, local.token);
   try {
     const started = performance.now();
     const { id } = (await api('/crawls', {

@@ -35,6 +35,7 @@ import type { LinkRecord } from '../functions/core/types.ts';
 import { type CrawlSummary, EmbeddedCrawler } from '../functions/local/embedded-crawler.ts';
 import { generateWeb, TRAP_KINDS } from '../test/fixtures/web/generate-web.ts';
 import { serveWeb } from '../test/fixtures/web/serve-web.ts';
+import { cloudApi } from './lib/cloud-api.ts';
 import { checkTargets, type QualityMetrics, qualityMetrics } from './lib/quality-metrics.ts';
 
 type Order = 'bfs' | 'aopic';
@@ -176,13 +177,7 @@ async function crawlCloud(
     scheduleRateMs: 1000,
     log: () => {},
   });
-  const headers = { authorization: `Bearer ${local.token}`, 'content-type': 'application/json' };
-  const api = async (path: string, init: RequestInit = {}) => {
-    const response = await fetch(`${local.api}${path}`, { ...init, headers });
-    const json = (await response.json()) as Record<string, unknown>;
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const api = cloudApi(local.api, local.token);
   try {
     const started = performance.now();
     const { id } = (await api('/crawls', {
