@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import type { CrawlProgressView } from '../functions/cloud/crawl-progress.ts';
 import type { PageItem } from '../functions/cloud/crawl-records.ts';
 import { type CloudLocalMetrics, startCloudLocal } from '../localstack/cloud-local.ts';
-import { type CostBreakdown, costBreakdown, LIST_PRICES } from '../localstack/cost-model.ts';
+import { type CostBreakdown, costBreakdown, dollarTotal, LIST_PRICES } from '../localstack/cost-model.ts';
 import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/generate-web.ts';
 import { serveWeb } from '../test/fixtures/web/serve-web.ts';
 import { cloudApi } from './lib/cloud-api.ts';
@@ -249,13 +249,7 @@ function naive(costs: CostBreakdown, view: CrawlProgressView, pages: number) {
     lambdaCompute: others.reduce((n, f) => n + f.gbSeconds, 0) * p.lambdaArmGbSecond,
     total: 0,
   };
-  dollars.total =
-    dollars.dynamoWrites +
-    dollars.dynamoReads +
-    dollars.sqs +
-    dollars.s3 +
-    dollars.lambdaRequests +
-    dollars.lambdaCompute;
+  dollars.total = dollarTotal(dollars);
   return { dollars, writes, puts: pages };
 }
 

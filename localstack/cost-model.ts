@@ -75,6 +75,18 @@ export interface CostBreakdown {
 /** SQS operations that manage queues rather than move messages (tests and provisioning). */
 const SQS_MANAGEMENT = new Set(['CreateQueue', 'GetQueueUrl', 'SetQueueAttributes', 'ListQueues']);
 
+/** The billed parts of a cost breakdown summed (idle polls are inside `sqs` already). */
+export function dollarTotal(d: {
+  dynamoWrites: number;
+  dynamoReads: number;
+  sqs: number;
+  s3: number;
+  lambdaRequests: number;
+  lambdaCompute: number;
+}): number {
+  return d.dynamoWrites + d.dynamoReads + d.sqs + d.s3 + d.lambdaRequests + d.lambdaCompute;
+}
+
 /** Prices everything the stand-in counted. Needs the stand-in's endpoint metrics. */
 export function costBreakdown(metrics: CloudLocalMetrics): CostBreakdown {
   const endpoint = metrics.endpoint;
@@ -113,13 +125,7 @@ export function costBreakdown(metrics: CloudLocalMetrics): CostBreakdown {
     lambdaCompute: lambda.reduce((n, f) => n + f.gbSeconds, 0) * p.lambdaArmGbSecond,
     total: 0,
   };
-  dollars.total =
-    dollars.dynamoWrites +
-    dollars.dynamoReads +
-    dollars.sqs +
-    dollars.s3 +
-    dollars.lambdaRequests +
-    dollars.lambdaCompute;
+  dollars.total = dollarTotal(dollars);
   return {
     dynamo: {
       writeUnits: endpoint.dynamodb.writeRequestUnits,
