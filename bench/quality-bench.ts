@@ -32,7 +32,7 @@ import { parseArgs } from 'node:util';
 import type { CrawlProgressView } from '../functions/cloud/crawl-progress.ts';
 import { parseCrawlConfig } from '../functions/core/config.ts';
 import type { LinkRecord } from '../functions/core/types.ts';
-import { type CrawlSummary, EmbeddedCrawler } from '../functions/local/embedded-crawler.ts';
+import { type CrawlSummary, EmbeddedCrawler } from '../functions/embedded/embedded-crawler.ts';
 import { generateWeb, TRAP_KINDS } from '../test/fixtures/web/generate-web.ts';
 import { serveWeb } from '../test/fixtures/web/serve-web.ts';
 import { cloudApi } from './lib/cloud-api.ts';

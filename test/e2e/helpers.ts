@@ -17,7 +17,7 @@ import {
   type CrawlSummary,
   EmbeddedCrawler,
   type EmbeddedCrawlerOptions,
-} from '../../functions/local/embedded-crawler.ts';
+} from '../../functions/embedded/embedded-crawler.ts';
 import type { LoggedRequest, SiteServer } from '../fixtures/site-server.ts';
 
 /** Project root (the CLI bundle and the bin shim are resolved from here). */
@@ -278,7 +278,7 @@ export function buildCli(): Promise<string> {
     const dir = tempDir('crawlstack-cli-');
     mkdirSync(join(dir, 'bin'));
     await build({
-      entryPoints: { crawlstack: join(ROOT, 'functions/local/cli.ts') },
+      entryPoints: { crawlstack: join(ROOT, 'functions/embedded/cli/cli.ts') },
       outdir: join(dir, 'dist'),
       outExtension: { '.js': '.mjs' },
       bundle: true,

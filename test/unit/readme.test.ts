@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { crawlConfigSchema } from '../../functions/core/config.ts';
-import { CONFIG_FLAGS } from '../../functions/local/cli-options.ts';
+import { CONFIG_FLAGS } from '../../functions/embedded/cli/cli-options.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## How it behaves'));

@@ -1,9 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
-import type { FetchedPage } from '../core/crawl-page.ts';
+import type { FetchedPage } from '../../core/crawl-page.ts';
+import { EmbeddedCrawler } from '../embedded-crawler.ts';
 import { buildConfig, parseCommand, UsageError } from './cli-options.ts';
-import { EmbeddedCrawler } from './embedded-crawler.ts';
 
 /** The keyword hunt gives up after this depth; the start URL is depth 1. */
 export const HUNT_MAX_DEPTH = 5;

@@ -4,11 +4,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CrawlStateMismatchError, EmbeddedCrawler } from '../embedded-crawler.ts';
 import { canonicalizeCommand } from './cli-canonicalize.ts';
 import { huntCommand } from './cli-hunt.ts';
 import { buildConfig, configFlagsHelp, parseCommand, UsageError } from './cli-options.ts';
 import { rankCommand } from './cli-rank.ts';
-import { CrawlStateMismatchError, EmbeddedCrawler } from './embedded-crawler.ts';
 import { formatSummary, ProgressReporter } from './progress.ts';
 
 export const EXIT = { ok: 0, usage: 1, failed: 2, interrupted: 130 } as const;

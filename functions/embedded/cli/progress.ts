@@ -1,4 +1,4 @@
-import type { CrawlProgress, CrawlSummary } from './embedded-crawler.ts';
+import type { CrawlProgress, CrawlSummary } from '../embedded-crawler.ts';
 
 /**
  * The live progress line: redrawn in place on a terminal, a plain log line every few seconds

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CrawlDb } from '../adapters/local/crawl-db.ts';
-import { AopicLedger, type AopicState } from '../core/aopic.ts';
-import { pageRankIndexed } from '../core/quality/pagerank.ts';
-import { spearman } from '../core/quality/spearman.ts';
-import type { LinkRecord, PageRecord } from '../core/types.ts';
-import { fingerprint } from '../core/url/fingerprint.ts';
+import { CrawlDb } from '../../adapters/local/crawl-db.ts';
+import { AopicLedger, type AopicState } from '../../core/aopic.ts';
+import { pageRankIndexed } from '../../core/quality/pagerank.ts';
+import { spearman } from '../../core/quality/spearman.ts';
+import type { LinkRecord, PageRecord } from '../../core/types.ts';
+import { fingerprint } from '../../core/url/fingerprint.ts';
 import { UsageError } from './cli-options.ts';
 
 /** One crawled page with both importance figures. */

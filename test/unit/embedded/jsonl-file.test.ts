@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { JsonlFile } from '../../../functions/local/jsonl-file.ts';
+import { JsonlFile } from '../../../functions/embedded/jsonl-file.ts';
 
 const dirs: string[] = [];
 after(() => {

@@ -1,5 +1,5 @@
-import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
-import { fingerprint } from '../core/url/fingerprint.ts';
+import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
+import { fingerprint } from '../../core/url/fingerprint.ts';
 import { buildConfig, parseCommand, UsageError } from './cli-options.ts';
 
 /**

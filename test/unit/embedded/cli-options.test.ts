@@ -10,7 +10,7 @@ import {
   configFlagsHelp,
   parseCommand,
   UsageError,
-} from '../../../functions/local/cli-options.ts';
+} from '../../../functions/embedded/cli/cli-options.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlstack-cli-options-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { HostScheduler, type HostSlot, newHostSlot } from '../../../functions/local/host-heap.ts';
+import { HostScheduler, type HostSlot, newHostSlot } from '../../../functions/embedded/host-heap.ts';
 
 function slot(host: string, nextAt: number, best = 0, queued = 1): HostSlot {
   return { ...newHostSlot(host), nextAt, best, queued };

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type CrawlConfig, type CrawlConfigInput, parseCrawlConfig } from '../core/config.ts';
+import { type CrawlConfig, type CrawlConfigInput, parseCrawlConfig } from '../../core/config.ts';
 
 /** `off`: a `--no-...` flag that sets a setting whose default is true to false. */
 type FlagType = 'int' | 'number' | 'string' | 'boolean' | 'off' | 'list' | 'csv' | 'pairs';
