@@ -15,6 +15,7 @@ import {
 import {
   type DuplicateUrlRuleOptions,
   DuplicateUrlRules,
+  type DuplicateUrlRulesSnapshot,
   type RuleChange,
 } from '../../../functions/core/quality/duplicate-url-rules.ts';
 
