@@ -20,6 +20,7 @@
  *   npm run bench:quality -- --hosts 20 --pages 4000 --concurrency 16 --json out.json
  *   npm run bench:quality -- --mode cloud           the serverless crawler on the local stand-in
  *   npm run bench:quality -- --classic              the web as it was before issue 11
+ *   npm run bench:quality -- --requests log.jsonl   also write every request with its label
  *
  * The web has issue 11's hosts by default: five servers that answer duplicate URL forms with the
  * same bytes (`/dir/index.html` and `/dir` for `/dir/`, any capitalization, a `?ref=` parameter,
@@ -33,7 +34,7 @@
  * has no priorities and AOPIC works by parking low-cash URLs (see functions/cloud/). Its page
  * budget is approximate: batches running together each see the others' pages late.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -42,7 +43,7 @@ import { parseCrawlConfig } from '../functions/core/config.ts';
 import type { LinkRecord } from '../functions/core/types.ts';
 import { type CrawlSummary, EmbeddedCrawler } from '../functions/embedded/embedded-crawler.ts';
 import { generateWeb, TRAP_KINDS } from '../test/fixtures/web/generate-web.ts';
-import { serveWeb } from '../test/fixtures/web/serve-web.ts';
+import { serveWeb, type WebRequest } from '../test/fixtures/web/serve-web.ts';
 import { cloudApi } from './lib/cloud-api.ts';
 import {
   checkTargets,
@@ -77,6 +78,7 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'embedded' },
     classic: { type: 'boolean', default: false },
     json: { type: 'string' },
+    requests: { type: 'string' },
   },
 });
 
@@ -165,7 +167,7 @@ async function crawlOnce(
     const started = performance.now();
     const summary = await new EmbeddedCrawler({ config: parsed.config, outDir, warc: false }).run();
     const wallMs = performance.now() - started;
-    const metrics = qualityMetrics(web, served.requests());
+    const metrics = qualityMetrics(web, logRequests(served.requests(), order));
     const maxInFlight = Math.max(...served.hosts.map((h) => h.site.maxInFlight()));
     console.error(
       `${order}: ${metrics.requests} requests, ${summary.pages} pages in ${(wallMs / 1000).toFixed(1)} s (${summary.state})`,
@@ -227,7 +229,7 @@ async function crawlCloud(
     }
     process.stderr.write('\n');
     const wallMs = performance.now() - started;
-    const metrics = qualityMetrics(web, served.requests());
+    const metrics = qualityMetrics(web, logRequests(served.requests(), order));
     const c = view.counters;
     console.error(
       `${order} (cloud): ${metrics.requests} requests, ${c.fetched} pages in ${(wallMs / 1000).toFixed(1)} s`,
@@ -250,6 +252,15 @@ async function crawlCloud(
     await local.stop();
     await served.close();
   }
+}
+
+/** With `--requests FILE`, appends every logged request (order, host, path, label) as JSON Lines. */
+function logRequests(requests: WebRequest[], order: Order): WebRequest[] {
+  if (values.requests !== undefined) {
+    const lines = requests.map((r) => JSON.stringify({ order, host: r.host, path: r.path, class: r.class }));
+    appendFileSync(values.requests, `${lines.join('\n')}\n`);
+  }
+  return requests;
 }
 
 /** Distinct target URLs refused per reason, from links.jsonl. */

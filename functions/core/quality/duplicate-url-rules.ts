@@ -18,6 +18,7 @@
  * (see {@link DuplicateUrlRuleOptions}); `snapshot()` and the constructor persist and restore it.
  */
 
+import type { SkipReason } from '../types.ts';
 import {
   applyRule,
   checkRule,
@@ -33,7 +34,7 @@ import {
 import { LruMap } from './lru-map.ts';
 
 /** The skip reason of a queued URL whose form a rule merged into another URL. */
-export const DUPLICATE_URL_RULE_REASON = 'duplicate-url-rule';
+export const DUPLICATE_URL_RULE_REASON: SkipReason = 'duplicate-url-rule';
 
 /** Settings of {@link DuplicateUrlRules}; the first two come from the crawl configuration. */
 export interface DuplicateUrlRuleOptions {
@@ -41,12 +42,12 @@ export interface DuplicateUrlRuleOptions {
   minSupport?: number;
   /** Share of the URLs an active rule merges that are fetched anyway, to keep testing it (config `duplicateUrlRuleAudit`, default 0.02). */
   auditShare?: number;
-  /** URLs (with their content hash) remembered per host for learning (default 2,000, least recently added forgotten first). */
+  /** URLs (with their content hash) remembered per host for learning (default 1,000, least recently added forgotten first). */
   maxObservationsPerHost?: number;
   /**
    * Entries of learning memory over all hosts: remembered URLs plus the rules' image indexes
-   * (default 100,000, about 12 MB). Beyond it, the host observed least recently forgets what it
-   * saw (its rules stay).
+   * (default 50,000; about 200 bytes each, so 10 MB). Beyond it, the host observed least
+   * recently forgets what it saw (its rules stay).
    */
   maxObservations?: number;
   /** Rules (candidates, active and blocked) kept per host (default 32; active rules are never dropped). */
@@ -98,7 +99,7 @@ export type HostRuleRecord = Omit<RuleRecord, 'host'>;
 export interface DuplicateUrlRulesSnapshot {
   /** Rules per host, least recently observed host first. */
   hosts: { host: string; rules: HostRuleRecord[] }[];
-  /** Learning memory per host ([url, content hash prefix or "-" for a miss]), least recent first. */
+  /** Learning memory per host ([url, content digest in hex or "-" for a miss]), least recent first. */
   memory?: { host: string; observations: [string, string][] }[];
 }
 
@@ -135,14 +136,14 @@ interface HostRules {
 /** A URL remembered under a rule's image. */
 interface Imaged {
   url: string;
-  hash: string;
+  hash: number;
 }
 
 interface HostMemory {
-  /** URL -> content hash prefix (or NO_PAGE). */
-  observations: LruMap<string, string>;
-  /** Content hash prefix -> first remembered URL with it. */
-  byHash: Map<string, string>;
+  /** URL -> content digest (or NO_PAGE). */
+  observations: LruMap<string, number>;
+  /** Content digest -> first remembered URL with it. */
+  byHash: Map<number, string>;
   /** Redirect sources already counted (a retried step reports its redirect again). */
   redirects: LruMap<string, true>;
   /** Rule key -> image -> the first remembered URL the rule rewrites to that image. */
@@ -154,10 +155,21 @@ interface HostMemory {
   units: number;
 }
 
-/** The hash of a URL that gave no page. */
-const NO_PAGE = '-';
-/** Hex characters of the SHA-256 kept per URL: 64 bits, ample to tell two pages of one host apart. */
-const HASH_CHARS = 16;
+/** The digest of a URL that gave no page. */
+const NO_PAGE = -1;
+
+/**
+ * The first 52 bits of a SHA-256 hex digest as a number: ample to tell a host's pages apart, and a
+ * number costs less memory than a string (a slice of the digest would keep all 64 characters).
+ * Anything else given as a hash is folded by FNV-1a.
+ */
+function digestOf(contentHash: string): number {
+  const head = contentHash.slice(0, 13);
+  if (/^[0-9a-fA-F]{13}$/.test(head)) return Number.parseInt(head, 16);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < contentHash.length; i++) h = Math.imul(h ^ contentHash.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
 
 /** Learns and applies per-host duplicate-URL rules; see the module comment. */
 export class DuplicateUrlRules {
@@ -177,8 +189,8 @@ export class DuplicateUrlRules {
     const audit = options.auditShare ?? 0.02;
     if (!(audit >= 0 && audit < 1)) throw new RangeError(`auditShare must be in [0, 1), got ${audit}`);
     this.#auditShare = audit;
-    this.#perHost = positive('maxObservationsPerHost', options.maxObservationsPerHost ?? 2000);
-    this.#maxUnits = positive('maxObservations', options.maxObservations ?? 100_000);
+    this.#perHost = positive('maxObservationsPerHost', options.maxObservationsPerHost ?? 1000);
+    this.#maxUnits = positive('maxObservations', options.maxObservations ?? 50_000);
     this.#maxRules = positive('maxRulesPerHost', options.maxRulesPerHost ?? 32);
     this.#maxExamples = positive('maxExamples', options.maxExamples ?? 5);
     this.#rules = new LruMap(positive('maxRuleHosts', options.maxRuleHosts ?? 100_000));
@@ -231,7 +243,7 @@ export class DuplicateUrlRules {
    */
   observePage(observation: PageObservation): RuleChange[] {
     const { url, host, duplicateOf } = observation;
-    const hash = observation.contentHash === null ? NO_PAGE : observation.contentHash.slice(0, HASH_CHARS);
+    const hash = observation.contentHash === null ? NO_PAGE : digestOf(observation.contentHash);
     const changes: RuleChange[] = [];
     const memory = this.#memoryOf(host);
     if (
@@ -289,7 +301,7 @@ export class DuplicateUrlRules {
     return changes;
   }
 
-  #record(host: string, memory: HostMemory, url: string, hash: string, changes: RuleChange[]): void {
+  #record(host: string, memory: HostMemory, url: string, hash: number, changes: RuleChange[]): void {
     if (memory.observations.peek(url) !== undefined) return;
     memory.observations.set(url, hash);
     this.#count(memory, 1);
@@ -324,7 +336,7 @@ export class DuplicateUrlRules {
     entry: RuleEntry,
     index: LruMap<string, Imaged>,
     url: string,
-    hash: string,
+    hash: number,
     changes: RuleChange[],
   ): boolean {
     const clash = this.#file(memory, index, applyRule(entry.rule, url), url, hash);
@@ -342,7 +354,7 @@ export class DuplicateUrlRules {
     index: LruMap<string, Imaged>,
     image: string,
     url: string,
-    hash: string,
+    hash: number,
   ): string | undefined {
     if (image === url) {
       const other = index.peek(url);
@@ -369,7 +381,7 @@ export class DuplicateUrlRules {
     memory: HostMemory,
     composite: LruMap<string, Imaged>,
     url: string,
-    hash: string,
+    hash: number,
     changes: RuleChange[],
   ): void {
     const active = rules.active;
@@ -679,7 +691,10 @@ export class DuplicateUrlRules {
     if (options.memory !== false) {
       snapshot.memory = [...this.#memory].map(([host, memory]) => ({
         host,
-        observations: [...memory.observations.entries()].map(([url, hash]): [string, string] => [url, hash]),
+        observations: [...memory.observations.entries()].map(([url, hash]): [string, string] => [
+          url,
+          hash === NO_PAGE ? '-' : hash.toString(16),
+        ]),
       }));
     }
     return snapshot;
@@ -709,7 +724,10 @@ export class DuplicateUrlRules {
     }
     for (const { host, observations } of snapshot.memory ?? []) {
       const memory = this.#memoryOf(host);
-      for (const [url, hash] of observations) {
+      for (const [url, written] of observations) {
+        const hash = written === '-' ? NO_PAGE : Number.parseInt(String(written), 16);
+        if (!Number.isFinite(hash))
+          throw new DuplicateUrlRuleError(`not a content digest: ${JSON.stringify(written)}`);
         if (memory.observations.peek(url) !== undefined) continue;
         memory.observations.set(url, hash);
         this.#count(memory, 1);

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import {
   type DuplicateUrlRule,
   rewriteUrl,
@@ -352,6 +353,26 @@ describe('DuplicateUrlRules: memory, persistence, merging', () => {
     one.mergeHost(H, two.hostRecords(H)!);
     assert.equal(statusOf(one, 'drop-suffix index.html'), 'blocked');
     assert.equal(one.rewrite(`${O}/x/index.html`, H), undefined);
+  });
+
+  test('the crawl configuration holds the thresholds, with bounds', () => {
+    const parsed = parseCrawlConfig({ seeds: ['http://h.example/'] });
+    assert.ok(parsed.ok);
+    assert.deepEqual(
+      [
+        parsed.config.duplicateUrlRules,
+        parsed.config.duplicateUrlRuleSupport,
+        parsed.config.duplicateUrlRuleAudit,
+      ],
+      [true, 3, 0.02],
+    );
+    for (const bad of [
+      { duplicateUrlRuleSupport: 0 },
+      { duplicateUrlRuleAudit: 0.6 },
+      { duplicateUrlRules: 'yes' },
+    ]) {
+      assert.ok(!parseCrawlConfig({ seeds: ['http://h.example/'], ...bad }).ok, JSON.stringify(bad));
+    }
   });
 
   test('options are checked', () => {
