@@ -150,6 +150,24 @@ export const crawlConfigSchema = z
     trapDetectors: z.boolean().default(true),
     /** Probe each site once with a made-up URL to recognize soft-404 pages. */
     soft404Probe: z.boolean().default(true),
+    /** Learn each host's duplicate-URL rules from its exact duplicates and apply them (docs/duplicate-urls.md). */
+    duplicateUrlRules: z.boolean().default(true),
+    /** Distinct duplicate pairs a duplicate-URL rule needs (with no counter-example) before it is applied. */
+    duplicateUrlRuleSupport: positiveInt.max(1000).default(3),
+    /** Share of the URLs an active duplicate-URL rule merges that are fetched anyway, to keep testing it. */
+    duplicateUrlRuleAudit: z.number().min(0).max(0.5).default(0.02),
+    /** Read sites' sitemaps (robots.txt `Sitemap:` lines, else /sitemap.xml) to discover pages (docs/sitemaps.md). */
+    sitemaps: z.boolean().default(true),
+    /** Uncompressed bytes read per sitemap file (the protocol allows 50 MiB). */
+    maxSitemapBytes: positiveInt.min(65_536).max(52_428_800).default(52_428_800),
+    /** Sitemap files fetched per site, indexes included. */
+    maxSitemapFiles: positiveInt.max(100_000).default(100),
+    /** Page URLs taken from a site's sitemaps. */
+    maxSitemapUrls: positiveInt.max(10_000_000).default(100_000),
+    /** Levels of sitemap indexes followed (1 is the protocol's; nested indexes need 2). */
+    maxSitemapDepth: nonNegativeInt.max(5).default(2),
+    /** AOPIC: share of the cash a site's root page passes on that goes to the site's sitemaps. */
+    sitemapShare: z.number().min(0).max(1).default(0.2),
   })
   .strict();
 

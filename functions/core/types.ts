@@ -70,7 +70,9 @@ export type SkipReason =
   | 'blocked-address'
   | 'calendar'
   | 'link-generator'
-  | 'soft-404';
+  | 'soft-404'
+  /** A queued URL that a host's duplicate-URL rule now merges into another (docs/duplicate-urls.md). */
+  | 'duplicate-url-rule';
 
 /** One line of pages.jsonl: one record per URL attempted. */
 export interface PageRecord {
