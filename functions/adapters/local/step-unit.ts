@@ -22,6 +22,8 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   readonly linkLines: string[] = [];
   /** Out-links not followed, by reason, for the crawl's counters. */
   readonly skippedLinks = new Map<string, number>();
+  /** Fingerprints the step looked up in the URL-seen test, in order (the URL-seen trace). */
+  readonly lookups: Fingerprint[] = [];
   readonly #db: CrawlDb;
   readonly #pending: PendingClaims;
 

@@ -125,6 +125,12 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
     help: 'URL-seen cache entries (default 262144)',
   },
   {
+    flag: 'no-seen-trace',
+    key: 'seenTrace',
+    type: 'off',
+    help: 'do not record the URL-seen trace (url-seen.trace, for cache-study)',
+  },
+  {
     flag: 'extract',
     key: 'extract',
     type: 'pairs',

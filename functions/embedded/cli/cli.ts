@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CrawlStateMismatchError, EmbeddedCrawler } from '../embedded-crawler.ts';
+import { cacheStudyCommand } from './cli-cache-study.ts';
 import { canonicalizeCommand } from './cli-canonicalize.ts';
 import { huntCommand } from './cli-hunt.ts';
 import { buildConfig, configFlagsHelp, parseCommand, UsageError } from './cli-options.ts';
@@ -20,10 +21,11 @@ usage:
   crawlstack hunt <start-url> <keyword> [output-dir] [options]
   crawlstack canonicalize <url...>
   crawlstack rank --out DIR [--top N] [--json]
+  crawlstack cache-study --out DIR [--sizes 8-20] [--seed N] [--chart FILE] [--json]
   crawlstack help
 
 crawl writes to --out (default crawl-out/<first seed's host>): pages.jsonl, links.jsonl,
-warc/*.warc.gz, warc/index.cdxj, summary.json, state.sqlite. Run the same command again to
+warc/*.warc.gz, warc/index.cdxj, url-seen.trace, summary.json, state.sqlite. Run the same command again to
 resume an interrupted crawl.
 
 crawl options:
@@ -49,6 +51,8 @@ export async function main(argv: string[]): Promise<number> {
         return canonicalizeCommand(rest);
       case 'rank':
         return rankCommand(rest);
+      case 'cache-study':
+        return cacheStudyCommand(rest);
       case undefined:
       case 'help':
       case '--help':
@@ -56,7 +60,9 @@ export async function main(argv: string[]): Promise<number> {
         console.log(USAGE);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command "${command}" (try: crawl, hunt, canonicalize, rank, help)`);
+        throw new UsageError(
+          `unknown command "${command}" (try: crawl, hunt, canonicalize, rank, cache-study, help)`,
+        );
     }
   } catch (error) {
     if (error instanceof UsageError || error instanceof CrawlStateMismatchError) {
