@@ -73,6 +73,8 @@ interface Checkpoint {
   aopic?: AopicState;
   /** Committed size of url-seen.trace. */
   traceSize?: number;
+  /** Committed size of dataset.jsonl. */
+  datasetSize?: number;
 }
 
 export type CrawlEndState = 'done' | 'max-pages' | 'stopped' | 'interrupted';
@@ -163,6 +165,8 @@ export class EmbeddedCrawler {
   #linksFile!: JsonlFile;
   /** The URL-seen trace: 8 bytes per look-up, appended with each step's commit. */
   #traceFile: AppendOnlyFile | undefined;
+  /** Rows of the `extract` fields, one per page they were pulled from (crawls with fields only). */
+  #datasetFile: JsonlFile | undefined;
   #counters!: CrawlCounters;
   #canonicalizer!: UrlCanonicalizer;
   #scope!: ScopeRules;
@@ -297,6 +301,9 @@ export class EmbeddedCrawler {
     this.#elapsedBefore = this.#counters.elapsedMs;
     this.#pagesFile = new JsonlFile(join(this.#outDir, 'pages.jsonl'), checkpoint?.pagesSize ?? 0);
     this.#linksFile = new JsonlFile(join(this.#outDir, 'links.jsonl'), checkpoint?.linksSize ?? 0);
+    if (Object.keys(config.extract).length > 0) {
+      this.#datasetFile = new JsonlFile(join(this.#outDir, 'dataset.jsonl'), checkpoint?.datasetSize ?? 0);
+    }
     if (config.seenTrace) {
       this.#traceFile = new AppendOnlyFile(join(this.#outDir, 'url-seen.trace'), checkpoint?.traceSize ?? 0);
     }
@@ -663,6 +670,7 @@ export class EmbeddedCrawler {
 
     this.#pagesFile.append(unit.pageLines);
     this.#linksFile.append(unit.linkLines);
+    this.#datasetFile?.append(unit.datasetLines);
     if (unit.lookups.length > 0) this.#traceFile?.appendBytes(encodeTrace(unit.lookups));
     this.#offered = undefined;
     this.#db.commit({
@@ -731,6 +739,7 @@ export class EmbeddedCrawler {
       scopeHosts: [...this.#scopeHosts],
       aopic: this.#ledger.state,
       ...(this.#traceFile ? { traceSize: this.#traceFile.size } : {}),
+      ...(this.#datasetFile ? { datasetSize: this.#datasetFile.size } : {}),
     };
   }
 
@@ -743,6 +752,7 @@ export class EmbeddedCrawler {
     this.#pagesFile.close();
     this.#linksFile.close();
     this.#traceFile?.close();
+    this.#datasetFile?.close();
     this.#warc?.close();
     this.#db.close();
   }

@@ -99,6 +99,8 @@ describe('resume through the CLI', () => {
     '0',
     '--concurrency',
     '4',
+    '--extract',
+    'heading=h1',
     '--quiet',
   ];
 
@@ -128,6 +130,15 @@ describe('resume through the CLI', () => {
       l.links.filter((k) => k.skipped === undefined).map((k) => fingerprint(k.url)),
     );
     assert.deepEqual(decodeTrace(readFileSync(join(out, 'url-seen.trace'))), followed);
+    // dataset.jsonl is cut back with pages.jsonl: each page's row once.
+    const rows = readJsonl<{ url: string; heading: string[] }>(join(out, 'dataset.jsonl'));
+    assertUnique(
+      rows.map((r) => r.url),
+      'dataset.jsonl URLs',
+    );
+    assert.equal(rows.length, PAGES);
+    for (const want of expected)
+      assert.deepEqual(rows.find((r) => r.url === want.url)?.heading, [want.title]);
     await assertWarcMatchesPages(out, pages);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     assert.equal(summary.state, 'done');

@@ -7,8 +7,15 @@ import { join } from 'node:path';
 import { CrawlStateMismatchError, EmbeddedCrawler } from '../embedded-crawler.ts';
 import { cacheStudyCommand } from './cli-cache-study.ts';
 import { canonicalizeCommand } from './cli-canonicalize.ts';
+import { exportCommand } from './cli-export.ts';
 import { huntCommand } from './cli-hunt.ts';
-import { buildConfig, configFlagsHelp, parseCommand, UsageError } from './cli-options.ts';
+import {
+  buildConfig,
+  checkExtractSelectors,
+  configFlagsHelp,
+  parseCommand,
+  UsageError,
+} from './cli-options.ts';
 import { rankCommand } from './cli-rank.ts';
 import { formatSummary, ProgressReporter } from './progress.ts';
 
@@ -22,15 +29,19 @@ usage:
   crawlstack canonicalize <url...>
   crawlstack rank --out DIR [--top N] [--json]
   crawlstack cache-study --out DIR [--sizes 8-20] [--seed N] [--chart FILE] [--json]
+  crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom]
   crawlstack help
 
 crawl writes to --out (default crawl-out/<first seed's host>): pages.jsonl, links.jsonl,
-warc/*.warc.gz, warc/index.cdxj, url-seen.trace, summary.json, state.sqlite. Run the same command again to
+warc/*.warc.gz, warc/index.cdxj, url-seen.trace, dataset.jsonl (with --extract), summary.json,
+state.sqlite. Run the same command again to
 resume an interrupted crawl.
 
 crawl options:
   --out DIR                 output and state folder
   --config FILE             JSON file with the same settings as the flags (flags win)
+  --extract-config FILE     JSON {"fields": {"name": {"selector", "attr"?, "all"?}}}: fields for
+                            pages.jsonl "extracted" and dataset.jsonl (with --extract: flags win)
   --no-warc                 do not write WARC files
   --quiet                   no progress line
   --json                    print the summary as JSON
@@ -53,6 +64,8 @@ export async function main(argv: string[]): Promise<number> {
         return rankCommand(rest);
       case 'cache-study':
         return cacheStudyCommand(rest);
+      case 'export':
+        return await exportCommand(rest);
       case undefined:
       case 'help':
       case '--help':
@@ -61,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
         throw new UsageError(
-          `unknown command "${command}" (try: crawl, hunt, canonicalize, rank, cache-study, help)`,
+          `unknown command "${command}" (try: crawl, hunt, canonicalize, rank, cache-study, export, help)`,
         );
     }
   } catch (error) {
@@ -87,6 +100,7 @@ async function crawlCommand(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   const config = buildConfig(parsed, parsed.positionals);
+  await checkExtractSelectors(config);
   const outDir = typeof parsed.values.out === 'string' ? parsed.values.out : defaultOutDir(config.seeds[0]!);
   const progressStream = process.stderr;
   let reporter: ProgressReporter | undefined;
