@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CrawlStateMismatchError, EmbeddedCrawler } from '../embedded-crawler.ts';
+import { progressOverlay } from '../ui/status-publisher.ts';
 import { cacheStudyCommand } from './cli-cache-study.ts';
 import { canonicalizeCommand } from './cli-canonicalize.ts';
 import { exportCommand } from './cli-export.ts';
@@ -17,6 +18,7 @@ import {
   UsageError,
 } from './cli-options.ts';
 import { rankCommand } from './cli-rank.ts';
+import { takeUiFlag, uiCommand, watchCrawl } from './cli-ui.ts';
 import { formatSummary, ProgressReporter } from './progress.ts';
 
 export const EXIT = { ok: 0, usage: 1, failed: 2, interrupted: 130 } as const;
@@ -29,6 +31,7 @@ usage:
   crawlstack canonicalize <url...>
   crawlstack rank --out DIR [--top N] [--json]
   crawlstack cache-study --out DIR [--sizes 8-20] [--seed N] [--chart FILE] [--json]
+  crawlstack ui --out DIR [--port N]
   crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom]
   crawlstack help
 
@@ -43,6 +46,8 @@ crawl options:
   --extract-config FILE     JSON {"fields": {"name": {"selector", "attr"?, "all"?}}}: fields for
                             pages.jsonl "extracted" and dataset.jsonl (with --extract: flags win)
   --no-warc                 do not write WARC files
+  --ui [PORT]               serve a live dashboard on http://127.0.0.1:PORT/ (default 8484) while
+                            the crawl runs; \`crawlstack ui --out DIR\` serves it afterwards
   --quiet                   no progress line
   --json                    print the summary as JSON
 ${configFlagsHelp()}
@@ -66,6 +71,8 @@ export async function main(argv: string[]): Promise<number> {
         return cacheStudyCommand(rest);
       case 'export':
         return await exportCommand(rest);
+      case 'ui':
+        return await uiCommand(rest);
       case undefined:
       case 'help':
       case '--help':
@@ -74,7 +81,7 @@ export async function main(argv: string[]): Promise<number> {
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
         throw new UsageError(
-          `unknown command "${command}" (try: crawl, hunt, canonicalize, rank, cache-study, export, help)`,
+          `unknown command "${command}" (try: crawl, hunt, canonicalize, rank, cache-study, export, ui, help)`,
         );
     }
   } catch (error) {
@@ -87,7 +94,8 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function crawlCommand(argv: string[]): Promise<number> {
+async function crawlCommand(args: string[]): Promise<number> {
+  const { argv, uiPort } = takeUiFlag(args);
   const parsed = parseCommand(argv, {
     out: { type: 'string', short: 'o' },
     'no-warc': { type: 'boolean' },
@@ -113,6 +121,14 @@ async function crawlCommand(argv: string[]): Promise<number> {
   if (parsed.values.quiet !== true) {
     reporter = new ProgressReporter(progressStream, () => crawler.progress());
   }
+  // status.json for `crawlstack ui`, and the dashboard with --ui (see cli-ui.ts).
+  const watch = await watchCrawl({
+    outDir,
+    seeds: config.seeds,
+    live: () => progressOverlay(crawler.progress()),
+    uiPort,
+  });
+  if (watch.url !== undefined) console.error(`dashboard: ${watch.url}`);
   let interrupts = 0;
   const onSignal = () => {
     interrupts += 1;
@@ -128,15 +144,17 @@ async function crawlCommand(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   reporter?.start();
-  let summary: Awaited<ReturnType<EmbeddedCrawler['run']>>;
+  let summary: Awaited<ReturnType<EmbeddedCrawler['run']>> | undefined;
   try {
     summary = await crawler.run();
   } finally {
     reporter?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    if (summary === undefined) await watch.close();
   }
   writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  await watch.close();
   console.log(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
   if (summary.state === 'interrupted') {
     console.error('interrupted: run the same command again to resume');
