@@ -49,6 +49,40 @@ export const DEFAULT_STRIP_PARAMS: readonly string[] = [
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
 
+/**
+ * One named field of `extract`: the elements a CSS selector matches, the text of each (or the
+ * value of `attr`), the first value (default) or `all` of them. The string form
+ * `"selector"` / `"selector@attr"` is short for `{ selector, attr, all: true }`.
+ */
+export const extractFieldSchema = z
+  .object({
+    selector: z.string().min(1),
+    attr: z
+      .string()
+      .regex(/^[A-Za-z_:][-A-Za-z0-9_:.]*$/, 'expected an attribute name such as "href" or "data-id"')
+      .optional(),
+    all: z.boolean().default(false),
+  })
+  .strict();
+
+/** Named fields pulled from each HTML page (pages.jsonl `extracted`, and dataset.jsonl). */
+const extractSchema = z.record(
+  z
+    .string()
+    .min(1, 'a field name cannot be empty')
+    .refine(
+      (name) => name !== 'url',
+      '"url" is the page\'s URL in dataset.jsonl; give the field another name',
+    ),
+  z.union([z.string().min(1), extractFieldSchema]),
+);
+
+/**
+ * The file of `--extract-config`: `{ "fields": { "title": { "selector": "h1" }, "links":
+ * { "selector": "a", "attr": "href", "all": true } } }`, merged into the `extract` setting.
+ */
+export const extractConfigSchema = z.object({ fields: extractSchema }).strict();
+
 export const crawlConfigSchema = z
   .object({
     /** Start URLs (http or https). */
@@ -126,8 +160,17 @@ export const crawlConfigSchema = z
     respectNofollow: z.boolean().default(true),
     /** Entries in the in-memory URL-seen cache (Mercator used 2^18). */
     seenCacheSize: positiveInt.default(262_144),
-    /** Named CSS selectors whose text is recorded with each HTML page (builds a DOM with linkedom). */
-    extract: z.record(z.string(), z.string().min(1)).default({}),
+    /**
+     * Record the URL-seen trace (each fingerprint looked up, 8 bytes) for `crawlstack
+     * cache-study`: about a thirteenth of links.jsonl's size.
+     */
+    seenTrace: z.boolean().default(true),
+    /**
+     * Named CSS selectors whose text (or attribute) is recorded with each HTML page and in
+     * dataset.jsonl (builds a DOM with linkedom): `{ name: "selector[@attr]" }` or
+     * `{ name: { selector, attr?, all? } }`.
+     */
+    extract: extractSchema.default({}),
     /**
      * Which URL goes next: `aopic` (greedy by AOPIC cash: important pages first, traps starve) or
      * `bfs` (breadth-first, in discovery order). Always within each host's politeness.
@@ -191,7 +234,7 @@ export function parseCrawlConfig(input: unknown): ConfigResult {
     Array.isArray(raw[key])
       ? (raw[key] as unknown[]).flatMap((v, i): [string, number][] => (typeof v === 'string' ? [[v, i]] : []))
       : [];
-  const problems: string[] = parsed.success ? [] : parsed.error.issues.map(describeIssue);
+  const problems: string[] = parsed.success ? [] : parsed.error.issues.map((issue) => describeIssue(issue));
   for (const [seed, i] of strings('seeds')) {
     const problem = seed === '' ? undefined : seedProblem(seed);
     if (problem) problems.push(`seeds[${i}]: ${problem}`);
@@ -222,10 +265,28 @@ function seedProblem(seed: string): string | undefined {
   return undefined;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(config)';
+/** One problem per issue, naming its setting: `maxPages: expected ... (got -3)`. */
+export function describeIssue(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] = []): string {
+  const full = [...prefix, ...issue.path];
+  if (issue.code === 'invalid_union') {
+    // Report the branch the input was meant for: the one that got past the type check.
+    const meant = issue.errors.filter(
+      (branch) =>
+        !(branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0),
+    );
+    if (meant.length === 1) return meant[0]!.map((inner) => describeIssue(inner, full)).join('\n');
+    if (meant.length === 0) {
+      const expected = issue.errors.map((branch) => (branch[0] as { expected?: string }).expected);
+      return `${full.map(String).join('.')}: expected ${expected.join(' or ')} (got ${JSON.stringify(issue.input)})`;
+    }
+  }
+  if (issue.code === 'invalid_key' && issue.issues.length > 0) {
+    return `${full.map(String).join('.')}: ${issue.issues.map((inner) => inner.message).join('; ')}`;
+  }
+  const path = full.length > 0 ? full.map(String).join('.') : '(config)';
   if (issue.code === 'unrecognized_keys') {
-    return `${path}: unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    const what = full.length > 0 ? 'key' : 'setting';
+    return `${path}: unknown ${what}${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
   }
   const got = 'input' in issue && issue.input !== undefined ? ` (got ${JSON.stringify(issue.input)})` : '';
   return `${path}: ${issue.message}${got}`;

@@ -22,6 +22,7 @@ import type {
 import { type CashFlow, pathShape, SELF_LINK_SHARE, splitCash } from './aopic.ts';
 import type { CrawlConfig } from './config.ts';
 import { contentHash } from './content-hash.ts';
+import { extractSelectors, shapeExtracted } from './dataset/extract-fields.ts';
 import { decodeBody, isHtml, mediaType } from './html/charset.ts';
 import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
@@ -235,7 +236,10 @@ export async function crawlPage(
     if (Object.keys(config.extract).length > 0) {
       // linkedom builds a DOM (~10x the cost of link extraction): loaded only for crawls that ask.
       const { selectFields } = await import('./html/select.ts');
-      record.extracted = selectFields(decoded.text, config.extract);
+      record.extracted = shapeExtracted(
+        config.extract,
+        selectFields(decoded.text, extractSelectors(config.extract)),
+      );
     }
     const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
     // An exact duplicate's links were already followed from the original; a soft 404 has none.

@@ -1,6 +1,7 @@
 /**
  * Plain data shared by the core, the ports and every adapter. Nothing here has behaviour.
  */
+import type { ExtractedValue } from './dataset/extract-fields.ts';
 
 /**
  * 64-bit fingerprint of a canonical URL: the first 8 bytes of SHA-256 over the URL's UTF-8
@@ -116,8 +117,8 @@ export interface PageRecord {
   noindex?: boolean;
   /** Where the capture was stored. */
   warc?: StoredRef;
-  /** Fields pulled by the crawl's `extract` CSS selectors. */
-  extracted?: Record<string, string[]>;
+  /** Fields pulled by the crawl's `extract` CSS selectors (one value, all values or null each). */
+  extracted?: Record<string, ExtractedValue>;
 }
 
 /** One out-link of a page in the link graph. */
