@@ -211,6 +211,22 @@ export const crawlConfigSchema = z
     maxSitemapDepth: nonNegativeInt.max(5).default(2),
     /** AOPIC: share of the cash a site's root page passes on that goes to the site's sitemaps. */
     sitemapShare: z.number().min(0).max(1).default(0.2),
+    /**
+     * Distinct links recorded (links.jsonl) and followed per page, in document order; the rest are
+     * counted on the page record (`dropped.links`). Heritrix's default is the same 6,000.
+     */
+    maxLinksPerPage: positiveInt.max(100_000).default(6000),
+    /** `extract` values recorded per page, all selectors together; the rest are counted. */
+    maxExtractValues: positiveInt.max(1_000_000).default(10_000),
+    /** `extract` characters recorded per page, all selectors together; the rest are counted. */
+    maxExtractChars: positiveInt.max(100_000_000).default(1_000_000),
+    /**
+     * Minimum transfer rate of a body, bytes per second, measured over `minTransferRateTimeMs`
+     * (curl's --speed-limit): a slower body is cut there and kept as `truncated: "time"`. 0: off.
+     */
+    minTransferRate: nonNegativeInt.max(100_000_000).default(100),
+    /** The window of `minTransferRate`, ms (curl's --speed-time). */
+    minTransferRateTimeMs: z.number().int().min(1000).max(3_600_000).default(15_000),
   })
   .strict();
 

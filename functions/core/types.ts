@@ -119,6 +119,30 @@ export interface PageRecord {
   warc?: StoredRef;
   /** Fields pulled by the crawl's `extract` CSS selectors (one value, all values or null each). */
   extracted?: Record<string, ExtractedValue>;
+  /** What the per-page caps left out of this record, when any cap tripped (docs/safety.md). */
+  dropped?: DroppedCounts;
+}
+
+/**
+ * What per-page caps left out of a page's record, so that one hostile page costs a bounded share
+ * and the record still says what was not kept. Only the counts that are not zero are present.
+ */
+export interface DroppedCounts {
+  /**
+   * Links found once the page had `maxLinksPerPage` distinct ones, to other targets (each
+   * occurrence counted): neither recorded in links.jsonl nor followed.
+   */
+  links?: number;
+  /** Links whose URL, resolved, is longer than `maxUrlLength`: neither recorded nor followed. */
+  longUrls?: number;
+  /** 1 when `<base href>` resolved to a URL longer than `maxUrlLength` and was ignored. */
+  base?: number;
+  /** `extract` values beyond `maxExtractValues`. */
+  extractValues?: number;
+  /** `extract` characters beyond `maxExtractChars` (cut from the last value kept, and from those dropped). */
+  extractChars?: number;
+  /** `extract`: start tags nested deeper than the DOM's depth bound, left out (their content kept). */
+  extractNesting?: number;
 }
 
 /** One out-link of a page in the link graph. */

@@ -59,7 +59,9 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   }
 
   async enqueue(tasks: readonly CrawlTask[]): Promise<void> {
-    this.enqueued.push(...tasks);
+    // Not push(...tasks): a spread passes every task as an argument, and a page with ~130,000
+    // new links overflows the call stack.
+    for (const task of tasks) this.enqueued.push(task);
   }
 
   /** ContentSeenStore.claim, under its own name: SeenStore.claim has another signature. */

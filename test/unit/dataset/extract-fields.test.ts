@@ -40,7 +40,7 @@ describe('extract fields', () => {
       missing: '.nothing',
       shorthand: 'li@data-id',
     });
-    const shaped = shapeExtracted(result.config.extract, selectFields(html, selectors));
+    const shaped = shapeExtracted(result.config.extract, selectFields(html, selectors).fields);
     assert.deepEqual(shaped, {
       title: 'First',
       tags: ['a, b', '"c"'],
