@@ -3,7 +3,7 @@
  * the URL-seen set (8-byte fingerprints), the frontier, content hashes, robots.txt entries and
  * checkpoints. Memory stays flat as the crawl grows: rows live on disk, SQLite caches pages.
  */
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DatabaseSync } from 'node:sqlite';
 import { SEED_OWNER } from '../../core/crawl-page.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import { fingerprint } from '../../core/url/fingerprint.ts';
@@ -161,7 +161,7 @@ interface RecentClaim {
 
 export class CrawlDb {
   readonly #db: DatabaseSync;
-  readonly #stmt: Record<string, StatementSync>;
+  readonly #stmt: Statements;
   /** Claimed, committed with their frontier rows, not yet merged into `seen`. */
   readonly #recent = new Map<Fingerprint, RecentClaim>();
   /** Committed steps not yet merged from the journal, oldest first, and what reads need of them. */
@@ -197,76 +197,16 @@ export class CrawlDb {
     if (!columnsOf('journal').includes('seq:INTEGER'))
       this.#db.exec('ALTER TABLE journal ADD COLUMN seq INTEGER');
     this.#db.exec('CREATE TEMP TABLE frontier_done (seq INTEGER PRIMARY KEY)');
-    const prepare = (sql: string) => this.#db.prepare(sql);
-    this.#stmt = {
-      getMeta: prepare('SELECT value FROM meta WHERE key = ?'),
-      setMeta: prepare(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      ),
-      seenRow: prepare('SELECT owner, seq FROM seen WHERE fp = ?'),
-      seenAdd: prepare('INSERT OR IGNORE INTO seen (fp, owner, seq) VALUES (?, ?, ?)'),
-      seenCount: prepare('SELECT count(*) AS n FROM seen'),
-      seenFinished: prepare(
-        'INSERT INTO seen (fp, owner, history, key) VALUES (?, ?, ?, ?) ' +
-          'ON CONFLICT (fp) DO UPDATE SET history = excluded.history, key = excluded.key',
-      ),
-      push: prepare(
-        'INSERT INTO frontier (seq, host, fp, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      // Rows finished since the last merge are still here, listed in temp.frontier_done.
-      head: prepare(
-        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ' +
-          'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
-      ),
-      headTaken: prepare(
-        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? AND seq != ? ' +
-          'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
-      ),
-      done: prepare('INSERT OR IGNORE INTO frontier_done (seq) VALUES (?)'),
-      doneClear: prepare('DELETE FROM frontier_done'),
-      rowBySeq: prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
-      remove: prepare('DELETE FROM frontier WHERE seq = ?'),
-      rewrite: prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
-      creditQueued: prepare('UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2 WHERE seq = ?3'),
-      creditSeen: prepare('UPDATE seen SET key = key + ? WHERE fp = ? AND key IS NOT NULL'),
-      pageCash: prepare('SELECT history, key FROM seen WHERE fp = ?'),
-      hostCounts: prepare('SELECT host, count(*) AS n FROM frontier GROUP BY host'),
-      frontierCount: prepare('SELECT count(*) AS n FROM frontier'),
-      seqBounds: prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier'),
-      contentGet: prepare('SELECT url FROM content WHERE hash = ?'),
-      contentAdd: prepare('INSERT OR IGNORE INTO content (hash, url) VALUES (?, ?)'),
-      hostFetched: prepare(
-        'INSERT INTO hosts (host, fetched) VALUES (?, 1) ON CONFLICT (host) DO UPDATE SET fetched = fetched + 1',
-      ),
-      hostsFetched: prepare('SELECT host, fetched FROM hosts'),
-      robotsGet: prepare('SELECT entry FROM robots WHERE origin = ?'),
-      robotsPut: prepare(
-        'INSERT INTO robots (origin, entry) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET entry = excluded.entry',
-      ),
-      hostFetchedBy: prepare(
-        'INSERT INTO hosts (host, fetched) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET fetched = fetched + ?2',
-      ),
-      journalPut: prepare(
-        'INSERT OR REPLACE INTO journal (slot, step, checkpoint, seq, fp, owner, history, key, host, content) ' +
-          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
-      journalAfter: prepare(
-        'SELECT step, checkpoint, seq, fp, owner, history, key, host, content FROM journal WHERE step > ? ORDER BY step',
-      ),
-      journalMax: prepare('SELECT coalesce(max(step), 0) AS step FROM journal'),
-      // Prepared once: exec() would parse them again on every step.
-      begin: prepare('BEGIN'),
-      commit: prepare('COMMIT'),
-      rollback: prepare('ROLLBACK'),
-    };
+    this.#stmt = prepareStatements(this.#db);
     // Fingerprints and owners are full 64-bit values: read them as bigint, not as lossy numbers.
-    for (const name of ['seenRow', 'rowBySeq', 'journalAfter']) this.#stmt[name]!.setReadBigInts(true);
+    for (const name of ['seenRow', 'rowBySeq', 'journalAfter'] as const)
+      this.#stmt[name].setReadBigInts(true);
     // Queued fingerprints that a crash kept from being merged: put them in the seen set now.
     this.#db.exec(
       'INSERT INTO seen (fp, owner, seq) SELECT fp, owner, seq FROM frontier WHERE true ORDER BY fp ' +
         'ON CONFLICT (fp) DO UPDATE SET seq = excluded.seq WHERE seen.seq IS NULL AND seen.key IS NULL',
     );
-    const bounds = this.#stmt.seqBounds!.get() as { hi: number; lo: number };
+    const bounds = this.#stmt.seqBounds.get() as { hi: number; lo: number };
     this.#seq = Math.max(0, bounds.hi);
     this.#frontSeq = Math.min(0, bounds.lo);
     this.#journalStep = this.#recoverJournal();
@@ -280,14 +220,14 @@ export class CrawlDb {
   getMeta<T>(key: string): T | undefined {
     // The latest checkpoint may still be in the journal.
     this.#mergeJournal();
-    const row = this.#stmt.getMeta!.get(key) as { value: string } | undefined;
+    const row = this.#stmt.getMeta.get(key) as { value: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.value) as T);
   }
 
   setMeta(key: string, value: unknown): void {
     // A later merge must not put an older journalled checkpoint over this one.
     this.#mergeJournal();
-    this.#stmt.setMeta!.run(key, JSON.stringify(value));
+    this.#stmt.setMeta.run(key, JSON.stringify(value));
   }
 
   seenHas(fp: Fingerprint): boolean {
@@ -313,7 +253,7 @@ export class CrawlDb {
       fps.map((fp) => {
         const existing = this.seenOwner(fp);
         if (existing !== undefined) return existing === owner;
-        this.#stmt.seenAdd!.run(fpToInt(fp), ownerInt, null);
+        this.#stmt.seenAdd.run(fpToInt(fp), ownerInt, null);
         return true;
       }),
     );
@@ -322,7 +262,7 @@ export class CrawlDb {
   /** Registers a content hash for `url` unless one is there; resolves the URL registered first. */
   claimContent(hash: string, url: string): string {
     this.#mergeJournal();
-    this.#stmt.contentAdd!.run(hashKey(hash), url);
+    this.#stmt.contentAdd.run(hashKey(hash), url);
     return this.contentOwner(hash) ?? url;
   }
 
@@ -346,29 +286,29 @@ export class CrawlDb {
   removeTask(task: QueuedTask | Fingerprint): void {
     this.#mergeJournal();
     const row = this.#row(task);
-    if (row !== undefined) this.#stmt.remove!.run(row.seq);
+    if (row !== undefined) this.#stmt.remove.run(row.seq);
   }
 
   seenCount(): number {
     this.#mergeJournal();
     this.#merge();
-    return (this.#stmt.seenCount!.get() as { n: number }).n;
+    return (this.#stmt.seenCount.get() as { n: number }).n;
   }
 
   contentOwner(hash: string): string | undefined {
     const key = hashKey(hash);
     // A row in `content` is older than any journalled claim of the same hash.
-    const row = this.#stmt.contentGet!.get(key) as { url: string } | undefined;
+    const row = this.#stmt.contentGet.get(key) as { url: string } | undefined;
     return row?.url ?? this.#journalContent.get(key);
   }
 
   robots(origin: string): RobotsEntry | undefined {
-    const row = this.#stmt.robotsGet!.get(origin) as { entry: string } | undefined;
+    const row = this.#stmt.robotsGet.get(origin) as { entry: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.entry) as RobotsEntry);
   }
 
   putRobots(origin: string, entry: RobotsEntry): void {
-    this.#stmt.robotsPut!.run(origin, JSON.stringify(entry));
+    this.#stmt.robotsPut.run(origin, JSON.stringify(entry));
   }
 
   /**
@@ -378,8 +318,8 @@ export class CrawlDb {
   head(host: string, taken?: number): QueuedTask | undefined {
     type Row = { seq: number; prio: number; cash: number; task: string };
     let row: Row | undefined;
-    if (taken === undefined) row = this.#stmt.head!.get(host) as Row | undefined;
-    else row = this.#stmt.headTaken!.get(host, taken) as Row | undefined;
+    if (taken === undefined) row = this.#stmt.head.get(host) as Row | undefined;
+    else row = this.#stmt.headTaken.get(host, taken) as Row | undefined;
     if (row === undefined) return undefined;
     return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq, prio: row.prio, cashKey: row.cash };
   }
@@ -403,15 +343,15 @@ export class CrawlDb {
     this.#transaction(() => {
       // Journalled pages get their `seen` rows first, so that their cash keys are credited too.
       this.#mergeJournal();
-      for (const [seq, amount] of queued) this.#stmt.creditQueued!.run(amount, byCash ? 1 : 0, seq);
-      for (const [fp, amount] of fetched) this.#stmt.creditSeen!.run(amount, fp);
+      for (const [seq, amount] of queued) this.#stmt.creditQueued.run(amount, byCash ? 1 : 0, seq);
+      for (const [fp, amount] of fetched) this.#stmt.creditSeen.run(amount, fp);
     });
   }
 
   /** A fetched page's AOPIC history and cash key, if it has them. */
   pageCash(fp: Fingerprint): { history: number; key: number } | undefined {
     this.#mergeJournal();
-    const row = this.#stmt.pageCash!.get(fpToInt(fp)) as
+    const row = this.#stmt.pageCash.get(fpToInt(fp)) as
       | { history: number | null; key: number | null }
       | undefined;
     if (row === undefined || row.history === null || row.key === null) return undefined;
@@ -422,7 +362,7 @@ export class CrawlDb {
   hostCounts(): Map<string, number> {
     this.#mergeJournal();
     const counts = new Map<string, number>();
-    for (const row of this.#stmt.hostCounts!.iterate() as Iterable<{ host: string; n: number }>) {
+    for (const row of this.#stmt.hostCounts.iterate() as Iterable<{ host: string; n: number }>) {
       counts.set(row.host, row.n);
     }
     return counts;
@@ -432,7 +372,7 @@ export class CrawlDb {
   hostFetchedCounts(): Map<string, number> {
     this.#mergeJournal();
     const counts = new Map<string, number>();
-    for (const row of this.#stmt.hostsFetched!.iterate() as Iterable<{ host: string; fetched: number }>) {
+    for (const row of this.#stmt.hostsFetched.iterate() as Iterable<{ host: string; fetched: number }>) {
       counts.set(row.host, row.fetched);
     }
     return counts;
@@ -440,7 +380,7 @@ export class CrawlDb {
 
   frontierSize(): number {
     this.#mergeJournal();
-    return (this.#stmt.frontierCount!.get() as { n: number }).n;
+    return (this.#stmt.frontierCount.get() as { n: number }).n;
   }
 
   /** Seeds a fresh crawl: claims and queues the seed tasks in one transaction. */
@@ -482,7 +422,7 @@ export class CrawlDb {
         }
         // A claim without a frontier row has nothing to recover it from: it goes to `seen` now.
         const ownerInt = owner === null ? null : fpToInt(owner);
-        for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd!.run(fpToInt(fp), ownerInt, null);
+        for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd.run(fpToInt(fp), ownerInt, null);
         this.#writeStep(write, entry);
         this.#journal.push(entry);
         this.#journalStep = entry.step;
@@ -503,8 +443,8 @@ export class CrawlDb {
       }
     }
     for (const [fp, seq] of queued) this.#recent.set(fp, { owner, seq });
-    if (entry.seq !== null) {
-      const finished = write.finished!;
+    const finished = write.finished;
+    if (entry.seq !== null && finished !== undefined) {
       const claim = this.#recent.get(typeof finished === 'string' ? finished : finished.fp);
       if (claim !== undefined) claim.seq = null;
     }
@@ -524,17 +464,17 @@ export class CrawlDb {
           entry.history = write.finishedCash.history;
           entry.key = write.finishedCash.key;
         }
-        s.done!.run(seq);
+        s.done.run(seq);
       }
     }
     if (write.retried !== undefined) {
       const row = this.#row(write.retried);
       if (row !== undefined) {
         const { seq: _seq, prio: _prio, cashKey: _cashKey, ...task } = write.retried as QueuedTask;
-        s.rewrite!.run(JSON.stringify(task), row.seq);
+        s.rewrite.run(JSON.stringify(task), row.seq);
       }
     }
-    s.journalPut!.run(
+    s.journalPut.run(
       entry.step % JOURNAL_STEPS,
       entry.step,
       entry.checkpoint,
@@ -558,7 +498,7 @@ export class CrawlDb {
   #claimOf(fp: Fingerprint): RecentClaim | undefined {
     const recent = this.#recent.get(fp);
     if (recent !== undefined) return recent;
-    const row = this.#stmt.seenRow!.get(fpToInt(fp)) as
+    const row = this.#stmt.seenRow.get(fpToInt(fp)) as
       | { owner: bigint | null; seq: bigint | null }
       | undefined;
     if (row === undefined) return undefined;
@@ -571,7 +511,7 @@ export class CrawlDb {
   #push(task: CrawlTask, seq: number, owner: Fingerprint | null, front: boolean): void {
     const ownerInt = owner === null ? null : fpToInt(owner);
     const { prio, cashKey } = this.#prioritize(task, seq, front);
-    this.#stmt.push!.run(seq, task.host, fpToInt(task.fp), ownerInt, prio, cashKey, JSON.stringify(task));
+    this.#stmt.push.run(seq, task.host, fpToInt(task.fp), ownerInt, prio, cashKey, JSON.stringify(task));
   }
 
   /** The frontier row of a queued task: by its queue position when known, else through `seen`. */
@@ -589,9 +529,7 @@ export class CrawlDb {
   ): { seq: number; fp: bigint; owner: bigint | null } | undefined {
     const seq = this.#seqOf(task);
     if (seq === undefined) return undefined;
-    const row = this.#stmt.rowBySeq!.get(seq) as
-      | { seq: bigint; fp: bigint; owner: bigint | null }
-      | undefined;
+    const row = this.#stmt.rowBySeq.get(seq) as { seq: bigint; fp: bigint; owner: bigint | null } | undefined;
     return row === undefined ? undefined : { seq: Number(row.seq), fp: row.fp, owner: row.owner };
   }
 
@@ -603,7 +541,7 @@ export class CrawlDb {
     );
     rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     this.#transaction(() => {
-      for (const [fp, owner, seq] of rows) this.#stmt.seenAdd!.run(fp, owner, seq);
+      for (const [fp, owner, seq] of rows) this.#stmt.seenAdd.run(fp, owner, seq);
     });
     this.#recent.clear();
   }
@@ -614,7 +552,8 @@ export class CrawlDb {
    */
   #mergeJournal(): void {
     const entries = this.#journal;
-    if (entries.length === 0) return;
+    const last = entries.at(-1);
+    if (last === undefined) return;
     if (!this.#inTransaction) {
       this.#transaction(() => this.#mergeJournal());
       return;
@@ -622,32 +561,33 @@ export class CrawlDb {
     const s = this.#stmt;
     // The finished rows, read and removed in queue order (neighbouring pages), then filed in
     // `seen` in key order. Stable sort: of two rows for one key, the later step writes last.
-    const finished = entries.filter((e) => e.seq !== null).sort((a, b) => a.seq! - b.seq!);
+    const finished: (JournalEntry & { seq: number })[] = [];
+    for (const e of entries) if (e.seq !== null) finished.push({ ...e, seq: e.seq });
+    finished.sort((a, b) => a.seq - b.seq);
+    const filed: (JournalEntry & { fp: bigint })[] = [];
     for (const e of finished) {
-      const row = s.rowBySeq!.get(e.seq) as { fp: bigint; owner: bigint | null } | undefined;
+      const row = s.rowBySeq.get(e.seq) as { fp: bigint; owner: bigint | null } | undefined;
       if (row === undefined) continue;
-      e.fp = row.fp;
-      e.owner = row.owner;
-      s.remove!.run(e.seq);
+      filed.push({ ...e, fp: row.fp, owner: row.owner });
+      s.remove.run(e.seq);
     }
-    s.doneClear!.run();
-    const filed = finished.filter((e) => e.fp !== null).sort((a, b) => a.step - b.step);
-    filed.sort((a, b) => (a.fp! < b.fp! ? -1 : a.fp! > b.fp! ? 1 : 0));
+    s.doneClear.run();
+    filed.sort((a, b) => a.step - b.step);
+    filed.sort((a, b) => (a.fp < b.fp ? -1 : a.fp > b.fp ? 1 : 0));
     for (const e of filed) {
-      if (e.history === null || e.key === null) s.seenAdd!.run(e.fp, e.owner, null);
-      else s.seenFinished!.run(e.fp, e.owner, e.history, e.key);
+      if (e.history === null || e.key === null) s.seenAdd.run(e.fp, e.owner, null);
+      else s.seenFinished.run(e.fp, e.owner, e.history, e.key);
     }
     const content: [bigint, string][] = [];
     for (const e of entries) for (const [hash, url] of e.content) content.push([hashKey(hash), url]);
     // INSERT OR IGNORE keeps the first URL of a hash, so steps stay in order within a key.
     content.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    for (const [key, url] of content) s.contentAdd!.run(key, url);
+    for (const [key, url] of content) s.contentAdd.run(key, url);
     const hosts = new Map<string, number>();
     for (const e of entries) if (e.host !== null) hosts.set(e.host, (hosts.get(e.host) ?? 0) + 1);
-    for (const [host, n] of hosts) s.hostFetchedBy!.run(host, n);
-    const last = entries.at(-1)!;
-    s.setMeta!.run('checkpoint', last.checkpoint);
-    s.setMeta!.run('journal', JSON.stringify({ merged: last.step }));
+    for (const [host, n] of hosts) s.hostFetchedBy.run(host, n);
+    s.setMeta.run('checkpoint', last.checkpoint);
+    s.setMeta.run('journal', JSON.stringify({ merged: last.step }));
     // Cleared only once the merge commits (see #transaction).
     this.#mergedJournal = true;
   }
@@ -666,7 +606,7 @@ export class CrawlDb {
       host: string | null;
       content: string | null;
     };
-    for (const row of this.#stmt.journalAfter!.iterate(merged) as Iterable<Row>) {
+    for (const row of this.#stmt.journalAfter.iterate(merged) as Iterable<Row>) {
       this.#journal.push({
         step: Number(row.step),
         checkpoint: row.checkpoint,
@@ -679,30 +619,30 @@ export class CrawlDb {
         content: row.content === null ? [] : (JSON.parse(row.content) as [string, string][]),
       });
     }
-    const last = Math.max(merged, (this.#stmt.journalMax!.get() as { step: number }).step);
+    const last = Math.max(merged, (this.#stmt.journalMax.get() as { step: number }).step);
     this.#mergeJournal();
     return last;
   }
 
   #metaValue<T>(key: string): T | undefined {
-    const row = this.#stmt.getMeta!.get(key) as { value: string } | undefined;
+    const row = this.#stmt.getMeta.get(key) as { value: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.value) as T);
   }
 
   #transaction<T>(work: () => T): T {
     const s = this.#stmt;
-    s.begin!.run();
+    s.begin.run();
     this.#inTransaction = true;
     try {
       const result = work();
-      s.commit!.run();
+      s.commit.run();
       if (this.#mergedJournal) {
         this.#journal.length = 0;
         this.#journalContent.clear();
       }
       return result;
     } catch (error) {
-      s.rollback!.run();
+      s.rollback.run();
       throw error;
     } finally {
       this.#inTransaction = false;
@@ -726,3 +666,70 @@ const HEX_DIGEST = /^[0-9a-f]{16}/;
 function intToFp(value: bigint): Fingerprint {
   return BigInt.asUintN(64, value).toString(16).padStart(16, '0');
 }
+
+/** The statements of one connection, prepared once: exec() would parse them again on every step. */
+function prepareStatements(db: DatabaseSync) {
+  return {
+    getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
+    setMeta: db.prepare(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
+    seenRow: db.prepare('SELECT owner, seq FROM seen WHERE fp = ?'),
+    seenAdd: db.prepare('INSERT OR IGNORE INTO seen (fp, owner, seq) VALUES (?, ?, ?)'),
+    seenCount: db.prepare('SELECT count(*) AS n FROM seen'),
+    seenFinished: db.prepare(
+      'INSERT INTO seen (fp, owner, history, key) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (fp) DO UPDATE SET history = excluded.history, key = excluded.key',
+    ),
+    push: db.prepare(
+      'INSERT INTO frontier (seq, host, fp, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    // Rows finished since the last merge are still here, listed in temp.frontier_done.
+    head: db.prepare(
+      'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ' +
+        'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
+    ),
+    headTaken: db.prepare(
+      'SELECT seq, prio, cash, task FROM frontier WHERE host = ? AND seq != ? ' +
+        'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
+    ),
+    done: db.prepare('INSERT OR IGNORE INTO frontier_done (seq) VALUES (?)'),
+    doneClear: db.prepare('DELETE FROM frontier_done'),
+    rowBySeq: db.prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
+    remove: db.prepare('DELETE FROM frontier WHERE seq = ?'),
+    rewrite: db.prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
+    creditQueued: db.prepare('UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2 WHERE seq = ?3'),
+    creditSeen: db.prepare('UPDATE seen SET key = key + ? WHERE fp = ? AND key IS NOT NULL'),
+    pageCash: db.prepare('SELECT history, key FROM seen WHERE fp = ?'),
+    hostCounts: db.prepare('SELECT host, count(*) AS n FROM frontier GROUP BY host'),
+    frontierCount: db.prepare('SELECT count(*) AS n FROM frontier'),
+    seqBounds: db.prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier'),
+    contentGet: db.prepare('SELECT url FROM content WHERE hash = ?'),
+    contentAdd: db.prepare('INSERT OR IGNORE INTO content (hash, url) VALUES (?, ?)'),
+    hostFetched: db.prepare(
+      'INSERT INTO hosts (host, fetched) VALUES (?, 1) ON CONFLICT (host) DO UPDATE SET fetched = fetched + 1',
+    ),
+    hostsFetched: db.prepare('SELECT host, fetched FROM hosts'),
+    robotsGet: db.prepare('SELECT entry FROM robots WHERE origin = ?'),
+    robotsPut: db.prepare(
+      'INSERT INTO robots (origin, entry) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET entry = excluded.entry',
+    ),
+    hostFetchedBy: db.prepare(
+      'INSERT INTO hosts (host, fetched) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET fetched = fetched + ?2',
+    ),
+    journalPut: db.prepare(
+      'INSERT OR REPLACE INTO journal (slot, step, checkpoint, seq, fp, owner, history, key, host, content) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    journalAfter: db.prepare(
+      'SELECT step, checkpoint, seq, fp, owner, history, key, host, content FROM journal WHERE step > ? ORDER BY step',
+    ),
+    journalMax: db.prepare('SELECT coalesce(max(step), 0) AS step FROM journal'),
+    // Prepared once: exec() would parse them again on every step.
+    begin: db.prepare('BEGIN'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
