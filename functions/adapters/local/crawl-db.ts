@@ -173,10 +173,11 @@ export class CrawlDb {
   #mergedJournal = false;
   #seq: number;
   #frontSeq: number;
-  readonly #prioritize: Prioritize;
+  /** How new frontier rows are valued; set by the crawl's order once its ledger is loaded. */
+  prioritize: Prioritize;
 
   constructor(path: string, options: { prioritize?: Prioritize } = {}) {
-    this.#prioritize = options.prioritize ?? breadthFirst;
+    this.prioritize = options.prioritize ?? breadthFirst;
     this.#db = new DatabaseSync(path);
     this.#db.exec(SCHEMA);
     const columnsOf = (table: string) =>
@@ -510,7 +511,7 @@ export class CrawlDb {
 
   #push(task: CrawlTask, seq: number, owner: Fingerprint | null, front: boolean): void {
     const ownerInt = owner === null ? null : fpToInt(owner);
-    const { prio, cashKey } = this.#prioritize(task, seq, front);
+    const { prio, cashKey } = this.prioritize(task, seq, front);
     this.#stmt.push.run(seq, task.host, fpToInt(task.fp), ownerInt, prio, cashKey, JSON.stringify(task));
   }
 

@@ -91,7 +91,9 @@ async function crawlCommand(argv: string[]): Promise<number> {
     log: (line) => (reporter ? reporter.log(line) : console.error(line)),
   });
   if (parsed.values.quiet !== true) {
-    reporter = new ProgressReporter(progressStream, () => crawler.progress());
+    reporter = new ProgressReporter(progressStream, () =>
+      crawler.snapshot({ hosts: 0, topPages: 0, traps: false }),
+    );
   }
   let interrupts = 0;
   const onSignal = () => {

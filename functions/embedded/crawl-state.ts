@@ -1,0 +1,241 @@
+/**
+ * Opening an embedded crawl: the state file, the output files cut back to their committed sizes,
+ * the checkpoint's counters and AOPIC ledger, the detectors' saved state, the robots.txt cache and
+ * the fetcher, all ready before the first step; and closing them in order. Everything an open
+ * crawl holds is assigned here, once.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
+import { CrawlDb } from '../adapters/local/crawl-db.ts';
+import { LocalNearDuplicateIndex } from '../adapters/local/local-near-duplicate-index.ts';
+import { LocalRobotsCache } from '../adapters/local/local-robots-cache.ts';
+import { LocalWarcPageStore, type WarcPosition } from '../adapters/local/warc-page-store.ts';
+import { AopicLedger, type AopicState } from '../core/aopic.ts';
+import { ClockCache } from '../core/clock-cache.ts';
+import type { CrawlConfig } from '../core/config.ts';
+import { seedTasks } from '../core/crawl-page.ts';
+import { CrawlQuality, type QualitySnapshot } from '../core/quality/crawl-quality.ts';
+import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
+import { ScopeRules } from '../core/url/scope.ts';
+import type { Fetcher, PageStore } from '../ports.ts';
+import { AopicDispatchPolicy } from './aopic-dispatch-policy.ts';
+import { type CrawlCounters, emptyCounters } from './crawl-counters.ts';
+import { JsonlFile } from './jsonl-file.ts';
+
+/** What each step's commit records with it, and a resumed crawl starts from. */
+export interface Checkpoint {
+  pagesSize: number;
+  linksSize: number;
+  warc: WarcPosition | null;
+  counters: CrawlCounters;
+  /** Hosts that seeds redirected to: they joined the scope, and must stay in it after a restart. */
+  scopeHosts?: string[];
+  /** AOPIC ledger: the lambda page, the redistribution bonus, totals. */
+  aopic?: AopicState;
+}
+
+/** The output folder holds another crawl than the one asked for. */
+export class CrawlStateMismatchError extends Error {
+  override readonly name = 'CrawlStateMismatchError';
+  readonly code = 'CRAWL_STATE_MISMATCH';
+}
+
+/** What opening a crawl needs from its runner. */
+export interface OpenOptions {
+  config: CrawlConfig;
+  outDir: string;
+  now: number;
+  random: () => number;
+  /** Write WARC files (default true). */
+  warc?: boolean;
+  /** A fetcher to use instead of the crawl's own UndiciFetcher (not closed with the crawl). */
+  fetcher?: Fetcher;
+  log: (line: string) => void;
+}
+
+/** The crawl's identity in its state file: a folder holds one crawl. */
+interface StoredCrawl {
+  seeds: string[];
+  scope: string;
+  crawlId: string;
+}
+
+/** A page store that keeps nothing (`--no-warc`). */
+const NO_WARC: PageStore = { put: async () => ({ file: '', offset: 0, length: 0 }), flush: async () => {} };
+
+/** An open crawl: its state, outputs, rules and defences. */
+export class CrawlState {
+  readonly config: CrawlConfig;
+  readonly outDir: string;
+  readonly db: CrawlDb;
+  readonly pagesFile: JsonlFile;
+  readonly linksFile: JsonlFile;
+  readonly warc: LocalWarcPageStore | undefined;
+  /** WARC files, or a store that keeps nothing. */
+  readonly pages: PageStore;
+  readonly counters: CrawlCounters;
+  readonly canonicalizer: UrlCanonicalizer;
+  readonly scope: ScopeRules;
+  readonly scopeHosts: Set<string>;
+  readonly seenCache: ClockCache;
+  readonly robots: LocalRobotsCache;
+  readonly policy: AopicDispatchPolicy;
+  readonly quality: CrawlQuality;
+  readonly nearIndex: LocalNearDuplicateIndex | undefined;
+  readonly fetcher: Fetcher;
+  readonly resumed: boolean;
+  /** Crawl time of earlier runs, ms. */
+  readonly elapsedBefore: number;
+  readonly #ownsFetcher: boolean;
+
+  private constructor(
+    parts: Omit<CrawlState, 'checkpoint' | 'saveQuality' | 'close'> & { ownsFetcher: boolean },
+  ) {
+    this.config = parts.config;
+    this.outDir = parts.outDir;
+    this.db = parts.db;
+    this.pagesFile = parts.pagesFile;
+    this.linksFile = parts.linksFile;
+    this.warc = parts.warc;
+    this.pages = parts.pages;
+    this.counters = parts.counters;
+    this.canonicalizer = parts.canonicalizer;
+    this.scope = parts.scope;
+    this.scopeHosts = parts.scopeHosts;
+    this.seenCache = parts.seenCache;
+    this.robots = parts.robots;
+    this.policy = parts.policy;
+    this.quality = parts.quality;
+    this.nearIndex = parts.nearIndex;
+    this.fetcher = parts.fetcher;
+    this.resumed = parts.resumed;
+    this.elapsedBefore = parts.elapsedBefore;
+    this.#ownsFetcher = parts.ownsFetcher;
+  }
+
+  /**
+   * Opens the crawl in `outDir`, resuming it when the folder holds the same crawl (same seeds and
+   * scope), seeding it when the folder is new.
+   * @throws CrawlStateMismatchError when the folder holds another crawl.
+   */
+  static open(options: OpenOptions): CrawlState {
+    const { config, outDir } = options;
+    mkdirSync(outDir, { recursive: true });
+    const db = new CrawlDb(join(outDir, 'state.sqlite'));
+    const identity = { seeds: config.seeds, scope: config.scope };
+    const stored = db.getMeta<StoredCrawl>('crawl');
+    const checkpoint = db.getMeta<Checkpoint>('checkpoint');
+    if (
+      stored !== undefined &&
+      JSON.stringify({ seeds: stored.seeds, scope: stored.scope }) !== JSON.stringify(identity)
+    ) {
+      db.close();
+      throw new CrawlStateMismatchError(
+        `${outDir} holds another crawl (seeds ${stored.seeds.join(' ')}, scope ${stored.scope}); ` +
+          'choose another --out folder to start a new crawl, or run the same seeds and scope to resume it',
+      );
+    }
+    const ledger = new AopicLedger(checkpoint?.aopic);
+    const policy = new AopicDispatchPolicy(config, ledger, options.now);
+    db.prioritize = policy.prioritize;
+    const canonicalizer = new UrlCanonicalizer(config);
+    const scope = new ScopeRules(config, seedUrls(config, canonicalizer));
+    const scopeHosts = new Set<string>(checkpoint?.scopeHosts ?? []);
+    for (const host of scopeHosts) scope.allowHost(host);
+    const counters: CrawlCounters = { ...emptyCounters(), ...checkpoint?.counters };
+    const nearIndex =
+      config.nearDuplicateDistance > 0
+        ? new LocalNearDuplicateIndex(db.database, { k: config.nearDuplicateDistance })
+        : undefined;
+    const quality = new CrawlQuality(
+      config,
+      { ...(nearIndex ? { index: nearIndex } : {}), random: options.random },
+      db.getMeta<QualitySnapshot>('quality') ?? {},
+    );
+    let warc: LocalWarcPageStore | undefined;
+    if (options.warc !== false) {
+      const warcOptions: Parameters<typeof LocalWarcPageStore.open>[1] = {
+        warcinfo: { 'crawl-seeds': config.seeds.join(' '), 'user-agent': config.userAgent },
+      };
+      if (checkpoint?.warc) warcOptions.resumeAt = checkpoint.warc;
+      warc = LocalWarcPageStore.open(join(outDir, 'warc'), warcOptions);
+    }
+    const state = new CrawlState({
+      config,
+      outDir,
+      db,
+      pagesFile: new JsonlFile(join(outDir, 'pages.jsonl'), checkpoint?.pagesSize ?? 0),
+      linksFile: new JsonlFile(join(outDir, 'links.jsonl'), checkpoint?.linksSize ?? 0),
+      warc,
+      pages: warc ?? NO_WARC,
+      counters,
+      canonicalizer,
+      scope,
+      scopeHosts,
+      seenCache: new ClockCache(config.seenCacheSize),
+      robots: new LocalRobotsCache(db),
+      policy,
+      quality,
+      nearIndex,
+      fetcher: options.fetcher ?? new UndiciFetcher(config),
+      ownsFetcher: options.fetcher === undefined,
+      resumed: stored !== undefined,
+      elapsedBefore: counters.elapsedMs,
+    });
+    if (stored === undefined) {
+      const crawlId = randomUUID();
+      db.setMeta('crawl', { ...identity, crawlId } satisfies StoredCrawl);
+      const { tasks } = seedTasks(crawlId, config.seeds, canonicalizer);
+      counters.discovered += tasks.length;
+      ledger.discovered(tasks.length);
+      db.seed(tasks, state.checkpoint());
+    }
+    return state;
+  }
+
+  /** The checkpoint as of now: output sizes, counters, scope, ledger. */
+  checkpoint(): Checkpoint {
+    return {
+      pagesSize: this.pagesFile.size,
+      linksSize: this.linksFile.size,
+      warc: this.warc?.position() ?? null,
+      counters: this.counters,
+      scopeHosts: [...this.scopeHosts],
+      aopic: this.policy.ledger.state,
+    };
+  }
+
+  /** Detector state is saved every few hundred steps (a resumed crawl relearns the rest). */
+  saveQuality(): void {
+    this.db.setMeta('quality', this.quality.snapshot());
+    this.nearIndex?.flush();
+  }
+
+  /** Applies what waits in memory, writes the last checkpoint and the traps report, closes the files. */
+  async close(): Promise<void> {
+    try {
+      this.policy.flush(this.db);
+      this.saveQuality();
+      this.db.setMeta('checkpoint', this.checkpoint());
+      writeFileSync(join(this.outDir, 'traps.json'), `${JSON.stringify(this.quality.report(), null, 2)}\n`);
+      this.nearIndex?.close();
+      this.pagesFile.close();
+      this.linksFile.close();
+      this.warc?.close();
+      this.db.close();
+    } finally {
+      if (this.#ownsFetcher) await this.fetcher.close();
+    }
+  }
+}
+
+function seedUrls(config: CrawlConfig, canonicalizer: UrlCanonicalizer): string[] {
+  const urls: string[] = [];
+  for (const seed of config.seeds) {
+    const canonical = canonicalizer.canonicalize(seed);
+    if (canonical.ok) urls.push(canonical.url);
+  }
+  return urls;
+}
