@@ -423,11 +423,8 @@ export class EmbeddedCrawler {
     state.linksFile.append(unit.linkLines);
     hosts.forgetOffered();
     state.db.commit({
-      claimed: unit.claimed,
-      ...(unit.claimOwner !== undefined ? { claimOwner: unit.claimOwner } : {}),
-      enqueue: unit.enqueued,
+      ...unit.write(),
       front: outcome.kind === 'done' && outcome.record.redirectTo !== undefined,
-      contentHashes: unit.contentHashes,
       ...(outcome.kind === 'done' ? { finished: task } : {}),
       ...(finishedCash !== undefined ? { finishedCash } : {}),
       ...(outcome.kind === 'retry' ? { retried: { ...outcome.task, seq: task.seq } } : {}),

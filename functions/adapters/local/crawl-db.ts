@@ -243,53 +243,6 @@ export class CrawlDb {
     return this.#claimOf(fp)?.owner;
   }
 
-  /**
-   * Claims fingerprints for `owner` and commits at once (the LocalSeenStore; the embedded
-   * runtime commits claims with its step instead). Per fingerprint, in order: true when this call
-   * inserted it or it was inserted by the same owner.
-   */
-  claimSeen(fps: readonly Fingerprint[], owner: Fingerprint): boolean[] {
-    const ownerInt = fpToInt(owner);
-    return this.#transaction(() =>
-      fps.map((fp) => {
-        const existing = this.seenOwner(fp);
-        if (existing !== undefined) return existing === owner;
-        this.#stmt.seenAdd.run(fpToInt(fp), ownerInt, null);
-        return true;
-      }),
-    );
-  }
-
-  /** Registers a content hash for `url` unless one is there; resolves the URL registered first. */
-  claimContent(hash: string, url: string): string {
-    this.#mergeJournal();
-    this.#stmt.contentAdd.run(hashKey(hash), url);
-    return this.contentOwner(hash) ?? url;
-  }
-
-  /**
-   * Appends tasks to their hosts' queues and commits. At-least-once, like every Frontier: the
-   * seen set, not the queue, keeps a URL from being queued twice.
-   */
-  enqueue(tasks: readonly CrawlTask[]): void {
-    const added: [Fingerprint, RecentClaim][] = [];
-    this.#transaction(() => {
-      for (const task of tasks) {
-        const seq = ++this.#seq;
-        this.#push(task, seq, task.parent ?? null, false);
-        added.push([task.fp, { owner: this.seenOwner(task.fp) ?? task.parent ?? null, seq }]);
-      }
-    });
-    for (const [fp, claim] of added) this.#recent.set(fp, claim);
-  }
-
-  /** Removes a queued task: the row `head` returned, or the latest row queued for a fingerprint. */
-  removeTask(task: QueuedTask | Fingerprint): void {
-    this.#mergeJournal();
-    const row = this.#row(task);
-    if (row !== undefined) this.#stmt.remove.run(row.seq);
-  }
-
   seenCount(): number {
     this.#mergeJournal();
     this.#merge();
@@ -707,9 +660,6 @@ function prepareStatements(db: DatabaseSync) {
     seqBounds: db.prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier'),
     contentGet: db.prepare('SELECT url FROM content WHERE hash = ?'),
     contentAdd: db.prepare('INSERT OR IGNORE INTO content (hash, url) VALUES (?, ?)'),
-    hostFetched: db.prepare(
-      'INSERT INTO hosts (host, fetched) VALUES (?, 1) ON CONFLICT (host) DO UPDATE SET fetched = fetched + 1',
-    ),
     hostsFetched: db.prepare('SELECT host, fetched FROM hosts'),
     robotsGet: db.prepare('SELECT entry FROM robots WHERE origin = ?'),
     robotsPut: db.prepare(
