@@ -5,7 +5,8 @@
  * crawl holds is assigned here, once.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
 import { CrawlDb } from '../adapters/local/crawl-db.ts';
@@ -22,6 +23,7 @@ import { ScopeRules } from '../core/url/scope.ts';
 import type { Fetcher, PageStore } from '../ports.ts';
 import { AopicDispatchPolicy } from './aopic-dispatch-policy.ts';
 import { type CrawlCounters, emptyCounters } from './crawl-counters.ts';
+import { CrawlFolderError, storageFailure } from './crawl-errors.ts';
 import { JsonlFile } from './jsonl-file.ts';
 
 /** What each step's commit records with it, and a resumed crawl starts from. */
@@ -41,6 +43,15 @@ export class CrawlStateMismatchError extends Error {
   override readonly name = 'CrawlStateMismatchError';
   readonly code = 'CRAWL_STATE_MISMATCH';
 }
+
+/** Who holds a crawl folder: written once its state is open (SQLite's exclusive lock is the lock). */
+interface FolderHolder {
+  pid: number;
+  host: string;
+  startedAt: string;
+}
+
+const HOLDER_FILE = 'crawl.pid';
 
 /** What opening a crawl needs from its runner. */
 export interface OpenOptions {
@@ -91,7 +102,7 @@ export class CrawlState {
   readonly #ownsFetcher: boolean;
 
   private constructor(
-    parts: Omit<CrawlState, 'checkpoint' | 'saveQuality' | 'close'> & { ownsFetcher: boolean },
+    parts: Omit<CrawlState, 'checkpoint' | 'saveQuality' | 'close' | 'abandon'> & { ownsFetcher: boolean },
   ) {
     this.config = parts.config;
     this.outDir = parts.outDir;
@@ -122,8 +133,12 @@ export class CrawlState {
    */
   static open(options: OpenOptions): CrawlState {
     const { config, outDir } = options;
-    mkdirSync(outDir, { recursive: true });
-    const db = new CrawlDb(join(outDir, 'state.sqlite'));
+    prepareFolder(outDir);
+    const db = openState(outDir);
+    writeFileSync(
+      join(outDir, HOLDER_FILE),
+      `${JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date(options.now).toISOString() } satisfies FolderHolder)}\n`,
+    );
     const identity = { seeds: config.seeds, scope: config.scope };
     const stored = db.getMeta<StoredCrawl>('crawl');
     const checkpoint = db.getMeta<Checkpoint>('checkpoint');
@@ -213,6 +228,26 @@ export class CrawlState {
     this.nearIndex?.flush();
   }
 
+  /**
+   * Closes everything without writing: after a storage failure, the last committed step is what a
+   * resumed crawl starts from (output files past their committed sizes are cut back then).
+   */
+  async abandon(): Promise<void> {
+    for (const close of [
+      () => this.pagesFile.close(),
+      () => this.linksFile.close(),
+      () => this.warc?.close(),
+      () => this.db.abandon(),
+    ]) {
+      try {
+        close();
+      } catch {
+        // already closed, or the disk refuses even this: the process ends soon anyway
+      }
+    }
+    if (this.#ownsFetcher) await this.fetcher.close();
+  }
+
   /** Applies what waits in memory, writes the last checkpoint and the traps report, closes the files. */
   async close(): Promise<void> {
     try {
@@ -228,6 +263,64 @@ export class CrawlState {
     } finally {
       if (this.#ownsFetcher) await this.fetcher.close();
     }
+  }
+}
+
+/** Creates the output folder, or checks that the one given is a folder. */
+function prepareFolder(outDir: string): void {
+  const existing = statSync(outDir, { throwIfNoEntry: false });
+  if (existing !== undefined && !existing.isDirectory()) {
+    throw new CrawlFolderError(
+      'CRAWL_FOLDER_NOT_A_FOLDER',
+      `--out ${outDir} is a file, not a folder; give a folder (it is created when missing)`,
+    );
+  }
+  try {
+    mkdirSync(outDir, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR' || code === 'EEXIST') {
+      throw new CrawlFolderError(
+        'CRAWL_FOLDER_NOT_A_FOLDER',
+        `--out ${outDir}: part of that path is a file, not a folder; give another folder`,
+        { cause: error },
+      );
+    }
+    throw new CrawlFolderError(
+      'CRAWL_FOLDER_UNUSABLE',
+      `--out ${outDir} cannot be created (${code ?? error})`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/** Opens the state file; a folder another crawl holds is refused, naming the process. */
+function openState(outDir: string): CrawlDb {
+  try {
+    return new CrawlDb(join(outDir, 'state.sqlite'));
+  } catch (error) {
+    const e = error as { code?: string; errcode?: number };
+    if (e.code === 'ERR_SQLITE_ERROR' && ((e.errcode ?? 0) & 0xff) === SQLITE_BUSY) {
+      throw new CrawlFolderError(
+        'CRAWL_FOLDER_BUSY',
+        `${outDir} is in use by another crawl (${describeHolder(outDir)}); wait for it to end, or give another --out`,
+        { cause: error },
+      );
+    }
+    throw storageFailure(error, outDir) ?? error;
+  }
+}
+
+const SQLITE_BUSY = 5;
+
+function describeHolder(outDir: string): string {
+  try {
+    const holder = JSON.parse(readFileSync(join(outDir, HOLDER_FILE), 'utf8')) as FolderHolder;
+    return `crawlstack process ${holder.pid} on ${holder.host}, started ${holder.startedAt}`;
+  } catch {
+    return 'another process';
   }
 }
 

@@ -26,6 +26,7 @@ import type { CrawlTask, PageRecord } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
 import type { Clock, Fetcher } from '../ports.ts';
 import { countStep, requestFailure } from './crawl-counters.ts';
+import { type CrawlStorageError, storageFailure } from './crawl-errors.ts';
 import {
   type CrawlSnapshot,
   type HostView,
@@ -39,6 +40,7 @@ import type { HostSlot } from './host-heap.ts';
 import { HostQueues } from './host-queues.ts';
 
 export type { CrawlCounters } from './crawl-counters.ts';
+export { CrawlFolderError, CrawlStorageError } from './crawl-errors.ts';
 export type { CrawlSnapshot } from './crawl-snapshot.ts';
 export { CrawlStateMismatchError } from './crawl-state.ts';
 
@@ -115,6 +117,8 @@ export class EmbeddedCrawler {
   readonly #topPages = new TopPages();
   #stepsSinceSave = 0;
   #stopping: { state: CrawlEndState; reason?: string } | undefined;
+  /** Local storage failed: nothing more is committed, and `run` rejects with it. */
+  #failure: CrawlStorageError | undefined;
   #wake: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #runStartedAt = 0;
@@ -133,36 +137,70 @@ export class EmbeddedCrawler {
     this.#wake?.();
   }
 
-  /** Opens (or resumes) the crawl, runs it to its end, closes it; resolves the summary. */
+  /**
+   * Opens (or resumes) the crawl, runs it to its end, closes it; resolves the summary.
+   * @throws CrawlFolderError, CrawlStateMismatchError when the folder cannot hold this crawl.
+   * @throws CrawlStorageError when writing the crawl's files failed (disk full, I/O error): the
+   *   pages in progress were not committed, and running the crawl again resumes it.
+   */
   async run(): Promise<CrawlSummary> {
     const cpuStart = process.cpuUsage();
     const startedAt = this.#clock.now();
     this.#runStartedAt = startedAt;
-    const state = CrawlState.open({
-      config: this.#config,
-      outDir: this.#options.outDir,
-      now: startedAt,
-      random: this.#random,
-      log: this.#log,
-      ...(this.#options.warc === undefined ? {} : { warc: this.#options.warc }),
-      ...(this.#options.fetcher === undefined ? {} : { fetcher: this.#options.fetcher }),
-    });
+    const outDir = this.#options.outDir;
+    let state: CrawlState;
+    try {
+      state = CrawlState.open({
+        config: this.#config,
+        outDir,
+        now: startedAt,
+        random: this.#random,
+        log: this.#log,
+        ...(this.#options.warc === undefined ? {} : { warc: this.#options.warc }),
+        ...(this.#options.fetcher === undefined ? {} : { fetcher: this.#options.fetcher }),
+      });
+    } catch (error) {
+      throw storageFailure(error, outDir) ?? error;
+    }
     const hosts = new HostQueues(state.db);
     hosts.restore(state.db.hostCounts(), state.db.hostFetchedCounts(), startedAt);
     this.#state = state;
     this.#hosts = hosts;
     if (state.resumed) this.#log(`resuming crawl in ${state.outDir}: ${hosts.queued} URLs queued`);
-    let hostCount: number;
+    let hostCount = 0;
+    let thrown: unknown;
     try {
       await this.#loop(state, hosts);
-    } finally {
-      await Promise.allSettled([...this.#running]);
-      clearTimeout(this.#timer);
-      hostCount = state.db.hostFetchedCounts().size;
-      await state.close();
+    } catch (error) {
+      thrown = error;
+      this.#fail(storageFailure(error, outDir));
+    }
+    await Promise.allSettled([...this.#running]);
+    clearTimeout(this.#timer);
+    if (this.#failure === undefined && thrown === undefined) {
+      try {
+        hostCount = state.db.hostFetchedCounts().size;
+        await state.close();
+      } catch (error) {
+        thrown = error;
+        this.#fail(storageFailure(error, outDir));
+      }
+    }
+    if (this.#failure !== undefined || thrown !== undefined) {
+      // Write nothing more: what the last commit recorded is what a resumed crawl starts from.
+      await state.abandon();
+      throw this.#failure ?? thrown;
     }
     const cpu = process.cpuUsage(cpuStart);
     return this.#summary(state, hosts, startedAt, hostCount, (cpu.user + cpu.system) / 1000);
+  }
+
+  /** Local storage failed: stop at once, commit nothing more, let `run` report it. */
+  #fail(failure: CrawlStorageError | undefined): void {
+    if (failure === undefined || this.#failure !== undefined) return;
+    this.#failure = failure;
+    this.#log(`stopping: ${failure.message}`);
+    this.stop('stopped', 'storage');
   }
 
   /**
@@ -310,17 +348,47 @@ export class EmbeddedCrawler {
         outcome = await crawlPage(this.#deps(state, unit, hostReleased), task, this.#pageOptions());
       }
     } catch (error) {
-      // A bug or a storage failure, not a network problem: record it and move on.
-      this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
       unit.release();
+      const storage = storageFailure(error, state.outDir);
+      if (storage !== undefined) {
+        // The disk, not the page: nothing is recorded, and the page is fetched again on resume.
+        this.#fail(storage);
+        return;
+      }
+      // A bug, not a network problem: record it and move on.
+      this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
       const retry = new StepUnit(state.db, this.#pending);
       const record = unrequestedRecord(task, 'internal-error');
       record.detail = (error as Error).message;
       await retry.page(record);
-      this.#commit(state, hosts, slot, task, { kind: 'done', record, enqueued: [] }, retry, released);
+      this.#commitOrFail(state, hosts, slot, task, { kind: 'done', record, enqueued: [] }, retry, released);
       return;
     }
-    this.#commit(state, hosts, slot, task, outcome, unit, released);
+    this.#commitOrFail(state, hosts, slot, task, outcome, unit, released);
+  }
+
+  /** Commits the step unless storage failed (before or while committing it). */
+  #commitOrFail(
+    state: CrawlState,
+    hosts: HostQueues,
+    slot: HostSlot,
+    task: QueuedTask,
+    outcome: CrawlPageOutcome,
+    unit: StepUnit,
+    released: boolean,
+  ): void {
+    if (this.#failure !== undefined) {
+      unit.release();
+      return;
+    }
+    try {
+      this.#commit(state, hosts, slot, task, outcome, unit, released);
+    } catch (error) {
+      unit.release();
+      const storage = storageFailure(error, state.outDir);
+      if (storage === undefined) throw error;
+      this.#fail(storage);
+    }
   }
 
   /**

@@ -172,7 +172,7 @@ describe('crawl quality', () => {
       );
       const byPageRank = [...ranking.pages].sort((a, b) => b.pageRank - a.pageRank);
       assert.equal(byPageRank[0]!.url, `${o}/popular`);
-      assert.ok(ranking.spearman >= -1 && ranking.spearman <= 1);
+      assert.ok(ranking.spearman !== null && ranking.spearman >= -1 && ranking.spearman <= 1);
       const sum = ranking.pages.reduce((a, p) => a + p.importance, 0);
       assert.ok(Math.abs(sum - 1) < 1e-9, 'importance is normalized');
       const pageRankSum = ranking.pages.reduce((a, p) => a + p.pageRank, 0);

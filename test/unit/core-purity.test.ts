@@ -48,7 +48,7 @@ function impurities(path: string, source: string): string[] {
     if (BANNED_PACKAGES.test(spec)) problems.push(`imports ${spec}`);
     if (spec.startsWith('.')) {
       const target = resolve(dirname(path), spec);
-      if (!target.startsWith(CORE + '/') && !ALLOWED_OUTSIDE.has(target)) {
+      if (!target.startsWith(`${CORE}/`) && !ALLOWED_OUTSIDE.has(target)) {
         problems.push(`imports ${spec} (outside functions/core)`);
       }
     }

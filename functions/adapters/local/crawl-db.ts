@@ -179,7 +179,13 @@ export class CrawlDb {
   constructor(path: string, options: { prioritize?: Prioritize } = {}) {
     this.prioritize = options.prioritize ?? breadthFirst;
     this.#db = new DatabaseSync(path);
-    this.#db.exec(SCHEMA);
+    try {
+      this.#db.exec(SCHEMA);
+    } catch (error) {
+      // Locked by another process, or not a database: leave nothing open.
+      this.#db.close();
+      throw error;
+    }
     const columnsOf = (table: string) =>
       (this.#db.prepare(`PRAGMA table_info(${table})`).all() as { name: string; type: string }[]).map(
         (c) => `${c.name}:${c.type}`,
@@ -448,6 +454,14 @@ export class CrawlDb {
     this.#db.close();
   }
 
+  /**
+   * Closes the connection without merging what waits in memory (after a storage failure: the
+   * committed steps are in the journal and the frontier, and opening the file again recovers them).
+   */
+  abandon(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
   /** The claim of a fingerprint: in memory waiting for the merge, or in `seen`. */
   #claimOf(fp: Fingerprint): RecentClaim | undefined {
     const recent = this.#recent.get(fp);
@@ -596,7 +610,15 @@ export class CrawlDb {
       }
       return result;
     } catch (error) {
-      s.rollback.run();
+      // SQLite rolls back by itself after some errors (SQLITE_FULL, SQLITE_IOERR): a ROLLBACK then
+      // fails with "no transaction is active", which must not hide the error that caused it.
+      if (this.#db.isTransaction) {
+        try {
+          s.rollback.run();
+        } catch {
+          // the original error says more
+        }
+      }
       throw error;
     } finally {
       this.#inTransaction = false;

@@ -1,13 +1,40 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CrawlDb } from '../../adapters/local/crawl-db.ts';
 import { AopicLedger, type AopicState } from '../../core/aopic.ts';
 import { pageRankIndexed } from '../../core/quality/pagerank.ts';
 import { spearman } from '../../core/quality/spearman.ts';
 import type { LinkRecord, PageRecord } from '../../core/types.ts';
 import { fingerprint } from '../../core/url/fingerprint.ts';
-import { UsageError } from './cli-options.ts';
+import {
+  formatRows,
+  HELP_OPTION,
+  type OptionSpec,
+  optionRows,
+  parseCommand,
+  UsageError,
+} from './cli-options.ts';
+import { print } from './terminal-text.ts';
+
+const RANK_OPTIONS: Record<string, OptionSpec> = {
+  out: {
+    type: 'string',
+    short: 'o',
+    arg: 'DIR',
+    help: 'the --out folder of a crawl (finished or interrupted)',
+  },
+  top: { type: 'string', arg: 'N', help: 'pages listed (default 50)' },
+  json: { type: 'boolean', help: 'print the ranking as JSON' },
+  help: HELP_OPTION,
+};
+
+export const RANK_HELP = `usage: crawlstack rank --out DIR [--top N] [--json]
+
+Lists the pages a crawl fetched by the AOPIC importance recorded when each was fetched, computes
+the true PageRank of the crawled link graph (damping 0.85) and the Spearman correlation of the two.
+
+options:
+${formatRows(optionRows(RANK_OPTIONS))}`;
 
 /** One crawled page with both importance figures. */
 export interface RankedPage {
@@ -21,8 +48,8 @@ export interface RankedPage {
 export interface Ranking {
   pages: RankedPage[];
   edges: number;
-  /** Spearman rank correlation between `importance` and `pageRank` (1 = same order). */
-  spearman: number;
+  /** Spearman rank correlation between `importance` and `pageRank` (1 = same order); null under 2 pages. */
+  spearman: number | null;
 }
 
 /**
@@ -72,43 +99,44 @@ export function rankCrawl(outDir: string): Ranking {
   }
   const ranks = pageRankIndexed(urls.length, from, to).scores;
   const ranked = urls.map((url, i) => ({ url, importance: estimates[i]! / total, pageRank: ranks[i] ?? 0 }));
-  const rho = ranked.length < 2 ? 1 : spearman(estimates, Array.from(ranks));
+  const rho = ranked.length < 2 ? null : spearman(estimates, Array.from(ranks));
   ranked.sort((a, b) => b.importance - a.importance || b.pageRank - a.pageRank);
   return { pages: ranked, edges: from.length, spearman: rho };
 }
 
 /** `crawlstack rank --out DIR [--top N] [--json]` */
 export function rankCommand(argv: string[]): number {
-  let values: { out?: string | undefined; top?: string | undefined; json?: boolean | undefined };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: { out: { type: 'string', short: 'o' }, top: { type: 'string' }, json: { type: 'boolean' } },
-      strict: true,
-    }));
-  } catch (error) {
-    throw new UsageError(`rank: ${(error as Error).message}`);
-  }
-  if (values.out === undefined)
-    throw new UsageError('rank: usage: crawlstack rank --out DIR [--top N] [--json]');
-  const top = values.top === undefined ? 50 : Number(values.top);
-  if (!Number.isInteger(top) || top < 1)
-    throw new UsageError(`rank: --top expects a positive whole number, got "${values.top}"`);
-  const ranking = rankCrawl(values.out);
-  if (values.json) {
-    console.log(JSON.stringify({ ...ranking, pages: ranking.pages.slice(0, top) }, null, 2));
+  const { values, positionals } = parseCommand(argv, RANK_OPTIONS, { configFlags: false });
+  if (values.help) {
+    print(RANK_HELP);
     return 0;
   }
-  console.log('rank  importance  pagerank  url');
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (typeof values.out !== 'string')
+    throw new UsageError('usage: crawlstack rank --out DIR [--top N] [--json]');
+  const top = values.top === undefined ? 50 : Number(values.top);
+  if (!Number.isInteger(top) || top < 1)
+    throw new UsageError(`--top expects a positive whole number, got "${values.top}"`);
+  const ranking = rankCrawl(values.out);
+  if (values.json) {
+    print(JSON.stringify({ ...ranking, pages: ranking.pages.slice(0, top) }, null, 2));
+    return 0;
+  }
+  if (ranking.pages.length === 0) {
+    print(`nothing to rank: ${values.out} holds no fetched HTML page yet`);
+    return 0;
+  }
+  print('rank  importance  pagerank  url');
   ranking.pages.slice(0, top).forEach((page, i) => {
-    console.log(
+    print(
       `${String(i + 1).padStart(4)}  ${page.importance.toFixed(6).padStart(10)}  ${page.pageRank.toFixed(6)}  ${page.url}`,
     );
   });
-  console.log(
-    `\n${ranking.pages.length} pages, ${ranking.edges} links between them; ` +
-      `Spearman correlation of AOPIC importance with PageRank: ${ranking.spearman.toFixed(3)}`,
-  );
+  const correlation =
+    ranking.spearman === null
+      ? 'one page: no correlation to compute'
+      : `Spearman correlation of AOPIC importance with PageRank: ${ranking.spearman.toFixed(3)}`;
+  print(`\n${ranking.pages.length} pages, ${ranking.edges} links between them; ${correlation}`);
   return 0;
 }
 

@@ -1,40 +1,76 @@
 /**
- * The `crawlstack` command line: `crawl`, `hunt`, `canonicalize`, `rank`.
- * Exit codes: 0 done, 1 bad usage or configuration, 2 the crawl failed, 130 interrupted.
+ * The `crawlstack` command line: `crawl`, `hunt`, `canonicalize`, `rank`, `help`, `--version`.
+ * Exit codes: 0 done, 1 bad usage, configuration or output folder, 2 the crawl failed, 130
+ * interrupted. Everything printed from pages goes through terminal-text.ts.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import packageJson from '../../../package.json' with { type: 'json' };
+import { CrawlFolderError, CrawlStorageError } from '../crawl-errors.ts';
 import { CrawlStateMismatchError, EmbeddedCrawler } from '../embedded-crawler.ts';
-import { canonicalizeCommand } from './cli-canonicalize.ts';
-import { huntCommand } from './cli-hunt.ts';
-import { buildConfig, configFlagsHelp, parseCommand, UsageError } from './cli-options.ts';
-import { rankCommand } from './cli-rank.ts';
+import { CANONICALIZE_HELP, canonicalizeCommand } from './cli-canonicalize.ts';
+import { HUNT_HELP, huntCommand } from './cli-hunt.ts';
+import {
+  buildConfig,
+  configFlagRows,
+  formatRows,
+  HELP_OPTION,
+  type OptionSpec,
+  optionRows,
+  parseCommand,
+  UsageError,
+} from './cli-options.ts';
+import { RANK_HELP, rankCommand } from './cli-rank.ts';
 import { formatSummary, ProgressReporter } from './progress.ts';
+import { print, printError, terminalSafe } from './terminal-text.ts';
 
 export const EXIT = { ok: 0, usage: 1, failed: 2, interrupted: 130 } as const;
 
-const USAGE = `crawlstack — a polite, fast, trap-resistant web crawler
+export const VERSION: string = packageJson.version;
+
+const CRAWL_OPTIONS: Record<string, OptionSpec> = {
+  out: { type: 'string', short: 'o', arg: 'DIR', help: 'output and state folder (default crawl-out/<host>)' },
+  'no-warc': { type: 'boolean', help: 'do not write WARC files' },
+  quiet: { type: 'boolean', short: 'q', help: 'no progress line' },
+  json: { type: 'boolean', help: 'print the summary as JSON' },
+  help: HELP_OPTION,
+};
+
+const EXIT_CODES =
+  'exit codes: 0 done, 1 bad usage, configuration or output folder, 2 crawl failed, 130 interrupted (resumable)';
+
+const CRAWL_HELP = `usage: crawlstack crawl <seed-url...> [options]
+
+Crawls from the seeds, politely, into --out: pages.jsonl, links.jsonl, sitemaps.jsonl,
+warc/*.warc.gz, warc/index.cdxj, summary.json, traps.json, state.sqlite. Run the same command
+again to resume an interrupted crawl.
+
+options:
+${formatRows([...optionRows(CRAWL_OPTIONS), ...configFlagRows()])}
+
+${EXIT_CODES}`;
+
+const USAGE = `crawlstack ${VERSION} — a polite, fast, trap-resistant web crawler
 
 usage:
-  crawlstack crawl <seed-url...> [--out DIR] [options]
-  crawlstack hunt <start-url> <keyword> [output-dir] [options]
-  crawlstack canonicalize <url...>
-  crawlstack rank --out DIR [--top N] [--json]
-  crawlstack help
+${formatRows([
+  ['crawlstack crawl <seed-url...> [options]', 'crawl into an output folder (resumable)'],
+  ['crawlstack hunt <start-url> <keyword> [dir]', 'breadth-first search for a keyword'],
+  ['crawlstack canonicalize <url...>', 'canonical form and fingerprint of URLs'],
+  ['crawlstack rank --out DIR', 'crawled pages by AOPIC importance vs PageRank'],
+  ['crawlstack help [command]', 'this help, or a command’s'],
+  ['crawlstack --version', 'the version'],
+])}
 
-crawl writes to --out (default crawl-out/<first seed's host>): pages.jsonl, links.jsonl,
-warc/*.warc.gz, warc/index.cdxj, summary.json, state.sqlite. Run the same command again to
-resume an interrupted crawl.
+Each command takes --help.
+${EXIT_CODES}`;
 
-crawl options:
-  --out DIR                 output and state folder
-  --config FILE             JSON file with the same settings as the flags (flags win)
-  --no-warc                 do not write WARC files
-  --quiet                   no progress line
-  --json                    print the summary as JSON
-${configFlagsHelp()}
-
-exit codes: 0 done, 1 bad usage or config, 2 crawl failed, 130 interrupted (resumable)`;
+const HELP: Record<string, string> = {
+  crawl: CRAWL_HELP,
+  hunt: HUNT_HELP,
+  canonicalize: CANONICALIZE_HELP,
+  rank: RANK_HELP,
+};
 
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -49,47 +85,70 @@ export async function main(argv: string[]): Promise<number> {
         return canonicalizeCommand(rest);
       case 'rank':
         return rankCommand(rest);
+      case '--version':
+      case '-V':
+      case 'version':
+        print(`crawlstack ${VERSION}`);
+        return EXIT.ok;
       case undefined:
       case 'help':
       case '--help':
-      case '-h':
-        console.log(USAGE);
+      case '-h': {
+        const topic = command === 'help' ? rest[0] : undefined;
+        if (topic !== undefined && HELP[topic] === undefined) {
+          throw new UsageError(`no command "${topic}" (commands: ${Object.keys(HELP).join(', ')})`);
+        }
+        print(topic === undefined ? USAGE : (HELP[topic] as string));
         return command === undefined ? EXIT.usage : EXIT.ok;
+      }
       default:
-        throw new UsageError(`unknown command "${command}" (try: crawl, hunt, canonicalize, rank, help)`);
+        throw new UsageError(
+          `unknown command "${command}" (commands: ${Object.keys(HELP).join(', ')}; see crawlstack --help)`,
+        );
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof CrawlStateMismatchError) {
-      console.error(`crawlstack: ${error.message}`);
-      return EXIT.usage;
-    }
-    console.error(`crawlstack: crawl failed: ${(error as Error).stack ?? error}`);
-    return EXIT.failed;
+    return reportError(error, command !== undefined && HELP[command] !== undefined ? command : undefined);
   }
 }
 
+/** One message per failure, no stack (set CRAWLSTACK_DEBUG=1 for one); returns the exit code. */
+function reportError(error: unknown, command: string | undefined): number {
+  const where = command === undefined ? 'crawlstack' : `crawlstack ${command}`;
+  if (error instanceof UsageError) {
+    printError(`${where}: ${error.message}${command === undefined ? '' : ` (see ${where} --help)`}`);
+    return EXIT.usage;
+  }
+  if (error instanceof CrawlStateMismatchError || error instanceof CrawlFolderError) {
+    printError(`${where}: ${error.message}`);
+    return EXIT.usage;
+  }
+  if (error instanceof CrawlStorageError) {
+    printError(`${where}: ${error.message}`);
+    return EXIT.failed;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  printError(`${where}: failed: ${message}`);
+  if (process.env.CRAWLSTACK_DEBUG && error instanceof Error && error.stack) printError(error.stack);
+  else printError('(set CRAWLSTACK_DEBUG=1 to see where it failed)');
+  return EXIT.failed;
+}
+
 async function crawlCommand(argv: string[]): Promise<number> {
-  const parsed = parseCommand(argv, {
-    out: { type: 'string', short: 'o' },
-    'no-warc': { type: 'boolean' },
-    quiet: { type: 'boolean', short: 'q' },
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const parsed = parseCommand(argv, CRAWL_OPTIONS);
   if (parsed.values.help) {
-    console.log(USAGE);
+    print(CRAWL_HELP);
     return EXIT.ok;
   }
   const config = buildConfig(parsed, parsed.positionals);
   const outDir = typeof parsed.values.out === 'string' ? parsed.values.out : defaultOutDir(config.seeds[0]!);
   const progressStream = process.stderr;
   let reporter: ProgressReporter | undefined;
-  const crawler = new EmbeddedCrawler({
-    config,
-    outDir,
-    warc: parsed.values['no-warc'] !== true,
-    log: (line) => (reporter ? reporter.log(line) : console.error(line)),
-  });
+  const log = (line: string) => {
+    const safe = terminalSafe(line);
+    if (reporter) reporter.log(safe);
+    else process.stderr.write(`${safe}\n`);
+  };
+  const crawler = new EmbeddedCrawler({ config, outDir, warc: parsed.values['no-warc'] !== true, log });
   if (parsed.values.quiet !== true) {
     reporter = new ProgressReporter(progressStream, () =>
       crawler.snapshot({ hosts: 0, topPages: 0, traps: false }),
@@ -99,7 +158,7 @@ async function crawlCommand(argv: string[]): Promise<number> {
   const onSignal = () => {
     interrupts += 1;
     if (interrupts === 1) {
-      reporter?.log(
+      log(
         'stopping: finishing requests in flight (Ctrl-C again to quit at once; the crawl resumes either way)',
       );
       crawler.stop('interrupted');
@@ -119,19 +178,19 @@ async function crawlCommand(argv: string[]): Promise<number> {
     process.off('SIGTERM', onSignal);
   }
   writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-  console.log(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
+  print(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
   if (summary.state === 'interrupted') {
-    console.error('interrupted: run the same command again to resume');
+    printError('interrupted: run the same command again to resume');
     return EXIT.interrupted;
   }
   if (summary.pages === 0) {
     if ((summary.byReason['blocked-address'] ?? 0) > 0 && !config.allowPrivate) {
-      console.error(
+      printError(
         'crawl failed: the SSRF guard refused to connect to the seed (a loopback, private or other ' +
-          'non-public address); run with --allow-private to crawl it',
+          'non-public address); run the same command with --allow-private to crawl it',
       );
     } else {
-      console.error('crawl failed: no page could be fetched (reasons in pages.jsonl)');
+      printError('crawl failed: no page could be fetched (reasons in pages.jsonl)');
     }
     return EXIT.failed;
   }
