@@ -3,7 +3,7 @@
  * or wait), or local storage failed mid-crawl (exit 2: fix the cause, run the same command again).
  * Expected outcomes of pages are values (PageRecord reasons), not errors.
  */
-import { basename } from 'node:path';
+import { join } from 'node:path';
 
 /** The `--out` folder cannot hold this crawl: a file, busy with another crawl, not writable. */
 export class CrawlFolderError extends Error {
@@ -62,7 +62,7 @@ export function storageFailure(error: unknown, outDir: string): CrawlStorageErro
   const resume = 'then run the same command again to resume (the pages in progress were not recorded)';
   if (e.code === 'ERR_SQLITE_ERROR' && typeof e.errcode === 'number') {
     const primary = e.errcode & 0xff;
-    const detail = `${String(e.errstr ?? e.message)}, in ${basename(outDir)}/state.sqlite`;
+    const detail = `${String(e.errstr ?? e.message)}, in ${join(outDir, 'state.sqlite')}`;
     if (primary === SQLITE_FULL) {
       return new CrawlStorageError(
         'CRAWL_STORAGE_FULL',

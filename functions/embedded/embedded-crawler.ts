@@ -199,7 +199,7 @@ export class EmbeddedCrawler {
   #fail(failure: CrawlStorageError | undefined): void {
     if (failure === undefined || this.#failure !== undefined) return;
     this.#failure = failure;
-    this.#log(`stopping: ${failure.message}`);
+    // No log line: run() rejects with the failure, and its one message says what to do.
     this.stop('stopped', 'storage');
   }
 

@@ -27,7 +27,14 @@ export class JsonlFile {
     if (lines.length === 0) return;
     const buffer = Buffer.from(`${lines.join('\n')}\n`);
     let written = 0;
-    while (written < buffer.length) written += writeSync(this.#fd, buffer, written);
+    try {
+      while (written < buffer.length) written += writeSync(this.#fd, buffer, written);
+    } catch (error) {
+      // A write by descriptor names no file; say which (bytes written so far are past the
+      // committed size, and are cut off when the crawl resumes).
+      if (error instanceof Error && !('path' in error)) Object.assign(error, { path: this.path });
+      throw error;
+    }
     this.#size += buffer.length;
   }
 
