@@ -10,7 +10,10 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
 import { CrawlDb } from '../adapters/local/crawl-db.ts';
-import { LocalNearDuplicateIndex } from '../adapters/local/local-near-duplicate-index.ts';
+import {
+  LocalNearDuplicateIndex,
+  NearDuplicateLayoutError,
+} from '../adapters/local/local-near-duplicate-index.ts';
 import { LocalRobotsCache } from '../adapters/local/local-robots-cache.ts';
 import { LocalWarcPageStore, type WarcPosition } from '../adapters/local/warc-page-store.ts';
 import { AopicLedger, type AopicState } from '../core/aopic.ts';
@@ -25,6 +28,7 @@ import { AopicDispatchPolicy } from './aopic-dispatch-policy.ts';
 import { type CrawlCounters, emptyCounters } from './crawl-counters.ts';
 import { CrawlFolderError, storageFailure } from './crawl-errors.ts';
 import { JsonlFile } from './jsonl-file.ts';
+import { fixedSettingChange, reasonsToRetry } from './resume-rules.ts';
 
 /** What each step's commit records with it, and a resumed crawl starts from. */
 export interface Checkpoint {
@@ -66,11 +70,12 @@ export interface OpenOptions {
   log: (line: string) => void;
 }
 
-/** The crawl's identity in its state file: a folder holds one crawl. */
+/** The crawl's identity in its state file (a folder holds one crawl), and its last run's settings. */
 interface StoredCrawl {
   seeds: string[];
   scope: string;
   crawlId: string;
+  settings?: Partial<CrawlConfig>;
 }
 
 /** A page store that keeps nothing (`--no-warc`). */
@@ -152,6 +157,13 @@ export class CrawlState {
           'choose another --out folder to start a new crawl, or run the same seeds and scope to resume it',
       );
     }
+    const change = stored?.settings === undefined ? undefined : fixedSettingChange(stored.settings, config);
+    if (change !== undefined) {
+      db.close();
+      throw new CrawlStateMismatchError(
+        `${outDir}: ${change}; run it with the same value, or choose another --out folder`,
+      );
+    }
     const ledger = new AopicLedger(checkpoint?.aopic);
     const policy = new AopicDispatchPolicy(config, ledger, options.now);
     db.prioritize = policy.prioritize;
@@ -160,10 +172,20 @@ export class CrawlState {
     const scopeHosts = new Set<string>(checkpoint?.scopeHosts ?? []);
     for (const host of scopeHosts) scope.allowHost(host);
     const counters: CrawlCounters = { ...emptyCounters(), ...checkpoint?.counters };
-    const nearIndex =
-      config.nearDuplicateDistance > 0
-        ? new LocalNearDuplicateIndex(db.database, { k: config.nearDuplicateDistance })
-        : undefined;
+    let nearIndex: LocalNearDuplicateIndex | undefined;
+    try {
+      nearIndex =
+        config.nearDuplicateDistance > 0
+          ? new LocalNearDuplicateIndex(db.database, { k: config.nearDuplicateDistance })
+          : undefined;
+    } catch (error) {
+      db.close();
+      if (!(error instanceof NearDuplicateLayoutError)) throw error;
+      throw new CrawlStateMismatchError(
+        `${outDir}: ${error.message}; nearDuplicateDistance cannot change for a crawl: run it with the same value, or choose another --out folder`,
+        { cause: error },
+      );
+    }
     const quality = new CrawlQuality(
       config,
       { ...(nearIndex ? { index: nearIndex } : {}), random: options.random },
@@ -201,13 +223,37 @@ export class CrawlState {
     });
     if (stored === undefined) {
       const crawlId = randomUUID();
-      db.setMeta('crawl', { ...identity, crawlId } satisfies StoredCrawl);
+      db.setMeta('crawl', { ...identity, crawlId, settings: config } satisfies StoredCrawl);
       const { tasks } = seedTasks(crawlId, config.seeds, canonicalizer);
       counters.discovered += tasks.length;
       ledger.discovered(tasks.length);
       db.seed(tasks, state.checkpoint());
+    } else {
+      state.#retryFailed(stored.settings, options.log);
+      db.setMeta('crawl', { ...stored, settings: config } satisfies StoredCrawl);
     }
     return state;
+  }
+
+  /**
+   * Queues again the URLs that failed for a reason this run removes (see resume-rules.ts); they
+   * leave the counters, and their new outcome is appended to pages.jsonl after the old one.
+   */
+  #retryFailed(previous: Partial<CrawlConfig> | undefined, log: (line: string) => void): void {
+    const why = reasonsToRetry(previous, this.config, this.counters.pages);
+    const counts = this.db.failedCounts(why.keys());
+    if (counts.size === 0) return;
+    const c = this.counters;
+    for (const [reason, n] of counts) {
+      c.skipped -= n;
+      c.byReason[reason] = (c.byReason[reason] ?? n) - n;
+      if (c.byReason[reason] === 0) delete c.byReason[reason];
+      c.byStatus.none = (c.byStatus.none ?? n) - n;
+      if (c.byStatus.none === 0) delete c.byStatus.none;
+    }
+    const tasks = this.db.requeueFailed(counts.keys(), this.checkpoint());
+    const detail = [...counts].map(([reason, n]) => `${n} ${reason} (${why.get(reason)})`).join(', ');
+    log(`retrying ${tasks.length} URLs that failed before: ${detail}`);
   }
 
   /** The checkpoint as of now: output sizes, counters, scope, ledger. */

@@ -38,6 +38,7 @@ import {
 import { CrawlState } from './crawl-state.ts';
 import type { HostSlot } from './host-heap.ts';
 import { HostQueues } from './host-queues.ts';
+import { RETRYABLE_REASONS } from './resume-rules.ts';
 
 export type { CrawlCounters } from './crawl-counters.ts';
 export { CrawlFolderError, CrawlStorageError } from './crawl-errors.ts';
@@ -487,6 +488,7 @@ export class EmbeddedCrawler {
     state.counters.elapsedMs = this.#elapsed(state, now);
     this.#rate.sample(state.counters.elapsedMs, state.counters.pages);
 
+    const failed = retryableFailure(task, outcome);
     state.pagesFile.append(unit.pageLines);
     state.linksFile.append(unit.linkLines);
     hosts.forgetOffered();
@@ -496,6 +498,7 @@ export class EmbeddedCrawler {
       ...(outcome.kind === 'done' ? { finished: task } : {}),
       ...(finishedCash !== undefined ? { finishedCash } : {}),
       ...(outcome.kind === 'retry' ? { retried: { ...outcome.task, seq: task.seq } } : {}),
+      ...(failed !== undefined ? { failed } : {}),
       ...(outcome.kind === 'done' && outcome.record.status !== null ? { hostFetched: slot.host } : {}),
       checkpoint: state.checkpoint(),
     });
@@ -638,6 +641,18 @@ export class EmbeddedCrawler {
     if (this.#stopping?.reason !== undefined) summary.stopReason = this.#stopping.reason;
     return summary;
   }
+}
+
+/** A URL that finished without a response for a reason a later run may remove (resume-rules.ts). */
+function retryableFailure(
+  task: QueuedTask,
+  outcome: CrawlPageOutcome,
+): { task: CrawlTask; reason: string } | undefined {
+  if (outcome.kind !== 'done' || outcome.record.status !== null) return undefined;
+  const { reason } = outcome.record;
+  if (reason === undefined || !RETRYABLE_REASONS.has(reason)) return undefined;
+  const { seq: _seq, prio: _prio, cashKey: _cashKey, ...plain } = task;
+  return { task: plain, reason };
 }
 
 function unrequestedRecord(task: CrawlTask, reason: string): PageRecord {

@@ -60,6 +60,11 @@ export interface StepWrite {
   finishedCash?: { history: number; key: number };
   /** The task is rewritten in place (retry). */
   retried?: CrawlTask | QueuedTask;
+  /**
+   * The task finished without a response for a reason a later run may remove (a wider setting,
+   * a server back up): kept so that `requeueFailed` can queue it again.
+   */
+  failed?: { task: CrawlTask; reason: string };
   /** Host whose page budget the step used (a page request was made). */
   hostFetched?: string;
   /** Owner recorded with `claimed` (the page whose links they are; SeenStore semantics). */
@@ -117,6 +122,7 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS content (hash INTEGER PRIMARY KEY, url TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS robots (origin TEXT PRIMARY KEY, entry TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS failed (fp INTEGER PRIMARY KEY, reason TEXT NOT NULL, task TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS journal (
     slot INTEGER PRIMARY KEY,
     step INTEGER NOT NULL,
@@ -318,6 +324,47 @@ export class CrawlDb {
     return { history: row.history, key: row.key };
   }
 
+  /** URLs that failed for each of these reasons (see `StepWrite.failed`). */
+  failedCounts(reasons: Iterable<string>): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const reason of reasons) {
+      const n = (this.#stmt.failedCount.get(reason) as { n: number }).n;
+      if (n > 0) counts.set(reason, n);
+    }
+    return counts;
+  }
+
+  /**
+   * Queues again, as new tasks (first attempt, no cash of their own), the URLs that failed for
+   * these reasons, forgets the robots.txt entries that were failures (disallow-all: 5xx,
+   * unreachable, refused address) so that they are fetched again, and writes `checkpoint`, in one
+   * transaction. Returns the tasks queued.
+   */
+  requeueFailed(reasons: Iterable<string>, checkpoint: unknown): CrawlTask[] {
+    const s = this.#stmt;
+    const tasks: CrawlTask[] = [];
+    this.#transaction(() => {
+      this.#mergeJournal();
+      for (const reason of reasons) {
+        for (const row of s.failedOf.all(reason) as { task: string }[]) {
+          tasks.push({ ...(JSON.parse(row.task) as CrawlTask), attempt: 0, cash: 0 });
+        }
+        s.failedDelete.run(reason);
+      }
+      for (const task of tasks) {
+        const seq = ++this.#seq;
+        this.#push(task, seq, null, false);
+        // The URL stays seen; its queue position is how AOPIC credits find it.
+        s.seenQueued.run(seq, fpToInt(task.fp));
+        const recent = this.#recent.get(task.fp);
+        if (recent !== undefined) recent.seq = seq;
+      }
+      if (tasks.length > 0) s.robotsForget.run('%"status":"disallow-all"%');
+      s.setMeta.run('checkpoint', JSON.stringify(checkpoint));
+    });
+    return tasks;
+  }
+
   /** Queued task counts per host (to rebuild the scheduler after a restart). */
   hostCounts(): Map<string, number> {
     this.#mergeJournal();
@@ -433,6 +480,10 @@ export class CrawlDb {
         const { seq: _seq, prio: _prio, cashKey: _cashKey, ...task } = write.retried as QueuedTask;
         s.rewrite.run(JSON.stringify(task), row.seq);
       }
+    }
+    if (write.failed !== undefined) {
+      const { task, reason } = write.failed;
+      s.failedPut.run(fpToInt(task.fp), reason, JSON.stringify(task));
     }
     s.journalPut.run(
       entry.step % JOURNAL_STEPS,
@@ -684,6 +735,12 @@ function prepareStatements(db: DatabaseSync) {
     contentAdd: db.prepare('INSERT OR IGNORE INTO content (hash, url) VALUES (?, ?)'),
     hostsFetched: db.prepare('SELECT host, fetched FROM hosts'),
     robotsGet: db.prepare('SELECT entry FROM robots WHERE origin = ?'),
+    failedPut: db.prepare('INSERT OR REPLACE INTO failed (fp, reason, task) VALUES (?, ?, ?)'),
+    failedCount: db.prepare('SELECT count(*) AS n FROM failed WHERE reason = ?'),
+    failedOf: db.prepare('SELECT task FROM failed WHERE reason = ?'),
+    failedDelete: db.prepare('DELETE FROM failed WHERE reason = ?'),
+    seenQueued: db.prepare('UPDATE seen SET seq = ? WHERE fp = ?'),
+    robotsForget: db.prepare('DELETE FROM robots WHERE entry LIKE ?'),
     robotsPut: db.prepare(
       'INSERT INTO robots (origin, entry) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET entry = excluded.entry',
     ),

@@ -202,7 +202,9 @@ export class LocalWarcPageStore implements PageStore {
     const { records, bytes, responseOffset, responseLength, line } = request;
     const indexLine = Buffer.from(line(this.#file, this.#size + responseOffset), 'utf8');
     withPath(join(this.#dir, this.#file), () => writeAllSync(this.#fd, records, this.#size));
-    withPath(join(this.#dir, WARC_INDEX_FILE), () => writeAllSync(this.#indexFd, [indexLine], this.#indexSize));
+    withPath(join(this.#dir, WARC_INDEX_FILE), () =>
+      writeAllSync(this.#indexFd, [indexLine], this.#indexSize),
+    );
     const ref: StoredRef = { file: this.#file, offset: this.#size + responseOffset, length: responseLength };
     this.#size += bytes;
     this.#indexSize += indexLine.length;
