@@ -27,7 +27,7 @@ import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
 import { parseXRobotsTag } from './html/x-robots-tag.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
-import type { CrawlQuality } from './quality/crawl-quality.ts';
+import type { QualityChecks } from './quality/crawl-quality.ts';
 import { decodeRobotsBody } from './robots/body.ts';
 import type { ParsedRobots } from './robots/parse.ts';
 import {
@@ -57,7 +57,7 @@ export interface CrawlPageDeps {
   canonicalizer: UrlCanonicalizer;
   scope: ScopeRules;
   /** Trap and near-duplicate defences; absent = none. */
-  quality?: CrawlQuality;
+  quality?: QualityChecks;
   /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
   importanceOf?: (cash: number) => number;
   /**

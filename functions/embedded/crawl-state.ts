@@ -29,6 +29,7 @@ import { type CrawlCounters, emptyCounters } from './crawl-counters.ts';
 import { CrawlFolderError, storageFailure } from './crawl-errors.ts';
 import { JsonlFile } from './jsonl-file.ts';
 import { fixedSettingChange, reasonsToRetry } from './resume-rules.ts';
+import { type Lesson, replayLessons } from './step-quality.ts';
 
 /** What each step's commit records with it, and a resumed crawl starts from. */
 export interface Checkpoint {
@@ -136,7 +137,7 @@ export class CrawlState {
    * scope), seeding it when the folder is new.
    * @throws CrawlStateMismatchError when the folder holds another crawl.
    */
-  static open(options: OpenOptions): CrawlState {
+  static async open(options: OpenOptions): Promise<CrawlState> {
     const { config, outDir } = options;
     prepareFolder(outDir);
     const db = openState(outDir);
@@ -229,6 +230,8 @@ export class CrawlState {
       ledger.discovered(tasks.length);
       db.seed(tasks, state.checkpoint());
     } else {
+      // The detectors' saved state, then what the steps committed since taught them.
+      await replayLessons(quality, db.qualityLog() as Lesson[][]);
       state.#retryFailed(stored.settings, options.log);
       db.setMeta('crawl', { ...stored, settings: config } satisfies StoredCrawl);
     }
@@ -268,10 +271,12 @@ export class CrawlState {
     };
   }
 
-  /** Detector state is saved every few hundred steps (a resumed crawl relearns the rest). */
+  /**
+   * Saves the detectors' state and merges the near-duplicate index's waiting adds, every few
+   * hundred steps (a resumed crawl replays the lessons of the steps committed since).
+   */
   saveQuality(): void {
-    this.db.setMeta('quality', this.quality.snapshot());
-    this.nearIndex?.flush();
+    this.db.saveQuality(this.quality.snapshot(), () => this.nearIndex?.flush());
   }
 
   /**

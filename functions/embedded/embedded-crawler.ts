@@ -39,6 +39,7 @@ import { CrawlState } from './crawl-state.ts';
 import type { HostSlot } from './host-heap.ts';
 import { HostQueues } from './host-queues.ts';
 import { RETRYABLE_REASONS } from './resume-rules.ts';
+import { type Lesson, StepQuality } from './step-quality.ts';
 
 export type { CrawlCounters } from './crawl-counters.ts';
 export { CrawlFolderError, CrawlStorageError } from './crawl-errors.ts';
@@ -99,6 +100,17 @@ export interface EmbeddedCrawlerOptions {
   log?: (line: string) => void;
 }
 
+/** A step whose outcome is in, as its commit needs it. */
+interface FinishedStep {
+  slot: HostSlot;
+  task: QueuedTask;
+  unit: StepUnit;
+  /** What the step taught the trap detectors (committed with it, replayed after a crash). */
+  lessons: Lesson[];
+  /** The host was handed on when the response came in (see #release). */
+  released: boolean;
+}
+
 const systemClock: Clock = { now: () => Date.now() };
 /** Steps between two saves of the detectors' state. */
 const QUALITY_SAVE_STEPS = 500;
@@ -151,7 +163,7 @@ export class EmbeddedCrawler {
     const outDir = this.#options.outDir;
     let state: CrawlState;
     try {
-      state = CrawlState.open({
+      state = await CrawlState.open({
         config: this.#config,
         outDir,
         now: startedAt,
@@ -331,6 +343,7 @@ export class EmbeddedCrawler {
 
   async #step(state: CrawlState, hosts: HostQueues, slot: HostSlot, task: QueuedTask) {
     const unit = new StepUnit(state.db, this.#pending);
+    const quality = new StepQuality(state.quality);
     let outcome: CrawlPageOutcome;
     // Set when the response is in and the host was handed to its next request (see #release).
     let released = false;
@@ -346,7 +359,7 @@ export class EmbeddedCrawler {
         await unit.page(record);
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
-        outcome = await crawlPage(this.#deps(state, unit, hostReleased), task, this.#pageOptions());
+        outcome = await crawlPage(this.#deps(state, unit, quality, hostReleased), task, this.#pageOptions());
       }
     } catch (error) {
       unit.release();
@@ -362,30 +375,28 @@ export class EmbeddedCrawler {
       const record = unrequestedRecord(task, 'internal-error');
       record.detail = (error as Error).message;
       await retry.page(record);
-      this.#commitOrFail(state, hosts, slot, task, { kind: 'done', record, enqueued: [] }, retry, released);
+      const failed: CrawlPageOutcome = { kind: 'done', record, enqueued: [] };
+      this.#commitOrFail(
+        state,
+        hosts,
+        { slot, task, unit: retry, lessons: quality.lessons, released },
+        failed,
+      );
       return;
     }
-    this.#commitOrFail(state, hosts, slot, task, outcome, unit, released);
+    this.#commitOrFail(state, hosts, { slot, task, unit, lessons: quality.lessons, released }, outcome);
   }
 
   /** Commits the step unless storage failed (before or while committing it). */
-  #commitOrFail(
-    state: CrawlState,
-    hosts: HostQueues,
-    slot: HostSlot,
-    task: QueuedTask,
-    outcome: CrawlPageOutcome,
-    unit: StepUnit,
-    released: boolean,
-  ): void {
+  #commitOrFail(state: CrawlState, hosts: HostQueues, step: FinishedStep, outcome: CrawlPageOutcome): void {
     if (this.#failure !== undefined) {
-      unit.release();
+      step.unit.release();
       return;
     }
     try {
-      this.#commit(state, hosts, slot, task, outcome, unit, released);
+      this.#commit(state, hosts, step, outcome);
     } catch (error) {
-      unit.release();
+      step.unit.release();
       const storage = storageFailure(error, state.outDir);
       if (storage === undefined) throw error;
       this.#fail(storage);
@@ -419,6 +430,7 @@ export class EmbeddedCrawler {
   #deps(
     state: CrawlState,
     unit: StepUnit,
+    quality: StepQuality,
     hostReleased: (feedback: RequestFeedback) => Promise<void>,
   ): CrawlPageDeps {
     return {
@@ -434,7 +446,7 @@ export class EmbeddedCrawler {
       results: unit,
       canonicalizer: state.canonicalizer,
       scope: state.scope,
-      quality: state.quality,
+      quality,
       importanceOf: (cash: number) => state.policy.ledger.fetched(cash),
       hostReleased,
     };
@@ -457,15 +469,8 @@ export class EmbeddedCrawler {
    * `released`: the host was handed on when the response came in (its gap and page count are
    * applied already, and another step of the host may be running).
    */
-  #commit(
-    state: CrawlState,
-    hosts: HostQueues,
-    slot: HostSlot,
-    task: QueuedTask,
-    outcome: CrawlPageOutcome,
-    unit: StepUnit,
-    released: boolean,
-  ): void {
+  #commit(state: CrawlState, hosts: HostQueues, step: FinishedStep, outcome: CrawlPageOutcome): void {
+    const { slot, task, unit, released } = step;
     const now = this.#clock.now();
     countStep(state.counters, outcome, unit.enqueued.length, unit.skippedLinks);
     this.#applyToHost(slot, task, outcome, released, now);
@@ -499,6 +504,7 @@ export class EmbeddedCrawler {
       ...(finishedCash !== undefined ? { finishedCash } : {}),
       ...(outcome.kind === 'retry' ? { retried: { ...outcome.task, seq: task.seq } } : {}),
       ...(failed !== undefined ? { failed } : {}),
+      quality: step.lessons,
       ...(outcome.kind === 'done' && outcome.record.status !== null ? { hostFetched: slot.host } : {}),
       checkpoint: state.checkpoint(),
     });

@@ -69,6 +69,8 @@ export interface StepWrite {
   hostFetched?: string;
   /** Owner recorded with `claimed` (the page whose links they are; SeenStore semantics). */
   claimOwner?: Fingerprint;
+  /** What the step taught the crawl's trap detectors, replayed after a crash (`qualityLog`). */
+  quality?: unknown[];
   /** Checkpoint written with the step (output file sizes, counters). */
   checkpoint: unknown;
 }
@@ -133,8 +135,10 @@ const SCHEMA = `
     history REAL,
     key REAL,
     host TEXT,
-    content TEXT
+    content TEXT,
+    quality TEXT
   );
+  CREATE TABLE IF NOT EXISTS quality_log (id INTEGER PRIMARY KEY, events TEXT NOT NULL);
 `;
 
 /** The state file was written by an incompatible version of crawlstack. */
@@ -157,6 +161,8 @@ interface JournalEntry {
   host: string | null;
   /** Content hashes first seen by the step, with their URLs. */
   content: [hash: string, url: string][];
+  /** What the step taught the trap detectors (JSON), replayed by a resumed crawl. */
+  quality: string | null;
 }
 
 /** A claimed URL waiting for the sorted merge: its owner and, when queued, its frontier row. */
@@ -209,6 +215,8 @@ export class CrawlDb {
     // Journals written before they held the finished row's queue position.
     if (!columnsOf('journal').includes('seq:INTEGER'))
       this.#db.exec('ALTER TABLE journal ADD COLUMN seq INTEGER');
+    if (!columnsOf('journal').includes('quality:TEXT'))
+      this.#db.exec('ALTER TABLE journal ADD COLUMN quality TEXT');
     this.#db.exec('CREATE TEMP TABLE frontier_done (seq INTEGER PRIMARY KEY)');
     this.#stmt = prepareStatements(this.#db);
     // Fingerprints and owners are full 64-bit values: read them as bigint, not as lossy numbers.
@@ -324,6 +332,32 @@ export class CrawlDb {
     return { history: row.history, key: row.key };
   }
 
+  /**
+   * What committed steps taught the trap detectors since their state was last saved, oldest
+   * first: each step's `StepWrite.quality`.
+   */
+  qualityLog(): unknown[][] {
+    this.#mergeJournal();
+    const steps: unknown[][] = [];
+    for (const row of this.#stmt.qualityRows.iterate() as Iterable<{ events: string }>) {
+      for (const step of JSON.parse(row.events) as unknown[][]) steps.push(step);
+    }
+    return steps;
+  }
+
+  /**
+   * Saves the detectors' state, which covers every step committed so far, and drops their logged
+   * lessons, in one transaction; `alsoWrite` runs inside it (the near-duplicate index's merge).
+   */
+  saveQuality(snapshot: unknown, alsoWrite: () => void = () => {}): void {
+    this.#transaction(() => {
+      this.#mergeJournal();
+      this.#stmt.setMeta.run('quality', JSON.stringify(snapshot));
+      this.#stmt.qualityClear.run();
+      alsoWrite();
+    });
+  }
+
   /** URLs that failed for each of these reasons (see `StepWrite.failed`). */
   failedCounts(reasons: Iterable<string>): Map<string, number> {
     const counts = new Map<string, number>();
@@ -419,6 +453,8 @@ export class CrawlDb {
       key: null,
       host: write.hostFetched ?? null,
       content: write.contentHashes.map(({ hash, url }) => [hash, url]),
+      quality:
+        write.quality === undefined || write.quality.length === 0 ? null : JSON.stringify(write.quality),
     };
     try {
       this.#transaction(() => {
@@ -496,6 +532,7 @@ export class CrawlDb {
       entry.key,
       entry.host,
       entry.content.length === 0 ? null : JSON.stringify(entry.content),
+      entry.quality,
     );
   }
 
@@ -605,6 +642,8 @@ export class CrawlDb {
     const hosts = new Map<string, number>();
     for (const e of entries) if (e.host !== null) hosts.set(e.host, (hosts.get(e.host) ?? 0) + 1);
     for (const [host, n] of hosts) s.hostFetchedBy.run(host, n);
+    const events = entries.flatMap((e) => (e.quality === null ? [] : [e.quality]));
+    if (events.length > 0) s.qualityAppend.run(`[${events.join(',')}]`);
     s.setMeta.run('checkpoint', last.checkpoint);
     s.setMeta.run('journal', JSON.stringify({ merged: last.step }));
     // Cleared only once the merge commits (see #transaction).
@@ -624,6 +663,7 @@ export class CrawlDb {
       key: number | null;
       host: string | null;
       content: string | null;
+      quality: string | null;
     };
     for (const row of this.#stmt.journalAfter.iterate(merged) as Iterable<Row>) {
       this.#journal.push({
@@ -636,6 +676,7 @@ export class CrawlDb {
         key: row.key,
         host: row.host,
         content: row.content === null ? [] : (JSON.parse(row.content) as [string, string][]),
+        quality: row.quality,
       });
     }
     const last = Math.max(merged, (this.#stmt.journalMax.get() as { step: number }).step);
@@ -735,6 +776,9 @@ function prepareStatements(db: DatabaseSync) {
     contentAdd: db.prepare('INSERT OR IGNORE INTO content (hash, url) VALUES (?, ?)'),
     hostsFetched: db.prepare('SELECT host, fetched FROM hosts'),
     robotsGet: db.prepare('SELECT entry FROM robots WHERE origin = ?'),
+    qualityAppend: db.prepare('INSERT INTO quality_log (events) VALUES (?)'),
+    qualityRows: db.prepare('SELECT events FROM quality_log ORDER BY id'),
+    qualityClear: db.prepare('DELETE FROM quality_log'),
     failedPut: db.prepare('INSERT OR REPLACE INTO failed (fp, reason, task) VALUES (?, ?, ?)'),
     failedCount: db.prepare('SELECT count(*) AS n FROM failed WHERE reason = ?'),
     failedOf: db.prepare('SELECT task FROM failed WHERE reason = ?'),
@@ -748,11 +792,11 @@ function prepareStatements(db: DatabaseSync) {
       'INSERT INTO hosts (host, fetched) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET fetched = fetched + ?2',
     ),
     journalPut: db.prepare(
-      'INSERT OR REPLACE INTO journal (slot, step, checkpoint, seq, fp, owner, history, key, host, content) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT OR REPLACE INTO journal (slot, step, checkpoint, seq, fp, owner, history, key, host, content, quality) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     journalAfter: db.prepare(
-      'SELECT step, checkpoint, seq, fp, owner, history, key, host, content FROM journal WHERE step > ? ORDER BY step',
+      'SELECT step, checkpoint, seq, fp, owner, history, key, host, content, quality FROM journal WHERE step > ? ORDER BY step',
     ),
     journalMax: db.prepare('SELECT coalesce(max(step), 0) AS step FROM journal'),
     // Prepared once: exec() would parse them again on every step.

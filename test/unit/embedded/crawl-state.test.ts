@@ -35,7 +35,11 @@ function open(outDir: string, seeds = ['http://a.test/', 'http://b.test/x']) {
 describe('CrawlState.open', () => {
   test('a new folder is seeded: canonical seeds queued with equal cash, counted, checkpointed', async () => {
     const dir = tempDir();
-    const state = open(join(dir, 'new/out'), ['HTTP://A.test:80/', 'http://b.test/x', 'http://a.test/']);
+    const state = await open(join(dir, 'new/out'), [
+      'HTTP://A.test:80/',
+      'http://b.test/x',
+      'http://a.test/',
+    ]);
     assert.equal(state.resumed, false);
     assert.deepEqual(
       state.db.hostCounts(),
@@ -54,12 +58,12 @@ describe('CrawlState.open', () => {
 
   test('the same folder again resumes: counters, ledger and scope hosts from the checkpoint', async () => {
     const dir = tempDir();
-    const first = open(dir);
+    const first = await open(dir);
     first.counters.pages = 7;
     first.scopeHosts.add('www.a.test');
     first.policy.ledger.collect(0.25);
     await first.close();
-    const again = open(dir);
+    const again = await open(dir);
     assert.equal(again.resumed, true);
     assert.equal(again.counters.pages, 7);
     assert.equal(again.counters.discovered, 2, 'seeds are not queued twice');
@@ -71,13 +75,13 @@ describe('CrawlState.open', () => {
 
   test('output files are cut back to the sizes the checkpoint committed', async () => {
     const dir = tempDir();
-    const first = open(dir);
+    const first = await open(dir);
     first.pagesFile.append(['{"url":"committed"}']);
     first.db.setMeta('checkpoint', first.checkpoint());
     await first.close();
     const committed = statSync(join(dir, 'pages.jsonl')).size;
     appendFileSync(join(dir, 'pages.jsonl'), '{"url":"never committed"}\n{"half');
-    const again = open(dir);
+    const again = await open(dir);
     assert.equal(again.pagesFile.size, committed);
     await again.close();
     assert.equal(readFileSync(join(dir, 'pages.jsonl'), 'utf8'), '{"url":"committed"}\n');
@@ -86,8 +90,8 @@ describe('CrawlState.open', () => {
   test('a folder holding another crawl is refused, and left as it was', async () => {
     const dir = tempDir();
     await (await open(dir)).close();
-    assert.throws(() => open(dir, ['http://c.test/']), CrawlStateMismatchError);
-    const again = open(dir);
+    await assert.rejects(open(dir, ['http://c.test/']), CrawlStateMismatchError);
+    const again = await open(dir);
     assert.equal(again.resumed, true);
     await again.close();
   });
