@@ -23,11 +23,13 @@ import { seedTasks } from '../core/crawl-page.ts';
 import { CrawlQuality, type QualitySnapshot } from '../core/quality/crawl-quality.ts';
 import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
+import type { Fingerprint } from '../core/types.ts';
 import type { Fetcher, PageStore } from '../ports.ts';
 import { AopicDispatchPolicy } from './aopic-dispatch-policy.ts';
 import { type CrawlCounters, emptyCounters } from './crawl-counters.ts';
 import { CrawlFolderError, storageFailure } from './crawl-errors.ts';
 import { JsonlFile } from './jsonl-file.ts';
+import { InflightLog } from './inflight-log.ts';
 import { fixedSettingChange, reasonsToRetry } from './resume-rules.ts';
 import { type Lesson, replayLessons } from './step-quality.ts';
 
@@ -103,6 +105,10 @@ export class CrawlState {
   readonly nearIndex: LocalNearDuplicateIndex | undefined;
   readonly fetcher: Fetcher;
   readonly resumed: boolean;
+  /** Steps in flight, so that a run that dies on a page knows it next time. */
+  readonly inflight: InflightLog;
+  /** URLs in flight when an earlier run died, with how many runs died on them. */
+  readonly crashes: ReadonlyMap<Fingerprint, number>;
   /** Crawl time of earlier runs, ms. */
   readonly elapsedBefore: number;
   readonly #ownsFetcher: boolean;
@@ -128,6 +134,8 @@ export class CrawlState {
     this.nearIndex = parts.nearIndex;
     this.fetcher = parts.fetcher;
     this.resumed = parts.resumed;
+    this.inflight = parts.inflight;
+    this.crashes = parts.crashes;
     this.elapsedBefore = parts.elapsedBefore;
     this.#ownsFetcher = parts.ownsFetcher;
   }
@@ -200,6 +208,13 @@ export class CrawlState {
       if (checkpoint?.warc) warcOptions.resumeAt = checkpoint.warc;
       warc = LocalWarcPageStore.open(join(outDir, 'warc'), warcOptions);
     }
+    const { log: inflight, previous } = InflightLog.open(join(outDir, 'inflight.log'));
+    const crashes = new Map(Object.entries(db.getMeta<Record<Fingerprint, number>>('crashes') ?? {}));
+    const died = [...previous].filter((fp) => db.isQueued(fp));
+    if (died.length > 0) {
+      for (const fp of died) crashes.set(fp, (crashes.get(fp) ?? 0) + 1);
+      db.setMeta('crashes', Object.fromEntries(crashes));
+    }
     const state = new CrawlState({
       config,
       outDir,
@@ -220,6 +235,8 @@ export class CrawlState {
       fetcher: options.fetcher ?? new UndiciFetcher(config),
       ownsFetcher: options.fetcher === undefined,
       resumed: stored !== undefined,
+      inflight,
+      crashes,
       elapsedBefore: counters.elapsedMs,
     });
     if (stored === undefined) {
@@ -285,6 +302,8 @@ export class CrawlState {
    */
   async abandon(): Promise<void> {
     for (const close of [
+      // The steps dropped were not crashes: they are fetched again without counting.
+      () => this.inflight.close(),
       () => this.pagesFile.close(),
       () => this.linksFile.close(),
       () => this.warc?.close(),
@@ -307,6 +326,7 @@ export class CrawlState {
       this.db.setMeta('checkpoint', this.checkpoint());
       writeFileSync(join(this.outDir, 'traps.json'), `${JSON.stringify(this.quality.report(), null, 2)}\n`);
       this.nearIndex?.close();
+      this.inflight.close();
       this.pagesFile.close();
       this.linksFile.close();
       this.warc?.close();

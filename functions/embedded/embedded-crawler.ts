@@ -112,6 +112,12 @@ interface FinishedStep {
 }
 
 const systemClock: Clock = { now: () => Date.now() };
+/**
+ * A URL in flight when the crawl process died this many times is recorded as `crashed` instead
+ * of fetched again: a page that kills the process (out of memory, a crash) must not stop the
+ * crawl from ever finishing. A user's `kill -9` counts too, so it is more than one.
+ */
+export const MAX_CRASHES = 3;
 /** Steps between two saves of the detectors' state. */
 const QUALITY_SAVE_STEPS = 500;
 
@@ -313,6 +319,7 @@ export class EmbeddedCrawler {
         return;
       }
       slot.busy = true;
+      state.inflight.started(task.fp);
       const step = this.#step(state, hosts, slot, task).finally(() => {
         this.#running.delete(step);
         this.#wake?.();
@@ -353,9 +360,16 @@ export class EmbeddedCrawler {
       if (released) await new Promise<void>((resolve) => setImmediate(resolve));
     };
     try {
-      const blocked = slot.dead ?? (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined);
+      const crashes = state.crashes.get(task.fp) ?? 0;
+      const blocked =
+        slot.dead ??
+        (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined) ??
+        (crashes >= MAX_CRASHES ? 'crashed' : undefined);
       if (blocked !== undefined) {
         const record = unrequestedRecord(task, blocked);
+        if (blocked === 'crashed') {
+          record.detail = `the crawl process died ${crashes} times while this page was in progress; not tried again`;
+        }
         await unit.page(record);
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
@@ -509,6 +523,7 @@ export class EmbeddedCrawler {
       checkpoint: state.checkpoint(),
     });
     unit.release();
+    state.inflight.finished(task.fp);
 
     if (outcome.kind === 'done') hosts.finished(slot);
     if (released) slot.finishing = undefined;

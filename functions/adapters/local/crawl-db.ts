@@ -251,6 +251,14 @@ export class CrawlDb {
     this.#stmt.setMeta.run(key, JSON.stringify(value));
   }
 
+  /** True when the URL has a row in the frontier that no finished step removed. */
+  isQueued(fp: Fingerprint): boolean {
+    const seq = this.#claimOf(fp)?.seq;
+    if (seq === null || seq === undefined) return false;
+    const row = this.#stmt.rowBySeq.get(seq) as { fp: bigint } | undefined;
+    return row !== undefined && row.fp === fpToInt(fp) && this.#stmt.isDone.get(seq) === undefined;
+  }
+
   seenHas(fp: Fingerprint): boolean {
     return this.#claimOf(fp) !== undefined;
   }
@@ -763,6 +771,7 @@ function prepareStatements(db: DatabaseSync) {
     ),
     done: db.prepare('INSERT OR IGNORE INTO frontier_done (seq) VALUES (?)'),
     doneClear: db.prepare('DELETE FROM frontier_done'),
+    isDone: db.prepare('SELECT 1 AS done FROM frontier_done WHERE seq = ?'),
     rowBySeq: db.prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
     remove: db.prepare('DELETE FROM frontier WHERE seq = ?'),
     rewrite: db.prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
