@@ -53,6 +53,8 @@ export interface CrawlPageDeps {
   contentSeen: ContentSeenStore;
   frontier: Frontier;
   pages: PageStore;
+  /** Where robots.txt responses are archived too, as Heritrix does (absent: they are not). */
+  robotsPages?: PageStore;
   results: ResultSink;
   canonicalizer: UrlCanonicalizer;
   scope: ScopeRules;
@@ -305,6 +307,7 @@ async function fetchRobots(deps: CrawlPageDeps, task: CrawlTask, origin: string)
     const response = await deps.fetcher.fetch({ url, maxBytes: config.maxRobotsBytes });
     responseMs += response.timings.totalMs;
     const now = deps.clock.now();
+    if (response.ok) await deps.robotsPages?.put(captureOf(response));
     if (!response.ok) {
       failure = response;
       entry = robotsEntryFromResponse({ error: response.error }, now, config);

@@ -21,15 +21,15 @@ import { ClockCache } from '../core/clock-cache.ts';
 import type { CrawlConfig } from '../core/config.ts';
 import { seedTasks } from '../core/crawl-page.ts';
 import { CrawlQuality, type QualitySnapshot } from '../core/quality/crawl-quality.ts';
+import type { Fingerprint } from '../core/types.ts';
 import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
-import type { Fingerprint } from '../core/types.ts';
 import type { Fetcher, PageStore } from '../ports.ts';
 import { AopicDispatchPolicy } from './aopic-dispatch-policy.ts';
 import { type CrawlCounters, emptyCounters } from './crawl-counters.ts';
 import { CrawlFolderError, storageFailure } from './crawl-errors.ts';
-import { JsonlFile } from './jsonl-file.ts';
 import { InflightLog } from './inflight-log.ts';
+import { JsonlFile } from './jsonl-file.ts';
 import { fixedSettingChange, reasonsToRetry } from './resume-rules.ts';
 import { type Lesson, replayLessons } from './step-quality.ts';
 
@@ -37,6 +37,7 @@ import { type Lesson, replayLessons } from './step-quality.ts';
 export interface Checkpoint {
   pagesSize: number;
   linksSize: number;
+  sitemapsSize?: number;
   warc: WarcPosition | null;
   counters: CrawlCounters;
   /** Hosts that seeds redirected to: they joined the scope, and must stay in it after a restart. */
@@ -91,6 +92,8 @@ export class CrawlState {
   readonly db: CrawlDb;
   readonly pagesFile: JsonlFile;
   readonly linksFile: JsonlFile;
+  /** The sitemaps each robots.txt names, one line per fetch that named some. */
+  readonly sitemapsFile: JsonlFile;
   readonly warc: LocalWarcPageStore | undefined;
   /** WARC files, or a store that keeps nothing. */
   readonly pages: PageStore;
@@ -121,6 +124,7 @@ export class CrawlState {
     this.db = parts.db;
     this.pagesFile = parts.pagesFile;
     this.linksFile = parts.linksFile;
+    this.sitemapsFile = parts.sitemapsFile;
     this.warc = parts.warc;
     this.pages = parts.pages;
     this.counters = parts.counters;
@@ -221,6 +225,7 @@ export class CrawlState {
       db,
       pagesFile: new JsonlFile(join(outDir, 'pages.jsonl'), checkpoint?.pagesSize ?? 0),
       linksFile: new JsonlFile(join(outDir, 'links.jsonl'), checkpoint?.linksSize ?? 0),
+      sitemapsFile: new JsonlFile(join(outDir, 'sitemaps.jsonl'), checkpoint?.sitemapsSize ?? 0),
       warc,
       pages: warc ?? NO_WARC,
       counters,
@@ -281,6 +286,7 @@ export class CrawlState {
     return {
       pagesSize: this.pagesFile.size,
       linksSize: this.linksFile.size,
+      sitemapsSize: this.sitemapsFile.size,
       warc: this.warc?.position() ?? null,
       counters: this.counters,
       scopeHosts: [...this.scopeHosts],
@@ -306,6 +312,7 @@ export class CrawlState {
       () => this.inflight.close(),
       () => this.pagesFile.close(),
       () => this.linksFile.close(),
+      () => this.sitemapsFile.close(),
       () => this.warc?.close(),
       () => this.db.abandon(),
     ]) {
@@ -329,6 +336,7 @@ export class CrawlState {
       this.inflight.close();
       this.pagesFile.close();
       this.linksFile.close();
+      this.sitemapsFile.close();
       this.warc?.close();
       this.db.close();
     } finally {

@@ -22,9 +22,10 @@ import {
 } from '../core/crawl-page.ts';
 import { hostGapMs } from '../core/politeness.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
+import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
 import type { CrawlTask, PageRecord } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
-import type { Clock, Fetcher } from '../ports.ts';
+import type { Clock, Fetcher, RobotsEntry } from '../ports.ts';
 import { countStep, requestFailure } from './crawl-counters.ts';
 import { type CrawlStorageError, storageFailure } from './crawl-errors.ts';
 import {
@@ -457,6 +458,7 @@ export class EmbeddedCrawler {
       contentSeen: unit.contentSeen(),
       frontier: unit,
       pages: state.pages,
+      robotsPages: state.pages,
       results: unit,
       canonicalizer: state.canonicalizer,
       scope: state.scope,
@@ -510,6 +512,10 @@ export class EmbeddedCrawler {
     const failed = retryableFailure(task, outcome);
     state.pagesFile.append(unit.pageLines);
     state.linksFile.append(unit.linkLines);
+    // A robots.txt fetched (not a probe step, which reuses the entry): its sitemaps.
+    if (outcome.kind === 'robots' && outcome.probe === undefined) {
+      state.sitemapsFile.append(sitemapLines(task, outcome.entry, this.#config));
+    }
     hosts.forgetOffered();
     state.db.commit({
       ...unit.write(),
@@ -662,6 +668,19 @@ export class EmbeddedCrawler {
     if (this.#stopping?.reason !== undefined) summary.stopReason = this.#stopping.reason;
     return summary;
   }
+}
+
+/** The sitemaps a fetched robots.txt names, as one line of sitemaps.jsonl (none when it names none). */
+function sitemapLines(task: CrawlTask, entry: RobotsEntry, config: CrawlConfig): string[] {
+  if (entry.status !== 'rules') return [];
+  const { sitemaps } = rulesFromEntry(entry, config.robotsAgent, config.maxRobotsBytes);
+  if (sitemaps.length === 0) return [];
+  const robotsUrl = robotsUrlFor(task.url);
+  // RFC 9309 asks for absolute URLs; a relative one is read against the robots.txt URL.
+  const absolute = sitemaps.flatMap((sitemap) => URL.parse(sitemap, robotsUrl)?.href ?? []);
+  return [
+    JSON.stringify({ robotsUrl, fetchedAt: new Date(entry.fetchedAt).toISOString(), sitemaps: absolute }),
+  ];
 }
 
 /** A URL that finished without a response for a reason a later run may remove (resume-rules.ts). */
