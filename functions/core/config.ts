@@ -150,6 +150,12 @@ export const crawlConfigSchema = z
     trapDetectors: z.boolean().default(true),
     /** Probe each site once with a made-up URL to recognize soft-404 pages. */
     soft404Probe: z.boolean().default(true),
+    /**
+     * Politeness per IP address as well as per host name: hosts that resolve to one address share
+     * its one-request-at-a-time rule and gap (one server behind many names). Turn it off for
+     * crawls of many sites behind a shared CDN or hosting address.
+     */
+    politenessPerIp: z.boolean().default(true),
   })
   .strict();
 

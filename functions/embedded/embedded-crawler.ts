@@ -8,6 +8,8 @@
  * queues (host-queues.ts). Layout of `outDir`: state.sqlite (seen set, frontier, checkpoints),
  * pages.jsonl, links.jsonl, warc/*.warc.gz + warc/index.cdxj, summary.json, traps.json.
  */
+
+import type { LookupFunction } from '../adapters/http/address-guard.ts';
 import type { QueuedTask } from '../adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
 import type { CrawlConfig } from '../core/config.ts';
@@ -26,6 +28,7 @@ import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
 import type { CrawlTask, PageRecord } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
 import type { Clock, Fetcher, RobotsEntry } from '../ports.ts';
+import { AddressGates } from './address-gates.ts';
 import { countStep, requestFailure } from './crawl-counters.ts';
 import { type CrawlStorageError, storageFailure } from './crawl-errors.ts';
 import {
@@ -99,6 +102,11 @@ export interface EmbeddedCrawlerOptions {
   wantText?: boolean;
   /** Human log lines (errors, state changes). */
   log?: (line: string) => void;
+  /**
+   * DNS lookup for politeness per IP address (default `dns.lookup`); give the fetcher's when it
+   * has its own (tests stage DNS answers this way).
+   */
+  lookup?: LookupFunction;
 }
 
 /** A step whose outcome is in, as its commit needs it. */
@@ -131,6 +139,8 @@ export class EmbeddedCrawler {
   /** Set by `run` once the crawl is open. */
   #state: CrawlState | undefined;
   #hosts: HostQueues | undefined;
+  /** Politeness per IP address (undefined when `politenessPerIp` is off). */
+  #gates: AddressGates | undefined;
   readonly #pending = new PendingClaims();
   readonly #running = new Set<Promise<void>>();
   readonly #rate = new RateSeries();
@@ -186,6 +196,13 @@ export class EmbeddedCrawler {
     hosts.restore(state.db.hostCounts(), state.db.hostFetchedCounts(), startedAt);
     this.#state = state;
     this.#hosts = hosts;
+    if (this.#config.politenessPerIp) {
+      const resolved = (slot: HostSlot) => {
+        hosts.offer(slot, this.#clock.now());
+        this.#wake?.();
+      };
+      this.#gates = new AddressGates(resolved, this.#options.lookup);
+    }
     if (state.resumed) this.#log(`resuming crawl in ${state.outDir}: ${hosts.queued} URLs queued`);
     let hostCount = 0;
     let thrown: unknown;
@@ -275,7 +292,8 @@ export class EmbeddedCrawler {
       if (this.#stopping === undefined) this.#dispatch(state, hosts);
       if (this.#running.size === 0) {
         if (this.#stopping !== undefined) return;
-        if (!hosts.hasWork()) return; // nothing queued anywhere: done
+        // nothing queued anywhere, no host waiting for its address: done
+        if (!hosts.hasWork() && (this.#gates?.resolving ?? 0) === 0) return;
         if (this.#budgetLeft(state) <= 0) {
           this.stop('max-pages');
           return;
@@ -309,6 +327,13 @@ export class EmbeddedCrawler {
       const taken = hosts.take(now);
       if (taken === undefined) return;
       const { slot } = taken;
+      const verdict = this.#gates?.check(slot, now) ?? 'go';
+      // Resolving or busy: offered again when the address is known or frees.
+      if (verdict === 'resolving' || verdict === 'busy') continue;
+      if (verdict === 'gap') {
+        hosts.putBack(slot, now);
+        continue;
+      }
       const task = policy.taskOf(taken.head);
       if (policy.waitsForDry(task, this.#running.size)) {
         parked.push(slot);
@@ -320,6 +345,7 @@ export class EmbeddedCrawler {
         return;
       }
       slot.busy = true;
+      this.#gates?.acquire(slot);
       state.inflight.started(task.fp);
       const step = this.#step(state, hosts, slot, task).finally(() => {
         this.#running.delete(step);
@@ -430,13 +456,12 @@ export class EmbeddedCrawler {
     const now = this.#clock.now();
     if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
     slot.lastResponseMs = feedback.responseMs;
-    slot.nextAt = Math.max(
-      slot.nextAt,
-      now + hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs),
-    );
+    const gapEnds = now + hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
+    slot.nextAt = Math.max(slot.nextAt, gapEnds);
     slot.finishing = task.seq;
     slot.fetched += 1;
     slot.busy = false;
+    for (const other of this.#gates?.release(slot, gapEnds) ?? []) hosts.offer(other, now);
     hosts.offer(slot, now);
     this.#wake?.();
     return true;
@@ -489,7 +514,8 @@ export class EmbeddedCrawler {
     const { slot, task, unit, released } = step;
     const now = this.#clock.now();
     countStep(state.counters, outcome, unit.enqueued.length, unit.skippedLinks);
-    this.#applyToHost(slot, task, outcome, released, now);
+    const gapEnds = this.#applyToHost(slot, task, outcome, released, now);
+    if (!released) for (const other of this.#gates?.release(slot, gapEnds) ?? []) hosts.offer(other, now);
     if (outcome.kind === 'done') {
       const { record } = outcome;
       // crawlPage widened the scope to where a seed moved; the checkpoint below keeps it.
@@ -543,14 +569,18 @@ export class EmbeddedCrawler {
     }
   }
 
-  /** The host's politeness after a step: its gap, Retry-After or retry backoff, its page count. */
+  /**
+   * The host's politeness after a step: its gap, Retry-After or retry backoff, its page count.
+   * Returns when the ordinary gap after the step's request ends (now when it made none).
+   */
   #applyToHost(
     slot: HostSlot,
     task: CrawlTask,
     outcome: CrawlPageOutcome,
     released: boolean,
     now: number,
-  ): void {
+  ): number {
+    let gapEnds = now;
     slot.origin = new URL(task.url).origin;
     slot.waitingFor = undefined;
     const failure = requestFailure(outcome);
@@ -567,6 +597,7 @@ export class EmbeddedCrawler {
       if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
       slot.lastResponseMs = feedback.responseMs;
       const gap = hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
+      gapEnds = now + gap;
       slot.nextAt = Math.max(now + gap, feedback.blockedUntil ?? 0);
       if (feedback.blockedUntil !== undefined && feedback.blockedUntil > now + gap) {
         slot.waitingFor = `host blocked after ${failure ?? 'Retry-After'}`;
@@ -576,6 +607,7 @@ export class EmbeddedCrawler {
       slot.nextAt = Math.max(slot.nextAt, outcome.notBefore);
       slot.waitingFor = `retry ${outcome.task.attempt} of ${this.#config.maxRetries} after ${outcome.reason}`;
     }
+    return gapEnds;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -604,6 +636,8 @@ export class EmbeddedCrawler {
       if (slot.waitingFor !== undefined) view.waitingFor = slot.waitingFor;
       if (slot.crawlDelayMs !== undefined) view.crawlDelayMs = slot.crawlDelayMs;
       if (slot.dead !== undefined) view.dead = slot.dead;
+      const address = this.#gates?.addressOf(slot.host);
+      if (address !== undefined) view.address = address;
       if (slot.origin !== undefined) {
         const robots = state.robots.peek(slot.origin);
         if (robots !== undefined) {

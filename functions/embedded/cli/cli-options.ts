@@ -166,6 +166,12 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
     type: 'off',
     help: 'do not probe sites for soft-404 pages',
   },
+  {
+    flag: 'no-politeness-per-ip',
+    key: 'politenessPerIp',
+    type: 'off',
+    help: 'politeness per host name only, not per IP address (many sites behind one CDN)',
+  },
 ];
 
 /** A usage error: exit code 1, message printed as is. */
