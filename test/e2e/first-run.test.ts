@@ -5,11 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { formatProgress } from '../../functions/embedded/cli/progress.ts';
+import { EmbeddedCrawler } from '../../functions/embedded/embedded-crawler.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, robotsTxt, siteRoutes, startSites } from '../fixtures/sites.ts';
-import { buildCli, ROOT, runCli, spawnCli, tempDir } from './helpers.ts';
+import { buildCli, ROOT, runCli, spawnCli, tempDir, testConfig } from './helpers.ts';
 
 /** Anything a terminal would act on: C0 but tab and newline, DEL, C1. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -257,5 +260,36 @@ describe('first run: a crawl folder in use, hunt, terminal safety', () => {
       '0',
     ]);
     assert.equal(result.code, 0, result.stderr);
+  });
+});
+
+describe('first run: an unreachable seed', () => {
+  test('shows as an error at once, and the progress line says what the crawl waits for', async () => {
+    // A port nothing listens on: connection refused.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.74', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const crawler = new EmbeddedCrawler({
+      config: testConfig({ seeds: [`http://127.0.0.74:${port}/`], robotsErrorTtlMs: 60_000, maxRetries: 2 }),
+      outDir: tempDir(),
+    });
+    const running = crawler.run();
+    let line = '';
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline) {
+      const snapshot = crawler.snapshot({ hosts: 0, topPages: 0, traps: false });
+      if (snapshot !== undefined && snapshot.errors > 0 && snapshot.waitingFor !== undefined) {
+        line = formatProgress(snapshot);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    crawler.stop('interrupted');
+    await running;
+    assert.match(line, / \| errors 1 \| /);
+    assert.match(line, /waiting for 127\.0\.0\.74: retry 1 of 2 after robots-unreachable, 0:5\d left$/);
   });
 });
