@@ -1,4 +1,5 @@
 import type { CrawlSnapshot, CrawlSummary } from '../embedded-crawler.ts';
+import { terminalSafe } from './terminal-text.ts';
 
 /** What the progress line shows, read from the crawler's snapshot. */
 export type ProgressView = Pick<
@@ -53,7 +54,8 @@ export class ProgressReporter {
   #draw(): void {
     const p = this.#read();
     if (p === undefined) return;
-    const line = formatProgress(p);
+    // Host names and reasons come from the crawl: no control character reaches the terminal.
+    const line = terminalSafe(formatProgress(p), { lines: false });
     if (this.#tty) this.#stream.write(`\r\x1b[K${line.slice(0, (this.#stream.columns ?? 120) - 1)}`);
     else this.#stream.write(`${new Date().toISOString()} ${line}\n`);
   }
