@@ -5,14 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { formatProgress } from '../../functions/embedded/cli/progress.ts';
 import { EmbeddedCrawler } from '../../functions/embedded/embedded-crawler.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, robotsTxt, siteRoutes, startSites } from '../fixtures/sites.ts';
-import { buildCli, ROOT, runCli, spawnCli, tempDir, testConfig } from './helpers.ts';
+import { buildCli, freePort, ROOT, runCli, spawnCli, tempDir, testConfig } from './helpers.ts';
 
 /** Anything a terminal would act on: C0 but tab and newline, DEL, C1. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -168,28 +167,21 @@ describe('first run: a crawl folder in use, hunt, terminal safety', () => {
   });
 
   test('hunt honours --max-depth (the start URL is depth 1)', async () => {
-    const shallow = await runCli([
-      'hunt',
-      `${site.origin}/`,
-      'treasure',
-      '--allow-private',
-      '--delay',
-      '0',
-      '--max-depth',
-      '3',
-    ]);
+    const hunt = (depth: string) =>
+      runCli([
+        'hunt',
+        `${site.origin}/`,
+        'treasure',
+        '--allow-private',
+        '--delay',
+        '0',
+        '--max-depth',
+        depth,
+      ]);
+    const shallow = await hunt('3');
     assert.equal(shallow.code, 0, shallow.stderr);
     assert.match(shallow.stdout, /"treasure" not found within depth 3 \(\d+ pages searched\)/);
-    const deep = await runCli([
-      'hunt',
-      `${site.origin}/`,
-      'treasure',
-      '--allow-private',
-      '--delay',
-      '0',
-      '--max-depth',
-      '4',
-    ]);
+    const deep = await hunt('4');
     assert.equal(deep.code, 0, deep.stderr);
     assert.match(deep.stdout, /found "treasure" at depth 4: http:\/\/127\.0\.0\.72:\d+\/deep3/);
     const bad = await runCli(['hunt', `${site.origin}/`, 'x', '--max-depth', '0']);
@@ -266,12 +258,7 @@ describe('first run: a crawl folder in use, hunt, terminal safety', () => {
 describe('first run: an unreachable seed', () => {
   test('shows as an error at once, and the progress line says what the crawl waits for', async () => {
     // A port nothing listens on: connection refused.
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.74', () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
+    const port = await freePort('127.0.0.74');
     const crawler = new EmbeddedCrawler({
       config: testConfig({ seeds: [`http://127.0.0.74:${port}/`], robotsErrorTtlMs: 60_000, maxRetries: 2 }),
       outDir: tempDir(),

@@ -5,13 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { PageRecord } from '../../functions/core/types.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
-import { buildCli, crawl, pagePaths, readJsonl, runCli, tempDir } from './helpers.ts';
+import { buildCli, crawl, freePort, pagePaths, readJsonl, runCli, tempDir } from './helpers.ts';
 
 /** The last line pages.jsonl holds for each URL (a URL retried on a later run has two). */
 function lastOutcomes(out: string): Map<string, PageRecord> {
@@ -76,12 +75,7 @@ describe('a failed crawl folder recovers when the cause is gone', () => {
 
   test('a crawl whose server was down fetches it once it is up', async () => {
     // A port nothing listens on, then a server on it.
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.93', () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
+    const port = await freePort('127.0.0.93');
     const out = tempDir();
     const args = ['crawl', `http://127.0.0.93:${port}/`, '--out', out, '--allow-private', '--quiet'];
     const down = await runCli([...args, '--max-retries', '0']);
