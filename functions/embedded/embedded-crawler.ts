@@ -149,6 +149,8 @@ export class EmbeddedCrawler {
   #stopping: { state: CrawlEndState; reason?: string } | undefined;
   /** Local storage failed: nothing more is committed, and `run` rejects with it. */
   #failure: CrawlStorageError | undefined;
+  /** A step failed outside its own error handling (a bug): `run` rejects with it. */
+  #unexpected: unknown;
   #wake: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #runStartedAt = 0;
@@ -214,7 +216,7 @@ export class EmbeddedCrawler {
     }
     await Promise.allSettled([...this.#running]);
     clearTimeout(this.#timer);
-    if (this.#failure === undefined && thrown === undefined) {
+    if (this.#failure === undefined && thrown === undefined && this.#unexpected === undefined) {
       try {
         hostCount = state.db.hostFetchedCounts().size;
         await state.close();
@@ -223,6 +225,7 @@ export class EmbeddedCrawler {
         this.#fail(storageFailure(error, outDir));
       }
     }
+    thrown ??= this.#unexpected;
     if (this.#failure !== undefined || thrown !== undefined) {
       // Write nothing more: what the last commit recorded is what a resumed crawl starts from.
       await state.abandon();
@@ -347,10 +350,17 @@ export class EmbeddedCrawler {
       slot.busy = true;
       this.#gates?.acquire(slot);
       state.inflight.started(task.fp);
-      const step = this.#step(state, hosts, slot, task).finally(() => {
-        this.#running.delete(step);
-        this.#wake?.();
-      });
+      const step = this.#step(state, hosts, slot, task)
+        .catch((error: unknown) => {
+          // A step's own errors are recorded or classified inside it: this is a bug in the
+          // runtime. Stop, and let run() report it (never an unhandled rejection).
+          this.#unexpected ??= error;
+          this.stop('stopped', 'error');
+        })
+        .finally(() => {
+          this.#running.delete(step);
+          this.#wake?.();
+        });
       this.#running.add(step);
     }
   }
