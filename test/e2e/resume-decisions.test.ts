@@ -34,7 +34,7 @@ function prose(seed: number, n = 120): string {
 const ARTICLES = 40;
 
 /** One site with every kind of decision the detectors make. */
-function route(req: IncomingMessage, res: ServerResponse): void {
+function route(req: IncomingMessage, res: ServerResponse) {
   const url = new URL(req.url ?? '/', 'http://x');
   const path = url.pathname;
   const send = (status: number, html: string) => {
