@@ -227,6 +227,12 @@ export const crawlConfigSchema = z
     minTransferRate: nonNegativeInt.max(100_000_000).default(100),
     /** The window of `minTransferRate`, ms (curl's --speed-time). */
     minTransferRateTimeMs: z.number().int().min(1000).max(3_600_000).default(15_000),
+    /**
+     * Politeness per IP address as well as per host name: hosts that resolve to one address share
+     * its one-request-at-a-time rule and gap (one server behind many names). Turn it off for
+     * crawls of many sites behind a shared CDN or hosting address.
+     */
+    politenessPerIp: z.boolean().default(true),
   })
   .strict();
 

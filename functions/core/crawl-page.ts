@@ -28,7 +28,7 @@ import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
 import { parseXRobotsTag } from './html/x-robots-tag.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
-import type { CrawlQuality } from './quality/crawl-quality.ts';
+import type { QualityChecks } from './quality/crawl-quality.ts';
 import { decodeRobotsBody } from './robots/body.ts';
 import type { ParsedRobots } from './robots/parse.ts';
 import {
@@ -54,11 +54,13 @@ export interface CrawlPageDeps {
   contentSeen: ContentSeenStore;
   frontier: Frontier;
   pages: PageStore;
+  /** Where robots.txt responses are archived too, as Heritrix does (absent: they are not). */
+  robotsPages?: PageStore;
   results: ResultSink;
   canonicalizer: UrlCanonicalizer;
   scope: ScopeRules;
   /** Trap and near-duplicate defences; absent = none. */
-  quality?: CrawlQuality;
+  quality?: QualityChecks;
   /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
   importanceOf?: (cash: number) => number;
   /**
@@ -318,6 +320,7 @@ async function fetchRobots(deps: CrawlPageDeps, task: CrawlTask, origin: string)
     const response = await deps.fetcher.fetch({ url, maxBytes: config.maxRobotsBytes });
     responseMs += response.timings.totalMs;
     const now = deps.clock.now();
+    if (response.ok) await deps.robotsPages?.put(captureOf(response));
     if (!response.ok) {
       failure = response;
       entry = robotsEntryFromResponse({ error: response.error }, now, config);

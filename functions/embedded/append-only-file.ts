@@ -25,7 +25,14 @@ export class AppendOnlyFile {
 
   appendBytes(bytes: Uint8Array): void {
     let written = 0;
-    while (written < bytes.length) written += writeSync(this.#fd, bytes, written);
+    try {
+      while (written < bytes.length) written += writeSync(this.#fd, bytes, written);
+    } catch (error) {
+      // A write by descriptor names no file; say which (bytes written so far are past the
+      // committed size, and are cut off when the crawl resumes).
+      if (error instanceof Error && !('path' in error)) Object.assign(error, { path: this.path });
+      throw error;
+    }
     this.#size += bytes.length;
   }
 

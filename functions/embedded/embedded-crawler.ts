@@ -3,79 +3,53 @@
  * local adapters, with all state under one output folder so that an interrupted crawl (Ctrl-C or
  * kill -9) continues when the same command runs again.
  *
- * Layout of `outDir`: state.sqlite (seen set, frontier, checkpoints), pages.jsonl, links.jsonl,
- * warc/*.warc.gz + warc/index.cdxj, summary.json.
+ * Phases: opening (crawl-state.ts: state, outputs, resume), the dispatch loop (here: choose a
+ * host, run its step, commit the step), the order (aopic-dispatch-policy.ts) and the per-host
+ * queues (host-queues.ts). Layout of `outDir`: state.sqlite (seen set, frontier, checkpoints),
+ * pages.jsonl, links.jsonl, warc/*.warc.gz + warc/index.cdxj, summary.json, traps.json.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { LRUCache } from 'lru-cache';
-import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
-import { breadthFirst, CrawlDb, type Prioritize, type QueuedTask } from '../adapters/local/crawl-db.ts';
-import { LocalNearDuplicateIndex } from '../adapters/local/local-near-duplicate-index.ts';
+
+import type { LookupFunction } from '../adapters/http/address-guard.ts';
+import type { QueuedTask } from '../adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
-import { LocalWarcPageStore, type WarcPosition } from '../adapters/local/warc-page-store.ts';
-import { AopicLedger, type AopicState } from '../core/aopic.ts';
 import { encodeTrace } from '../core/cache-study/url-seen-trace.ts';
-import { ClockCache } from '../core/clock-cache.ts';
 import type { CrawlConfig } from '../core/config.ts';
 import {
+  type CrawlPageDeps,
   type CrawlPageOptions,
   type CrawlPageOutcome,
   crawlPage,
   type FetchedPage,
   type RequestFeedback,
   SEED_OWNER,
-  seedTasks,
 } from '../core/crawl-page.ts';
 import { hostGapMs } from '../core/politeness.ts';
-import { CrawlQuality, type QualitySnapshot } from '../core/quality/crawl-quality.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
+import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
 import type { CrawlTask, PageRecord } from '../core/types.ts';
-import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
-import { ScopeRules } from '../core/url/scope.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
-import type { Clock, Fetcher, RobotsCache, RobotsEntry } from '../ports.ts';
-import { AppendOnlyFile } from './append-only-file.ts';
-import { HostScheduler, type HostSlot, hasWaitingTask, newHostSlot } from './host-heap.ts';
-import { JsonlFile } from './jsonl-file.ts';
+import type { Clock, Fetcher, RobotsEntry } from '../ports.ts';
+import { AddressGates } from './address-gates.ts';
+import { countStep, requestFailure } from './crawl-counters.ts';
+import { type CrawlStorageError, storageFailure } from './crawl-errors.ts';
+import {
+  type CrawlSnapshot,
+  type HostView,
+  RateSeries,
+  type SnapshotOptions,
+  TopPages,
+  type WaitingFor,
+} from './crawl-snapshot.ts';
+import { CrawlState } from './crawl-state.ts';
+import type { HostSlot } from './host-heap.ts';
+import { HostQueues } from './host-queues.ts';
+import { RETRYABLE_REASONS } from './resume-rules.ts';
+import { type Lesson, StepQuality } from './step-quality.ts';
 
-/** Persistent counters (they survive restarts through the checkpoint). */
-export interface CrawlCounters {
-  /** URLs finished with an HTTP response. */
-  pages: number;
-  /** URLs finished without one (skips, network failures). */
-  skipped: number;
-  byStatus: Record<string, number>;
-  byReason: Record<string, number>;
-  bytes: number;
-  /** Every request made, robots.txt and retries included. */
-  requests: number;
-  retries: number;
-  duplicates: number;
-  /** URLs claimed as new (seeds included). */
-  discovered: number;
-  seen: UrlSeenStats;
-  /** Out-links not followed, by reason (scope, max-depth, calendar, link-generator, ...). */
-  linksSkipped: Record<string, number>;
-  /** Wall time spent crawling over all runs. */
-  elapsedMs: number;
-}
-
-interface Checkpoint {
-  pagesSize: number;
-  linksSize: number;
-  warc: WarcPosition | null;
-  counters: CrawlCounters;
-  /** Hosts that seeds redirected to: they joined the scope, and must stay in it after a restart. */
-  scopeHosts?: string[];
-  /** AOPIC ledger: the lambda page, the redistribution bonus, totals. */
-  aopic?: AopicState;
-  /** Committed size of url-seen.trace. */
-  traceSize?: number;
-  /** Committed size of dataset.jsonl. */
-  datasetSize?: number;
-}
+export type { CrawlCounters } from './crawl-counters.ts';
+export { CrawlFolderError, CrawlStorageError } from './crawl-errors.ts';
+export type { CrawlSnapshot } from './crawl-snapshot.ts';
+export { CrawlStateMismatchError } from './crawl-state.ts';
 
 export type CrawlEndState = 'done' | 'max-pages' | 'stopped' | 'interrupted';
 
@@ -99,6 +73,8 @@ export interface CrawlSummary {
   bytes: number;
   hosts: number;
   requests: number;
+  /** Requests that got no response or a 5xx/429 (retried ones included). */
+  failedRequests: number;
   retries: number;
   duplicates: number;
   discovered: number;
@@ -111,18 +87,6 @@ export interface CrawlSummary {
   linksSkipped: Record<string, number>;
   /** URL patterns the trap detectors caught (also written to traps.json). */
   traps: TrapFinding[];
-}
-
-/** A live view for progress lines. */
-export interface CrawlProgress {
-  pages: number;
-  skipped: number;
-  errors: number;
-  queued: number;
-  running: number;
-  hosts: number;
-  elapsedMs: number;
-  bytes: number;
 }
 
 export interface EmbeddedCrawlerOptions {
@@ -139,70 +103,62 @@ export interface EmbeddedCrawlerOptions {
   wantText?: boolean;
   /** Human log lines (errors, state changes). */
   log?: (line: string) => void;
+  /**
+   * DNS lookup for politeness per IP address (default `dns.lookup`); give the fetcher's when it
+   * has its own (tests stage DNS answers this way).
+   */
+  lookup?: LookupFunction;
 }
 
-/** The output folder holds another crawl than the one asked for. */
-export class CrawlStateMismatchError extends Error {
-  readonly code = 'CRAWL_STATE_MISMATCH';
+/** A step whose outcome is in, as its commit needs it. */
+interface FinishedStep {
+  slot: HostSlot;
+  task: QueuedTask;
+  unit: StepUnit;
+  /** What the step taught the trap detectors (committed with it, replayed after a crash). */
+  lessons: Lesson[];
+  /** The host was handed on when the response came in (see #release). */
+  released: boolean;
 }
 
 const systemClock: Clock = { now: () => Date.now() };
-/** A URL with less than this share of the recent average cash waits while better ones run. */
-const HOLD_BACK_SHARE = 0.5;
+/**
+ * A URL in flight when the crawl process died this many times is recorded as `crashed` instead
+ * of fetched again: a page that kills the process (out of memory, a crash) must not stop the
+ * crawl from ever finishing. A user's `kill -9` counts too, so it is more than one.
+ */
+export const MAX_CRASHES = 3;
+/** Steps between two saves of the detectors' state. */
+const QUALITY_SAVE_STEPS = 500;
 
 export class EmbeddedCrawler {
   readonly #config: CrawlConfig;
-  readonly #outDir: string;
+  readonly #options: EmbeddedCrawlerOptions;
   readonly #clock: Clock;
   readonly #random: () => number;
-  readonly #options: EmbeddedCrawlerOptions;
   readonly #log: (line: string) => void;
-  #db!: CrawlDb;
-  #fetcher!: Fetcher;
-  #ownsFetcher = false;
-  #warc: LocalWarcPageStore | undefined;
-  #pagesFile!: JsonlFile;
-  #linksFile!: JsonlFile;
-  /** The URL-seen trace: 8 bytes per look-up, appended with each step's commit. */
-  #traceFile: AppendOnlyFile | undefined;
-  /** Rows of the `extract` fields, one per page they were pulled from (crawls with fields only). */
-  #datasetFile: JsonlFile | undefined;
-  #counters!: CrawlCounters;
-  #canonicalizer!: UrlCanonicalizer;
-  #scope!: ScopeRules;
-  #cache!: ClockCache;
-  #robots!: RobotsCache;
+  /** Set by `run` once the crawl is open. */
+  #state: CrawlState | undefined;
+  #hosts: HostQueues | undefined;
+  /** Politeness per IP address (undefined when `politenessPerIp` is off). */
+  #gates: AddressGates | undefined;
   readonly #pending = new PendingClaims();
-  readonly #hosts = new Map<string, HostSlot>();
-  readonly #scheduler = new HostScheduler();
-  #ledger!: AopicLedger;
-  #quality!: CrawlQuality;
-  #nearIndex: LocalNearDuplicateIndex | undefined;
-  /** AOPIC credits for known URLs, applied to the database in sorted batches. */
-  readonly #credits = new Map<string, number>();
-  #lastRedistribution = 0;
-  /** Moving average of the cash of the URLs dispatched (see #holdBack). */
-  #cashAverage = 0;
-  #lastFlush = 0;
-  /**
-   * The head task the last offer read, for the dispatch that usually follows at once (so it is
-   * not read twice). One entry: a cache per host would hold a task for every waiting host.
-   */
-  #offered: { slot: HostSlot; head: QueuedTask | undefined } | undefined;
-  #stepsSinceSave = 0;
   readonly #running = new Set<Promise<void>>();
-  readonly #scopeHosts = new Set<string>();
-  #queued = 0;
+  readonly #rate = new RateSeries();
+  readonly #topPages = new TopPages();
+  #stepsSinceSave = 0;
   #stopping: { state: CrawlEndState; reason?: string } | undefined;
+  /** Local storage failed: nothing more is committed, and `run` rejects with it. */
+  #failure: CrawlStorageError | undefined;
+  /** A step failed outside its own error handling (a bug): `run` rejects with it. */
+  #unexpected: unknown;
   #wake: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #runStartedAt = 0;
-  #elapsedBefore = 0;
 
   constructor(options: EmbeddedCrawlerOptions) {
     this.#options = options;
     this.#config = options.config;
-    this.#outDir = options.outDir;
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#log = options.log ?? (() => {});
@@ -214,289 +170,204 @@ export class EmbeddedCrawler {
     this.#wake?.();
   }
 
-  /** Snapshot for progress lines. */
-  progress(): CrawlProgress {
-    const c = this.#counters;
-    return {
-      pages: c.pages,
-      skipped: c.skipped,
-      errors: countErrors(c),
-      queued: this.#queued,
-      running: this.#running.size,
-      hosts: this.#hosts.size,
-      elapsedMs: this.#elapsedBefore + (this.#clock.now() - this.#runStartedAt),
-      bytes: c.bytes,
-    };
-  }
-
+  /**
+   * Opens (or resumes) the crawl, runs it to its end, closes it; resolves the summary.
+   * @throws CrawlFolderError, CrawlStateMismatchError when the folder cannot hold this crawl.
+   * @throws CrawlStorageError when writing the crawl's files failed (disk full, I/O error): the
+   *   pages in progress were not committed, and running the crawl again resumes it.
+   */
   async run(): Promise<CrawlSummary> {
     const cpuStart = process.cpuUsage();
     const startedAt = this.#clock.now();
     this.#runStartedAt = startedAt;
-    const resumed = this.#open();
-    let hosts: number;
+    const outDir = this.#options.outDir;
+    let state: CrawlState;
     try {
-      await this.#loop();
-    } finally {
-      await Promise.allSettled([...this.#running]);
-      clearTimeout(this.#timer);
-      hosts = this.#db.hostFetchedCounts().size;
-      this.#closeResources();
-      await this.#closeFetcher();
+      state = await CrawlState.open({
+        config: this.#config,
+        outDir,
+        now: startedAt,
+        random: this.#random,
+        log: this.#log,
+        ...(this.#options.warc === undefined ? {} : { warc: this.#options.warc }),
+        ...(this.#options.fetcher === undefined ? {} : { fetcher: this.#options.fetcher }),
+      });
+    } catch (error) {
+      throw storageFailure(error, outDir) ?? error;
+    }
+    const hosts = new HostQueues(state.db);
+    hosts.restore(state.db.hostCounts(), state.db.hostFetchedCounts(), startedAt);
+    this.#state = state;
+    this.#hosts = hosts;
+    if (this.#config.politenessPerIp) {
+      const resolved = (slot: HostSlot) => {
+        hosts.offer(slot, this.#clock.now());
+        this.#wake?.();
+      };
+      this.#gates = new AddressGates(resolved, this.#options.lookup);
+    }
+    if (state.resumed) this.#log(`resuming crawl in ${state.outDir}: ${hosts.queued} URLs queued`);
+    let hostCount = 0;
+    let thrown: unknown;
+    try {
+      await this.#loop(state, hosts);
+    } catch (error) {
+      thrown = error;
+      this.#fail(storageFailure(error, outDir));
+    }
+    await Promise.allSettled([...this.#running]);
+    clearTimeout(this.#timer);
+    if (this.#failure === undefined && thrown === undefined && this.#unexpected === undefined) {
+      try {
+        hostCount = state.db.hostFetchedCounts().size;
+        await state.close();
+      } catch (error) {
+        thrown = error;
+        this.#fail(storageFailure(error, outDir));
+      }
+    }
+    thrown ??= this.#unexpected;
+    if (this.#failure !== undefined || thrown !== undefined) {
+      // Write nothing more: what the last commit recorded is what a resumed crawl starts from.
+      await state.abandon();
+      throw this.#failure ?? thrown;
     }
     const cpu = process.cpuUsage(cpuStart);
-    return this.#summary(resumed, startedAt, hosts, (cpu.user + cpu.system) / 1000);
+    return this.#summary(state, hosts, startedAt, hostCount, (cpu.user + cpu.system) / 1000);
+  }
+
+  /** Local storage failed: stop at once, commit nothing more, let `run` report it. */
+  #fail(failure: CrawlStorageError | undefined): void {
+    if (failure === undefined || this.#failure !== undefined) return;
+    this.#failure = failure;
+    // No log line: run() rejects with the failure, and its one message says what to do.
+    this.stop('stopped', 'storage');
+  }
+
+  /**
+   * A read-only view of the running crawl (undefined before `run` opened it): rates, statuses,
+   * reasons, a per-host table, traps, the most important pages, the URL-seen cache, memory.
+   */
+  snapshot(options: SnapshotOptions = {}): CrawlSnapshot | undefined {
+    const state = this.#state;
+    const hosts = this.#hosts;
+    if (state === undefined || hosts === undefined) return undefined;
+    const c = state.counters;
+    const now = this.#clock.now();
+    const elapsedMs = this.#elapsed(state, now);
+    this.#rate.sample(elapsedMs, c.pages);
+    const memory = process.memoryUsage();
+    const snapshot: CrawlSnapshot = {
+      at: now,
+      elapsedMs,
+      state: this.#stopping === undefined ? 'running' : 'stopping',
+      pages: c.pages,
+      skipped: c.skipped,
+      errors: c.failedRequests,
+      queued: hosts.queued,
+      running: this.#running.size,
+      hosts: hosts.size,
+      bytes: c.bytes,
+      requests: c.requests,
+      retries: c.retries,
+      duplicates: c.duplicates,
+      discovered: c.discovered,
+      pagesPerSecond: this.#rate.rate(elapsedMs, c.pages),
+      rate: this.#rate.points(),
+      byStatus: { ...c.byStatus },
+      byReason: { ...c.byReason },
+      linksSkipped: { ...c.linksSkipped },
+      hostTable: this.#hostTable(state, hosts, options.hosts ?? 50),
+      traps: options.traps === false ? [] : state.quality.report(),
+      topPages: this.#topPages.list(options.topPages ?? 20),
+      urlSeen: { ...c.seen, hitRate: c.seen.lookups === 0 ? 0 : c.seen.cacheHits / c.seen.lookups },
+      memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
+    };
+    const waiting = this.#waitingFor(hosts, now);
+    if (waiting !== undefined) snapshot.waitingFor = waiting;
+    return snapshot;
   }
 
   // -------------------------------------------------------------------------------------------
+  // The dispatch loop
 
-  /** Opens or resumes the crawl state; returns true when resuming. */
-  #open(): boolean {
-    const config = this.#config;
-    mkdirSync(this.#outDir, { recursive: true });
-    // AOPIC serves the most cash first; the key is cash minus the ledger's bonus (see aopic.ts).
-    const prioritize: Prioritize =
-      config.order === 'aopic'
-        ? (task) => {
-            const key = this.#ledger.keyFor(task.cash);
-            return { prio: key, cashKey: key };
-          }
-        : (task, seq, front) => ({
-            ...breadthFirst(task, seq, front),
-            cashKey: this.#ledger.keyFor(task.cash),
-          });
-    this.#db = new CrawlDb(join(this.#outDir, 'state.sqlite'), { prioritize });
-    const identity = { seeds: config.seeds, scope: config.scope };
-    const stored = this.#db.getMeta<{ seeds: string[]; scope: string; crawlId: string }>('crawl');
-    const checkpoint = this.#db.getMeta<Checkpoint>('checkpoint');
-    if (
-      stored !== undefined &&
-      JSON.stringify({ seeds: stored.seeds, scope: stored.scope }) !== JSON.stringify(identity)
-    ) {
-      this.#db.close();
-      throw new CrawlStateMismatchError(
-        `${this.#outDir} holds another crawl (seeds ${stored.seeds.join(' ')}, scope ${stored.scope}); ` +
-          'choose another --out folder to start a new crawl, or run the same seeds and scope to resume it',
-      );
-    }
-    this.#canonicalizer = new UrlCanonicalizer(config);
-    this.#scope = new ScopeRules(config, this.#seedUrls());
-    for (const host of checkpoint?.scopeHosts ?? []) {
-      this.#scopeHosts.add(host);
-      this.#scope.allowHost(host);
-    }
-    this.#cache = new ClockCache(config.seenCacheSize);
-    this.#counters = { ...emptyCounters(), ...checkpoint?.counters };
-    this.#ledger = new AopicLedger(checkpoint?.aopic);
-    if (config.nearDuplicateDistance > 0) {
-      this.#nearIndex = new LocalNearDuplicateIndex(this.#db.database, {
-        k: config.nearDuplicateDistance,
-      });
-    }
-    this.#quality = new CrawlQuality(
-      config,
-      { ...(this.#nearIndex ? { index: this.#nearIndex } : {}), random: this.#random },
-      this.#db.getMeta<QualitySnapshot>('quality') ?? {},
-    );
-    this.#elapsedBefore = this.#counters.elapsedMs;
-    this.#pagesFile = new JsonlFile(join(this.#outDir, 'pages.jsonl'), checkpoint?.pagesSize ?? 0);
-    this.#linksFile = new JsonlFile(join(this.#outDir, 'links.jsonl'), checkpoint?.linksSize ?? 0);
-    if (Object.keys(config.extract).length > 0) {
-      this.#datasetFile = new JsonlFile(join(this.#outDir, 'dataset.jsonl'), checkpoint?.datasetSize ?? 0);
-    }
-    if (config.seenTrace) {
-      this.#traceFile = new AppendOnlyFile(join(this.#outDir, 'url-seen.trace'), checkpoint?.traceSize ?? 0);
-    }
-    if (this.#options.warc !== false) {
-      const warcOptions: Parameters<typeof LocalWarcPageStore.open>[1] = {
-        warcinfo: { 'crawl-seeds': config.seeds.join(' '), 'user-agent': config.userAgent },
-      };
-      if (checkpoint?.warc) warcOptions.resumeAt = checkpoint.warc;
-      this.#warc = LocalWarcPageStore.open(join(this.#outDir, 'warc'), warcOptions);
-    }
-    const db = this.#db;
-    // Parsed rules are memoized per entry object, so recent entries stay in memory as objects.
-    const recent = new LRUCache<string, RobotsEntry>({ max: 1024 });
-    this.#robots = {
-      get: async (origin) => {
-        let entry = recent.get(origin);
-        if (entry === undefined) {
-          entry = db.robots(origin);
-          if (entry !== undefined) recent.set(origin, entry);
-        }
-        return entry;
-      },
-      put: async (origin, entry) => {
-        recent.set(origin, entry);
-        db.putRobots(origin, entry);
-      },
-    };
-    if (this.#options.fetcher) {
-      this.#fetcher = this.#options.fetcher;
-    } else {
-      this.#fetcher = new UndiciFetcher(config);
-      this.#ownsFetcher = true;
-    }
-
-    let crawlId = stored?.crawlId;
-    if (crawlId === undefined) {
-      crawlId = randomUUID();
-      db.setMeta('crawl', { ...identity, crawlId });
-      const { tasks } = seedTasks(crawlId, config.seeds, this.#canonicalizer);
-      this.#counters.discovered += tasks.length;
-      this.#ledger.discovered(tasks.length);
-      db.seed(tasks, this.#checkpoint());
-    }
-    // Rebuild the scheduler from the frontier (a fresh crawl holds just the seeds).
-    const fetched = db.hostFetchedCounts();
-    const now = this.#clock.now();
-    for (const [host, count] of db.hostCounts()) {
-      const slot = this.#slot(host);
-      slot.queued = count;
-      slot.fetched = fetched.get(host) ?? 0;
-      this.#queued += count;
-      this.#offer(slot, now);
-    }
-    this.#lastRedistribution = now;
-    this.#lastFlush = now;
-    if (stored !== undefined) this.#log(`resuming crawl in ${this.#outDir}: ${this.#queued} URLs queued`);
-    return stored !== undefined;
-  }
-
-  #seedUrls(): string[] {
-    const urls: string[] = [];
-    const canonicalizer = new UrlCanonicalizer(this.#config);
-    for (const seed of this.#config.seeds) {
-      const canonical = canonicalizer.canonicalize(seed);
-      if (canonical.ok) urls.push(canonical.url);
-    }
-    return urls;
-  }
-
-  async #loop(): Promise<void> {
+  async #loop(state: CrawlState, hosts: HostQueues): Promise<void> {
     for (;;) {
-      if (this.#stopping === undefined) this.#dispatch();
+      if (this.#stopping === undefined) this.#dispatch(state, hosts);
       if (this.#running.size === 0) {
         if (this.#stopping !== undefined) return;
-        if (!this.#scheduler.hasWork()) return; // nothing queued anywhere: done
-        if (this.#budgetLeft() <= 0) {
+        // nothing queued anywhere, no host waiting for its address: done
+        if (!hosts.hasWork() && (this.#gates?.resolving ?? 0) === 0) return;
+        if (this.#budgetLeft(state) <= 0) {
           this.stop('max-pages');
           return;
         }
       }
-      await this.#sleepUntilWork();
+      await this.#sleepUntilWork(hosts);
     }
   }
 
-  #budgetLeft(): number {
+  #budgetLeft(state: CrawlState): number {
     const max = this.#config.maxPages;
-    return max === undefined ? Number.POSITIVE_INFINITY : max - this.#counters.pages - this.#running.size;
+    return max === undefined ? Number.POSITIVE_INFINITY : max - state.counters.pages - this.#running.size;
   }
 
-  #dispatch(): void {
+  #dispatch(state: CrawlState, hosts: HostQueues): void {
     const now = this.#clock.now();
-    this.#maintain(now);
-    // Hosts whose best URL is a generated one, set aside while other work runs (see #waitsForDry).
+    // Credits change cash and priorities without an offer: the head read by the last offer is stale.
+    if (state.policy.maintain(now, state.db)) hosts.forgetOffered();
+    // Hosts whose best URL is a generated one, set aside while other work runs (see waitsForDry).
     const parked: HostSlot[] = [];
     try {
-      this.#dispatchReady(now, parked);
+      this.#dispatchReady(state, hosts, now, parked);
     } finally {
-      for (const slot of parked) this.#scheduler.offer(slot, now);
+      for (const slot of parked) hosts.putBack(slot, now);
     }
   }
 
-  #dispatchReady(now: number, parked: HostSlot[]): void {
-    while (this.#running.size < this.#config.concurrency && this.#budgetLeft() > 0) {
-      const slot = this.#scheduler.pop(now);
-      if (slot === undefined) return;
-      const offered = this.#offered;
-      this.#offered = undefined;
-      const head = offered?.slot === slot ? offered.head : this.#db.head(slot.host, slot.finishing);
-      // The task's cash now: its share at discovery, the credits since, the lambda page's bonus.
-      const task = head === undefined ? undefined : { ...head, cash: this.#ledger.cashOf(head.cashKey) };
-      if (task === undefined) {
-        // The count drifted (should not happen); trust the database.
-        const drift = slot.queued - (slot.finishing === undefined ? 0 : 1);
-        this.#queued -= drift;
-        slot.queued -= drift;
+  #dispatchReady(state: CrawlState, hosts: HostQueues, now: number, parked: HostSlot[]): void {
+    const policy = state.policy;
+    while (this.#running.size < this.#config.concurrency && this.#budgetLeft(state) > 0) {
+      const taken = hosts.take(now);
+      if (taken === undefined) return;
+      const { slot } = taken;
+      const verdict = this.#gates?.check(slot, now) ?? 'go';
+      // Resolving or busy: offered again when the address is known or frees.
+      if (verdict === 'resolving' || verdict === 'busy') continue;
+      if (verdict === 'gap') {
+        hosts.putBack(slot, now);
         continue;
       }
-      if (this.#waitsForDry(task)) {
+      const task = policy.taskOf(taken.head);
+      if (policy.waitsForDry(task, this.#running.size)) {
         parked.push(slot);
         continue;
       }
-      if (this.#holdBack(task.cash)) {
+      if (policy.holdBack(task.cash, this.#running.size)) {
         // Better URLs are in flight: wait for their hosts rather than spend budget on this one.
-        this.#scheduler.offer(slot, now);
+        hosts.putBack(slot, now);
         return;
       }
       slot.busy = true;
-      const step = this.#step(slot, task).finally(() => {
-        this.#running.delete(step);
-        this.#wake?.();
-      });
+      this.#gates?.acquire(slot);
+      state.inflight.started(task.fp);
+      const step = this.#step(state, hosts, slot, task)
+        .catch((error: unknown) => {
+          // A step's own errors are recorded or classified inside it: this is a bug in the
+          // runtime. Stop, and let run() report it (never an unhandled rejection).
+          this.#unexpected ??= error;
+          this.stop('stopped', 'error');
+        })
+        .finally(() => {
+          this.#running.delete(step);
+          this.#wake?.();
+        });
       this.#running.add(step);
     }
   }
 
-  /**
-   * With a page budget and AOPIC order, a URL a generator made (a link to its page's own path
-   * pattern: the next month, the next listing page) waits while anything else runs, as the cloud
-   * parks it. Its cash alone does not keep it back: the lambda page's redistribution gives every
-   * known URL the same bonus, which late in a crawl outweighs a link's own share, and on a
-   * generated web the second page of every trap was fetched that way (1.1% of the requests).
-   */
-  #waitsForDry(task: CrawlTask): boolean {
-    return (
-      task.generated === true &&
-      this.#config.order === 'aopic' &&
-      this.#config.maxPages !== undefined &&
-      this.#running.size > 0
-    );
-  }
-
-  /**
-   * With a page budget and AOPIC order, a URL whose cash is far below what the crawl has been
-   * fetching waits while other requests are in flight: greedy-by-cash within politeness would
-   * otherwise fill every free slot from hosts that have nothing better left (on a generated web,
-   * small hosts' traps took 9% of a 3,000-page budget at concurrency 16, 2% at concurrency 1).
-   * When nothing is in flight it goes ahead, so the crawl always progresses.
-   */
-  #holdBack(cash: number): boolean {
-    if (this.#config.order !== 'aopic' || this.#config.maxPages === undefined) return false;
-    const average = this.#cashAverage;
-    if (this.#running.size > 0 && cash < average * HOLD_BACK_SHARE) return true;
-    // Only what is dispatched moves the average: a URL held back and looked at again on every
-    // dispatch would otherwise drag it down until it passed.
-    this.#cashAverage = average === 0 ? cash : average * 0.95 + cash * 0.05;
-    return false;
-  }
-
-  /**
-   * Periodic work between steps: AOPIC's lambda-page redistribution (O(1): a bonus every page
-   * holds) and applying the credits that steps gave to already-known URLs.
-   */
-  #maintain(now: number): void {
-    if (now - this.#lastRedistribution >= this.#config.redistributeEveryMs) {
-      this.#ledger.redistribute();
-      this.#lastRedistribution = now;
-    }
-    if (this.#credits.size >= 4096 || (this.#credits.size > 0 && now - this.#lastFlush >= 50)) {
-      this.#flushCredits();
-      this.#lastFlush = now;
-    }
-  }
-
-  /** Applies pending credits; queued hosts re-read their heads when they are next offered. */
-  #flushCredits(): void {
-    this.#db.credit(this.#credits, this.#config.order === 'aopic');
-    this.#credits.clear();
-    // Credits change cash and priorities without an offer.
-    this.#offered = undefined;
-  }
-
-  async #sleepUntilWork(): Promise<void> {
-    const wakeAt = this.#scheduler.nextWakeAt();
+  async #sleepUntilWork(hosts: HostQueues): Promise<void> {
+    const wakeAt = hosts.nextWakeAt();
     await new Promise<void>((resolve) => {
       this.#wake = resolve;
       if (
@@ -512,38 +383,77 @@ export class EmbeddedCrawler {
     clearTimeout(this.#timer);
   }
 
-  async #step(slot: HostSlot, task: QueuedTask): Promise<void> {
-    const unit = new StepUnit(this.#db, this.#pending);
+  // -------------------------------------------------------------------------------------------
+  // One step: run it, then commit it
+
+  async #step(state: CrawlState, hosts: HostQueues, slot: HostSlot, task: QueuedTask) {
+    const unit = new StepUnit(state.db, this.#pending);
+    const quality = new StepQuality(state.quality);
     let outcome: CrawlPageOutcome;
     // Set when the response is in and the host was handed to its next request (see #release).
     let released = false;
     const hostReleased = async (feedback: RequestFeedback) => {
-      released = this.#release(slot, task, feedback);
+      released = this.#release(hosts, slot, task, feedback);
       // Let the loop send the host's next request before this step's parsing takes the thread.
       if (released) await new Promise<void>((resolve) => setImmediate(resolve));
     };
     try {
-      const blocked = slot.dead ?? (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined);
+      const crashes = state.crashes.get(task.fp) ?? 0;
+      const blocked =
+        slot.dead ??
+        (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined) ??
+        (crashes >= MAX_CRASHES ? 'crashed' : undefined);
       if (blocked !== undefined) {
         const record = unrequestedRecord(task, blocked);
+        if (blocked === 'crashed') {
+          record.detail = `the crawl process died ${crashes} times while this page was in progress; not tried again`;
+        }
         await unit.page(record);
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
-        outcome = await crawlPage(this.#deps(unit, hostReleased), task, this.#pageOptions());
+        outcome = await crawlPage(this.#deps(state, unit, quality, hostReleased), task, this.#pageOptions());
       }
     } catch (error) {
-      // A bug or a storage failure, not a network problem: record it and move on.
-      this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
       unit.release();
-      const retry = new StepUnit(this.#db, this.#pending);
+      const storage = storageFailure(error, state.outDir);
+      if (storage !== undefined) {
+        // The disk, not the page: nothing is recorded, and the page is fetched again on resume.
+        this.#fail(storage);
+        return;
+      }
+      // A bug, not a network problem: record it and move on.
+      this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
+      const retry = new StepUnit(state.db, this.#pending);
       appendAll(retry.lookups, unit.lookups);
       const record = unrequestedRecord(task, 'internal-error');
       record.detail = (error as Error).message;
       await retry.page(record);
-      this.#commit(slot, task, { kind: 'done', record, enqueued: [] }, retry, released);
+      const failed: CrawlPageOutcome = { kind: 'done', record, enqueued: [] };
+      this.#commitOrFail(
+        state,
+        hosts,
+        { slot, task, unit: retry, lessons: quality.lessons, released },
+        failed,
+      );
       return;
     }
-    this.#commit(slot, task, outcome, unit, released);
+    this.#commitOrFail(state, hosts, { slot, task, unit, lessons: quality.lessons, released }, outcome);
+  }
+
+  /** Commits the step unless storage failed (before or while committing it). */
+  #commitOrFail(state: CrawlState, hosts: HostQueues, step: FinishedStep, outcome: CrawlPageOutcome): void {
+    if (this.#failure !== undefined) {
+      step.unit.release();
+      return;
+    }
+    try {
+      this.#commit(state, hosts, step, outcome);
+    } catch (error) {
+      step.unit.release();
+      const storage = storageFailure(error, state.outDir);
+      if (storage === undefined) throw error;
+      this.#fail(storage);
+    }
   }
 
   /**
@@ -552,48 +462,50 @@ export class EmbeddedCrawler {
    * the next request overlaps this step's CPU work). Only one step per host may be finishing, so
    * a second early release waits for the commit instead. Returns whether the host was released.
    */
-  #release(slot: HostSlot, task: QueuedTask, feedback: RequestFeedback): boolean {
+  #release(hosts: HostQueues, slot: HostSlot, task: QueuedTask, feedback: RequestFeedback) {
     if (slot.finishing !== undefined || this.#stopping !== undefined) return false;
-    if (this.#offered?.slot === slot) this.#offered = undefined;
+    hosts.forgetOffered(slot);
     const now = this.#clock.now();
     if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
-    slot.nextAt = Math.max(
-      slot.nextAt,
-      now + hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs),
-    );
+    slot.lastResponseMs = feedback.responseMs;
+    const gapEnds = now + hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
+    slot.nextAt = Math.max(slot.nextAt, gapEnds);
     slot.finishing = task.seq;
     slot.fetched += 1;
     slot.busy = false;
-    this.#offer(slot, now);
+    for (const other of this.#gates?.release(slot, gapEnds) ?? []) hosts.offer(other, now);
+    hosts.offer(slot, now);
     this.#wake?.();
     return true;
   }
 
-  #deps(unit: StepUnit, hostReleased: (feedback: RequestFeedback) => void) {
-    const pages = this.#warc ?? {
-      put: async () => ({ file: '', offset: 0, length: 0 }),
-      flush: async () => {},
-    };
+  #deps(
+    state: CrawlState,
+    unit: StepUnit,
+    quality: StepQuality,
+    hostReleased: (feedback: RequestFeedback) => Promise<void>,
+  ): CrawlPageDeps {
     return {
       config: this.#config,
       clock: this.#clock,
       random: this.#random,
-      fetcher: this.#fetcher,
-      robots: this.#robots,
+      fetcher: state.fetcher,
+      robots: state.robots,
       seen: new UrlSeen(
-        this.#cache,
+        state.seenCache,
         unit,
-        this.#counters.seen,
-        this.#traceFile ? { trace: (fps) => appendAll(unit.lookups, fps) } : {},
+        state.counters.seen,
+        state.traceFile ? { trace: (fps) => appendAll(unit.lookups, fps) } : {},
       ),
       contentSeen: unit.contentSeen(),
       frontier: unit,
-      pages,
+      pages: state.pages,
+      robotsPages: state.pages,
       results: unit,
-      canonicalizer: this.#canonicalizer,
-      scope: this.#scope,
-      quality: this.#quality,
-      importanceOf: (cash: number) => this.#ledger.fetched(cash),
+      canonicalizer: state.canonicalizer,
+      scope: state.scope,
+      quality,
+      importanceOf: (cash: number) => state.policy.ledger.fetched(cash),
       hostReleased,
     };
   }
@@ -615,177 +527,188 @@ export class EmbeddedCrawler {
    * `released`: the host was handed on when the response came in (its gap and page count are
    * applied already, and another step of the host may be running).
    */
-  #commit(
-    slot: HostSlot,
-    task: QueuedTask,
-    outcome: CrawlPageOutcome,
-    unit: StepUnit,
-    released: boolean,
-  ): void {
-    const c = this.#counters;
+  #commit(state: CrawlState, hosts: HostQueues, step: FinishedStep, outcome: CrawlPageOutcome): void {
+    const { slot, task, unit, released } = step;
     const now = this.#clock.now();
+    countStep(state.counters, outcome, unit.enqueued.length, unit.skippedLinks);
+    const gapEnds = this.#applyToHost(slot, task, outcome, released, now);
+    if (!released) for (const other of this.#gates?.release(slot, gapEnds) ?? []) hosts.offer(other, now);
     if (outcome.kind === 'done') {
       const { record } = outcome;
-      if (record.status === null) {
-        c.skipped += 1;
-      } else {
-        c.pages += 1;
-        c.bytes += record.bytes;
-        if (!released) slot.fetched += 1;
-      }
-      const statusKey = record.status === null ? 'none' : String(record.status);
-      c.byStatus[statusKey] = (c.byStatus[statusKey] ?? 0) + 1;
-      if (record.reason !== undefined) c.byReason[record.reason] = (c.byReason[record.reason] ?? 0) + 1;
-      if (record.duplicateOf !== undefined) c.duplicates += 1;
-      if (record.reason === 'robots-unreachable') slot.dead = 'robots-unreachable';
       // crawlPage widened the scope to where a seed moved; the checkpoint below keeps it.
       if (task.depth === 0 && record.redirectTo !== undefined && record.reason !== 'too-many-redirects') {
-        this.#scopeHosts.add(new URL(record.redirectTo).hostname);
+        state.scopeHosts.add(new URL(record.redirectTo).hostname);
       }
-    } else if (outcome.kind === 'retry') {
-      c.retries += 1;
+      if (record.importance !== undefined && record.cash !== undefined) {
+        this.#topPages.offer({ url: record.url, importance: record.importance, cash: record.cash });
+      }
     }
-    if (outcome.feedback !== undefined) c.requests += 1;
-    if (outcome.feedback !== undefined && !released) {
-      const { feedback } = outcome;
-      if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
-      const gap = hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
-      slot.nextAt = Math.max(now + gap, feedback.blockedUntil ?? 0);
-    }
-    if (outcome.kind === 'retry') slot.nextAt = Math.max(slot.nextAt, outcome.notBefore);
-    c.discovered += unit.enqueued.length;
-    for (const [reason, n] of unit.skippedLinks) c.linksSkipped[reason] = (c.linksSkipped[reason] ?? 0) + n;
     // AOPIC: new URLs carry their share in their task; known ones are credited; taxes to lambda.
-    this.#ledger.discovered(unit.enqueued.length);
-    let finishedCash: { history: number; key: number } | undefined;
-    if (outcome.kind === 'done' && outcome.cashFlow !== undefined) {
-      const flow = outcome.cashFlow;
-      this.#ledger.collect(flow.toLambda);
-      for (const { fp, amount } of flow.credits) this.#credits.set(fp, (this.#credits.get(fp) ?? 0) + amount);
-      if (outcome.record.status !== null) {
-        finishedCash = { history: flow.cash, key: this.#ledger.keyFor(0) };
-      }
-    }
-    c.elapsedMs = this.#elapsedBefore + (now - this.#runStartedAt);
+    const finishedCash = state.policy.book(
+      unit.enqueued.length,
+      outcome.kind === 'done' ? outcome.cashFlow : undefined,
+      outcome.kind === 'done' && outcome.record.status !== null,
+    );
+    state.counters.elapsedMs = this.#elapsed(state, now);
+    this.#rate.sample(state.counters.elapsedMs, state.counters.pages);
 
-    this.#pagesFile.append(unit.pageLines);
-    this.#linksFile.append(unit.linkLines);
-    this.#datasetFile?.append(unit.datasetLines);
-    if (unit.lookups.length > 0) this.#traceFile?.appendBytes(encodeTrace(unit.lookups));
-    this.#offered = undefined;
-    this.#db.commit({
-      claimed: unit.claimed,
-      ...(unit.claimOwner !== undefined ? { claimOwner: unit.claimOwner } : {}),
-      enqueue: unit.enqueued,
+    const failed = retryableFailure(task, outcome);
+    state.pagesFile.append(unit.pageLines);
+    state.linksFile.append(unit.linkLines);
+    state.datasetFile?.append(unit.datasetLines);
+    if (unit.lookups.length > 0) state.traceFile?.appendBytes(encodeTrace(unit.lookups));
+    // A robots.txt fetched (not a probe step, which reuses the entry): its sitemaps.
+    if (outcome.kind === 'robots' && outcome.probe === undefined) {
+      state.sitemapsFile.append(sitemapLines(task, outcome.entry, this.#config));
+    }
+    hosts.forgetOffered();
+    state.db.commit({
+      ...unit.write(),
       front: outcome.kind === 'done' && outcome.record.redirectTo !== undefined,
-      contentHashes: unit.contentHashes,
       ...(outcome.kind === 'done' ? { finished: task } : {}),
       ...(finishedCash !== undefined ? { finishedCash } : {}),
       ...(outcome.kind === 'retry' ? { retried: { ...outcome.task, seq: task.seq } } : {}),
+      ...(failed !== undefined ? { failed } : {}),
+      quality: step.lessons,
       ...(outcome.kind === 'done' && outcome.record.status !== null ? { hostFetched: slot.host } : {}),
-      checkpoint: this.#checkpoint(),
+      checkpoint: state.checkpoint(),
     });
     unit.release();
+    state.inflight.finished(task.fp);
 
-    if (outcome.kind === 'done') {
-      slot.queued -= 1;
-      this.#queued -= 1;
-    }
+    if (outcome.kind === 'done') hosts.finished(slot);
     if (released) slot.finishing = undefined;
     else slot.busy = false;
     const targets = new Set<HostSlot>([slot]);
-    for (const next of unit.enqueued) {
-      const target = this.#slot(next.host);
-      target.queued += 1;
-      this.#queued += 1;
-      targets.add(target);
+    hosts.added(unit.enqueued, targets);
+    for (const target of targets) hosts.offer(target, now);
+    if (++this.#stepsSinceSave >= QUALITY_SAVE_STEPS) {
+      this.#stepsSinceSave = 0;
+      state.saveQuality();
     }
-    for (const target of targets) this.#offer(target, now);
-    if (++this.#stepsSinceSave >= 500) this.#saveQuality();
   }
 
-  /** Queues a host for dispatch with the priority of its current head task. */
-  #offer(slot: HostSlot, now: number): void {
-    if (slot.busy || !hasWaitingTask(slot)) return;
-    const head = this.#db.head(slot.host, slot.finishing);
-    // Every change to a host's rows is followed by its offer, credit flushes aside.
-    this.#offered = { slot, head };
-    slot.best = head?.prio ?? Number.NEGATIVE_INFINITY;
-    this.#scheduler.offer(slot, now);
-  }
-
-  /** Detector state is saved every few hundred steps (a resumed crawl relearns the rest). */
-  #saveQuality(): void {
-    this.#stepsSinceSave = 0;
-    this.#db.setMeta('quality', this.#quality.snapshot());
-    this.#nearIndex?.flush();
-  }
-
-  #slot(host: string): HostSlot {
-    let slot = this.#hosts.get(host);
-    if (slot === undefined) {
-      slot = newHostSlot(host);
-      this.#hosts.set(host, slot);
+  /**
+   * The host's politeness after a step: its gap, Retry-After or retry backoff, its page count.
+   * Returns when the ordinary gap after the step's request ends (now when it made none).
+   */
+  #applyToHost(
+    slot: HostSlot,
+    task: CrawlTask,
+    outcome: CrawlPageOutcome,
+    released: boolean,
+    now: number,
+  ): number {
+    let gapEnds = now;
+    slot.origin = new URL(task.url).origin;
+    slot.waitingFor = undefined;
+    const failure = requestFailure(outcome);
+    if (failure !== undefined) {
+      slot.errors += 1;
+      slot.lastError = failure;
     }
-    return slot;
+    if (outcome.kind === 'done') {
+      if (outcome.record.status !== null && !released) slot.fetched += 1;
+      if (outcome.record.reason === 'robots-unreachable') slot.dead = 'robots-unreachable';
+    }
+    const { feedback } = outcome;
+    if (feedback !== undefined && !released) {
+      if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
+      slot.lastResponseMs = feedback.responseMs;
+      const gap = hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
+      gapEnds = now + gap;
+      slot.nextAt = Math.max(now + gap, feedback.blockedUntil ?? 0);
+      if (feedback.blockedUntil !== undefined && feedback.blockedUntil > now + gap) {
+        slot.waitingFor = `host blocked after ${failure ?? 'Retry-After'}`;
+      }
+    }
+    if (outcome.kind === 'retry') {
+      slot.nextAt = Math.max(slot.nextAt, outcome.notBefore);
+      slot.waitingFor = `retry ${outcome.task.attempt} of ${this.#config.maxRetries} after ${outcome.reason}`;
+    }
+    return gapEnds;
   }
 
-  #checkpoint(): Checkpoint {
-    return {
-      pagesSize: this.#pagesFile?.size ?? 0,
-      linksSize: this.#linksFile?.size ?? 0,
-      warc: this.#warc?.position() ?? null,
-      counters: this.#counters,
-      scopeHosts: [...this.#scopeHosts],
-      aopic: this.#ledger.state,
-      ...(this.#traceFile ? { traceSize: this.#traceFile.size } : {}),
-      ...(this.#datasetFile ? { datasetSize: this.#datasetFile.size } : {}),
-    };
+  // -------------------------------------------------------------------------------------------
+  // Reports
+
+  #elapsed(state: CrawlState, now: number): number {
+    return state.elapsedBefore + (now - this.#runStartedAt);
   }
 
-  #closeResources(): void {
-    this.#flushCredits();
-    this.#saveQuality();
-    this.#db.setMeta('checkpoint', this.#checkpoint());
-    writeFileSync(join(this.#outDir, 'traps.json'), `${JSON.stringify(this.#quality.report(), null, 2)}\n`);
-    this.#nearIndex?.close();
-    this.#pagesFile.close();
-    this.#linksFile.close();
-    this.#traceFile?.close();
-    this.#datasetFile?.close();
-    this.#warc?.close();
-    this.#db.close();
+  #hostTable(state: CrawlState, hosts: HostQueues, limit: number): HostView[] {
+    if (limit <= 0) return [];
+    const slots = [...hosts.slots()]
+      .sort((a, b) => b.queued - a.queued || Number(b.busy) - Number(a.busy) || (a.host < b.host ? -1 : 1))
+      .slice(0, limit);
+    return slots.map((slot) => {
+      const view: HostView = {
+        host: slot.host,
+        queued: slot.queued,
+        inFlight: slot.busy,
+        nextAllowedAt: slot.nextAt,
+        fetched: slot.fetched,
+        errors: slot.errors,
+      };
+      if (slot.lastResponseMs !== undefined) view.lastResponseMs = slot.lastResponseMs;
+      if (slot.lastError !== undefined) view.lastError = slot.lastError;
+      if (slot.waitingFor !== undefined) view.waitingFor = slot.waitingFor;
+      if (slot.crawlDelayMs !== undefined) view.crawlDelayMs = slot.crawlDelayMs;
+      if (slot.dead !== undefined) view.dead = slot.dead;
+      const address = this.#gates?.addressOf(slot.host);
+      if (address !== undefined) view.address = address;
+      if (slot.origin !== undefined) {
+        const robots = state.robots.peek(slot.origin);
+        if (robots !== undefined) {
+          const { status, detail, fetchedAt, expiresAt } = robots;
+          view.robots = { origin: slot.origin, status, detail, fetchedAt, expiresAt };
+        }
+      }
+      return view;
+    });
   }
 
-  async #closeFetcher(): Promise<void> {
-    if (this.#ownsFetcher) await this.#fetcher.close();
+  /** The host the crawl waits for, when nothing runs and a host's gap has not ended. */
+  #waitingFor(hosts: HostQueues, now: number): WaitingFor | undefined {
+    if (this.#running.size > 0) return undefined;
+    const until = hosts.nextWakeAt();
+    if (until === undefined || until <= now) return undefined;
+    let host: HostSlot | undefined;
+    for (const slot of hosts.slots()) if (slot.nextAt === until && !slot.busy) host = slot;
+    if (host === undefined) return undefined;
+    return { host: host.host, until, reason: host.waitingFor ?? 'politeness gap' };
   }
 
-  #summary(resumed: boolean, startedAt: number, hosts: number, cpuMs: number): CrawlSummary {
-    const c = this.#counters;
+  #summary(
+    state: CrawlState,
+    hosts: HostQueues,
+    startedAt: number,
+    hostCount: number,
+    cpuMs: number,
+  ): CrawlSummary {
+    const c = state.counters;
     const finishedAt = this.#clock.now();
-    const durationMs = finishedAt - startedAt;
-    const state: CrawlEndState = this.#stopping?.state ?? 'done';
     const summary: CrawlSummary = {
-      state,
-      resumed,
+      state: this.#stopping?.state ?? 'done',
+      resumed: state.resumed,
       seeds: this.#config.seeds,
-      outDir: this.#outDir,
+      outDir: state.outDir,
       startedAt: new Date(startedAt).toISOString(),
       finishedAt: new Date(finishedAt).toISOString(),
-      durationMs,
+      durationMs: finishedAt - startedAt,
       totalDurationMs: c.elapsedMs,
       pages: c.pages,
       skipped: c.skipped,
       byStatus: c.byStatus,
       byReason: c.byReason,
       bytes: c.bytes,
-      hosts,
+      hosts: hostCount,
       requests: c.requests,
+      failedRequests: c.failedRequests,
       retries: c.retries,
       duplicates: c.duplicates,
       discovered: c.discovered,
-      queued: this.#queued,
+      queued: hosts.queued,
       pagesPerSecond: c.elapsedMs > 0 ? Math.round((c.pages / c.elapsedMs) * 1000 * 10) / 10 : 0,
       urlSeen: { ...c.seen, hitRate: c.seen.lookups === 0 ? 0 : c.seen.cacheHits / c.seen.lookups },
       // The kernel's high-water mark: exact, and free (sampling rss in the loop cost ~2% CPU).
@@ -793,49 +716,36 @@ export class EmbeddedCrawler {
       cpuMs: Math.round(cpuMs),
       order: this.#config.order,
       linksSkipped: c.linksSkipped,
-      traps: this.#quality.report(),
+      traps: state.quality.report(),
     };
     if (this.#stopping?.reason !== undefined) summary.stopReason = this.#stopping.reason;
     return summary;
   }
 }
 
-function emptyCounters(): CrawlCounters {
-  return {
-    pages: 0,
-    skipped: 0,
-    byStatus: {},
-    byReason: {},
-    bytes: 0,
-    requests: 0,
-    retries: 0,
-    duplicates: 0,
-    discovered: 0,
-    seen: { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 },
-    linksSkipped: {},
-    elapsedMs: 0,
-  };
+/** The sitemaps a fetched robots.txt names, as one line of sitemaps.jsonl (none when it names none). */
+function sitemapLines(task: CrawlTask, entry: RobotsEntry, config: CrawlConfig): string[] {
+  if (entry.status !== 'rules') return [];
+  const { sitemaps } = rulesFromEntry(entry, config.robotsAgent, config.maxRobotsBytes);
+  if (sitemaps.length === 0) return [];
+  const robotsUrl = robotsUrlFor(task.url);
+  // RFC 9309 asks for absolute URLs; a relative one is read against the robots.txt URL.
+  const absolute = sitemaps.flatMap((sitemap) => URL.parse(sitemap, robotsUrl)?.href ?? []);
+  return [
+    JSON.stringify({ robotsUrl, fetchedAt: new Date(entry.fetchedAt).toISOString(), sitemaps: absolute }),
+  ];
 }
 
-/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
-const ERROR_REASONS = new Set([
-  'gave-up',
-  'robots-unreachable',
-  'internal-error',
-  'dns',
-  'connect',
-  'tls',
-  'protocol',
-  'timeout-connect',
-  'timeout-headers',
-  'timeout-idle',
-  'timeout-total',
-]);
-
-function countErrors(c: CrawlCounters): number {
-  let errors = 0;
-  for (const [reason, n] of Object.entries(c.byReason)) if (ERROR_REASONS.has(reason)) errors += n;
-  return errors;
+/** A URL that finished without a response for a reason a later run may remove (resume-rules.ts). */
+function retryableFailure(
+  task: QueuedTask,
+  outcome: CrawlPageOutcome,
+): { task: CrawlTask; reason: string } | undefined {
+  if (outcome.kind !== 'done' || outcome.record.status !== null) return undefined;
+  const { reason } = outcome.record;
+  if (reason === undefined || !RETRYABLE_REASONS.has(reason)) return undefined;
+  const { seq: _seq, prio: _prio, cashKey: _cashKey, ...plain } = task;
+  return { task: plain, reason };
 }
 
 /** `push(...items)` without the engine's limit on arguments (a page may have 100,000 links). */

@@ -17,6 +17,15 @@ export interface HostSlot {
   fetched: number;
   /** Set when the host is given up (robots.txt unreachable): remaining tasks are recorded, not fetched. */
   dead?: string;
+  /** Origin of its last request (where its robots.txt lives), for reports. */
+  origin?: string;
+  /** Duration of its last request, ms. */
+  lastResponseMs?: number;
+  /** Failed requests (no response, or 5xx/429), and the last failure's code. */
+  errors: number;
+  lastError?: string;
+  /** Why `nextAt` lies past the ordinary gap (Retry-After, a retry's backoff). */
+  waitingFor?: string;
   /** Priority of the host's next task (its frontier head), as last read. */
   best: number;
   /** Where the slot is queued, and under which key (older heap entries for it are stale). */
@@ -37,6 +46,7 @@ export function newHostSlot(host: string): HostSlot {
     busy: false,
     nextAt: 0,
     fetched: 0,
+    errors: 0,
     best: Number.NEGATIVE_INFINITY,
     state: 'idle',
     key: 0,

@@ -1,6 +1,6 @@
 /**
- * The two backends every contract suite runs against: a local SQLite state file (the embedded
- * mode's), and an SQS/DynamoDB/S3 endpoint (the stand-in on a free port, or the one
+ * The two backends every contract suite runs against: the embedded crawler's own ports over a
+ * local SQLite state file (each call one crawl step, committed as the crawler commits a step), and an SQS/DynamoDB/S3 endpoint (the stand-in on a free port, or the one
  * `AWS_ENDPOINT_URL` names, e.g. real LocalStack) with tables, queues and buckets created here
  * under unique names, with the key schemas of the CDK stack.
  */
@@ -19,6 +19,10 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../functions/adapters/aws/clients.ts';
 import { CrawlDb } from '../../functions/adapters/local/crawl-db.ts';
+import { PendingClaims, StepUnit } from '../../functions/adapters/local/step-unit.ts';
+import { AopicLedger } from '../../functions/core/aopic.ts';
+import { parseCrawlConfig } from '../../functions/core/config.ts';
+import { AopicDispatchPolicy } from '../../functions/embedded/aopic-dispatch-policy.ts';
 import { TABLE_KEYS } from '../../functions/env.ts';
 import { type Endpoint, startEndpoint } from '../../localstack/endpoint.ts';
 
@@ -34,20 +38,39 @@ export function uniqueName(stem: string): string {
   return `c${runId}${counter}-${stem}`;
 }
 
-/** A local SQLite state in a temporary folder. */
+/** A local SQLite state in a temporary folder, with the embedded crawler's step machinery. */
 export interface LocalBackend {
   db: CrawlDb;
   dir: string;
+  /**
+   * Runs `work` as one crawl step: a StepUnit over the state (claims visible to the other running
+   * steps at once), committed when `work` resolves with the same write the crawler commits.
+   */
+  step<T>(work: (unit: StepUnit) => Promise<T>): Promise<T>;
   close(): void;
 }
 
-/** Opens a fresh CrawlDb in a temporary folder. */
+/** Opens a fresh CrawlDb in a temporary folder, ordered as a default crawl orders its frontier. */
 export function openLocalBackend(): LocalBackend {
   const dir = mkdtempSync(join(tmpdir(), 'crawlstack-contract-'));
   const db = new CrawlDb(join(dir, 'state.sqlite'));
+  const config = parseCrawlConfig({ seeds: ['http://contract.test/'] });
+  if (!config.ok) throw new Error(config.problems.join('; '));
+  db.prioritize = new AopicDispatchPolicy(config.config, new AopicLedger(), 0).prioritize;
+  const pending = new PendingClaims();
   return {
     db,
     dir,
+    async step(work) {
+      const unit = new StepUnit(db, pending);
+      try {
+        const result = await work(unit);
+        db.commit({ ...unit.write(), checkpoint: null });
+        return result;
+      } finally {
+        unit.release();
+      }
+    },
     close() {
       db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -1,19 +1,19 @@
 import { after, before, describe } from 'node:test';
 import { DynamoContentSeenStore } from '../../functions/adapters/aws/dynamo-content-seen-store.ts';
-import { LocalContentSeenStore } from '../../functions/adapters/local/local-content-seen-store.ts';
+import type { ContentSeenStore } from '../../functions/ports.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
 import { contentSeenStoreContract } from './content-seen-store.contract.ts';
 
-describe('ContentSeenStore contract: LocalContentSeenStore', () => {
+describe('ContentSeenStore contract: StepUnit (the embedded crawler, one step per call)', () => {
   let local: LocalBackend;
   before(() => {
     local = openLocalBackend();
   });
   after(() => local.close());
-  contentSeenStoreContract(async () => ({
-    a: new LocalContentSeenStore(local.db),
-    b: new LocalContentSeenStore(local.db),
-  }));
+  const store = (): ContentSeenStore => ({
+    claim: (hash, url) => local.step((unit) => unit.contentSeen().claim(hash, url)),
+  });
+  contentSeenStoreContract(async () => ({ a: store(), b: store() }));
 });
 
 describe('ContentSeenStore contract: DynamoContentSeenStore', () => {

@@ -2,28 +2,28 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { SqsFrontier } from '../../functions/adapters/aws/sqs-frontier.ts';
-import { LocalFrontier } from '../../functions/adapters/local/local-frontier.ts';
 import { decodeTask, deduplicationId, messageGroupId } from '../../functions/cloud/task-message.ts';
 import type { CrawlTask } from '../../functions/core/types.ts';
 import { eventually } from '../fixtures/site-server.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
 import { frontierContract, task } from './frontier.contract.ts';
 
-describe('Frontier contract: LocalFrontier', () => {
+describe('Frontier contract: StepUnit over CrawlDb (the embedded crawler, one step per call)', () => {
   let local: LocalBackend;
   before(() => {
     local = openLocalBackend();
   });
   after(() => local.close());
   frontierContract(async () => ({
-    frontier: new LocalFrontier(local.db),
+    frontier: { enqueue: (tasks) => local.step((unit) => unit.enqueue(tasks)) },
     async drain() {
+      // As the crawler takes a host's head and finishes it with the step's commit.
       const out: CrawlTask[] = [];
       for (const host of local.db.hostCounts().keys()) {
         for (let head = local.db.head(host); head !== undefined; head = local.db.head(host)) {
           const { seq: _seq, prio: _prio, cashKey: _cashKey, ...queued } = head;
           out.push(queued);
-          local.db.removeTask(head);
+          local.db.commit({ claimed: [], enqueue: [], contentHashes: [], finished: head, checkpoint: null });
         }
       }
       return out;

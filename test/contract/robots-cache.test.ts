@@ -10,7 +10,7 @@ import { LocalRobotsCache } from '../../functions/adapters/local/local-robots-ca
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
 import { robotsCacheContract } from './robots-cache.contract.ts';
 
-describe('RobotsCache contract: LocalRobotsCache', () => {
+describe("RobotsCache contract: LocalRobotsCache (the embedded crawler's)", () => {
   let local: LocalBackend;
   before(() => {
     local = openLocalBackend();

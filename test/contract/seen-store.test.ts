@@ -1,17 +1,21 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
-import { LocalSeenStore } from '../../functions/adapters/local/local-seen-store.ts';
+import type { SeenStore } from '../../functions/ports.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
 import { seenStoreContract } from './seen-store.contract.ts';
 
-describe('SeenStore contract: LocalSeenStore', () => {
+describe('SeenStore contract: StepUnit (the embedded crawler, one step per call)', () => {
   let local: LocalBackend;
   before(() => {
     local = openLocalBackend();
   });
   after(() => local.close());
-  seenStoreContract(async () => ({ a: new LocalSeenStore(local.db), b: new LocalSeenStore(local.db) }));
+  const store = (): SeenStore => ({
+    claim: (fps, owner) => local.step((unit) => unit.claim(fps, owner)),
+    has: (fp) => local.step((unit) => unit.has(fp)),
+  });
+  seenStoreContract(async () => ({ a: store(), b: store() }));
 });
 
 for (const readFirst of [true, false]) {

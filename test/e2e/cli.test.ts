@@ -8,8 +8,11 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fingerprint } from '../../functions/core/url/fingerprint.ts';
-import { ProgressReporter } from '../../functions/embedded/cli/progress.ts';
-import type { CrawlProgress } from '../../functions/embedded/embedded-crawler.ts';
+import {
+  formatProgress,
+  ProgressReporter,
+  type ProgressView,
+} from '../../functions/embedded/cli/progress.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
 import { buildCli, pagePaths, readJsonl, runCli, tempDir } from './helpers.ts';
@@ -149,7 +152,7 @@ describe('crawlstack CLI', () => {
       rank.stdout,
       /^rank {2}importance {2}pagerank {2}authority {7}hub {2}url\n +1 +1\.000000 +1\.000000 +0\.000000 +0\.000000 +http:/,
     );
-    assert.match(rank.stdout, /1 pages, 0 links between them; Spearman correlation .* with HITS authority: /);
+    assert.match(rank.stdout, /1 pages, 0 links between them; one page: no correlation to compute/);
   });
 
   test('rank without --out, or with a folder that holds no crawl, exits 1', async () => {
@@ -240,7 +243,9 @@ describe('crawlstack CLI', () => {
 });
 
 describe('progress output', () => {
-  const progress: CrawlProgress = {
+  const progress: ProgressView = {
+    at: 1_000_000,
+    pagesPerSecond: 3.5,
     pages: 42,
     skipped: 3,
     errors: 1,
@@ -286,5 +291,16 @@ describe('progress output', () => {
     for (const w of writes.slice(0, 2)) assert.match(w, /^\r\x1b\[K42 pages/);
     assert.ok(writes.slice(0, 2).every((w) => w.length <= 80 + 4 && !w.includes('\n')));
     assert.equal(writes[2], '\r\x1b[K');
+  });
+
+  test("the line shows the crawl's own rate, and what it waits for when the wait is long", () => {
+    assert.match(formatProgress(progress), /^42 pages \| 3\.5\/s \| queue 17/);
+    const waiting = { host: '127.0.0.9', until: progress.at + 65_000, reason: 'retry 1 of 2 after connect' };
+    assert.match(
+      formatProgress({ ...progress, waitingFor: waiting }),
+      / \| waiting for 127\.0\.0\.9: retry 1 of 2 after connect, 1:05 left$/,
+    );
+    const soon = { ...waiting, until: progress.at + 500 };
+    assert.doesNotMatch(formatProgress({ ...progress, waitingFor: soon }), /waiting/);
   });
 });

@@ -229,7 +229,7 @@ describe('dashboard in Chromium', { skip: noBrowser }, () => {
       assert.equal(await text(page, '#source'), 'live from the crawler');
       assert.match(await text(page, '#seeds'), new RegExp(`${site.origin}/`));
       const host = (await rows(page, 'host-table'))[0]!;
-      assert.equal(host[0], new URL(site.origin).host);
+      assert.equal(host[0], new URL(site.origin).hostname);
       assert.ok(Number(host[4]!.replace(/,/g, '')) >= 5, `fetched ${host[4]}`);
       assert.deepEqual((await rows(page, 'status-table'))[0]!.slice(0, 1), ['200']);
       assert.equal(

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -27,6 +28,16 @@ const temps: string[] = [];
 process.on('exit', () => {
   for (const dir of temps) rmSync(dir, { recursive: true, force: true });
 });
+
+/** A port on `address` that nothing listens on (it was free a moment ago): connections are refused. */
+export function freePort(address: string): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, address, () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
 
 /** A fresh temporary folder, removed when the test process exits. */
 export function tempDir(prefix = 'crawlstack-e2e-'): string {

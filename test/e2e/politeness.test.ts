@@ -6,9 +6,11 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
+import { UndiciFetcher } from '../../functions/adapters/http/undici-fetcher.ts';
+import { stagedLookup } from '../fixtures/hostile-routes.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, type PageSpec, siteRoutes, startSites, statusRoute } from '../fixtures/sites.ts';
-import { crawl, gaps, overlapPeak, pagePaths } from './helpers.ts';
+import { crawl, gaps, overlapPeak, pagePaths, testConfig } from './helpers.ts';
 
 /** Timer and clock granularity (Date.now() is whole ms, timers may fire up to 1 ms early). */
 const SLACK_MS = 3;
@@ -222,6 +224,61 @@ describe('politeness', () => {
       assert.equal(run.summary.byReason['gave-up'], 1);
     } finally {
       await closeAll([site!]);
+    }
+  });
+});
+
+describe('politeness per IP address', () => {
+  const NAMES = ['one.test', 'two.test', 'three.test', 'four.test', 'five.test', 'six.test'];
+
+  /** One server on 127.0.0.5, reached as itself and through six names a staged DNS maps to it. */
+  async function sixNames(politenessPerIp: boolean) {
+    // Each name gets pages of its own (titles name the Host header), else they are duplicates.
+    const byName = (req: IncomingMessage, res: ServerResponse) => {
+      const name = req.headers.host ?? '?';
+      const all = Array.from({ length: 4 }, (_, i) => `/p/${i}`);
+      const links = all.map((p) => `<a href="${p}">${p}</a>`).join('');
+      const body = `<title>${name} ${req.url}</title><h1>${name} ${req.url}</h1>${links}`;
+      setTimeout(() => {
+        res.writeHead(req.url === '/robots.txt' ? 404 : 200, { 'content-type': 'text/html' });
+        res.end(body);
+      }, 25);
+    };
+    const [site] = (await startSites(['127.0.0.5'], () => [byName])) as [SiteServer];
+    const { lookup, calls } = stagedLookup(Object.fromEntries(NAMES.map((n) => [n, '127.0.0.5'])));
+    const seeds = [`${site.origin}/`, ...NAMES.map((n) => `http://${n}:${site.port}/`)];
+    const input = { seeds, scope: 'any' as const, concurrency: 16, delayMs: 30, politenessPerIp };
+    const fetcher = new UndiciFetcher({ ...testConfig(input), lookup });
+    try {
+      const run = await crawl(input, { fetcher, lookup });
+      return { site, run, calls };
+    } finally {
+      await fetcher.close();
+    }
+  }
+
+  test('one server through six host names gets one request at a time, with the gap between', async () => {
+    const { site, run, calls } = await sixNames(true);
+    try {
+      assert.equal(run.summary.pages, 7 * 5, 'every name crawled');
+      assert.equal(site.maxInFlight(), 1, 'one request at a time for the one address');
+      for (const { gap, next } of gaps(site)) {
+        assert.ok(gap >= 30 - SLACK_MS, `${gap} ms before ${next.path}`);
+      }
+      for (const name of NAMES) assert.ok((calls.get(name) ?? 0) >= 1, `${name} resolved`);
+    } finally {
+      await closeAll([site]);
+    }
+  });
+
+  test('with politenessPerIp off, each name is its own host again (the server sees requests at once)', async () => {
+    // Measured: 7 requests at once (the seven names), as the issue found six.
+    const { site, run } = await sixNames(false);
+    try {
+      assert.equal(run.summary.pages, 7 * 5);
+      assert.ok(site.maxInFlight() >= 3, `peak ${site.maxInFlight()} in flight`);
+    } finally {
+      await closeAll([site]);
     }
   });
 });

@@ -172,7 +172,7 @@ describe('crawl quality', () => {
       );
       const byPageRank = [...ranking.pages].sort((a, b) => b.pageRank - a.pageRank);
       assert.equal(byPageRank[0]!.url, `${o}/popular`);
-      assert.ok(ranking.spearman >= -1 && ranking.spearman <= 1);
+      assert.ok(ranking.spearman !== null && ranking.spearman >= -1 && ranking.spearman <= 1);
       const sum = ranking.pages.reduce((a, p) => a + p.importance, 0);
       assert.ok(Math.abs(sum - 1) < 1e-9, 'importance is normalized');
       const pageRankSum = ranking.pages.reduce((a, p) => a + p.pageRank, 0);
@@ -186,7 +186,8 @@ describe('crawl quality', () => {
       assert.equal(ranking.pages.find((p) => p.url === `${o}/leaf/0`)!.hub, 0);
       assert.ok(Math.abs(ranking.pages.reduce((a, p) => a + p.hub, 0) - 1) < 1e-9, 'hubs sum to 1');
       assert.equal(ranking.hits.converged, true);
-      for (const rho of [ranking.spearmanAuthority, ranking.spearmanHub]) assert.ok(rho >= -1 && rho <= 1);
+      for (const rho of [ranking.spearmanAuthority, ranking.spearmanHub])
+        assert.ok(rho !== null && rho >= -1 && rho <= 1);
     } finally {
       await closeAll([site!]);
     }

@@ -4,10 +4,11 @@
  * servers' request logs.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { redirect, slowHeaders } from '../fixtures/hostile-routes.ts';
 import { closeAll, robotsTxt, siteRoutes, startSites, statusRoute } from '../fixtures/sites.ts';
-import { crawl, gaps, pagePaths } from './helpers.ts';
+import { crawl, gaps, pagePaths, readJsonl, readWarc } from './helpers.ts';
 
 describe('robots.txt', () => {
   test('is the first request to every host, and disallowed paths are never requested', async () => {
@@ -244,6 +245,36 @@ describe('robots.txt', () => {
       assert.equal(run.page(`${site!.origin}/`).status, 200);
     } finally {
       await closeAll([site!]);
+    }
+  });
+
+  test('each robots.txt response is archived in the WARC, and the sitemaps it names are listed', async () => {
+    const robots =
+      'User-agent: *\nDisallow: /x\nSitemap: /sitemap.xml\nSitemap: https://cdn.example/s2.xml.gz\n';
+    const sites = await startSites(['127.0.0.2', '127.0.0.3'], (o) => [
+      siteRoutes({ '/robots.txt': robotsTxt(robots), '/': { title: 'a', links: [`${o[1]}/`] } }),
+      siteRoutes({ '/robots.txt': robotsTxt('User-agent: *\nAllow: /\n'), '/': { title: 'b' } }),
+    ]);
+    try {
+      const [a, b] = sites.map((s) => s.origin) as [string, string];
+      const run = await crawl({ seeds: [`${a}/`], scope: 'any' });
+      const entries = await readWarc(run.outDir);
+      const archived = entries.filter((e) => e.type === 'response' && e.uri?.endsWith('/robots.txt'));
+      assert.deepEqual(archived.map((e) => e.uri).sort(), [`${a}/robots.txt`, `${b}/robots.txt`]);
+      assert.equal(
+        Buffer.from(archived.find((e) => e.uri === `${a}/robots.txt`)!.payload).toString(),
+        robots,
+      );
+      assert.equal(entries.filter((e) => e.type === 'request' && e.uri?.endsWith('/robots.txt')).length, 2);
+      assert.deepEqual(
+        readJsonl<{ robotsUrl: string; sitemaps: string[] }>(join(run.outDir, 'sitemaps.jsonl')).map((l) => [
+          l.robotsUrl,
+          l.sitemaps,
+        ]),
+        [[`${a}/robots.txt`, [`${a}/sitemap.xml`, 'https://cdn.example/s2.xml.gz']]],
+      );
+    } finally {
+      await closeAll(sites);
     }
   });
 });

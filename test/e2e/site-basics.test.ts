@@ -133,15 +133,20 @@ describe('a small site', () => {
     const responses = entries.filter((e) => e.type === 'response');
     const requests = entries.filter((e) => e.type === 'request');
     assert.equal(entries.filter((e) => e.type === 'warcinfo').length, 1);
-    assert.equal(responses.length, 10, 'robots.txt is not archived, every page is');
-    assert.equal(requests.length, 10);
+    // every page, and the robots.txt response (a 404 here) as Heritrix archives it
+    assert.equal(responses.length, 11);
+    assert.equal(requests.length, 11);
     assertUnique(
       responses.map((e) => e.uri),
       'archived URLs',
     );
+    assert.ok(
+      responses.some((e) => e.uri === `${o}/robots.txt`),
+      'robots.txt is archived',
+    );
     const index = readFileSync(join(run.outDir, 'warc', 'index.cdxj'), 'utf8')
       .trim()
       .split('\n');
-    assert.equal(index.length, 10);
+    assert.equal(index.length, 11);
   });
 });

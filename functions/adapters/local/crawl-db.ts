@@ -3,7 +3,7 @@
  * the URL-seen set (8-byte fingerprints), the frontier, content hashes, robots.txt entries and
  * checkpoints. Memory stays flat as the crawl grows: rows live on disk, SQLite caches pages.
  */
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DatabaseSync } from 'node:sqlite';
 import { SEED_OWNER } from '../../core/crawl-page.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import { fingerprint } from '../../core/url/fingerprint.ts';
@@ -60,10 +60,17 @@ export interface StepWrite {
   finishedCash?: { history: number; key: number };
   /** The task is rewritten in place (retry). */
   retried?: CrawlTask | QueuedTask;
+  /**
+   * The task finished without a response for a reason a later run may remove (a wider setting,
+   * a server back up): kept so that `requeueFailed` can queue it again.
+   */
+  failed?: { task: CrawlTask; reason: string };
   /** Host whose page budget the step used (a page request was made). */
   hostFetched?: string;
   /** Owner recorded with `claimed` (the page whose links they are; SeenStore semantics). */
   claimOwner?: Fingerprint;
+  /** What the step taught the crawl's trap detectors, replayed after a crash (`qualityLog`). */
+  quality?: unknown[];
   /** Checkpoint written with the step (output file sizes, counters). */
   checkpoint: unknown;
 }
@@ -117,6 +124,7 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS content (hash INTEGER PRIMARY KEY, url TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS robots (origin TEXT PRIMARY KEY, entry TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS failed (fp INTEGER PRIMARY KEY, reason TEXT NOT NULL, task TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS journal (
     slot INTEGER PRIMARY KEY,
     step INTEGER NOT NULL,
@@ -127,8 +135,10 @@ const SCHEMA = `
     history REAL,
     key REAL,
     host TEXT,
-    content TEXT
+    content TEXT,
+    quality TEXT
   );
+  CREATE TABLE IF NOT EXISTS quality_log (id INTEGER PRIMARY KEY, events TEXT NOT NULL);
 `;
 
 /** The state file was written by an incompatible version of crawlstack. */
@@ -151,6 +161,8 @@ interface JournalEntry {
   host: string | null;
   /** Content hashes first seen by the step, with their URLs. */
   content: [hash: string, url: string][];
+  /** What the step taught the trap detectors (JSON), replayed by a resumed crawl. */
+  quality: string | null;
 }
 
 /** A claimed URL waiting for the sorted merge: its owner and, when queued, its frontier row. */
@@ -161,7 +173,7 @@ interface RecentClaim {
 
 export class CrawlDb {
   readonly #db: DatabaseSync;
-  readonly #stmt: Record<string, StatementSync>;
+  readonly #stmt: Statements;
   /** Claimed, committed with their frontier rows, not yet merged into `seen`. */
   readonly #recent = new Map<Fingerprint, RecentClaim>();
   /** Committed steps not yet merged from the journal, oldest first, and what reads need of them. */
@@ -173,12 +185,19 @@ export class CrawlDb {
   #mergedJournal = false;
   #seq: number;
   #frontSeq: number;
-  readonly #prioritize: Prioritize;
+  /** How new frontier rows are valued; set by the crawl's order once its ledger is loaded. */
+  prioritize: Prioritize;
 
   constructor(path: string, options: { prioritize?: Prioritize } = {}) {
-    this.#prioritize = options.prioritize ?? breadthFirst;
+    this.prioritize = options.prioritize ?? breadthFirst;
     this.#db = new DatabaseSync(path);
-    this.#db.exec(SCHEMA);
+    try {
+      this.#db.exec(SCHEMA);
+    } catch (error) {
+      // Locked by another process, or not a database: leave nothing open.
+      this.#db.close();
+      throw error;
+    }
     const columnsOf = (table: string) =>
       (this.#db.prepare(`PRAGMA table_info(${table})`).all() as { name: string; type: string }[]).map(
         (c) => `${c.name}:${c.type}`,
@@ -196,77 +215,19 @@ export class CrawlDb {
     // Journals written before they held the finished row's queue position.
     if (!columnsOf('journal').includes('seq:INTEGER'))
       this.#db.exec('ALTER TABLE journal ADD COLUMN seq INTEGER');
+    if (!columnsOf('journal').includes('quality:TEXT'))
+      this.#db.exec('ALTER TABLE journal ADD COLUMN quality TEXT');
     this.#db.exec('CREATE TEMP TABLE frontier_done (seq INTEGER PRIMARY KEY)');
-    const prepare = (sql: string) => this.#db.prepare(sql);
-    this.#stmt = {
-      getMeta: prepare('SELECT value FROM meta WHERE key = ?'),
-      setMeta: prepare(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      ),
-      seenRow: prepare('SELECT owner, seq FROM seen WHERE fp = ?'),
-      seenAdd: prepare('INSERT OR IGNORE INTO seen (fp, owner, seq) VALUES (?, ?, ?)'),
-      seenCount: prepare('SELECT count(*) AS n FROM seen'),
-      seenFinished: prepare(
-        'INSERT INTO seen (fp, owner, history, key) VALUES (?, ?, ?, ?) ' +
-          'ON CONFLICT (fp) DO UPDATE SET history = excluded.history, key = excluded.key',
-      ),
-      push: prepare(
-        'INSERT INTO frontier (seq, host, fp, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      // Rows finished since the last merge are still here, listed in temp.frontier_done.
-      head: prepare(
-        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ' +
-          'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
-      ),
-      headTaken: prepare(
-        'SELECT seq, prio, cash, task FROM frontier WHERE host = ? AND seq != ? ' +
-          'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
-      ),
-      done: prepare('INSERT OR IGNORE INTO frontier_done (seq) VALUES (?)'),
-      doneClear: prepare('DELETE FROM frontier_done'),
-      rowBySeq: prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
-      remove: prepare('DELETE FROM frontier WHERE seq = ?'),
-      rewrite: prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
-      creditQueued: prepare('UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2 WHERE seq = ?3'),
-      creditSeen: prepare('UPDATE seen SET key = key + ? WHERE fp = ? AND key IS NOT NULL'),
-      pageCash: prepare('SELECT history, key FROM seen WHERE fp = ?'),
-      hostCounts: prepare('SELECT host, count(*) AS n FROM frontier GROUP BY host'),
-      frontierCount: prepare('SELECT count(*) AS n FROM frontier'),
-      seqBounds: prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier'),
-      contentGet: prepare('SELECT url FROM content WHERE hash = ?'),
-      contentAdd: prepare('INSERT OR IGNORE INTO content (hash, url) VALUES (?, ?)'),
-      hostFetched: prepare(
-        'INSERT INTO hosts (host, fetched) VALUES (?, 1) ON CONFLICT (host) DO UPDATE SET fetched = fetched + 1',
-      ),
-      hostsFetched: prepare('SELECT host, fetched FROM hosts'),
-      robotsGet: prepare('SELECT entry FROM robots WHERE origin = ?'),
-      robotsPut: prepare(
-        'INSERT INTO robots (origin, entry) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET entry = excluded.entry',
-      ),
-      hostFetchedBy: prepare(
-        'INSERT INTO hosts (host, fetched) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET fetched = fetched + ?2',
-      ),
-      journalPut: prepare(
-        'INSERT OR REPLACE INTO journal (slot, step, checkpoint, seq, fp, owner, history, key, host, content) ' +
-          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
-      journalAfter: prepare(
-        'SELECT step, checkpoint, seq, fp, owner, history, key, host, content FROM journal WHERE step > ? ORDER BY step',
-      ),
-      journalMax: prepare('SELECT coalesce(max(step), 0) AS step FROM journal'),
-      // Prepared once: exec() would parse them again on every step.
-      begin: prepare('BEGIN'),
-      commit: prepare('COMMIT'),
-      rollback: prepare('ROLLBACK'),
-    };
+    this.#stmt = prepareStatements(this.#db);
     // Fingerprints and owners are full 64-bit values: read them as bigint, not as lossy numbers.
-    for (const name of ['seenRow', 'rowBySeq', 'journalAfter']) this.#stmt[name]!.setReadBigInts(true);
+    for (const name of ['seenRow', 'rowBySeq', 'journalAfter'] as const)
+      this.#stmt[name].setReadBigInts(true);
     // Queued fingerprints that a crash kept from being merged: put them in the seen set now.
     this.#db.exec(
       'INSERT INTO seen (fp, owner, seq) SELECT fp, owner, seq FROM frontier WHERE true ORDER BY fp ' +
         'ON CONFLICT (fp) DO UPDATE SET seq = excluded.seq WHERE seen.seq IS NULL AND seen.key IS NULL',
     );
-    const bounds = this.#stmt.seqBounds!.get() as { hi: number; lo: number };
+    const bounds = this.#stmt.seqBounds.get() as { hi: number; lo: number };
     this.#seq = Math.max(0, bounds.hi);
     this.#frontSeq = Math.min(0, bounds.lo);
     this.#journalStep = this.#recoverJournal();
@@ -280,14 +241,22 @@ export class CrawlDb {
   getMeta<T>(key: string): T | undefined {
     // The latest checkpoint may still be in the journal.
     this.#mergeJournal();
-    const row = this.#stmt.getMeta!.get(key) as { value: string } | undefined;
+    const row = this.#stmt.getMeta.get(key) as { value: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.value) as T);
   }
 
   setMeta(key: string, value: unknown): void {
     // A later merge must not put an older journalled checkpoint over this one.
     this.#mergeJournal();
-    this.#stmt.setMeta!.run(key, JSON.stringify(value));
+    this.#stmt.setMeta.run(key, JSON.stringify(value));
+  }
+
+  /** True when the URL has a row in the frontier that no finished step removed. */
+  isQueued(fp: Fingerprint): boolean {
+    const seq = this.#claimOf(fp)?.seq;
+    if (seq === null || seq === undefined) return false;
+    const row = this.#stmt.rowBySeq.get(seq) as { fp: bigint } | undefined;
+    return row !== undefined && row.fp === fpToInt(fp) && this.#stmt.isDone.get(seq) === undefined;
   }
 
   seenHas(fp: Fingerprint): boolean {
@@ -302,73 +271,26 @@ export class CrawlDb {
     return this.#claimOf(fp)?.owner;
   }
 
-  /**
-   * Claims fingerprints for `owner` and commits at once (the LocalSeenStore; the embedded
-   * runtime commits claims with its step instead). Per fingerprint, in order: true when this call
-   * inserted it or it was inserted by the same owner.
-   */
-  claimSeen(fps: readonly Fingerprint[], owner: Fingerprint): boolean[] {
-    const ownerInt = fpToInt(owner);
-    return this.#transaction(() =>
-      fps.map((fp) => {
-        const existing = this.seenOwner(fp);
-        if (existing !== undefined) return existing === owner;
-        this.#stmt.seenAdd!.run(fpToInt(fp), ownerInt, null);
-        return true;
-      }),
-    );
-  }
-
-  /** Registers a content hash for `url` unless one is there; resolves the URL registered first. */
-  claimContent(hash: string, url: string): string {
-    this.#mergeJournal();
-    this.#stmt.contentAdd!.run(hashKey(hash), url);
-    return this.contentOwner(hash) ?? url;
-  }
-
-  /**
-   * Appends tasks to their hosts' queues and commits. At-least-once, like every Frontier: the
-   * seen set, not the queue, keeps a URL from being queued twice.
-   */
-  enqueue(tasks: readonly CrawlTask[]): void {
-    const added: [Fingerprint, RecentClaim][] = [];
-    this.#transaction(() => {
-      for (const task of tasks) {
-        const seq = ++this.#seq;
-        this.#push(task, seq, task.parent ?? null, false);
-        added.push([task.fp, { owner: this.seenOwner(task.fp) ?? task.parent ?? null, seq }]);
-      }
-    });
-    for (const [fp, claim] of added) this.#recent.set(fp, claim);
-  }
-
-  /** Removes a queued task: the row `head` returned, or the latest row queued for a fingerprint. */
-  removeTask(task: QueuedTask | Fingerprint): void {
-    this.#mergeJournal();
-    const row = this.#row(task);
-    if (row !== undefined) this.#stmt.remove!.run(row.seq);
-  }
-
   seenCount(): number {
     this.#mergeJournal();
     this.#merge();
-    return (this.#stmt.seenCount!.get() as { n: number }).n;
+    return (this.#stmt.seenCount.get() as { n: number }).n;
   }
 
   contentOwner(hash: string): string | undefined {
     const key = hashKey(hash);
     // A row in `content` is older than any journalled claim of the same hash.
-    const row = this.#stmt.contentGet!.get(key) as { url: string } | undefined;
+    const row = this.#stmt.contentGet.get(key) as { url: string } | undefined;
     return row?.url ?? this.#journalContent.get(key);
   }
 
   robots(origin: string): RobotsEntry | undefined {
-    const row = this.#stmt.robotsGet!.get(origin) as { entry: string } | undefined;
+    const row = this.#stmt.robotsGet.get(origin) as { entry: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.entry) as RobotsEntry);
   }
 
   putRobots(origin: string, entry: RobotsEntry): void {
-    this.#stmt.robotsPut!.run(origin, JSON.stringify(entry));
+    this.#stmt.robotsPut.run(origin, JSON.stringify(entry));
   }
 
   /**
@@ -378,8 +300,8 @@ export class CrawlDb {
   head(host: string, taken?: number): QueuedTask | undefined {
     type Row = { seq: number; prio: number; cash: number; task: string };
     let row: Row | undefined;
-    if (taken === undefined) row = this.#stmt.head!.get(host) as Row | undefined;
-    else row = this.#stmt.headTaken!.get(host, taken) as Row | undefined;
+    if (taken === undefined) row = this.#stmt.head.get(host) as Row | undefined;
+    else row = this.#stmt.headTaken.get(host, taken) as Row | undefined;
     if (row === undefined) return undefined;
     return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq, prio: row.prio, cashKey: row.cash };
   }
@@ -403,26 +325,93 @@ export class CrawlDb {
     this.#transaction(() => {
       // Journalled pages get their `seen` rows first, so that their cash keys are credited too.
       this.#mergeJournal();
-      for (const [seq, amount] of queued) this.#stmt.creditQueued!.run(amount, byCash ? 1 : 0, seq);
-      for (const [fp, amount] of fetched) this.#stmt.creditSeen!.run(amount, fp);
+      for (const [seq, amount] of queued) this.#stmt.creditQueued.run(amount, byCash ? 1 : 0, seq);
+      for (const [fp, amount] of fetched) this.#stmt.creditSeen.run(amount, fp);
     });
   }
 
   /** A fetched page's AOPIC history and cash key, if it has them. */
   pageCash(fp: Fingerprint): { history: number; key: number } | undefined {
     this.#mergeJournal();
-    const row = this.#stmt.pageCash!.get(fpToInt(fp)) as
+    const row = this.#stmt.pageCash.get(fpToInt(fp)) as
       | { history: number | null; key: number | null }
       | undefined;
     if (row === undefined || row.history === null || row.key === null) return undefined;
     return { history: row.history, key: row.key };
   }
 
+  /**
+   * What committed steps taught the trap detectors since their state was last saved, oldest
+   * first: each step's `StepWrite.quality`.
+   */
+  qualityLog(): unknown[][] {
+    this.#mergeJournal();
+    const steps: unknown[][] = [];
+    for (const row of this.#stmt.qualityRows.iterate() as Iterable<{ events: string }>) {
+      for (const step of JSON.parse(row.events) as unknown[][]) steps.push(step);
+    }
+    return steps;
+  }
+
+  /**
+   * Saves the detectors' state, which covers every step committed so far, and drops their logged
+   * lessons, in one transaction; `alsoWrite` runs inside it (the near-duplicate index's merge).
+   */
+  saveQuality(snapshot: unknown, alsoWrite: () => void = () => {}): void {
+    this.#transaction(() => {
+      this.#mergeJournal();
+      this.#stmt.setMeta.run('quality', JSON.stringify(snapshot));
+      this.#stmt.qualityClear.run();
+      alsoWrite();
+    });
+  }
+
+  /** URLs that failed for each of these reasons (see `StepWrite.failed`). */
+  failedCounts(reasons: Iterable<string>): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const reason of reasons) {
+      const n = (this.#stmt.failedCount.get(reason) as { n: number }).n;
+      if (n > 0) counts.set(reason, n);
+    }
+    return counts;
+  }
+
+  /**
+   * Queues again, as new tasks (first attempt, no cash of their own), the URLs that failed for
+   * these reasons, forgets the robots.txt entries that were failures (disallow-all: 5xx,
+   * unreachable, refused address) so that they are fetched again, and writes `checkpoint`, in one
+   * transaction. Returns the tasks queued.
+   */
+  requeueFailed(reasons: Iterable<string>, checkpoint: unknown): CrawlTask[] {
+    const s = this.#stmt;
+    const tasks: CrawlTask[] = [];
+    this.#transaction(() => {
+      this.#mergeJournal();
+      for (const reason of reasons) {
+        for (const row of s.failedOf.all(reason) as { task: string }[]) {
+          tasks.push({ ...(JSON.parse(row.task) as CrawlTask), attempt: 0, cash: 0 });
+        }
+        s.failedDelete.run(reason);
+      }
+      for (const task of tasks) {
+        const seq = ++this.#seq;
+        this.#push(task, seq, null, false);
+        // The URL stays seen; its queue position is how AOPIC credits find it.
+        s.seenQueued.run(seq, fpToInt(task.fp));
+        const recent = this.#recent.get(task.fp);
+        if (recent !== undefined) recent.seq = seq;
+      }
+      if (tasks.length > 0) s.robotsForget.run('%"status":"disallow-all"%');
+      s.setMeta.run('checkpoint', JSON.stringify(checkpoint));
+    });
+    return tasks;
+  }
+
   /** Queued task counts per host (to rebuild the scheduler after a restart). */
   hostCounts(): Map<string, number> {
     this.#mergeJournal();
     const counts = new Map<string, number>();
-    for (const row of this.#stmt.hostCounts!.iterate() as Iterable<{ host: string; n: number }>) {
+    for (const row of this.#stmt.hostCounts.iterate() as Iterable<{ host: string; n: number }>) {
       counts.set(row.host, row.n);
     }
     return counts;
@@ -432,7 +421,7 @@ export class CrawlDb {
   hostFetchedCounts(): Map<string, number> {
     this.#mergeJournal();
     const counts = new Map<string, number>();
-    for (const row of this.#stmt.hostsFetched!.iterate() as Iterable<{ host: string; fetched: number }>) {
+    for (const row of this.#stmt.hostsFetched.iterate() as Iterable<{ host: string; fetched: number }>) {
       counts.set(row.host, row.fetched);
     }
     return counts;
@@ -440,7 +429,7 @@ export class CrawlDb {
 
   frontierSize(): number {
     this.#mergeJournal();
-    return (this.#stmt.frontierCount!.get() as { n: number }).n;
+    return (this.#stmt.frontierCount.get() as { n: number }).n;
   }
 
   /** Seeds a fresh crawl: claims and queues the seed tasks in one transaction. */
@@ -472,6 +461,8 @@ export class CrawlDb {
       key: null,
       host: write.hostFetched ?? null,
       content: write.contentHashes.map(({ hash, url }) => [hash, url]),
+      quality:
+        write.quality === undefined || write.quality.length === 0 ? null : JSON.stringify(write.quality),
     };
     try {
       this.#transaction(() => {
@@ -482,7 +473,7 @@ export class CrawlDb {
         }
         // A claim without a frontier row has nothing to recover it from: it goes to `seen` now.
         const ownerInt = owner === null ? null : fpToInt(owner);
-        for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd!.run(fpToInt(fp), ownerInt, null);
+        for (const fp of write.claimed) if (!queued.has(fp)) s.seenAdd.run(fpToInt(fp), ownerInt, null);
         this.#writeStep(write, entry);
         this.#journal.push(entry);
         this.#journalStep = entry.step;
@@ -503,8 +494,8 @@ export class CrawlDb {
       }
     }
     for (const [fp, seq] of queued) this.#recent.set(fp, { owner, seq });
-    if (entry.seq !== null) {
-      const finished = write.finished!;
+    const finished = write.finished;
+    if (entry.seq !== null && finished !== undefined) {
       const claim = this.#recent.get(typeof finished === 'string' ? finished : finished.fp);
       if (claim !== undefined) claim.seq = null;
     }
@@ -524,17 +515,21 @@ export class CrawlDb {
           entry.history = write.finishedCash.history;
           entry.key = write.finishedCash.key;
         }
-        s.done!.run(seq);
+        s.done.run(seq);
       }
     }
     if (write.retried !== undefined) {
       const row = this.#row(write.retried);
       if (row !== undefined) {
         const { seq: _seq, prio: _prio, cashKey: _cashKey, ...task } = write.retried as QueuedTask;
-        s.rewrite!.run(JSON.stringify(task), row.seq);
+        s.rewrite.run(JSON.stringify(task), row.seq);
       }
     }
-    s.journalPut!.run(
+    if (write.failed !== undefined) {
+      const { task, reason } = write.failed;
+      s.failedPut.run(fpToInt(task.fp), reason, JSON.stringify(task));
+    }
+    s.journalPut.run(
       entry.step % JOURNAL_STEPS,
       entry.step,
       entry.checkpoint,
@@ -545,6 +540,7 @@ export class CrawlDb {
       entry.key,
       entry.host,
       entry.content.length === 0 ? null : JSON.stringify(entry.content),
+      entry.quality,
     );
   }
 
@@ -554,11 +550,19 @@ export class CrawlDb {
     this.#db.close();
   }
 
+  /**
+   * Closes the connection without merging what waits in memory (after a storage failure: the
+   * committed steps are in the journal and the frontier, and opening the file again recovers them).
+   */
+  abandon(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
   /** The claim of a fingerprint: in memory waiting for the merge, or in `seen`. */
   #claimOf(fp: Fingerprint): RecentClaim | undefined {
     const recent = this.#recent.get(fp);
     if (recent !== undefined) return recent;
-    const row = this.#stmt.seenRow!.get(fpToInt(fp)) as
+    const row = this.#stmt.seenRow.get(fpToInt(fp)) as
       | { owner: bigint | null; seq: bigint | null }
       | undefined;
     if (row === undefined) return undefined;
@@ -570,8 +574,8 @@ export class CrawlDb {
 
   #push(task: CrawlTask, seq: number, owner: Fingerprint | null, front: boolean): void {
     const ownerInt = owner === null ? null : fpToInt(owner);
-    const { prio, cashKey } = this.#prioritize(task, seq, front);
-    this.#stmt.push!.run(seq, task.host, fpToInt(task.fp), ownerInt, prio, cashKey, JSON.stringify(task));
+    const { prio, cashKey } = this.prioritize(task, seq, front);
+    this.#stmt.push.run(seq, task.host, fpToInt(task.fp), ownerInt, prio, cashKey, JSON.stringify(task));
   }
 
   /** The frontier row of a queued task: by its queue position when known, else through `seen`. */
@@ -589,9 +593,7 @@ export class CrawlDb {
   ): { seq: number; fp: bigint; owner: bigint | null } | undefined {
     const seq = this.#seqOf(task);
     if (seq === undefined) return undefined;
-    const row = this.#stmt.rowBySeq!.get(seq) as
-      | { seq: bigint; fp: bigint; owner: bigint | null }
-      | undefined;
+    const row = this.#stmt.rowBySeq.get(seq) as { seq: bigint; fp: bigint; owner: bigint | null } | undefined;
     return row === undefined ? undefined : { seq: Number(row.seq), fp: row.fp, owner: row.owner };
   }
 
@@ -603,7 +605,7 @@ export class CrawlDb {
     );
     rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     this.#transaction(() => {
-      for (const [fp, owner, seq] of rows) this.#stmt.seenAdd!.run(fp, owner, seq);
+      for (const [fp, owner, seq] of rows) this.#stmt.seenAdd.run(fp, owner, seq);
     });
     this.#recent.clear();
   }
@@ -614,7 +616,8 @@ export class CrawlDb {
    */
   #mergeJournal(): void {
     const entries = this.#journal;
-    if (entries.length === 0) return;
+    const last = entries.at(-1);
+    if (last === undefined) return;
     if (!this.#inTransaction) {
       this.#transaction(() => this.#mergeJournal());
       return;
@@ -622,32 +625,35 @@ export class CrawlDb {
     const s = this.#stmt;
     // The finished rows, read and removed in queue order (neighbouring pages), then filed in
     // `seen` in key order. Stable sort: of two rows for one key, the later step writes last.
-    const finished = entries.filter((e) => e.seq !== null).sort((a, b) => a.seq! - b.seq!);
+    const finished: (JournalEntry & { seq: number })[] = [];
+    for (const e of entries) if (e.seq !== null) finished.push({ ...e, seq: e.seq });
+    finished.sort((a, b) => a.seq - b.seq);
+    const filed: (JournalEntry & { fp: bigint })[] = [];
     for (const e of finished) {
-      const row = s.rowBySeq!.get(e.seq) as { fp: bigint; owner: bigint | null } | undefined;
+      const row = s.rowBySeq.get(e.seq) as { fp: bigint; owner: bigint | null } | undefined;
       if (row === undefined) continue;
-      e.fp = row.fp;
-      e.owner = row.owner;
-      s.remove!.run(e.seq);
+      filed.push({ ...e, fp: row.fp, owner: row.owner });
+      s.remove.run(e.seq);
     }
-    s.doneClear!.run();
-    const filed = finished.filter((e) => e.fp !== null).sort((a, b) => a.step - b.step);
-    filed.sort((a, b) => (a.fp! < b.fp! ? -1 : a.fp! > b.fp! ? 1 : 0));
+    s.doneClear.run();
+    filed.sort((a, b) => a.step - b.step);
+    filed.sort((a, b) => (a.fp < b.fp ? -1 : a.fp > b.fp ? 1 : 0));
     for (const e of filed) {
-      if (e.history === null || e.key === null) s.seenAdd!.run(e.fp, e.owner, null);
-      else s.seenFinished!.run(e.fp, e.owner, e.history, e.key);
+      if (e.history === null || e.key === null) s.seenAdd.run(e.fp, e.owner, null);
+      else s.seenFinished.run(e.fp, e.owner, e.history, e.key);
     }
     const content: [bigint, string][] = [];
     for (const e of entries) for (const [hash, url] of e.content) content.push([hashKey(hash), url]);
     // INSERT OR IGNORE keeps the first URL of a hash, so steps stay in order within a key.
     content.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    for (const [key, url] of content) s.contentAdd!.run(key, url);
+    for (const [key, url] of content) s.contentAdd.run(key, url);
     const hosts = new Map<string, number>();
     for (const e of entries) if (e.host !== null) hosts.set(e.host, (hosts.get(e.host) ?? 0) + 1);
-    for (const [host, n] of hosts) s.hostFetchedBy!.run(host, n);
-    const last = entries.at(-1)!;
-    s.setMeta!.run('checkpoint', last.checkpoint);
-    s.setMeta!.run('journal', JSON.stringify({ merged: last.step }));
+    for (const [host, n] of hosts) s.hostFetchedBy.run(host, n);
+    const events = entries.flatMap((e) => (e.quality === null ? [] : [e.quality]));
+    if (events.length > 0) s.qualityAppend.run(`[${events.join(',')}]`);
+    s.setMeta.run('checkpoint', last.checkpoint);
+    s.setMeta.run('journal', JSON.stringify({ merged: last.step }));
     // Cleared only once the merge commits (see #transaction).
     this.#mergedJournal = true;
   }
@@ -665,8 +671,9 @@ export class CrawlDb {
       key: number | null;
       host: string | null;
       content: string | null;
+      quality: string | null;
     };
-    for (const row of this.#stmt.journalAfter!.iterate(merged) as Iterable<Row>) {
+    for (const row of this.#stmt.journalAfter.iterate(merged) as Iterable<Row>) {
       this.#journal.push({
         step: Number(row.step),
         checkpoint: row.checkpoint,
@@ -677,32 +684,41 @@ export class CrawlDb {
         key: row.key,
         host: row.host,
         content: row.content === null ? [] : (JSON.parse(row.content) as [string, string][]),
+        quality: row.quality,
       });
     }
-    const last = Math.max(merged, (this.#stmt.journalMax!.get() as { step: number }).step);
+    const last = Math.max(merged, (this.#stmt.journalMax.get() as { step: number }).step);
     this.#mergeJournal();
     return last;
   }
 
   #metaValue<T>(key: string): T | undefined {
-    const row = this.#stmt.getMeta!.get(key) as { value: string } | undefined;
+    const row = this.#stmt.getMeta.get(key) as { value: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.value) as T);
   }
 
   #transaction<T>(work: () => T): T {
     const s = this.#stmt;
-    s.begin!.run();
+    s.begin.run();
     this.#inTransaction = true;
     try {
       const result = work();
-      s.commit!.run();
+      s.commit.run();
       if (this.#mergedJournal) {
         this.#journal.length = 0;
         this.#journalContent.clear();
       }
       return result;
     } catch (error) {
-      s.rollback!.run();
+      // SQLite rolls back by itself after some errors (SQLITE_FULL, SQLITE_IOERR): a ROLLBACK then
+      // fails with "no transaction is active", which must not hide the error that caused it.
+      if (this.#db.isTransaction) {
+        try {
+          s.rollback.run();
+        } catch {
+          // the original error says more
+        }
+      }
       throw error;
     } finally {
       this.#inTransaction = false;
@@ -726,3 +742,77 @@ const HEX_DIGEST = /^[0-9a-f]{16}/;
 function intToFp(value: bigint): Fingerprint {
   return BigInt.asUintN(64, value).toString(16).padStart(16, '0');
 }
+
+/** The statements of one connection, prepared once: exec() would parse them again on every step. */
+function prepareStatements(db: DatabaseSync) {
+  return {
+    getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
+    setMeta: db.prepare(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
+    seenRow: db.prepare('SELECT owner, seq FROM seen WHERE fp = ?'),
+    seenAdd: db.prepare('INSERT OR IGNORE INTO seen (fp, owner, seq) VALUES (?, ?, ?)'),
+    seenCount: db.prepare('SELECT count(*) AS n FROM seen'),
+    seenFinished: db.prepare(
+      'INSERT INTO seen (fp, owner, history, key) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (fp) DO UPDATE SET history = excluded.history, key = excluded.key',
+    ),
+    push: db.prepare(
+      'INSERT INTO frontier (seq, host, fp, owner, prio, cash, task) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    // Rows finished since the last merge are still here, listed in temp.frontier_done.
+    head: db.prepare(
+      'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ' +
+        'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
+    ),
+    headTaken: db.prepare(
+      'SELECT seq, prio, cash, task FROM frontier WHERE host = ? AND seq != ? ' +
+        'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
+    ),
+    done: db.prepare('INSERT OR IGNORE INTO frontier_done (seq) VALUES (?)'),
+    doneClear: db.prepare('DELETE FROM frontier_done'),
+    isDone: db.prepare('SELECT 1 AS done FROM frontier_done WHERE seq = ?'),
+    rowBySeq: db.prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
+    remove: db.prepare('DELETE FROM frontier WHERE seq = ?'),
+    rewrite: db.prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
+    creditQueued: db.prepare('UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2 WHERE seq = ?3'),
+    creditSeen: db.prepare('UPDATE seen SET key = key + ? WHERE fp = ? AND key IS NOT NULL'),
+    pageCash: db.prepare('SELECT history, key FROM seen WHERE fp = ?'),
+    hostCounts: db.prepare('SELECT host, count(*) AS n FROM frontier GROUP BY host'),
+    frontierCount: db.prepare('SELECT count(*) AS n FROM frontier'),
+    seqBounds: db.prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier'),
+    contentGet: db.prepare('SELECT url FROM content WHERE hash = ?'),
+    contentAdd: db.prepare('INSERT OR IGNORE INTO content (hash, url) VALUES (?, ?)'),
+    hostsFetched: db.prepare('SELECT host, fetched FROM hosts'),
+    robotsGet: db.prepare('SELECT entry FROM robots WHERE origin = ?'),
+    qualityAppend: db.prepare('INSERT INTO quality_log (events) VALUES (?)'),
+    qualityRows: db.prepare('SELECT events FROM quality_log ORDER BY id'),
+    qualityClear: db.prepare('DELETE FROM quality_log'),
+    failedPut: db.prepare('INSERT OR REPLACE INTO failed (fp, reason, task) VALUES (?, ?, ?)'),
+    failedCount: db.prepare('SELECT count(*) AS n FROM failed WHERE reason = ?'),
+    failedOf: db.prepare('SELECT task FROM failed WHERE reason = ?'),
+    failedDelete: db.prepare('DELETE FROM failed WHERE reason = ?'),
+    seenQueued: db.prepare('UPDATE seen SET seq = ? WHERE fp = ?'),
+    robotsForget: db.prepare('DELETE FROM robots WHERE entry LIKE ?'),
+    robotsPut: db.prepare(
+      'INSERT INTO robots (origin, entry) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET entry = excluded.entry',
+    ),
+    hostFetchedBy: db.prepare(
+      'INSERT INTO hosts (host, fetched) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET fetched = fetched + ?2',
+    ),
+    journalPut: db.prepare(
+      'INSERT OR REPLACE INTO journal (slot, step, checkpoint, seq, fp, owner, history, key, host, content, quality) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    journalAfter: db.prepare(
+      'SELECT step, checkpoint, seq, fp, owner, history, key, host, content, quality FROM journal WHERE step > ? ORDER BY step',
+    ),
+    journalMax: db.prepare('SELECT coalesce(max(step), 0) AS step FROM journal'),
+    // Prepared once: exec() would parse them again on every step.
+    begin: db.prepare('BEGIN'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;

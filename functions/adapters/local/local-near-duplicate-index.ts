@@ -18,8 +18,8 @@
  * in crawl-db.ts): band keys are random, so filing each page at once dirtied k + 2 random B-tree
  * pages per add and rewrote them to the WAL. Measured per add on a file: 80 to 120 µs one at a
  * time; in batches of 4,096: 29 µs up to 100,000 pages, 110 µs at 1 million; of 16,384: 29 µs and
- * 61 µs. Lookups see the waiting adds. A crash loses them: those pages are then not found as
- * originals of later near-duplicates, a loss of quality, never of a URL.
+ * 61 µs. Lookups see the waiting adds. A crash loses them; the embedded crawler adds them again
+ * when it resumes, from the SimHashes its committed steps recorded (embedded/step-quality.ts).
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import {

@@ -1,13 +1,15 @@
 /**
- * The local adapters of one crawl step. Several steps run at once (different hosts), and SQLite
- * transactions cannot interleave, so each step buffers its writes here and the runtime commits
- * them in one transaction when the step ends; a step killed half-way leaves nothing behind.
+ * The embedded crawler's SeenStore, Frontier, ContentSeenStore and ResultSink: the local adapters
+ * of one crawl step. Several steps run at once (different hosts), and SQLite transactions cannot
+ * interleave, so each step buffers its writes here and the runtime commits them (`write()`) in
+ * one transaction when the step ends; a step killed half-way leaves nothing behind. The contract
+ * suites run these, one step per call (test/contract).
  */
 
 import { datasetRow } from '../../core/dataset/dataset-row.ts';
 import type { CrawlTask, Fingerprint, LinkRecord, PageRecord } from '../../core/types.ts';
 import type { ContentSeenStore, Frontier, ResultSink, SeenStore } from '../../ports.ts';
-import type { CrawlDb } from './crawl-db.ts';
+import type { CrawlDb, StepWrite } from './crawl-db.ts';
 
 /** Claims made by steps that have not committed yet, shared by all running steps. */
 export class PendingClaims {
@@ -39,8 +41,8 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   claimOwner: Fingerprint | undefined;
 
   /**
-   * SeenStore semantics (as LocalSeenStore): true for a fingerprint new to the seen set and to
-   * the claims of running steps, or already committed by the same owner; false otherwise.
+   * SeenStore semantics: true for a fingerprint new to the seen set and to the claims of running
+   * steps, or already committed by the same owner; false otherwise.
    */
   async claim(fps: readonly Fingerprint[], owner?: Fingerprint): Promise<boolean[]> {
     if (owner !== undefined) this.claimOwner = owner;
@@ -92,6 +94,16 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   /** The content-seen port of this step. */
   contentSeen(): ContentSeenStore {
     return { claim: (hash, url) => this.claimContent(hash, url) };
+  }
+
+  /** What this step changes in the crawl's state, for its commit (with the runtime's own parts). */
+  write(): Pick<StepWrite, 'claimed' | 'claimOwner' | 'enqueue' | 'contentHashes'> {
+    return {
+      claimed: this.claimed,
+      ...(this.claimOwner !== undefined ? { claimOwner: this.claimOwner } : {}),
+      enqueue: this.enqueued,
+      contentHashes: this.contentHashes,
+    };
   }
 
   /** Forgets this step's pending claims (after commit or abandonment). */

@@ -200,9 +200,11 @@ export class LocalWarcPageStore implements PageStore {
       request = this.#encode(capture);
     }
     const { records, bytes, responseOffset, responseLength, line } = request;
-    writeAllSync(this.#fd, records, this.#size);
     const indexLine = Buffer.from(line(this.#file, this.#size + responseOffset), 'utf8');
-    writeAllSync(this.#indexFd, [indexLine], this.#indexSize);
+    withPath(join(this.#dir, this.#file), () => writeAllSync(this.#fd, records, this.#size));
+    withPath(join(this.#dir, WARC_INDEX_FILE), () =>
+      writeAllSync(this.#indexFd, [indexLine], this.#indexSize),
+    );
     const ref: StoredRef = { file: this.#file, offset: this.#size + responseOffset, length: responseLength };
     this.#size += bytes;
     this.#indexSize += indexLine.length;
@@ -315,5 +317,15 @@ export class LocalWarcPageStore implements PageStore {
           filename,
         }),
     };
+  }
+}
+
+/** Runs a write by descriptor; a failure names the file (a write by descriptor names none). */
+function withPath<T>(path: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (error instanceof Error && !('path' in error)) Object.assign(error, { path });
+    throw error;
   }
 }

@@ -13,7 +13,13 @@ import { LinkGeneratorDetector, type LinkGeneratorSnapshot } from './link-genera
 import { LruMap } from './lru-map.ts';
 import type { NearDuplicateIndex } from './near-duplicate.ts';
 import { hammingDistance, simhash } from './simhash.ts';
-import { type SiteAnswer, Soft404Detector, type Soft404Snapshot, soft404ProbePath } from './soft-404.ts';
+import {
+  type ProbeAnswer,
+  type SiteAnswer,
+  Soft404Detector,
+  type Soft404Snapshot,
+  soft404ProbePath,
+} from './soft-404.ts';
 import { type TrapFinding, TrapFindings } from './trap-findings.ts';
 import { urlShape } from './url-template.ts';
 
@@ -28,6 +34,19 @@ export interface QualitySnapshot {
 }
 
 export type QualitySettings = Pick<CrawlConfig, 'nearDuplicateDistance' | 'trapDetectors' | 'soft404Probe'>;
+
+/** What the crawl step asks of the defences (CrawlQuality, or a runtime's wrapper of it). */
+export type QualityChecks = Pick<
+  CrawlQuality,
+  | 'checkTask'
+  | 'probeFor'
+  | 'recordProbe'
+  | 'wantsText'
+  | 'assess'
+  | 'checkLink'
+  | 'parentSimhashFor'
+  | 'isSoft404Redirect'
+>;
 
 export class CrawlQuality {
   readonly #nearDistance: number;
@@ -149,8 +168,8 @@ export class CrawlQuality {
   /**
    * Judges a fetched 2xx HTML page from its visible text: a soft 404 (`record.reason`), else its
    * SimHash and the nearest earlier page within the near-duplicate distance
-   * (`record.nearDuplicateOf`), filing it for later pages. Feeds the link-generator detector.
-   * Returns false when the page's links must not be followed (soft 404).
+   * (`record.nearDuplicateOf`), then learns from it (`learn`). Returns false when the page's links
+   * must not be followed (soft 404).
    */
   async assess(task: CrawlTask, record: PageRecord, text: string | undefined): Promise<boolean> {
     if (text === undefined) return true;
@@ -158,10 +177,26 @@ export class CrawlQuality {
       record.reason = 'soft-404';
       return false;
     }
-    let near = record.duplicateOf !== undefined;
     if (this.#index !== undefined || this.#linkGenerators !== undefined) {
       record.simhash = simhash(text);
     }
+    if (this.#index !== undefined && record.simhash !== undefined) {
+      const match = await this.#index.findNear(record.simhash, this.#nearDistance, task.url);
+      if (match !== undefined) record.nearDuplicateOf = match.url;
+    }
+    await this.learn(task, record);
+    return true;
+  }
+
+  /**
+   * What the detectors learn from a judged page, from its record alone (no text): a page of its
+   * parent's path pattern that reads like its parent flags the pattern as a generator; the page
+   * is filed in the near-duplicate index; the link-generator detector counts it. `assess` calls
+   * it; a resumed crawl calls it again for pages judged after the detectors' last saved state.
+   */
+  async learn(task: CrawlTask, record: PageRecord): Promise<void> {
+    if (record.reason === 'soft-404') return;
+    let near = record.duplicateOf !== undefined || record.nearDuplicateOf !== undefined;
     // A page of its parent's path pattern that reads like its parent: the pattern is a generator
     // (calendar months, facet combinations, list pages). Its other queued pages are dropped.
     if (
@@ -177,11 +212,6 @@ export class CrawlQuality {
       near = true;
     }
     if (this.#index !== undefined && record.simhash !== undefined) {
-      const match = await this.#index.findNear(record.simhash, this.#nearDistance, task.url);
-      if (match !== undefined) {
-        record.nearDuplicateOf = match.url;
-        near = true;
-      }
       await this.#index.add(record.simhash, task.url);
     }
     this.#linkGenerators?.observe(
@@ -189,7 +219,16 @@ export class CrawlQuality {
         ? { url: task.url, nearDuplicate: near }
         : { url: task.url, parent: task.parent, nearDuplicate: near },
     );
-    return true;
+  }
+
+  /** The answer recorded for a site's soft-404 probe (origin `scheme://host[:port]`), if any. */
+  probeAnswer(origin: string): ProbeAnswer | undefined {
+    return this.#soft404?.probeOf(origin);
+  }
+
+  /** Puts back a probe answer `probeAnswer` gave (a resumed crawl does not probe the site again). */
+  restoreProbe(origin: string, answer: ProbeAnswer): void {
+    this.#soft404?.restoreProbe(origin, answer);
   }
 
   /** A redirect answered like the site's probe (every unknown URL sent to one place). */

@@ -105,6 +105,11 @@ export class Soft404Detector {
     this.#probes.set(url.origin, reduce(url, answer));
   }
 
+  /** Puts back an answer `probeOf` gave (a resumed crawl's state). */
+  restoreProbe(origin: string, answer: ProbeAnswer): void {
+    this.#probes.set(origin, { ...answer });
+  }
+
   /** The site's probe answer, if recorded. */
   probeOf(origin: string): ProbeAnswer | undefined {
     const answer = this.#probes.peek(origin);

@@ -1,25 +1,38 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CACHE_POLICIES } from '../../core/cache-study/cache-policies.ts';
 import { type CacheStudy, runCacheStudy } from '../../core/cache-study/cache-study.ts';
 import { missRateChartSvg, sizeLabel } from '../../core/cache-study/miss-rate-chart.ts';
 import { denseTrace, TRACE_RECORD_BYTES } from '../../core/cache-study/url-seen-trace.ts';
 import { crawlConfigSchema } from '../../core/config.ts';
-import { UsageError } from './cli-options.ts';
+import {
+  formatRows,
+  HELP_OPTION,
+  type OptionSpec,
+  optionRows,
+  parseCommand,
+  UsageError,
+} from './cli-options.ts';
+import { print } from './terminal-text.ts';
 
-export const CACHE_STUDY_USAGE = `usage: crawlstack cache-study --out DIR [--sizes 8-20] [--seed N] [--label TEXT] [--chart FILE] [--json]
+const CACHE_STUDY_OPTIONS: Record<string, OptionSpec> = {
+  out: { type: 'string', short: 'o', arg: 'DIR', help: "the crawl's output folder" },
+  sizes: { type: 'string', arg: 'A-B', help: 'cache sizes 2^A .. 2^B (default 8-20)' },
+  seed: { type: 'string', arg: 'N', help: "RANDOM's seed (default 1)" },
+  label: { type: 'string', arg: 'TEXT', help: 'names the crawl on the chart' },
+  chart: { type: 'string', arg: 'FILE', help: 'where the SVG goes (default DIR/cache-study.svg)' },
+  json: { type: 'boolean', help: 'print the study as JSON' },
+  help: HELP_OPTION,
+};
+
+export const CACHE_STUDY_HELP = `usage: crawlstack cache-study --out DIR [--sizes 8-20] [--seed N] [--label TEXT] [--chart FILE] [--json]
 
 Replays the crawl's URL-seen trace (DIR/url-seen.trace: every fingerprint looked up, in order)
 through the cache policies LRU, CLOCK, RANDOM, STATIC and the clairvoyant MIN at cache sizes
 2^8 .. 2^20 URLs, prints the miss rates and writes a chart (DIR/cache-study.svg).
 
-  --out DIR      the crawl's output folder
-  --sizes A-B    cache sizes 2^A .. 2^B (default 8-20)
-  --seed N       RANDOM's seed (default 1)
-  --label TEXT   names the crawl on the chart
-  --chart FILE   where the SVG goes (default DIR/cache-study.svg)
-  --json         print the study as JSON`;
+options:
+${formatRows(optionRows(CACHE_STUDY_OPTIONS))}`;
 
 /** What `cache-study` computed and where it wrote the chart. */
 export interface CacheStudyReport {
@@ -32,30 +45,14 @@ export interface CacheStudyReport {
 
 /** `crawlstack cache-study --out DIR ...` */
 export function cacheStudyCommand(argv: string[]): number {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        out: { type: 'string', short: 'o' },
-        sizes: { type: 'string' },
-        seed: { type: 'string' },
-        label: { type: 'string' },
-        chart: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    throw new UsageError(`cache-study: ${(error as Error).message}\n${CACHE_STUDY_USAGE}`);
-  }
+  const { values, positionals } = parseCommand(argv, CACHE_STUDY_OPTIONS, { configFlags: false });
+  if (positionals.length > 0 && !values.help) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (values.help) {
-    console.log(CACHE_STUDY_USAGE);
+    print(CACHE_STUDY_HELP);
     return 0;
   }
   if (typeof values.out !== 'string')
-    throw new UsageError(`cache-study: --out is required\n${CACHE_STUDY_USAGE}`);
+    throw new UsageError(`--out is required (see crawlstack cache-study --help)`);
   const report = studyCrawl(values.out, {
     sizes: values.sizes as string | undefined,
     seed: values.seed as string | undefined,
@@ -63,10 +60,10 @@ export function cacheStudyCommand(argv: string[]): number {
     chart: values.chart as string | undefined,
   });
   if (values.json) {
-    console.log(JSON.stringify(report, null, 2));
+    print(JSON.stringify(report, null, 2));
     return 0;
   }
-  console.log(formatStudy(report, readCrawlHitRate(values.out)));
+  print(formatStudy(report, readCrawlHitRate(values.out)));
   return 0;
 }
 
@@ -90,7 +87,7 @@ export function studyCrawl(
   const [minLog2, maxLog2] = parseSizes(options.sizes ?? '8-20');
   const seed = options.seed === undefined ? 1 : Number(options.seed);
   if (!Number.isInteger(seed) || seed < 0)
-    throw new UsageError(`cache-study: --seed expects a whole number >= 0, got "${options.seed}"`);
+    throw new UsageError(`--seed expects a whole number >= 0, got "${options.seed}"`);
   const bytes = readFileSync(tracePath);
   // A running crawl may be half-way through appending a step's records.
   const whole = bytes.length - (bytes.length % TRACE_RECORD_BYTES);

@@ -2,22 +2,42 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import { csvRecord } from '../../core/dataset/csv.ts';
-import { UsageError } from './cli-options.ts';
+import {
+  formatRows,
+  HELP_OPTION,
+  type OptionSpec,
+  optionRows,
+  parseCommand,
+  UsageError,
+} from './cli-options.ts';
+import { print, printError } from './terminal-text.ts';
 
-export const EXPORT_USAGE = `usage: crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom]
+const EXPORT_OPTIONS: Record<string, OptionSpec> = {
+  out: { type: 'string', short: 'o', arg: 'DIR', help: "the crawl's output folder" },
+  format: { type: 'string', arg: 'F', help: 'jsonl (default) or csv' },
+  source: {
+    type: 'string',
+    arg: 'S',
+    help: 'dataset (dataset.jsonl: url + the extract fields; the default when the crawl has one) or pages (pages.jsonl: every URL attempted)',
+  },
+  fields: {
+    type: 'string',
+    arg: 'a,b',
+    help: 'these columns (keys) only, in this order; missing values are empty',
+  },
+  output: { type: 'string', arg: 'FILE', help: 'write here instead of standard output' },
+  bom: { type: 'boolean', help: 'start a CSV file with a UTF-8 byte order mark (for Excel)' },
+  help: HELP_OPTION,
+};
+
+export const EXPORT_HELP = `usage: crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom]
 
 Writes a crawl's records as JSON Lines or CSV (RFC 4180: CRLF line ends, fields with commas,
 quotes or line breaks quoted, quotes doubled; UTF-8; lists and objects as JSON in one cell).
 
-  --out DIR          the crawl's output folder
-  --format F         jsonl (default) or csv
-  --source S         dataset (dataset.jsonl: url + the --extract fields; the default when the crawl
-                     has one) or pages (pages.jsonl: every URL attempted)
-  --fields a,b       these columns (keys) only, in this order; missing values are empty (null)
-  --output FILE      write here instead of standard output
-  --bom              start a CSV file with a UTF-8 byte order mark (for Excel)`;
+options:
+${formatRows(optionRows(EXPORT_OPTIONS))}`;
 
 /** What `export` wrote. */
 export interface ExportResult {
@@ -38,41 +58,25 @@ interface ExportOptions {
 
 /** `crawlstack export --out DIR ...` */
 export async function exportCommand(argv: string[]): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        out: { type: 'string', short: 'o' },
-        format: { type: 'string' },
-        source: { type: 'string' },
-        fields: { type: 'string' },
-        output: { type: 'string' },
-        bom: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    throw new UsageError(`export: ${(error as Error).message}\n${EXPORT_USAGE}`);
-  }
+  const { values, positionals } = parseCommand(argv, EXPORT_OPTIONS, { configFlags: false });
+  if (positionals.length > 0 && !values.help) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (values.help) {
-    console.log(EXPORT_USAGE);
+    print(EXPORT_HELP);
     return 0;
   }
-  if (typeof values.out !== 'string') throw new UsageError(`export: --out is required\n${EXPORT_USAGE}`);
+  if (typeof values.out !== 'string')
+    throw new UsageError(`--out is required (see crawlstack export --help)`);
   const format = (values.format ?? 'jsonl') as string;
   if (format !== 'jsonl' && format !== 'csv')
-    throw new UsageError(`export: --format is jsonl or csv, got "${format}"`);
+    throw new UsageError(`--format is jsonl or csv, got "${format}"`);
   const source = values.source as string | undefined;
   if (source !== undefined && source !== 'pages' && source !== 'dataset')
-    throw new UsageError(`export: --source is pages or dataset, got "${source}"`);
-  if (values.bom && format !== 'csv') throw new UsageError('export: --bom is for --format csv only');
+    throw new UsageError(`--source is pages or dataset, got "${source}"`);
+  if (values.bom && format !== 'csv') throw new UsageError('--bom is for --format csv only');
   let fields: string[] | undefined;
   if (typeof values.fields === 'string') {
     fields = values.fields.split(',').map((f) => f.trim());
-    if (fields.some((f) => f === ''))
-      throw new UsageError(`export: --fields has an empty name: "${values.fields}"`);
+    if (fields.some((f) => f === '')) throw new UsageError(`--fields has an empty name: "${values.fields}"`);
   }
   const path = sourcePath(values.out, source);
   const output = typeof values.output === 'string' ? createWriteStream(values.output) : process.stdout;
@@ -83,7 +87,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
   }
   const note =
     result.partialBytes > 0 ? ` (an unfinished last line of ${result.partialBytes} bytes left out)` : '';
-  console.error(`exported ${result.rows} rows from ${result.source}${note}`);
+  printError(`exported ${result.rows} rows from ${result.source}${note}`);
   return 0;
 }
 
@@ -162,10 +166,10 @@ class JsonlRows {
         try {
           row = JSON.parse(line);
         } catch {
-          throw new UsageError(`export: ${this.path} line ${lineNumber} is not JSON: ${line.slice(0, 80)}`);
+          throw new UsageError(`${this.path} line ${lineNumber} is not JSON: ${line.slice(0, 80)}`);
         }
         if (row === null || typeof row !== 'object' || Array.isArray(row))
-          throw new UsageError(`export: ${this.path} line ${lineNumber} is not a JSON object`);
+          throw new UsageError(`${this.path} line ${lineNumber} is not a JSON object`);
         yield { row: row as Record<string, unknown>, line };
       }
     }

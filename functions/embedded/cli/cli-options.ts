@@ -179,6 +179,12 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
     type: 'off',
     help: 'do not probe sites for soft-404 pages',
   },
+  {
+    flag: 'no-politeness-per-ip',
+    key: 'politenessPerIp',
+    type: 'off',
+    help: 'politeness per host name only, not per IP address (many sites behind one CDN)',
+  },
 ];
 
 /** A usage error: exit code 1, message printed as is. */
@@ -191,21 +197,59 @@ export interface ParsedCommand {
   values: Record<string, string | boolean | string[] | undefined>;
 }
 
-/** Parses argv with the config flags plus `extra` command-specific options. */
+/** A command's own option (besides the config flags). */
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  multiple?: boolean;
+  short?: string;
+  /** The value's name in the help (`DIR`, `N`). */
+  arg?: string;
+  help: string;
+}
+
+/** `--help` / `-h`, which every command takes. */
+export const HELP_OPTION: OptionSpec = { type: 'boolean', short: 'h', help: 'show this help' };
+const CONFIG_OPTION: OptionSpec = {
+  type: 'string',
+  arg: 'FILE',
+  help: 'JSON file with the same settings as the flags (flags win)',
+};
+const EXTRACT_CONFIG_OPTION: OptionSpec = {
+  type: 'string',
+  arg: 'FILE',
+  help: 'JSON file of named extract fields, {"fields": {...}} (docs/datasets.md)',
+};
+
+/**
+ * Parses argv with `extra` command-specific options, plus the config flags and `--config` unless
+ * `configFlags` is false. Every problem is a UsageError that names the option (no parser text).
+ */
 export function parseCommand(
   argv: string[],
-  extra: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {},
+  extra: Record<string, OptionSpec> = {},
+  { configFlags = true }: { configFlags?: boolean } = {},
 ): ParsedCommand {
-  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {
-    config: { type: 'string' },
-    'extract-config': { type: 'string' },
-    ...extra,
-  };
-  for (const spec of CONFIG_FLAGS) {
-    options[spec.flag] = {
-      type: spec.type === 'boolean' || spec.type === 'off' ? 'boolean' : 'string',
-      ...(spec.type === 'list' || spec.type === 'pairs' ? { multiple: true } : {}),
+  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {};
+  const add = (name: string, spec: Pick<OptionSpec, 'type' | 'multiple' | 'short'>) => {
+    options[name] = {
+      type: spec.type,
+      ...(spec.multiple ? { multiple: true } : {}),
+      ...(spec.short === undefined ? {} : { short: spec.short }),
     };
+  };
+  add('help', HELP_OPTION);
+  if (configFlags) {
+    add('config', CONFIG_OPTION);
+    add('extract-config', EXTRACT_CONFIG_OPTION);
+  }
+  for (const [name, spec] of Object.entries(extra)) add(name, spec);
+  if (configFlags) {
+    for (const spec of CONFIG_FLAGS) {
+      add(spec.flag, {
+        type: spec.type === 'boolean' || spec.type === 'off' ? 'boolean' : 'string',
+        multiple: spec.type === 'list' || spec.type === 'pairs',
+      });
+    }
   }
   // parseArgs rejects `--max-pages -3` as ambiguous; take the negative number as the value, so the
   // schema can say what is wrong with it ("maxPages (--max-pages): ... got -3").
@@ -233,8 +277,58 @@ export function parseCommand(
     const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
     return { values: values as ParsedCommand['values'], positionals };
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(describeParseError(error, Object.keys(options)));
   }
+}
+
+/** node:util's parser messages, said plainly: "unknown option --mxa-pages (did you mean --max-pages?)". */
+function describeParseError(error: unknown, known: readonly string[]): string {
+  const { code, message } = error as { code?: string; message: string };
+  const quoted = /'([^']+)'/.exec(message)?.[1] ?? '';
+  // "-o, --out <value>" -> "--out"
+  const flag = quoted.split(' ').find((part) => part.startsWith('--')) ?? quoted.split(/[ ,]/)[0] ?? quoted;
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const name = quoted.split('=')[0] ?? quoted;
+      const guess = closest(name.replace(/^-+/, ''), known);
+      return `unknown option ${name}${guess === undefined ? '' : ` (did you mean --${guess}?)`}`;
+    }
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (message.includes('argument missing')) return `${flag} needs a value`;
+      if (message.includes('does not take an argument')) return `${flag} takes no value`;
+      return `${flag}: invalid value`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument "${quoted}"`;
+    default:
+      return message.split('. ')[0] ?? message;
+  }
+}
+
+/** The known name within edit distance 2 of `name`, if exactly one is nearest. */
+function closest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of known) {
+    const d = editDistance(name, candidate);
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 /**
@@ -395,8 +489,56 @@ function withFlagName(problem: string): string {
   return `${problem.slice(0, colon)} (--${spec.flag})${problem.slice(colon)}`;
 }
 
+/** One row of a command's option list: the flag as typed (with its value) and what it does. */
+export type HelpRow = [flag: string, help: string];
+
+/** Rows for a command's own options. */
+export function optionRows(options: Record<string, OptionSpec>): HelpRow[] {
+  return Object.entries(options).map(([name, spec]) => [
+    `${spec.short === undefined ? '' : `-${spec.short}, `}--${name}${spec.arg === undefined ? '' : ` ${spec.arg}`}`,
+    spec.help,
+  ]);
+}
+
+/** Rows for the config flags and `--config`. */
+export function configFlagRows(): HelpRow[] {
+  return [
+    ['--config FILE', CONFIG_OPTION.help],
+    ['--extract-config FILE', EXTRACT_CONFIG_OPTION.help],
+    ...CONFIG_FLAGS.map((s): HelpRow => [`--${s.flag}${flagArg(s)}`, s.help]),
+  ];
+}
+
+function flagArg(spec: FlagSpec): string {
+  switch (spec.type) {
+    case 'int':
+    case 'number':
+      return ' N';
+    case 'boolean':
+    case 'off':
+      return '';
+    case 'pairs':
+      return ' NAME=SEL';
+    case 'csv':
+      return ' KINDS';
+    case 'list':
+      return spec.flag === 'strip-param' ? ' NAME' : ' REGEX';
+    default:
+      return spec.flag === 'user-agent'
+        ? ' TEXT'
+        : spec.flag === 'order' || spec.flag === 'scope'
+          ? ' MODE'
+          : ' NAME';
+  }
+}
+
+/** Option rows as aligned text: one column for the flags, wide enough for the longest. */
+export function formatRows(rows: readonly HelpRow[], indent = '  '): string {
+  const width = Math.max(...rows.map(([flag]) => flag.length)) + 2;
+  return rows.map(([flag, help]) => `${indent}${flag.padEnd(width)}${help}`).join('\n');
+}
+
 /** Help lines for the config flags. */
 export function configFlagsHelp(): string {
-  const width = Math.max(...CONFIG_FLAGS.map((s) => s.flag.length)) + 4;
-  return CONFIG_FLAGS.map((s) => `  --${s.flag.padEnd(width)}${s.help}`).join('\n');
+  return formatRows(configFlagRows());
 }

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CrawlDb } from '../../adapters/local/crawl-db.ts';
 import { AopicLedger, type AopicState } from '../../core/aopic.ts';
 import { hitsIndexed } from '../../core/quality/hits.ts';
@@ -8,7 +7,35 @@ import { pageRankIndexed } from '../../core/quality/pagerank.ts';
 import { spearman } from '../../core/quality/spearman.ts';
 import type { LinkRecord, PageRecord } from '../../core/types.ts';
 import { fingerprint } from '../../core/url/fingerprint.ts';
-import { UsageError } from './cli-options.ts';
+import {
+  formatRows,
+  HELP_OPTION,
+  type OptionSpec,
+  optionRows,
+  parseCommand,
+  UsageError,
+} from './cli-options.ts';
+import { print } from './terminal-text.ts';
+
+const RANK_OPTIONS: Record<string, OptionSpec> = {
+  out: {
+    type: 'string',
+    short: 'o',
+    arg: 'DIR',
+    help: 'the --out folder of a crawl (finished or interrupted)',
+  },
+  top: { type: 'string', arg: 'N', help: 'pages listed (default 50)' },
+  json: { type: 'boolean', help: 'print the ranking as JSON' },
+  help: HELP_OPTION,
+};
+
+export const RANK_HELP = `usage: crawlstack rank --out DIR [--top N] [--json]
+
+Lists the pages a crawl fetched by the AOPIC importance recorded when each was fetched, computes
+the true PageRank of the crawled link graph (damping 0.85) and the Spearman correlation of the two.
+
+options:
+${formatRows(optionRows(RANK_OPTIONS))}`;
 
 /** One crawled page with both importance figures. */
 export interface RankedPage {
@@ -26,12 +53,12 @@ export interface RankedPage {
 export interface Ranking {
   pages: RankedPage[];
   edges: number;
-  /** Spearman rank correlation between `importance` and `pageRank` (1 = same order). */
-  spearman: number;
-  /** Spearman rank correlation between `importance` and HITS `authority`. */
-  spearmanAuthority: number;
-  /** Spearman rank correlation between `importance` and HITS `hub`. */
-  spearmanHub: number;
+  /** Spearman rank correlation between `importance` and `pageRank` (1 = same order); null under 2 pages. */
+  spearman: number | null;
+  /** Spearman rank correlation between `importance` and HITS `authority`; null under 2 pages. */
+  spearmanAuthority: number | null;
+  /** Spearman rank correlation between `importance` and HITS `hub`; null under 2 pages. */
+  spearmanHub: number | null;
   /** HITS power iterations, and whether they met the tolerance. */
   hits: { iterations: number; converged: boolean };
 }
@@ -91,7 +118,7 @@ export function rankCrawl(outDir: string): Ranking {
     hub: hits.hubs[i] ?? 0,
   }));
   const correlate = (scores: Float64Array) =>
-    ranked.length < 2 ? 1 : spearman(estimates, Array.from(scores));
+    ranked.length < 2 ? null : spearman(estimates, Array.from(scores));
   ranked.sort((a, b) => b.importance - a.importance || b.pageRank - a.pageRank);
   return {
     pages: ranked,
@@ -105,42 +132,44 @@ export function rankCrawl(outDir: string): Ranking {
 
 /** `crawlstack rank --out DIR [--top N] [--json]` */
 export function rankCommand(argv: string[]): number {
-  let values: { out?: string | undefined; top?: string | undefined; json?: boolean | undefined };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: { out: { type: 'string', short: 'o' }, top: { type: 'string' }, json: { type: 'boolean' } },
-      strict: true,
-    }));
-  } catch (error) {
-    throw new UsageError(`rank: ${(error as Error).message}`);
-  }
-  if (values.out === undefined)
-    throw new UsageError('rank: usage: crawlstack rank --out DIR [--top N] [--json]');
-  const top = values.top === undefined ? 50 : Number(values.top);
-  if (!Number.isInteger(top) || top < 1)
-    throw new UsageError(`rank: --top expects a positive whole number, got "${values.top}"`);
-  const ranking = rankCrawl(values.out);
-  if (values.json) {
-    console.log(JSON.stringify({ ...ranking, pages: ranking.pages.slice(0, top) }, null, 2));
+  const { values, positionals } = parseCommand(argv, RANK_OPTIONS, { configFlags: false });
+  if (values.help) {
+    print(RANK_HELP);
     return 0;
   }
-  console.log('rank  importance  pagerank  authority       hub  url');
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (typeof values.out !== 'string')
+    throw new UsageError('usage: crawlstack rank --out DIR [--top N] [--json]');
+  const top = values.top === undefined ? 50 : Number(values.top);
+  if (!Number.isInteger(top) || top < 1)
+    throw new UsageError(`--top expects a positive whole number, got "${values.top}"`);
+  const ranking = rankCrawl(values.out);
+  if (values.json) {
+    print(JSON.stringify({ ...ranking, pages: ranking.pages.slice(0, top) }, null, 2));
+    return 0;
+  }
+  if (ranking.pages.length === 0) {
+    print(`nothing to rank: ${values.out} holds no fetched HTML page yet`);
+    return 0;
+  }
+  print('rank  importance  pagerank  authority       hub  url');
   ranking.pages.slice(0, top).forEach((page, i) => {
     const figures = [page.importance, page.pageRank, page.authority, page.hub].map((x, j) =>
       x.toFixed(6).padStart(j === 0 ? 10 : j === 1 ? 8 : 9),
     );
-    console.log(`${String(i + 1).padStart(4)}  ${figures.join('  ')}  ${page.url}`);
+    print(`${String(i + 1).padStart(4)}  ${figures.join('  ')}  ${page.url}`);
   });
-  const rho = (x: number) => (Number.isNaN(x) ? 'n/a (constant scores)' : x.toFixed(3));
-  console.log(
-    `\n${ranking.pages.length} pages, ${ranking.edges} links between them; ` +
-      `Spearman correlation of AOPIC importance with PageRank: ${rho(ranking.spearman)}, ` +
-      `with HITS authority: ${rho(ranking.spearmanAuthority)}, with HITS hub: ${rho(ranking.spearmanHub)}` +
-      (ranking.hits.converged
-        ? ''
-        : ` (HITS stopped after ${ranking.hits.iterations} iterations, not converged)`),
-  );
+  const rho = (x: number | null) =>
+    x === null ? 'n/a' : Number.isNaN(x) ? 'n/a (constant scores)' : x.toFixed(3);
+  const correlation =
+    ranking.spearman === null
+      ? 'one page: no correlation to compute'
+      : `Spearman correlation of AOPIC importance with PageRank: ${rho(ranking.spearman)}, ` +
+        `with HITS authority: ${rho(ranking.spearmanAuthority)}, with HITS hub: ${rho(ranking.spearmanHub)}` +
+        (ranking.hits.converged
+          ? ''
+          : ` (HITS stopped after ${ranking.hits.iterations} iterations, not converged)`);
+  print(`\n${ranking.pages.length} pages, ${ranking.edges} links between them; ${correlation}`);
   return 0;
 }
 

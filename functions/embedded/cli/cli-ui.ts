@@ -1,46 +1,50 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CrawlFolderReader } from '../ui/crawl-folder-reader.ts';
 import { type DashboardServer, startDashboard } from '../ui/dashboard-server.ts';
 import type { DashboardSnapshot } from '../ui/dashboard-snapshot.ts';
 import { publishStatus } from '../ui/status-publisher.ts';
-import { UsageError } from './cli-options.ts';
+import {
+  formatRows,
+  HELP_OPTION,
+  type OptionSpec,
+  optionRows,
+  parseCommand,
+  UsageError,
+} from './cli-options.ts';
+import { print } from './terminal-text.ts';
 
-export const UI_USAGE = `usage: crawlstack ui --out DIR [--port N] [--host ADDR]
+const UI_OPTIONS: Record<string, OptionSpec> = {
+  out: { type: 'string', short: 'o', arg: 'DIR', help: "the crawl's output folder" },
+  port: { type: 'string', arg: 'N', help: 'port (default 8484; 0: any free port)' },
+  host: {
+    type: 'string',
+    arg: 'ADDR',
+    help: 'address to listen on (default 127.0.0.1; the page has no login: keep it on loopback)',
+  },
+  help: HELP_OPTION,
+};
+
+export const UI_HELP = `usage: crawlstack ui --out DIR [--port N] [--host ADDR]
 
 Serves the dashboard of a crawl folder, finished or running (a running crawl publishes
 DIR/status.json every second), on http://127.0.0.1:8484/ until Ctrl-C.
 
-  --out DIR      the crawl's output folder
-  --port N       port (default 8484; 0: any free port)
-  --host ADDR    address to listen on (default 127.0.0.1; the page has no login: keep it on loopback)`;
+options:
+${formatRows(optionRows(UI_OPTIONS))}`;
 
 /** The dashboard's port when none is given. */
 export const DEFAULT_UI_PORT = 8484;
 
 /** `crawlstack ui --out DIR [--port N]`: serves until SIGINT or SIGTERM. */
 export async function uiCommand(argv: string[]): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        out: { type: 'string', short: 'o' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    throw new UsageError(`ui: ${(error as Error).message}\n${UI_USAGE}`);
-  }
+  const { values, positionals } = parseCommand(argv, UI_OPTIONS, { configFlags: false });
+  if (positionals.length > 0 && !values.help) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (values.help) {
-    console.log(UI_USAGE);
+    print(UI_HELP);
     return 0;
   }
-  if (typeof values.out !== 'string') throw new UsageError(`ui: --out is required\n${UI_USAGE}`);
+  if (typeof values.out !== 'string') throw new UsageError(`--out is required (see crawlstack ui --help)`);
   const outDir = values.out;
   if (!existsSync(join(outDir, 'pages.jsonl')) && !existsSync(join(outDir, 'status.json'))) {
     throw new UsageError(
@@ -54,7 +58,7 @@ export async function uiCommand(argv: string[]): Promise<number> {
     port,
     host: (values.host as string) ?? '127.0.0.1',
   });
-  console.log(`dashboard of ${outDir}: ${server.url} (Ctrl-C to stop)`);
+  print(`dashboard of ${outDir}: ${server.url} (Ctrl-C to stop)`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
@@ -152,3 +156,9 @@ export async function watchCrawl(options: {
     },
   };
 }
+
+/** The crawl command's `--ui [PORT]` in its help (parsed by {@link takeUiFlag}, not parseArgs). */
+export const UI_OPTION_ROW: [string, string] = [
+  '--ui [PORT]',
+  `serve a live dashboard on http://127.0.0.1:PORT/ (default ${DEFAULT_UI_PORT}) while the crawl runs`,
+];

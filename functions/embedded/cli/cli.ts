@@ -1,58 +1,86 @@
 /**
- * The `crawlstack` command line: `crawl`, `hunt`, `canonicalize`, `rank`.
- * Exit codes: 0 done, 1 bad usage or configuration, 2 the crawl failed, 130 interrupted.
+ * The `crawlstack` command line: `crawl`, `hunt`, `canonicalize`, `rank`, `help`, `--version`.
+ * Exit codes: 0 done, 1 bad usage, configuration or output folder, 2 the crawl failed, 130
+ * interrupted. Everything printed from pages goes through terminal-text.ts.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import packageJson from '../../../package.json' with { type: 'json' };
+import { CrawlFolderError, CrawlStorageError } from '../crawl-errors.ts';
 import { CrawlStateMismatchError, EmbeddedCrawler } from '../embedded-crawler.ts';
-import { progressOverlay } from '../ui/status-publisher.ts';
-import { cacheStudyCommand } from './cli-cache-study.ts';
-import { canonicalizeCommand } from './cli-canonicalize.ts';
-import { exportCommand } from './cli-export.ts';
-import { huntCommand } from './cli-hunt.ts';
+import { CACHE_STUDY_HELP, cacheStudyCommand } from './cli-cache-study.ts';
+import { CANONICALIZE_HELP, canonicalizeCommand } from './cli-canonicalize.ts';
+import { EXPORT_HELP, exportCommand } from './cli-export.ts';
+import { HUNT_HELP, huntCommand } from './cli-hunt.ts';
 import {
   buildConfig,
   checkExtractSelectors,
-  configFlagsHelp,
+  configFlagRows,
+  formatRows,
+  HELP_OPTION,
+  type OptionSpec,
+  optionRows,
   parseCommand,
   UsageError,
 } from './cli-options.ts';
-import { rankCommand } from './cli-rank.ts';
-import { takeUiFlag, uiCommand, watchCrawl } from './cli-ui.ts';
+import { RANK_HELP, rankCommand } from './cli-rank.ts';
+import { takeUiFlag, UI_HELP, UI_OPTION_ROW, uiCommand, watchCrawl } from './cli-ui.ts';
 import { formatSummary, ProgressReporter } from './progress.ts';
+import { print, printError, terminalSafe } from './terminal-text.ts';
 
 export const EXIT = { ok: 0, usage: 1, failed: 2, interrupted: 130 } as const;
 
-const USAGE = `crawlstack — a polite, fast, trap-resistant web crawler
+export const VERSION: string = packageJson.version;
+
+const CRAWL_OPTIONS: Record<string, OptionSpec> = {
+  out: { type: 'string', short: 'o', arg: 'DIR', help: 'output and state folder (default crawl-out/<host>)' },
+  'no-warc': { type: 'boolean', help: 'do not write WARC files' },
+  quiet: { type: 'boolean', short: 'q', help: 'no progress line' },
+  json: { type: 'boolean', help: 'print the summary as JSON' },
+  help: HELP_OPTION,
+};
+
+const EXIT_CODES =
+  'exit codes: 0 done, 1 bad usage, configuration or output folder, 2 crawl failed, 130 interrupted (resumable)';
+
+const CRAWL_HELP = `usage: crawlstack crawl <seed-url...> [options]
+
+Crawls from the seeds, politely, into --out: pages.jsonl, links.jsonl, sitemaps.jsonl,
+warc/*.warc.gz, warc/index.cdxj, summary.json, traps.json, state.sqlite. Run the same command
+again to resume an interrupted crawl.
+
+options:
+${formatRows([...optionRows(CRAWL_OPTIONS), UI_OPTION_ROW, ...configFlagRows()])}
+
+${EXIT_CODES}`;
+
+const USAGE = `crawlstack ${VERSION} — a polite, fast, trap-resistant web crawler
 
 usage:
-  crawlstack crawl <seed-url...> [--out DIR] [options]
-  crawlstack hunt <start-url> <keyword> [output-dir] [options]
-  crawlstack canonicalize <url...>
-  crawlstack rank --out DIR [--top N] [--json]
-  crawlstack cache-study --out DIR [--sizes 8-20] [--seed N] [--chart FILE] [--json]
-  crawlstack ui --out DIR [--port N]
-  crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom]
-  crawlstack help
+${formatRows([
+  ['crawlstack crawl <seed-url...> [options]', 'crawl into an output folder (resumable)'],
+  ['crawlstack hunt <start-url> <keyword> [dir]', 'breadth-first search for a keyword'],
+  ['crawlstack canonicalize <url...>', 'canonical form and fingerprint of URLs'],
+  ['crawlstack rank --out DIR', 'crawled pages by AOPIC importance vs PageRank and HITS'],
+  ['crawlstack cache-study --out DIR', 'replay the URL-seen trace through LRU, CLOCK, RANDOM, STATIC, MIN'],
+  ['crawlstack ui --out DIR', 'the dashboard of a running or finished crawl'],
+  ['crawlstack export --out DIR', 'pages or the dataset as JSON Lines or CSV'],
+  ['crawlstack help [command]', 'this help, or a command’s'],
+  ['crawlstack --version', 'the version'],
+])}
 
-crawl writes to --out (default crawl-out/<first seed's host>): pages.jsonl, links.jsonl,
-warc/*.warc.gz, warc/index.cdxj, url-seen.trace, dataset.jsonl (with --extract), summary.json,
-state.sqlite. Run the same command again to
-resume an interrupted crawl.
+Each command takes --help.
+${EXIT_CODES}`;
 
-crawl options:
-  --out DIR                 output and state folder
-  --config FILE             JSON file with the same settings as the flags (flags win)
-  --extract-config FILE     JSON {"fields": {"name": {"selector", "attr"?, "all"?}}}: fields for
-                            pages.jsonl "extracted" and dataset.jsonl (with --extract: flags win)
-  --no-warc                 do not write WARC files
-  --ui [PORT]               serve a live dashboard on http://127.0.0.1:PORT/ (default 8484) while
-                            the crawl runs; \`crawlstack ui --out DIR\` serves it afterwards
-  --quiet                   no progress line
-  --json                    print the summary as JSON
-${configFlagsHelp()}
-
-exit codes: 0 done, 1 bad usage or config, 2 crawl failed, 130 interrupted (resumable)`;
+const HELP: Record<string, string> = {
+  crawl: CRAWL_HELP,
+  hunt: HUNT_HELP,
+  canonicalize: CANONICALIZE_HELP,
+  rank: RANK_HELP,
+  'cache-study': CACHE_STUDY_HELP,
+  ui: UI_HELP,
+  export: EXPORT_HELP,
+};
 
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -73,38 +101,59 @@ export async function main(argv: string[]): Promise<number> {
         return await exportCommand(rest);
       case 'ui':
         return await uiCommand(rest);
+      case '--version':
+      case '-V':
+      case 'version':
+        print(`crawlstack ${VERSION}`);
+        return EXIT.ok;
       case undefined:
       case 'help':
       case '--help':
-      case '-h':
-        console.log(USAGE);
+      case '-h': {
+        const topic = command === 'help' ? rest[0] : undefined;
+        if (topic !== undefined && HELP[topic] === undefined) {
+          throw new UsageError(`no command "${topic}" (commands: ${Object.keys(HELP).join(', ')})`);
+        }
+        print(topic === undefined ? USAGE : (HELP[topic] as string));
         return command === undefined ? EXIT.usage : EXIT.ok;
+      }
       default:
         throw new UsageError(
-          `unknown command "${command}" (try: crawl, hunt, canonicalize, rank, cache-study, export, ui, help)`,
+          `unknown command "${command}" (commands: ${Object.keys(HELP).join(', ')}; see crawlstack --help)`,
         );
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof CrawlStateMismatchError) {
-      console.error(`crawlstack: ${error.message}`);
-      return EXIT.usage;
-    }
-    console.error(`crawlstack: crawl failed: ${(error as Error).stack ?? error}`);
+    return reportError(error, command !== undefined && HELP[command] !== undefined ? command : undefined);
+  }
+}
+
+/** One message per failure, no stack (set CRAWLSTACK_DEBUG=1 for one); returns the exit code. */
+function reportError(error: unknown, command: string | undefined): number {
+  const where = command === undefined ? 'crawlstack' : `crawlstack ${command}`;
+  if (error instanceof UsageError) {
+    printError(`${where}: ${error.message}${command === undefined ? '' : ` (see ${where} --help)`}`);
+    return EXIT.usage;
+  }
+  if (error instanceof CrawlStateMismatchError || error instanceof CrawlFolderError) {
+    printError(`${where}: ${error.message}`);
+    return EXIT.usage;
+  }
+  if (error instanceof CrawlStorageError) {
+    printError(`${where}: ${error.message}`);
     return EXIT.failed;
   }
+  const message = error instanceof Error ? error.message : String(error);
+  printError(`${where}: failed: ${message}`);
+  if (process.env.CRAWLSTACK_DEBUG && error instanceof Error && error.stack) printError(error.stack);
+  else printError('(set CRAWLSTACK_DEBUG=1 to see where it failed)');
+  return EXIT.failed;
 }
 
 async function crawlCommand(args: string[]): Promise<number> {
   const { argv, uiPort } = takeUiFlag(args);
-  const parsed = parseCommand(argv, {
-    out: { type: 'string', short: 'o' },
-    'no-warc': { type: 'boolean' },
-    quiet: { type: 'boolean', short: 'q' },
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const parsed = parseCommand(argv, CRAWL_OPTIONS);
   if (parsed.values.help) {
-    console.log(USAGE);
+    print(CRAWL_HELP);
     return EXIT.ok;
   }
   const config = buildConfig(parsed, parsed.positionals);
@@ -112,28 +161,30 @@ async function crawlCommand(args: string[]): Promise<number> {
   const outDir = typeof parsed.values.out === 'string' ? parsed.values.out : defaultOutDir(config.seeds[0]!);
   const progressStream = process.stderr;
   let reporter: ProgressReporter | undefined;
-  const crawler = new EmbeddedCrawler({
-    config,
-    outDir,
-    warc: parsed.values['no-warc'] !== true,
-    log: (line) => (reporter ? reporter.log(line) : console.error(line)),
-  });
+  const log = (line: string) => {
+    const safe = terminalSafe(line);
+    if (reporter) reporter.log(safe);
+    else process.stderr.write(`${safe}\n`);
+  };
+  const crawler = new EmbeddedCrawler({ config, outDir, warc: parsed.values['no-warc'] !== true, log });
   if (parsed.values.quiet !== true) {
-    reporter = new ProgressReporter(progressStream, () => crawler.progress());
+    reporter = new ProgressReporter(progressStream, () =>
+      crawler.snapshot({ hosts: 0, topPages: 0, traps: false }),
+    );
   }
   // status.json for `crawlstack ui`, and the dashboard with --ui (see cli-ui.ts).
   const watch = await watchCrawl({
     outDir,
     seeds: config.seeds,
-    live: () => progressOverlay(crawler.progress()),
+    live: () => crawler.snapshot() ?? {},
     uiPort,
   });
-  if (watch.url !== undefined) console.error(`dashboard: ${watch.url}`);
+  if (watch.url !== undefined) printError(`dashboard: ${watch.url}`);
   let interrupts = 0;
   const onSignal = () => {
     interrupts += 1;
     if (interrupts === 1) {
-      reporter?.log(
+      log(
         'stopping: finishing requests in flight (Ctrl-C again to quit at once; the crawl resumes either way)',
       );
       crawler.stop('interrupted');
@@ -155,19 +206,19 @@ async function crawlCommand(args: string[]): Promise<number> {
   }
   writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   await watch.close();
-  console.log(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
+  print(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
   if (summary.state === 'interrupted') {
-    console.error('interrupted: run the same command again to resume');
+    printError('interrupted: run the same command again to resume');
     return EXIT.interrupted;
   }
   if (summary.pages === 0) {
     if ((summary.byReason['blocked-address'] ?? 0) > 0 && !config.allowPrivate) {
-      console.error(
+      printError(
         'crawl failed: the SSRF guard refused to connect to the seed (a loopback, private or other ' +
-          'non-public address); run with --allow-private to crawl it',
+          'non-public address); run the same command with --allow-private to crawl it',
       );
     } else {
-      console.error('crawl failed: no page could be fetched (reasons in pages.jsonl)');
+      printError('crawl failed: no page could be fetched (reasons in pages.jsonl)');
     }
     return EXIT.failed;
   }

@@ -1,4 +1,21 @@
-import type { CrawlProgress, CrawlSummary } from '../embedded-crawler.ts';
+import type { CrawlSnapshot, CrawlSummary } from '../embedded-crawler.ts';
+import { terminalSafe } from './terminal-text.ts';
+
+/** What the progress line shows, read from the crawler's snapshot. */
+export type ProgressView = Pick<
+  CrawlSnapshot,
+  | 'at'
+  | 'pages'
+  | 'skipped'
+  | 'errors'
+  | 'queued'
+  | 'running'
+  | 'hosts'
+  | 'elapsedMs'
+  | 'bytes'
+  | 'pagesPerSecond'
+> &
+  Partial<Pick<CrawlSnapshot, 'waitingFor'>>;
 
 /**
  * The live progress line: redrawn in place on a terminal, a plain log line every few seconds
@@ -7,13 +24,12 @@ import type { CrawlProgress, CrawlSummary } from '../embedded-crawler.ts';
  */
 export class ProgressReporter {
   readonly #stream: NodeJS.WriteStream;
-  readonly #read: () => CrawlProgress;
+  readonly #read: () => ProgressView | undefined;
   readonly #tty: boolean;
   #timer: NodeJS.Timeout | undefined;
-  #last = { pages: 0, at: 0 };
-  #rate = 0;
 
-  constructor(stream: NodeJS.WriteStream, read: () => CrawlProgress) {
+  /** `read` gives the crawl's state (undefined until the crawl is open). */
+  constructor(stream: NodeJS.WriteStream, read: () => ProgressView | undefined) {
     this.#stream = stream;
     this.#read = read;
     this.#tty = stream.isTTY === true;
@@ -37,22 +53,22 @@ export class ProgressReporter {
 
   #draw(): void {
     const p = this.#read();
-    const now = p.elapsedMs;
-    if (now > this.#last.at) {
-      const instant = ((p.pages - this.#last.pages) / (now - this.#last.at)) * 1000;
-      this.#rate = this.#last.at === 0 ? instant : this.#rate * 0.6 + instant * 0.4;
-    }
-    this.#last = { pages: p.pages, at: now };
-    const line = formatProgress(p, this.#rate);
+    if (p === undefined) return;
+    // Host names and reasons come from the crawl: no control character reaches the terminal.
+    const line = terminalSafe(formatProgress(p), { lines: false });
     if (this.#tty) this.#stream.write(`\r\x1b[K${line.slice(0, (this.#stream.columns ?? 120) - 1)}`);
     else this.#stream.write(`${new Date().toISOString()} ${line}\n`);
   }
 }
 
-export function formatProgress(p: CrawlProgress, rate: number): string {
-  return [
+/**
+ * One progress line. The rate is the crawler's own, over its last 10 s of crawl time: an average
+ * of 250 ms windows moved by 25-80% between draws, since pages finish in bursts.
+ */
+export function formatProgress(p: ProgressView): string {
+  const parts = [
     `${p.pages} pages`,
-    `${rate.toFixed(1)}/s`,
+    `${p.pagesPerSecond.toFixed(1)}/s`,
     `queue ${p.queued}`,
     `in flight ${p.running}`,
     `errors ${p.errors}`,
@@ -60,8 +76,18 @@ export function formatProgress(p: CrawlProgress, rate: number): string {
     `hosts ${p.hosts}`,
     formatBytes(p.bytes),
     formatDuration(p.elapsedMs),
-  ].join(' | ');
+  ];
+  const waiting = p.waitingFor;
+  if (waiting !== undefined && waiting.until - p.at >= WAIT_SHOWN_MS) {
+    parts.push(
+      `waiting for ${waiting.host}: ${waiting.reason}, ${formatDuration(waiting.until - p.at)} left`,
+    );
+  }
+  return parts.join(' | ');
 }
+
+/** Waits shorter than this are ordinary politeness and not worth a word. */
+const WAIT_SHOWN_MS = 2000;
 
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -95,7 +121,7 @@ export function formatSummary(s: CrawlSummary): string {
     `  reasons      ${reasons || '-'}`,
     `  bytes        ${formatBytes(s.bytes)}`,
     `  hosts        ${s.hosts}`,
-    `  requests     ${s.requests} (${s.retries} retries)`,
+    `  requests     ${s.requests} (${s.retries} retries, ${s.failedRequests} failed)`,
     `  discovered   ${s.discovered} URLs, ${s.queued} still queued`,
     `  rate         ${s.pagesPerSecond} pages/s`,
     `  URL-seen     ${(s.urlSeen.hitRate * 100).toFixed(1)}% cache hits (${s.urlSeen.cacheHits}/${s.urlSeen.lookups})`,

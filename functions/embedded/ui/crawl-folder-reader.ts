@@ -138,7 +138,7 @@ export class CrawlFolderReader {
     if (record.duplicateOf !== undefined) this.#duplicates++;
     let hostName: string;
     try {
-      hostName = new URL(record.url).host;
+      hostName = new URL(record.url).hostname;
     } catch {
       return;
     }

@@ -36,32 +36,3 @@ export function publishStatus(
     clearInterval(timer);
   };
 }
-
-/**
- * The live part of a snapshot from what today's crawler exposes (`progress()`) and this
- * process's memory. The crawler's `snapshot()` replaces it once it has one.
- */
-export function progressOverlay(progress: {
-  pages: number;
-  skipped: number;
-  errors: number;
-  queued: number;
-  running: number;
-  hosts: number;
-  elapsedMs: number;
-  bytes: number;
-}): Partial<DashboardSnapshot> {
-  const memory = process.memoryUsage();
-  return {
-    state: 'running',
-    elapsedMs: progress.elapsedMs,
-    pages: progress.pages,
-    skipped: progress.skipped,
-    errors: progress.errors,
-    queued: progress.queued,
-    running: progress.running,
-    hosts: progress.hosts,
-    bytes: progress.bytes,
-    memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
-  };
-}

@@ -1,0 +1,114 @@
+/**
+ * The trap and near-duplicate defences as one crawl step sees them: every call goes to the
+ * crawl's CrawlQuality, and what the step taught it is noted, to be committed with the step. The
+ * detectors' whole state is saved every few hundred steps; after a `kill -9` the crawl loads it
+ * and teaches it again what the steps committed since taught it (`replayLessons`), in commit
+ * order. So the near-duplicate index, the soft-404 probe answers and the calendar and
+ * link-generator detectors come back as they were, and a resumed crawl decides as an
+ * uninterrupted one (exactly so at concurrency 1; with steps running at once, the order in which
+ * their lessons were learned may differ slightly from commit order).
+ */
+import type { CrawlQuality, QualityChecks } from '../core/quality/crawl-quality.ts';
+import type { ProbeAnswer } from '../core/quality/soft-404.ts';
+import { mayNameDate } from '../core/quality/url-template.ts';
+import type { CrawlTask, PageRecord } from '../core/types.ts';
+
+/** The parts of a task the detectors read. */
+type TaskPart = Pick<CrawlTask, 'url' | 'fp'> & Partial<Pick<CrawlTask, 'parent' | 'parentSimhash'>>;
+
+/** One lesson; short keys, since a step's lessons are written with its commit. */
+export type Lesson =
+  /** A queued task refused before its fetch (its pattern was recognized since). */
+  | { t: TaskPart }
+  /** A link that named a date (the calendar detector counts it) or that was refused. */
+  | { l: string; from: TaskPart; now: number; near: boolean }
+  /** A site's soft-404 probe answer. */
+  | { p: string; a: ProbeAnswer }
+  /** A judged page: what `learn` needs of its record. */
+  | { g: TaskPart; r: Pick<PageRecord, 'status' | 'simhash' | 'duplicateOf' | 'nearDuplicateOf' | 'reason'> };
+
+function taskPart(task: CrawlTask): TaskPart {
+  const part: TaskPart = { url: task.url, fp: task.fp };
+  if (task.parent !== undefined) part.parent = task.parent;
+  if (task.parentSimhash !== undefined) part.parentSimhash = task.parentSimhash;
+  return part;
+}
+
+/** One step's view of the crawl's defences; `lessons` are committed with the step. */
+export class StepQuality implements QualityChecks {
+  readonly lessons: Lesson[] = [];
+  readonly #quality: CrawlQuality;
+
+  constructor(quality: CrawlQuality) {
+    this.#quality = quality;
+  }
+
+  checkTask(task: CrawlTask) {
+    const reason = this.#quality.checkTask(task);
+    if (reason !== undefined) this.lessons.push({ t: taskPart(task) });
+    return reason;
+  }
+
+  probeFor(origin: string) {
+    return this.#quality.probeFor(origin);
+  }
+
+  recordProbe(probeUrl: string, answer: Parameters<CrawlQuality['recordProbe']>[1]) {
+    this.#quality.recordProbe(probeUrl, answer);
+    const origin = new URL(probeUrl).origin;
+    const recorded = this.#quality.probeAnswer(origin);
+    if (recorded !== undefined) this.lessons.push({ p: origin, a: recorded });
+  }
+
+  wantsText(url: string) {
+    return this.#quality.wantsText(url);
+  }
+
+  async assess(task: CrawlTask, record: PageRecord, text: string | undefined) {
+    const genuine = await this.#quality.assess(task, record, text);
+    if (text !== undefined) {
+      const r: Extract<Lesson, { g: TaskPart }>['r'] = { status: record.status };
+      if (record.simhash !== undefined) r.simhash = record.simhash;
+      if (record.duplicateOf !== undefined) r.duplicateOf = record.duplicateOf;
+      if (record.nearDuplicateOf !== undefined) r.nearDuplicateOf = record.nearDuplicateOf;
+      if (record.reason !== undefined) r.reason = record.reason;
+      this.lessons.push({ g: taskPart(task), r });
+    }
+    return genuine;
+  }
+
+  checkLink(url: string, parent: CrawlTask, now: number, parentNearDuplicate = false) {
+    const reason = this.#quality.checkLink(url, parent, now, parentNearDuplicate);
+    // Other links change nothing the crawl decides with (a recency in a bounded map at most).
+    if (reason !== undefined || mayNameDate(url)) {
+      this.lessons.push({ l: url, from: taskPart(parent), now, near: parentNearDuplicate });
+    }
+    return reason;
+  }
+
+  parentSimhashFor(url: string, parentUrl: string, parentSimhash: string | undefined) {
+    return this.#quality.parentSimhashFor(url, parentUrl, parentSimhash);
+  }
+
+  isSoft404Redirect(task: CrawlTask, status: number, location: string) {
+    return this.#quality.isSoft404Redirect(task, status, location);
+  }
+}
+
+/** Teaches `quality` again, in order, the lessons of steps committed after its saved state. */
+export async function replayLessons(
+  quality: CrawlQuality,
+  steps: readonly (readonly Lesson[])[],
+): Promise<number> {
+  let replayed = 0;
+  for (const lessons of steps) {
+    for (const lesson of lessons) {
+      if ('t' in lesson) quality.checkTask(lesson.t as CrawlTask);
+      else if ('l' in lesson) quality.checkLink(lesson.l, lesson.from as CrawlTask, lesson.now, lesson.near);
+      else if ('p' in lesson) quality.restoreProbe(lesson.p, lesson.a);
+      else await quality.learn(lesson.g as CrawlTask, lesson.r as PageRecord);
+      replayed++;
+    }
+  }
+  return replayed;
+}

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { QueuedTask } from '../../../functions/adapters/local/crawl-db.ts';
+import { AopicLedger } from '../../../functions/core/aopic.ts';
+import type { Fingerprint } from '../../../functions/core/types.ts';
+import { AopicDispatchPolicy, type CreditSink } from '../../../functions/embedded/aopic-dispatch-policy.ts';
+
+const task = (cash: number, extra: Partial<QueuedTask> = {}): QueuedTask => ({
+  crawlId: 'c',
+  url: 'http://a.test/x',
+  fp: '00000000000000aa',
+  host: 'a.test',
+  depth: 1,
+  redirects: 0,
+  attempt: 0,
+  cash,
+  seq: 7,
+  prio: 0,
+  cashKey: cash,
+  ...extra,
+});
+
+class Sink implements CreditSink {
+  calls: [Map<Fingerprint, number>, boolean][] = [];
+  credit(credits: ReadonlyMap<Fingerprint, number>, byCash: boolean) {
+    this.calls.push([new Map(credits), byCash]);
+  }
+}
+
+describe('AopicDispatchPolicy', () => {
+  test('AOPIC rows are served by cash key; breadth-first rows by queue order, front first', () => {
+    const ledger = new AopicLedger({ lambda: 0, bonus: 0.25, known: 4, history: 0 });
+    const aopic = new AopicDispatchPolicy({ order: 'aopic', redistributeEveryMs: 1000 }, ledger, 0);
+    assert.deepEqual(aopic.prioritize(task(0.5), 3, false), { prio: 0.25, cashKey: 0.25 });
+    const bfs = new AopicDispatchPolicy({ order: 'bfs', redistributeEveryMs: 1000 }, ledger, 0);
+    assert.deepEqual(bfs.prioritize(task(0.5), 3, false), { prio: -3, cashKey: 0.25 });
+    assert.ok(bfs.prioritize(task(0.5), -2, true).prio > bfs.prioritize(task(0.5), 1, false).prio);
+    assert.equal(aopic.taskOf(task(0, { cashKey: 0.1 })).cash, 0.35, 'key plus the bonus');
+  });
+
+  test('with a budget, a generated URL waits while others run, and a poor one is held back', () => {
+    const ledger = new AopicLedger();
+    const policy = new AopicDispatchPolicy(
+      { order: 'aopic', maxPages: 100, redistributeEveryMs: 1000 },
+      ledger,
+      0,
+    );
+    assert.equal(policy.waitsForDry(task(1, { generated: true }), 1), true);
+    assert.equal(policy.waitsForDry(task(1, { generated: true }), 0), false, 'nothing else runs');
+    assert.equal(policy.holdBack(1, 0), false);
+    assert.equal(policy.holdBack(0.4, 3), true, 'under half the average while others run');
+    assert.equal(policy.holdBack(0.4, 0), false, 'goes when nothing runs');
+    const unlimited = new AopicDispatchPolicy({ order: 'aopic', redistributeEveryMs: 1000 }, ledger, 0);
+    assert.equal(unlimited.waitsForDry(task(1, { generated: true }), 1), false);
+    assert.equal(unlimited.holdBack(0, 5), false);
+  });
+
+  test('books a step, applies credits in batches and redistributes the lambda page on time', () => {
+    const ledger = new AopicLedger();
+    ledger.discovered(1);
+    const policy = new AopicDispatchPolicy({ order: 'aopic', redistributeEveryMs: 1000 }, ledger, 0);
+    const finished = policy.book(
+      2,
+      {
+        cash: 1,
+        toLambda: 0.1,
+        credits: [
+          { fp: 'f1', amount: 0.3 },
+          { fp: 'f1', amount: 0.2 },
+        ],
+      },
+      true,
+    );
+    assert.deepEqual(finished, { history: 1, key: 0 });
+    assert.equal(ledger.state.known, 3);
+    assert.equal(ledger.state.lambda, 0.1);
+    assert.equal(policy.book(0, undefined, false), undefined);
+    const sink = new Sink();
+    assert.equal(policy.maintain(10, sink), false, 'credits wait up to 50 ms');
+    assert.equal(policy.maintain(50, sink), true);
+    assert.deepEqual(sink.calls, [[new Map([['f1', 0.5]]), true]]);
+    assert.equal(policy.maintain(60, sink), false, 'nothing left to apply');
+    policy.maintain(1000, sink);
+    assert.equal(ledger.state.lambda, 0, 'redistributed');
+    assert.ok(Math.abs(ledger.state.bonus - 0.1 / 3) < 1e-12);
+  });
+});
