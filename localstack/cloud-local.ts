@@ -1,18 +1,23 @@
 /**
  * `npm run cloud:local`: the serverless stack on this machine. Synthesizes the CDK app when it is
  * stale, starts the stand-in endpoint (or uses `AWS_ENDPOINT_URL`, e.g. real LocalStack),
- * provisions the template's queues, tables and buckets, loads the bundled Lambda handlers into
- * this process and drives them with the local triggers:
+ * provisions the template's queues, tables and buckets, runs each bundled Lambda handler in
+ * containers of its own (worker threads with the function's environment and credentials) and
+ * drives them with the local triggers:
  *
  *   cdk.out/CrawlstackStack.template.json ──provision──► endpoint (stand-in :4566 | LocalStack)
- *   SQS event source mapping ──► SqsEventSource (pollers) ──► worker handler
- *   Function URL (AWS_IAM)   ──► FunctionUrlServer (bearer token) ──► api handler
- *   Events::Rule rate(...)   ──► ScheduleTimer ──► scheduler handler
+ *   SQS event source mapping ──► SqsEventSource (pollers) ──► worker containers
+ *   Function URL (AWS_IAM)   ──► FunctionUrlServer (bearer token | SigV4) ──► api containers
+ *   Events::Rule rate(...)   ──► ScheduleTimer ──► scheduler containers
+ *
+ * Every call a function makes (and its event source makes for it) carries the function's own
+ * access key, which the stand-in endpoint maps to the function's execution role and its policies.
  *
  * Prints `endpoint=`, `api=` and `token=` lines on stdout (logs go to stderr) and runs until
  * SIGINT/SIGTERM. Tests use {@link startCloudLocal}.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,9 +27,9 @@ import type { CfnTemplate } from './cfn-template.ts';
 import { type Endpoint, startEndpoint } from './endpoint.ts';
 import type { EndpointMetrics } from './endpoint-metrics.ts';
 import { FunctionUrlServer } from './function-url-server.ts';
-import { loadHandler, releaseFunctionEnvironment } from './load-handler.ts';
+import type { ObservedActions } from './iam-enforcer.ts';
 import { type FunctionStats, LocalLambda } from './local-lambda.ts';
-import { type ProvisionResult, provision } from './provision.ts';
+import { type LambdaFunctionSpec, type ProvisionResult, provision } from './provision.ts';
 import { type ScheduleStats, ScheduleTimer } from './schedule-timer.ts';
 import { type EventSourceStats, SqsEventSource } from './sqs-event-source.ts';
 
@@ -54,6 +59,8 @@ export interface CloudLocalOptions {
   token?: string;
   /** Added to every function's environment, over the template's values (e.g. CRAWLSTACK_*). */
   env?: Record<string, string>;
+  /** A function's idle container is reclaimed after this long (default 5 minutes). */
+  containerIdleMs?: number;
   region?: string;
   /**
    * Overrides for the SQS event sources (tests shorten the long poll and the batching window):
@@ -79,6 +86,8 @@ export interface CloudLocalMetrics {
   functions: Record<string, FunctionStats>;
   eventSources: Record<string, EventSourceStats>;
   schedules: Record<string, ScheduleStats>;
+  /** IAM actions each function's role was allowed and denied (stand-in only). */
+  iam?: ObservedActions;
 }
 
 /** A running local cloud. */
@@ -227,26 +236,55 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         .filter((s) => s.enabled)
         .flatMap((s) => s.targets.map((t) => t.functionLogicalId)),
     ]);
+    if (endpoint !== undefined) {
+      for (const policy of provisioned.resourcePolicies) {
+        for (const arn of policy.resourceArns) endpoint.iam.setResourcePolicy(arn, policy.document);
+      }
+    }
     const lambdas: Record<string, LocalLambda> = {};
+    // What the function's role's temporary credentials are to the function: its environment.
+    const functionEnvs: Record<string, Record<string, string>> = {};
     for (const logicalId of triggered) {
       const spec = provisioned.functions[logicalId];
       if (spec === undefined) continue;
       if (spec.assetDir === undefined) throw new Error(`${logicalId} has no bundled asset to run`);
-      // NODE_OPTIONS is read when a process starts; the one it would matter for locally is source maps.
+      const credentials = functionCredentials();
+      if (endpoint !== undefined) {
+        const role = spec.roleLogicalId === undefined ? undefined : provisioned.roles[spec.roleLogicalId];
+        if (role === undefined)
+          log(`cloud:local: ${logicalId}'s role is not in the template: every call it makes is denied`);
+        const roleName = role?.name ?? spec.roleArn?.split('/').pop() ?? `${spec.name}-role`;
+        endpoint.iam.register(credentials.AWS_ACCESS_KEY_ID, {
+          name: logicalId,
+          sessionArn: `arn:aws:sts::${spec.arn.split(':')[4]}:assumed-role/${roleName}/${spec.name}`,
+          roleArn: role?.arn ?? spec.roleArn ?? '',
+          accountId: spec.arn.split(':')[4] ?? '000000000000',
+          context: { 'lambda:SourceFunctionArn': spec.arn },
+          policies: role?.policies ?? [],
+        });
+      }
       const { NODE_OPTIONS: nodeOptions, ...templateEnv } = spec.env;
+      // NODE_OPTIONS is read when a process starts; the one it would matter for locally is source maps.
       if (nodeOptions?.includes('--enable-source-maps')) process.setSourceMapsEnabled(true);
-      const env = { ...templateEnv, ...awsEnv, ...options.env };
-      stoppers.push(async () => releaseFunctionEnvironment(spec.name));
-      const handler = await loadHandler(spec.assetDir, spec.handler, env, spec.name);
+      const env = {
+        ...lambdaRuntimeEnv(spec, region),
+        ...templateEnv,
+        ...awsEnv,
+        ...credentials,
+        ...options.env,
+      };
+      functionEnvs[logicalId] = env;
       const lambda = new LocalLambda({
         name: spec.name,
-        handler,
+        code: { assetDir: spec.assetDir, handler: spec.handler, env },
         timeoutSeconds: spec.timeoutSeconds,
         memoryMb: spec.memoryMb,
         region,
         log,
+        ...(options.containerIdleMs === undefined ? {} : { idleMs: options.containerIdleMs }),
         ...(spec.reservedConcurrency === undefined ? {} : { reservedConcurrency: spec.reservedConcurrency }),
       });
+      stoppers.push(() => lambda.stop());
       lambdas[logicalId] = lambda;
     }
 
@@ -263,9 +301,13 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         mapping.maximumBatchingWindowSeconds > 0 && overrides.batchingWindowSeconds !== undefined
           ? overrides.batchingWindowSeconds
           : mapping.maximumBatchingWindowSeconds;
+      // Lambda polls with the function's execution role (it needs ReceiveMessage, DeleteMessage,
+      // GetQueueAttributes on the queue), so the poller's calls are the function's.
+      const pollerClients = createAwsClients(functionEnvs[mapping.functionLogicalId] ?? awsEnv);
+      stoppers.push(async () => pollerClients.destroy());
       const source = new SqsEventSource({
         lambda,
-        sqs: clients.sqs,
+        sqs: pollerClients.sqs,
         queueUrl: mapping.queueUrl,
         queueArn: mapping.queueArn,
         batchSize: mapping.batchSize,
@@ -319,7 +361,10 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
     const api = Object.values(urls)[0] ?? '';
     const metrics = (): CloudLocalMetrics => {
       const out: CloudLocalMetrics = { functions: {}, eventSources: {}, schedules: {} };
-      if (endpoint !== undefined) out.endpoint = endpoint.metrics();
+      if (endpoint !== undefined) {
+        out.endpoint = endpoint.metrics();
+        out.iam = endpoint.iam.observed();
+      }
       for (const [id, lambda] of Object.entries(lambdas)) out.functions[id] = lambda.stats();
       for (const [id, source] of Object.entries(eventSources)) out.eventSources[id] = source.stats();
       for (const [id, timer] of Object.entries(schedules)) out.schedules[id] = timer.stats();
@@ -343,6 +388,38 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
     await stopAll();
     throw error;
   }
+}
+
+/** Temporary credentials of an execution environment: an access key id the endpoint maps to a role. */
+function functionCredentials(): Record<
+  'AWS_ACCESS_KEY_ID' | 'AWS_SECRET_ACCESS_KEY' | 'AWS_SESSION_TOKEN',
+  string
+> {
+  const base32 = (bytes: Buffer) =>
+    [...bytes].map((b) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'[b % 32]).join('');
+  return {
+    // ASIA: the prefix of temporary (STS) access keys, which is what Lambda hands a function.
+    AWS_ACCESS_KEY_ID: `ASIA${base32(randomBytes(16))}`,
+    AWS_SECRET_ACCESS_KEY: randomBytes(30).toString('base64'),
+    AWS_SESSION_TOKEN: randomBytes(48).toString('base64'),
+  };
+}
+
+/** The variables Lambda's runtime sets in every execution environment. */
+function lambdaRuntimeEnv(spec: LambdaFunctionSpec, region: string): Record<string, string> {
+  return {
+    AWS_LAMBDA_FUNCTION_NAME: spec.name,
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
+    AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${spec.name}`,
+    AWS_EXECUTION_ENV: `AWS_Lambda_${spec.runtime ?? 'nodejs22.x'}`,
+    AWS_REGION: region,
+    AWS_DEFAULT_REGION: region,
+    LAMBDA_TASK_ROOT: spec.assetDir ?? '',
+    _HANDLER: spec.handler,
+    LANG: 'en_US.UTF-8',
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+  };
 }
 
 function parseNumber(value: string | undefined, name: string): number | undefined {

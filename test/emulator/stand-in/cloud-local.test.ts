@@ -103,12 +103,28 @@ describe('startCloudLocal', () => {
       if (EXTERNAL_ENDPOINT === undefined) {
         assert.ok((metrics.endpoint?.requests.sqs.ReceiveMessage ?? 0) >= 1);
         assert.ok((metrics.endpoint?.dynamodb.writeRequestUnits ?? 0) >= 3);
+        // Each function called with its own role (inline, AWS::IAM::Policy, customer and AWS
+        // managed policies), the worker's event source too; the queue policy's TLS-only deny
+        // did not apply (calls to AWS are TLS); nothing was denied.
+        const iam = metrics.iam ?? {};
+        assert.equal(iam.ApiFunction22222222?.['sqs:SendMessage']?.allowed, 4);
+        assert.ok((iam.ApiFunction22222222?.['dynamodb:GetItem']?.allowed ?? 0) >= 1);
+        assert.ok((iam.WorkerFunction33333333?.['sqs:ReceiveMessage']?.allowed ?? 0) >= 1);
+        assert.ok((iam.WorkerFunction33333333?.['sqs:DeleteMessage']?.allowed ?? 0) >= 1);
+        assert.ok((iam.WorkerFunction33333333?.['dynamodb:PutItem']?.allowed ?? 0) >= 3);
+        assert.ok((iam.SchedulerFunction44444444?.['dynamodb:UpdateItem']?.allowed ?? 0) >= 2);
+        const denied = Object.entries(iam).flatMap(([fn, actions]) =>
+          Object.entries(actions)
+            .filter(([, n]) => n.denied > 0)
+            .map(([action]) => `${fn} ${action}`),
+        );
+        assert.deepEqual(denied, []);
       }
     } finally {
       clients.destroy();
       await local.stop();
     }
-    assert.equal(process.env.QUEUE_URL, undefined, 'function environments are released on stop');
+    assert.equal(process.env.QUEUE_URL, undefined, 'function environments stay in their containers');
   });
 });
 
