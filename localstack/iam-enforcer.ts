@@ -40,6 +40,9 @@ export interface IamDenial {
   message: string;
 }
 
+/** An evaluation's result: allowed, or the reason of the denial (and what went wrong, if it failed). */
+type Decision = { reason: IamDenial['reason'] | 'allowed'; detail?: string };
+
 /** Per caller, per action: how many requests were allowed and denied. */
 export type ObservedActions = Record<string, Record<string, { allowed: number; denied: number }>>;
 
@@ -112,7 +115,7 @@ export class IamEnforcer {
   readonly #callers = new Map<string, IamCaller & { keys: Set<string> }>();
   readonly #resourcePolicies = new Map<string, unknown>();
   readonly #resourceKeys = new Set<string>();
-  readonly #cache = new Map<string, IamDenial['reason'] | 'allowed'>();
+  readonly #cache = new Map<string, Decision>();
   #observed: ObservedActions = {};
 
   /** Maps `accessKeyId` to `caller`: its requests are evaluated against `caller.policies`. */
@@ -161,7 +164,7 @@ export class IamEnforcer {
     const caller = accessKeyId === undefined ? undefined : this.#callers.get(accessKeyId);
     if (caller === undefined) return undefined;
     for (const authorization of authorizations) {
-      const reason = await this.#decide(caller, authorization, region);
+      const { reason, detail } = await this.#decide(caller, authorization, region);
       if (count) {
         const byAction = this.#observed[caller.name] ?? {};
         this.#observed[caller.name] = byAction;
@@ -176,7 +179,10 @@ export class IamEnforcer {
           action: authorization.action,
           resource: authorization.resource,
           reason,
-          message: denialMessage(caller.sessionArn, authorization.action, authorization.resource, reason),
+          message:
+            detail === undefined
+              ? denialMessage(caller.sessionArn, authorization.action, authorization.resource, reason)
+              : detail,
         };
       }
     }
@@ -187,7 +193,7 @@ export class IamEnforcer {
     caller: IamCaller & { keys: Set<string> },
     authorization: IamAuthorization,
     region: string,
-  ): Promise<IamDenial['reason'] | 'allowed'> {
+  ): Promise<Decision> {
     const now = new Date();
     const context: Record<string, string | string[]> = {
       'aws:SecureTransport': 'true', // SDK calls to AWS are always TLS
@@ -228,22 +234,27 @@ export class IamEnforcer {
       ...(resourcePolicy === undefined ? {} : { resourcePolicy }),
     };
     const result = await runSimulation(simulation, {});
-    let decision: IamDenial['reason'] | 'allowed';
+    let decision: Decision;
     if (result.resultType === 'error') {
-      decision = 'evaluation-error';
+      decision = {
+        reason: 'evaluation-error',
+        detail: `the stand-in could not evaluate ${authorization.action} on ${authorization.resource}: ${JSON.stringify(result.errors)}`,
+      };
     } else if (result.overallResult === 'Allowed') {
-      decision = 'allowed';
+      decision = { reason: 'allowed' };
     } else {
       const analyses =
         result.resultType === 'single' ? [result.result.analysis] : result.results.map((r) => r.analysis);
       const denials = analyses.flatMap((a) => getDenialReasons(a));
       const explicit = denials.find((d) => d.denialType === 'Explicit');
-      decision =
-        explicit === undefined
-          ? 'implicit'
-          : explicit.policyType === 'resource'
-            ? 'explicit-resource'
-            : 'explicit-identity';
+      decision = {
+        reason:
+          explicit === undefined
+            ? 'implicit'
+            : explicit.policyType === 'resource'
+              ? 'explicit-resource'
+              : 'explicit-identity',
+      };
     }
     if (this.#cache.size > 50_000) this.#cache.clear();
     this.#cache.set(cacheKey, decision);
