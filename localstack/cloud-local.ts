@@ -164,6 +164,20 @@ async function waitForHealth(endpoint: string, timeoutMs: number): Promise<void>
   }
 }
 
+/**
+ * The synthesized CrawlstackStack template (running `npm run synth` first when cdk.out is missing
+ * or older than lib/ or functions/), and the assembly folder its assets are in.
+ */
+export async function synthesizedTemplate(
+  log: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
+): Promise<{ template: CfnTemplate; assemblyDir: string }> {
+  if (templateIsStale(DEFAULT_TEMPLATE)) await synthesize(log);
+  return {
+    template: JSON.parse(readFileSync(DEFAULT_TEMPLATE, 'utf8')) as CfnTemplate,
+    assemblyDir: dirname(DEFAULT_TEMPLATE),
+  };
+}
+
 /** Starts the whole stack locally; see the file comment. */
 export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<CloudLocal> {
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
