@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import dynalite from 'dynalite';
 import { buildApp } from 'fauxqs';
+import { type IndexKeys, indexesOfCreateTable, indexKeyViolation } from './dynamo-index-limits.ts';
 import { classifyS3Request, type EndpointMetrics, EndpointMetricsRecorder } from './endpoint-metrics.ts';
 import { patchFauxqsFifo } from './fauxqs-fifo.ts';
 import {
@@ -135,8 +136,10 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
   // dynalite names its tables' ARNs after the process environment when it starts (below).
   const dynamoRegion = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1';
   const dynamoAccount = (process.env.AWS_ACCOUNT_ID || '000000000000').replace(/[^\d]/g, '');
-  // Partition keys by table, from the CreateTable calls that went through (dynamodb:LeadingKeys).
+  // Partition keys (for dynamodb:LeadingKeys) and secondary index keys (their size limits) by
+  // table, from the CreateTable calls that went through.
   const partitionKeys = new Map<string, string>();
+  const indexKeys = new Map<string, IndexKeys[]>();
   const naming = (region: string): ArnNaming => ({
     table: (name) => `arn:aws:dynamodb:${dynamoRegion}:${dynamoAccount}:table/${name}`,
     // fauxqs names a queue's ARN after the region of the request that created it.
@@ -220,8 +223,10 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
           KeySchema?: { AttributeName?: unknown; KeyType?: unknown }[];
         };
         const hash = spec.KeySchema?.find((k) => k.KeyType === 'HASH')?.AttributeName;
-        if (typeof spec.TableName === 'string' && typeof hash === 'string')
+        if (typeof spec.TableName === 'string' && typeof hash === 'string') {
           partitionKeys.set(spec.TableName, hash);
+          indexKeys.set(spec.TableName, indexesOfCreateTable(request));
+        }
       }
       const region = regionOf(req.headers);
       const denial = await iam.check(
@@ -231,6 +236,11 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       );
       if (denial !== undefined) {
         dynamoDenied(res, denial);
+        return;
+      }
+      const tooLong = indexKeyViolation(operation, request, (table) => indexKeys.get(table) ?? []);
+      if (tooLong !== undefined) {
+        sendJson(res, 400, { __type: 'com.amazon.coral.validate#ValidationException', message: tooLong });
         return;
       }
       // dynalite rethrows request stream errors; a buffered copy cannot fail mid-body, so a client
