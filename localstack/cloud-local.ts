@@ -13,7 +13,8 @@
  * Every call a function makes (and its event source makes for it) carries the function's own
  * access key, which the stand-in endpoint maps to the function's execution role and its policies.
  *
- * Prints `endpoint=`, `api=` and `token=` lines on stdout (logs go to stderr) and runs until
+ * Prints `endpoint=`, `api=` and `token=` lines on stdout (with a SigV4 key: `auth=sigv4`,
+ * `region=` and `access_key_id=` instead of the token; logs go to stderr) and runs until
  * SIGINT/SIGTERM. Tests use {@link startCloudLocal}.
  */
 import { spawn } from 'node:child_process';
@@ -31,6 +32,7 @@ import type { ObservedActions } from './iam-enforcer.ts';
 import { type FunctionStats, LocalLambda } from './local-lambda.ts';
 import { type LambdaFunctionSpec, type ProvisionResult, provision } from './provision.ts';
 import { type ScheduleStats, ScheduleTimer } from './schedule-timer.ts';
+import type { SigV4Key } from './sigv4-verifier.ts';
 import { type EventSourceStats, SqsEventSource } from './sqs-event-source.ts';
 
 const PROJECT_DIR = fileURLToPath(new URL('..', import.meta.url));
@@ -57,6 +59,11 @@ export interface CloudLocalOptions {
   apiPort?: number;
   /** Bearer token for the function URLs; random when absent. */
   token?: string;
+  /**
+   * Function URLs (AuthType AWS_IAM) accept only requests SigV4-signed with this key pair for
+   * service `lambda` in `region`, as AWS does; no bearer token then.
+   */
+  sigv4?: SigV4Key;
   /** Added to every function's environment, over the template's values (e.g. CRAWLSTACK_*). */
   env?: Record<string, string>;
   /** A function's idle container is reclaimed after this long (default 5 minutes). */
@@ -94,8 +101,13 @@ export interface CloudLocalMetrics {
 export interface CloudLocal {
   /** Base URL of the (first) function URL, no trailing slash. */
   api: string;
+  /** The bearer token; empty when the URLs check SigV4 signatures. */
   token: string;
+  /** How the function URLs authenticate callers. */
+  auth: 'bearer' | 'sigv4';
   endpoint: string;
+  /** The region of every ARN, queue URL and signature. */
+  region: string;
   /** Every function URL by its logical id. */
   urls: Record<string, string>;
   provisioned: ProvisionResult;
@@ -347,6 +359,7 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         host: '127.0.0.1',
         port: i === 0 ? (options.apiPort ?? 0) : 0,
         ...(token === undefined ? {} : { token }),
+        ...(options.sigv4 === undefined ? {} : { sigv4: options.sigv4 }),
       });
       token ??= server.token; // one token for every URL
       urls[spec.logicalId] = await server.start();
@@ -387,8 +400,10 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
     let stopping: Promise<void> | undefined;
     return {
       api,
-      token: token ?? '',
+      token: options.sigv4 === undefined ? (token ?? '') : '',
+      auth: options.sigv4 === undefined ? 'bearer' : 'sigv4',
       endpoint: endpointUrl,
+      region,
       urls,
       provisioned,
       lambdas,
@@ -451,6 +466,8 @@ async function main(): Promise<void> {
       prefix: { type: 'string' },
       'api-port': { type: 'string' },
       token: { type: 'string' },
+      'access-key-id': { type: 'string' },
+      'secret-access-key': { type: 'string' },
       'schedule-rate-ms': { type: 'string' },
       template: { type: 'string' },
       assembly: { type: 'string' },
@@ -468,13 +485,28 @@ async function main(): Promise<void> {
   if (values.host !== undefined) options.host = values.host;
   if (values.prefix !== undefined) options.prefix = values.prefix;
   if (values.token !== undefined) options.token = values.token;
+  const accessKeyId = values['access-key-id'];
+  const secretAccessKey = values['secret-access-key'] ?? process.env.CRAWLSTACK_LOCAL_SECRET_ACCESS_KEY;
+  if (accessKeyId !== undefined || values['secret-access-key'] !== undefined) {
+    if (accessKeyId === undefined || secretAccessKey === undefined) {
+      throw new Error(
+        '--access-key-id and --secret-access-key (or CRAWLSTACK_LOCAL_SECRET_ACCESS_KEY) go together',
+      );
+    }
+    options.sigv4 = { accessKeyId, secretAccessKey };
+  }
   if (values.template !== undefined) options.template = values.template;
   if (values.assembly !== undefined) options.assemblyDir = values.assembly;
   if (values.synth) options.synth = 'always';
   if (values['no-synth']) options.synth = 'never';
 
   const local = await startCloudLocal(options);
-  const lines = [`endpoint=${local.endpoint}`, `api=${local.api}`, `token=${local.token}`];
+  const lines = [`endpoint=${local.endpoint}`, `api=${local.api}`];
+  if (local.auth === 'sigv4') {
+    lines.push('auth=sigv4', `region=${local.region}`, `access_key_id=${options.sigv4?.accessKeyId ?? ''}`);
+  } else {
+    lines.push(`token=${local.token}`);
+  }
   // More than one function URL: name each (api= is the first).
   if (Object.keys(local.urls).length > 1) {
     for (const [id, url] of Object.entries(local.urls)) lines.push(`url.${id}=${url}`);

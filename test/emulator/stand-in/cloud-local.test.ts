@@ -128,56 +128,98 @@ describe('startCloudLocal', () => {
   });
 });
 
+/** `npm run cloud:local` with the fixture template and `args`, until stdout has `lastKey=`. */
+async function runCli(args: string[], lastKey: string) {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--disable-warning=ExperimentalWarning',
+      'localstack/cloud-local.ts',
+      '--port',
+      '0',
+      '--prefix',
+      uniquePrefix(),
+      '--template',
+      TEMPLATE,
+      '--no-synth',
+      ...args,
+    ],
+    { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    const code = await exited;
+    return { code, stderr };
+  };
+  try {
+    const lines = await eventually(
+      () => (new RegExp(`^${lastKey}=.*$`, 'm').test(stdout) ? stdout.trim().split('\n') : undefined),
+      30_000,
+      `the ${lastKey} line (stderr: ${stderr})`,
+    );
+    assert.ok(
+      lines.every((l) => /^[a-zA-Z0-9._]+=/.test(l)),
+      `stdout has only key=value lines: ${stdout}`,
+    );
+    const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1);
+    return { lines, value, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 describe('npm run cloud:local', () => {
   it('prints endpoint, api and token, serves, and stops cleanly on SIGTERM', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--disable-warning=ExperimentalWarning',
-        'localstack/cloud-local.ts',
-        '--port',
-        '0',
-        '--prefix',
-        uniquePrefix(),
-        '--template',
-        TEMPLATE,
-        '--no-synth',
-      ],
-      { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const cli = await runCli([], 'token');
     try {
-      const lines = await eventually(
-        () => (/^token=.*$/m.test(stdout) ? stdout.trim().split('\n') : undefined),
-        30_000,
-        `the token line (stderr: ${stderr})`,
-      );
-      const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1) ?? '';
-      assert.match(value('endpoint'), /^http:\/\//);
-      assert.match(value('api'), /^http:\/\/127\.0\.0\.1:\d+$/);
-      assert.ok(
-        lines.every((l) => /^[a-zA-Z0-9.]+=/.test(l)),
-        `stdout has only key=value lines: ${stdout}`,
-      );
-      const response = await fetch(`${value('api')}/nowhere`, {
-        headers: { authorization: `Bearer ${value('token')}` },
+      assert.match(cli.value('endpoint') ?? '', /^http:\/\//);
+      assert.match(cli.value('api') ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+      const response = await fetch(`${cli.value('api')}/nowhere`, {
+        headers: { authorization: `Bearer ${cli.value('token')}` },
       });
       assert.equal(response.status, 404);
       assert.deepEqual(await response.json(), { message: 'no route' });
     } finally {
-      child.kill('SIGTERM');
+      const { code, stderr } = await cli.stop();
+      assert.equal(code, 0, stderr);
+      assert.match(stderr, /SIGTERM, stopping/);
     }
-    assert.equal(await exited, 0, stderr);
-    assert.match(stderr, /SIGTERM, stopping/);
+  });
+
+  it('checks SigV4 signatures instead of a token when given a key', async () => {
+    const cli = await runCli(
+      [
+        '--access-key-id',
+        'AKIAIOSFODNN7EXAMPLE',
+        '--secret-access-key',
+        'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      ],
+      'access_key_id',
+    );
+    try {
+      assert.equal(cli.value('auth'), 'sigv4');
+      assert.equal(
+        cli.value('region'),
+        process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1',
+      );
+      assert.equal(cli.value('access_key_id'), 'AKIAIOSFODNN7EXAMPLE');
+      assert.equal(cli.value('token'), undefined);
+      const response = await fetch(`${cli.value('api')}/nowhere`, { headers: { authorization: 'Bearer x' } });
+      assert.equal(response.status, 403);
+    } finally {
+      assert.equal((await cli.stop()).code, 0);
+    }
   });
 });
