@@ -7,6 +7,9 @@
  *   parent ──{ invoke, id, event, info }──► this thread ──► handler(event, context)
  *          ◄──{ done, id, ok, result | error, cpuMicros }──
  */
+import { enableCompileCache } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   callHandler,
@@ -37,6 +40,8 @@ async function main(): Promise<void> {
   if (port === null) throw new Error('lambda-container-worker.ts runs in a worker thread');
   const { file, exportName } = workerData as ContainerData;
   const started = performance.now();
+  // V8's code cache on disk: the containers after the first skip compiling the bundle again.
+  enableCompileCache(join(tmpdir(), 'crawlstack-lambda-compile-cache'));
   let handler: LambdaHandler;
   try {
     const module = (await import(file)) as Record<string, unknown>;

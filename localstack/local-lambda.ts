@@ -8,6 +8,7 @@
  * 1 ms) and the CPU time of its container's thread are recorded for the cost benchmark.
  */
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import {
   type ContainerFactory,
   type ContainerRun,
@@ -126,6 +127,40 @@ interface Idle {
   timer: NodeJS.Timeout;
 }
 
+/** A container for an invocation: warm, freshly started (with its init time), or none. */
+type Acquired =
+  | { kind: 'warm'; container: LambdaContainer }
+  | { kind: 'cold'; container: LambdaContainer; initMs: number }
+  | { kind: 'failed'; error: unknown; initMs: number };
+
+/**
+ * Cold starts at once, across every function of this process. Lambda starts environments on
+ * machines of their own; here they share this machine's cores, and a burst of thread starts (a
+ * schedule compressed to a second, many pollers at once) would make every start, and everything
+ * else, crawl. Starts beyond this wait for a slot; an invocation waiting for one takes a
+ * container that becomes idle first.
+ */
+class StartGate {
+  readonly #limit: number;
+  #running = 0;
+  readonly #queue: (() => void)[] = [];
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+  async run<T>(start: () => Promise<T>): Promise<T> {
+    if (this.#running >= this.#limit) await new Promise<void>((resolve) => this.#queue.push(resolve));
+    this.#running += 1;
+    try {
+      return await start();
+    } finally {
+      this.#running -= 1;
+      this.#queue.shift()?.();
+    }
+  }
+}
+
+const coldStarts = new StartGate(Math.max(2, availableParallelism()));
+
 /** A function instance: call {@link LocalLambda.invoke} once per event, as Lambda would. */
 export class LocalLambda {
   readonly name: string;
@@ -142,6 +177,10 @@ export class LocalLambda {
   /** Warm containers, most recently used last. */
   readonly #idle: Idle[] = [];
   readonly #live = new Set<LambdaContainer>();
+  /** Invocations waiting for a container, oldest first. */
+  readonly #waiting: ((acquired: Acquired) => void)[] = [];
+  /** Containers being started. */
+  #starting = 0;
   #containerIds = 0;
   #inFlight = 0;
   #stopped = false;
@@ -230,34 +269,70 @@ export class LocalLambda {
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const idle of this.#idle.splice(0)) clearTimeout(idle.timer);
+    for (const waiter of this.#waiting.splice(0)) {
+      waiter({ kind: 'failed', error: namedError('Runtime.Stopped', `${this.name} was stopped`), initMs: 0 });
+    }
     await Promise.all([...this.#live].map((c) => this.#discard(c, false)));
+  }
+
+  /** A warm container, or one started for this invocation (or the first to become idle meanwhile). */
+  #acquire(): Promise<Acquired> {
+    const warm = this.#idle.pop();
+    if (warm !== undefined) {
+      clearTimeout(warm.timer);
+      return Promise.resolve({ kind: 'warm', container: warm.container });
+    }
+    const acquired = new Promise<Acquired>((resolve) => this.#waiting.push(resolve));
+    if (this.#waiting.length > this.#starting) this.#startContainer();
+    return acquired;
+  }
+
+  #startContainer(): void {
+    this.#starting += 1;
+    this.#containerIds += 1;
+    const id = this.#containerIds;
+    void coldStarts
+      .run(async () => {
+        const started = performance.now();
+        try {
+          return { container: await this.#start(id), initMs: performance.now() - started };
+        } catch (error) {
+          throw Object.assign(new Error('init failed'), {
+            cause: error,
+            initMs: performance.now() - started,
+          });
+        }
+      })
+      .then(
+        ({ container, initMs }) => {
+          this.#starting -= 1;
+          this.#stats.coldStarts += 1;
+          this.#stats.initMs += initMs;
+          this.#live.add(container);
+          this.#stats.peakContainers = Math.max(this.#stats.peakContainers, this.#live.size);
+          const waiter = this.#waiting.shift();
+          if (waiter !== undefined) waiter({ kind: 'cold', container, initMs });
+          else this.#release(container);
+        },
+        (failure: { cause: unknown; initMs: number }) => {
+          this.#starting -= 1;
+          this.#stats.coldStarts += 1;
+          this.#stats.initMs += failure.initMs;
+          this.#waiting.shift()?.({ kind: 'failed', error: failure.cause, initMs: failure.initMs });
+          if (this.#waiting.length > this.#starting && !this.#stopped) this.#startContainer();
+        },
+      );
   }
 
   async #invoke(event: unknown): Promise<InvokeOutcome> {
     const requestId = randomUUID();
-    let container: LambdaContainer;
-    let initMs: number | undefined;
-    const warm = this.#idle.pop();
-    if (warm !== undefined) {
-      clearTimeout(warm.timer);
-      container = warm.container;
-    } else {
-      const started = performance.now();
-      try {
-        this.#containerIds += 1;
-        container = await this.#start(this.#containerIds);
-      } catch (error) {
-        const ms = performance.now() - started;
-        this.#stats.coldStarts += 1;
-        this.#stats.initMs += ms;
-        return this.#finish(requestId, { kind: 'error', error }, ms, undefined, true, ms);
-      }
-      initMs = performance.now() - started;
-      this.#stats.coldStarts += 1;
-      this.#stats.initMs += initMs;
-      this.#live.add(container);
-      this.#stats.peakContainers = Math.max(this.#stats.peakContainers, this.#live.size);
+    const acquired = await this.#acquire();
+    if (acquired.kind === 'failed') {
+      const ms = acquired.initMs;
+      return this.#finish(requestId, { kind: 'error', error: acquired.error }, ms, undefined, true, ms);
     }
+    const { container } = acquired;
+    const initMs = acquired.kind === 'cold' ? acquired.initMs : undefined;
 
     const info: InvocationInfo = {
       functionName: this.name,
@@ -354,10 +429,15 @@ export class LocalLambda {
     return { ...outcome, ...facts };
   }
 
-  /** Back to the warm pool, reclaimed after `idleMs` unused. */
+  /** To the oldest waiting invocation, else back to the warm pool (reclaimed after `idleMs` unused). */
   #release(container: LambdaContainer): void {
     if (this.#stopped) {
       void this.#discard(container, false);
+      return;
+    }
+    const waiter = this.#waiting.shift();
+    if (waiter !== undefined) {
+      waiter({ kind: 'warm', container });
       return;
     }
     const timer = setTimeout(() => {

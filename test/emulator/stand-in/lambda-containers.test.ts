@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -59,13 +59,19 @@ describe('Lambda containers (worker threads)', () => {
     assert.equal(second.invocations, 2, 'the warm container kept its module state');
     assert.equal(second.born, first.born);
 
-    const [a, b] = await Promise.all([
-      lambda.invoke({ action: 'sleep', ms: 200 }),
-      lambda.invoke({ action: 'sleep', ms: 200 }),
-    ]);
-    const counts = [answer(a).invocations, answer(b).invocations].sort();
-    // One ran in the warm container (its 3rd), the other in a new one with fresh module state.
-    assert.deepEqual(counts, [1, 3]);
+    const dir = mkdtempSync(join(tmpdir(), 'crawlstack-containers-'));
+    try {
+      // The warm container is busy until `go` exists: the second invocation needs its own.
+      const go = join(dir, 'go');
+      const blocked = lambda.invoke({ action: 'block', file: go });
+      const concurrent = answer(await lambda.invoke({}));
+      assert.equal(concurrent.invocations, 1, 'a new container, with fresh module state');
+      assert.notEqual(concurrent.born, first.born);
+      writeFileSync(go, '');
+      assert.equal(answer(await blocked).invocations, 3, 'the warm one ran its third');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     const stats = lambda.stats();
     assert.equal(stats.coldStarts, 2);
     assert.equal(stats.containers, 2);
