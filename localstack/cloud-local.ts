@@ -68,6 +68,11 @@ export interface CloudLocalOptions {
   env?: Record<string, string>;
   /** A function's idle container is reclaimed after this long (default 5 minutes). */
   containerIdleMs?: number;
+  /**
+   * Start one container per function with the stack (default true), so the first invocation of
+   * each is warm; `false` leaves every first invocation to start cold, as Lambda does.
+   */
+  prewarm?: boolean;
   region?: string;
   /**
    * Overrides for the SQS event sources (tests shorten the long poll and the batching window):
@@ -313,6 +318,9 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
       stoppers.push(() => lambda.stop());
       lambdas[logicalId] = lambda;
     }
+
+    // Before any trigger runs, so the first poll, tick or request finds a container.
+    if (options.prewarm !== false) await Promise.all(Object.values(lambdas).map((l) => l.prewarm()));
 
     const eventSources: Record<string, SqsEventSource> = {};
     for (const mapping of provisioned.eventSourceMappings) {

@@ -179,8 +179,9 @@ export class LocalLambda {
   readonly #live = new Set<LambdaContainer>();
   /** Invocations waiting for a container, oldest first. */
   readonly #waiting: ((acquired: Acquired) => void)[] = [];
-  /** Containers being started. */
-  #starting = 0;
+  /** Container starts waiting for a slot, and starts under way. */
+  #queuedStarts = 0;
+  #activeStarts = 0;
   #containerIds = 0;
   #inFlight = 0;
   #stopped = false;
@@ -265,6 +266,31 @@ export class LocalLambda {
     }
   }
 
+  /**
+   * Starts `count` containers into the warm pool ahead of any invocation (as provisioned
+   * concurrency would). Resolves when they are ready; an init failure is reported, not thrown (the
+   * next invocation starts cold and fails as Lambda reports it).
+   */
+  async prewarm(count = 1): Promise<void> {
+    await Promise.all(
+      Array.from({ length: count }, async () => {
+        this.#containerIds += 1;
+        const id = this.#containerIds;
+        const started = performance.now();
+        try {
+          const container = await coldStarts.run(() => this.#start(id));
+          this.#stats.coldStarts += 1;
+          this.#stats.initMs += performance.now() - started;
+          this.#live.add(container);
+          this.#stats.peakContainers = Math.max(this.#stats.peakContainers, this.#live.size);
+          this.#release(container);
+        } catch (error) {
+          this.#log?.(`${this.name}: a container failed to start: ${describe(error)}`);
+        }
+      }),
+    );
+  }
+
   /** Kills every container; later invocations are throttled. */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -283,29 +309,35 @@ export class LocalLambda {
       return Promise.resolve({ kind: 'warm', container: warm.container });
     }
     const acquired = new Promise<Acquired>((resolve) => this.#waiting.push(resolve));
-    if (this.#waiting.length > this.#starting) this.#startContainer();
+    if (this.#waiting.length > this.#queuedStarts + this.#activeStarts) this.#startContainer();
     return acquired;
   }
 
   #startContainer(): void {
-    this.#starting += 1;
-    this.#containerIds += 1;
-    const id = this.#containerIds;
+    this.#queuedStarts += 1;
     void coldStarts
       .run(async () => {
+        this.#queuedStarts -= 1;
+        // Its waiter may have been served by a container that became idle meanwhile.
+        if (this.#stopped || this.#waiting.length <= this.#activeStarts) return undefined;
+        this.#activeStarts += 1;
+        this.#containerIds += 1;
         const started = performance.now();
         try {
-          return { container: await this.#start(id), initMs: performance.now() - started };
+          return { container: await this.#start(this.#containerIds), initMs: performance.now() - started };
         } catch (error) {
           throw Object.assign(new Error('init failed'), {
             cause: error,
             initMs: performance.now() - started,
           });
+        } finally {
+          this.#activeStarts -= 1;
         }
       })
       .then(
-        ({ container, initMs }) => {
-          this.#starting -= 1;
+        (started) => {
+          if (started === undefined) return;
+          const { container, initMs } = started;
           this.#stats.coldStarts += 1;
           this.#stats.initMs += initMs;
           this.#live.add(container);
@@ -315,11 +347,12 @@ export class LocalLambda {
           else this.#release(container);
         },
         (failure: { cause: unknown; initMs: number }) => {
-          this.#starting -= 1;
           this.#stats.coldStarts += 1;
           this.#stats.initMs += failure.initMs;
           this.#waiting.shift()?.({ kind: 'failed', error: failure.cause, initMs: failure.initMs });
-          if (this.#waiting.length > this.#starting && !this.#stopped) this.#startContainer();
+          if (!this.#stopped && this.#waiting.length > this.#queuedStarts + this.#activeStarts) {
+            this.#startContainer();
+          }
         },
       );
   }
