@@ -19,7 +19,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -68,6 +68,11 @@ export interface CloudLocalOptions {
   env?: Record<string, string>;
   /** A function's idle container is reclaimed after this long (default 5 minutes). */
   containerIdleMs?: number;
+  /**
+   * Appends one JSON line `{ prefix, iam }` (the IAM actions each function was allowed and
+   * denied) to this file when the stack stops; default `CRAWLSTACK_IAM_REPORT`. Stand-in only.
+   */
+  iamReport?: string;
   /**
    * Start one container per function with the stack (default true), so the first invocation of
    * each is warm; `false` leaves every first invocation to start cold, as Lambda does.
@@ -238,6 +243,14 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         region,
       });
       stoppers.push(() => started.close());
+      const report = options.iamReport ?? process.env.CRAWLSTACK_IAM_REPORT;
+      if (report) {
+        // Runs before the endpoint closes (stoppers run last first), after every trigger stopped.
+        stoppers.push(async () => {
+          const line = { prefix: options.prefix ?? 'crawlstack', iam: started.iam.observed() };
+          appendFileSync(report, `${JSON.stringify(line)}\n`);
+        });
+      }
       endpoint = started;
       endpointUrl = started.url;
     }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +19,10 @@ const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
 describe('startCloudLocal', () => {
   it('runs a stack: function URL -> queue -> worker -> table, and the schedule', async () => {
     const logs: string[] = [];
+    const reportDir = mkdtempSync(join(tmpdir(), 'crawlstack-iam-'));
+    const iamReport = join(reportDir, 'iam.jsonl');
     const local = await startCloudLocal({
+      iamReport,
       port: 0,
       prefix: uniquePrefix(),
       template: JSON.parse(readFileSync(TEMPLATE, 'utf8')) as CfnTemplate,
@@ -125,6 +129,16 @@ describe('startCloudLocal', () => {
       await local.stop();
     }
     assert.equal(process.env.QUEUE_URL, undefined, 'function environments stay in their containers');
+    if (EXTERNAL_ENDPOINT === undefined) {
+      const [line] = readFileSync(iamReport, 'utf8').trim().split('\n');
+      const report = JSON.parse(line ?? '{}') as { iam: Record<string, Record<string, { allowed: number }>> };
+      assert.equal(
+        report.iam.ApiFunction22222222?.['sqs:SendMessage']?.allowed,
+        4,
+        'the IAM report written on stop',
+      );
+    }
+    rmSync(reportDir, { recursive: true, force: true });
   });
 });
 
