@@ -64,10 +64,11 @@ describe('startCloudLocal', () => {
       const table = local.provisioned.resources.UrlTable5E6F7A8B?.name;
       const item = (pk: string) => clients.doc.send(new GetCommand({ TableName: table, Key: { pk } }));
       for (const id of ['a', 'c']) {
-        const stored = await eventually(async () => (await item(id)).Item, 10_000, `item ${id}`);
+        const stored = await eventually(async () => (await item(id)).Item, 20_000, `item ${id}`);
         assert.equal(stored.receives, 1);
       }
-      const retried = await eventually(async () => (await item('b')).Item, 10_000, 'item b');
+      // b comes back after the queue's visibility timeout (6 s: longer than the worker's 5 s timeout).
+      const retried = await eventually(async () => (await item('b')).Item, 30_000, 'item b');
       assert.equal(retried.receives, 2, 'b failed once and came back');
       const viaApi = await fetch(`${local.api}/item?id=b`, { headers });
       assert.equal(((await viaApi.json()) as { pk: string }).pk, 'b');
@@ -80,7 +81,7 @@ describe('startCloudLocal', () => {
               new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1 }),
             )
           ).Messages?.[0]?.Body,
-        15_000,
+        40_000,
         'poison in the DLQ',
       );
       assert.equal(JSON.parse(dead).id, 'poison');
