@@ -43,8 +43,14 @@ export interface IamDenial {
 /** An evaluation's result: allowed, or the reason of the denial (and what went wrong, if it failed). */
 type Decision = { reason: IamDenial['reason'] | 'allowed'; detail?: string };
 
-/** Per caller, per action: how many requests were allowed and denied. */
-export type ObservedActions = Record<string, Record<string, { allowed: number; denied: number }>>;
+/** Per caller, per action: how many requests were allowed and denied, and on which resources. */
+export type ObservedActions = Record<
+  string,
+  Record<string, { allowed: number; denied: number; resources: string[] }>
+>;
+
+/** Distinct resources kept per caller and action (enough to see which tables, queues, buckets). */
+const MAX_RESOURCES = 20;
 
 /** The access key id a SigV4-signed request (header or presigned query) carries. */
 export function accessKeyIdOf(headers: IncomingHttpHeaders, rawUrl?: string): string | undefined {
@@ -168,7 +174,12 @@ export class IamEnforcer {
       if (count) {
         const byAction = this.#observed[caller.name] ?? {};
         this.#observed[caller.name] = byAction;
-        const entry = byAction[authorization.action] ?? { allowed: 0, denied: 0 };
+        const entry = byAction[authorization.action] ?? { allowed: 0, denied: 0, resources: [] };
+        // Objects by bucket (`bucket/*`): keys would crowd out everything else.
+        const resource = authorization.resource.replace(/^(arn:aws:s3:::[^/]+)\/.*$/, '$1/*');
+        if (!entry.resources.includes(resource) && entry.resources.length < MAX_RESOURCES) {
+          entry.resources.push(resource);
+        }
         byAction[authorization.action] = entry;
         if (reason === 'allowed') entry.allowed += 1;
         else entry.denied += 1;

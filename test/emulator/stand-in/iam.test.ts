@@ -258,6 +258,8 @@ describe('IAM on the stand-in endpoint', {
     assert.ok((observed['dynamodb:GetItem']?.allowed ?? 0) >= 1);
     assert.ok((observed['sqs:ReceiveMessage']?.allowed ?? 0) >= 1);
     assert.ok((observed['sqs:SendMessage']?.denied ?? 0) >= 1);
+    assert.deepEqual(observed['dynamodb:UpdateItem']?.resources, [tableArn(urls)]);
+    assert.deepEqual(observed['s3:GetObject']?.resources, [`arn:aws:s3:::${bucket}/*`]);
     assert.deepEqual(Object.keys(ep.standIn?.iam.observed() ?? {}), ['Fn']);
   });
 });
