@@ -6,6 +6,10 @@
  * killed together with its container, as Lambda does, so the next one starts cold. Containers
  * idle longer than `idleMs` are reclaimed. Each invocation's wall time (billed: rounded up to
  * 1 ms) and the CPU time of its container's thread are recorded for the cost benchmark.
+ *
+ * Where this machine is not Lambda's fleet: cold starts across all functions of the process take
+ * turns (as many at once as cores), and an invocation waiting for its new container runs in one
+ * that becomes idle first, if one does (see `StartGate`).
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
