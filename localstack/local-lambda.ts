@@ -348,6 +348,8 @@ export class LocalLambda {
           this.#stats.peakContainers = Math.max(this.#stats.peakContainers, this.#live.size);
           const waiter = this.#waiting.shift();
           if (waiter !== undefined) waiter({ kind: 'cold', container, initMs });
+          // Its invocation ran elsewhere; with another container idle, this one is surplus.
+          else if (this.#idle.length > 0) void this.#discard(container, false);
           else this.#release(container);
         },
         (failure: { cause: unknown; initMs: number }) => {

@@ -105,6 +105,10 @@ describe('startCloudLocal', () => {
       assert.ok((metrics.functions.WorkerFunction33333333?.billedMs ?? 0) >= 3);
       assert.ok((metrics.eventSources.WorkerFunctionSqsEventSource55555555?.deleted ?? 0) >= 3);
       assert.ok((metrics.schedules.SchedulerRule88888888?.fired ?? 0) >= 2);
+      // No more containers than the event source's MaximumConcurrency (2) or the reserved
+      // concurrency (the scheduler's 1) allow at once.
+      assert.ok((metrics.functions.WorkerFunction33333333?.peakContainers ?? 0) <= 2);
+      assert.equal(metrics.functions.SchedulerFunction44444444?.peakContainers, 1);
       if (EXTERNAL_ENDPOINT === undefined) {
         assert.ok((metrics.endpoint?.requests.sqs.ReceiveMessage ?? 0) >= 1);
         assert.ok((metrics.endpoint?.dynamodb.writeRequestUnits ?? 0) >= 3);
