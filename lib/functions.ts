@@ -116,6 +116,8 @@ export class Functions extends Construct {
     });
     useTable(api, ENV.crawlTable, storage.crawlTable, 'readWrite');
     useTable(api, ENV.urlTable, storage.urlTable, 'read');
+    // Starting a crawl claims its seeds in the URL table (a conditional UpdateItem); nothing else.
+    storage.urlTable.grant(api, 'dynamodb:UpdateItem');
     // Send: seeds. GetQueueAttributes (part of send): queue depth in the crawl status.
     useQueue(api, ENV.frontierQueueUrl, frontier.queue, 'send');
     useBucket(api, ENV.pageBucket, storage.pageBucket, 'read');

@@ -1,19 +1,25 @@
 /**
  * `npm run cloud:local`: the serverless stack on this machine. Synthesizes the CDK app when it is
  * stale, starts the stand-in endpoint (or uses `AWS_ENDPOINT_URL`, e.g. real LocalStack),
- * provisions the template's queues, tables and buckets, loads the bundled Lambda handlers into
- * this process and drives them with the local triggers:
+ * provisions the template's queues, tables and buckets, runs each bundled Lambda handler in
+ * containers of its own (worker threads with the function's environment and credentials) and
+ * drives them with the local triggers:
  *
  *   cdk.out/CrawlstackStack.template.json ──provision──► endpoint (stand-in :4566 | LocalStack)
- *   SQS event source mapping ──► SqsEventSource (pollers) ──► worker handler
- *   Function URL (AWS_IAM)   ──► FunctionUrlServer (bearer token) ──► api handler
- *   Events::Rule rate(...)   ──► ScheduleTimer ──► scheduler handler
+ *   SQS event source mapping ──► SqsEventSource (pollers) ──► worker containers
+ *   Function URL (AWS_IAM)   ──► FunctionUrlServer (bearer token | SigV4) ──► api containers
+ *   Events::Rule rate(...)   ──► ScheduleTimer ──► scheduler containers
  *
- * Prints `endpoint=`, `api=` and `token=` lines on stdout (logs go to stderr) and runs until
+ * Every call a function makes (and its event source makes for it) carries the function's own
+ * access key, which the stand-in endpoint maps to the function's execution role and its policies.
+ *
+ * Prints `endpoint=`, `api=` and `token=` lines on stdout (with a SigV4 key: `auth=sigv4`,
+ * `region=` and `access_key_id=` instead of the token; logs go to stderr) and runs until
  * SIGINT/SIGTERM. Tests use {@link startCloudLocal}.
  */
 import { spawn } from 'node:child_process';
-import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -22,10 +28,11 @@ import type { CfnTemplate } from './cfn-template.ts';
 import { type Endpoint, startEndpoint } from './endpoint.ts';
 import type { EndpointMetrics } from './endpoint-metrics.ts';
 import { FunctionUrlServer } from './function-url-server.ts';
-import { loadHandler, releaseFunctionEnvironment } from './load-handler.ts';
+import type { ObservedActions } from './iam-enforcer.ts';
 import { type FunctionStats, LocalLambda } from './local-lambda.ts';
-import { type ProvisionResult, provision } from './provision.ts';
+import { type LambdaFunctionSpec, type ProvisionResult, provision } from './provision.ts';
 import { type ScheduleStats, ScheduleTimer } from './schedule-timer.ts';
+import type { SigV4Key } from './sigv4-verifier.ts';
 import { type EventSourceStats, SqsEventSource } from './sqs-event-source.ts';
 
 const PROJECT_DIR = fileURLToPath(new URL('..', import.meta.url));
@@ -52,8 +59,25 @@ export interface CloudLocalOptions {
   apiPort?: number;
   /** Bearer token for the function URLs; random when absent. */
   token?: string;
+  /**
+   * Function URLs (AuthType AWS_IAM) accept only requests SigV4-signed with this key pair for
+   * service `lambda` in `region`, as AWS does; no bearer token then.
+   */
+  sigv4?: SigV4Key;
   /** Added to every function's environment, over the template's values (e.g. CRAWLSTACK_*). */
   env?: Record<string, string>;
+  /** A function's idle container is reclaimed after this long (default 5 minutes). */
+  containerIdleMs?: number;
+  /**
+   * Appends one JSON line `{ prefix, iam }` (the IAM actions each function was allowed and
+   * denied) to this file when the stack stops; default `CRAWLSTACK_IAM_REPORT`. Stand-in only.
+   */
+  iamReport?: string;
+  /**
+   * Start one container per function with the stack (default true), so the first invocation of
+   * each is warm; `false` leaves every first invocation to start cold, as Lambda does.
+   */
+  prewarm?: boolean;
   region?: string;
   /**
    * Overrides for the SQS event sources (tests shorten the long poll and the batching window):
@@ -79,14 +103,21 @@ export interface CloudLocalMetrics {
   functions: Record<string, FunctionStats>;
   eventSources: Record<string, EventSourceStats>;
   schedules: Record<string, ScheduleStats>;
+  /** IAM actions each function's role was allowed and denied (stand-in only). */
+  iam?: ObservedActions;
 }
 
 /** A running local cloud. */
 export interface CloudLocal {
   /** Base URL of the (first) function URL, no trailing slash. */
   api: string;
+  /** The bearer token; empty when the URLs check SigV4 signatures. */
   token: string;
+  /** How the function URLs authenticate callers. */
+  auth: 'bearer' | 'sigv4';
   endpoint: string;
+  /** The region of every ARN, queue URL and signature. */
+  region: string;
   /** Every function URL by its logical id. */
   urls: Record<string, string>;
   provisioned: ProvisionResult;
@@ -155,6 +186,20 @@ async function waitForHealth(endpoint: string, timeoutMs: number): Promise<void>
   }
 }
 
+/**
+ * The synthesized CrawlstackStack template (running `npm run synth` first when cdk.out is missing
+ * or older than lib/ or functions/), and the assembly folder its assets are in.
+ */
+export async function synthesizedTemplate(
+  log: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
+): Promise<{ template: CfnTemplate; assemblyDir: string }> {
+  if (templateIsStale(DEFAULT_TEMPLATE)) await synthesize(log);
+  return {
+    template: JSON.parse(readFileSync(DEFAULT_TEMPLATE, 'utf8')) as CfnTemplate,
+    assemblyDir: dirname(DEFAULT_TEMPLATE),
+  };
+}
+
 /** Starts the whole stack locally; see the file comment. */
 export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<CloudLocal> {
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
@@ -198,6 +243,14 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         region,
       });
       stoppers.push(() => started.close());
+      const report = options.iamReport ?? process.env.CRAWLSTACK_IAM_REPORT;
+      if (report) {
+        // Runs before the endpoint closes (stoppers run last first), after every trigger stopped.
+        stoppers.push(async () => {
+          const line = { prefix: options.prefix ?? 'crawlstack', iam: started.iam.observed() };
+          appendFileSync(report, `${JSON.stringify(line)}\n`);
+        });
+      }
       endpoint = started;
       endpointUrl = started.url;
     }
@@ -227,28 +280,60 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         .filter((s) => s.enabled)
         .flatMap((s) => s.targets.map((t) => t.functionLogicalId)),
     ]);
+    if (endpoint !== undefined) {
+      for (const policy of provisioned.resourcePolicies) {
+        for (const arn of policy.resourceArns) endpoint.iam.setResourcePolicy(arn, policy.document);
+      }
+    }
     const lambdas: Record<string, LocalLambda> = {};
+    // What the function's role's temporary credentials are to the function: its environment.
+    const functionEnvs: Record<string, Record<string, string>> = {};
     for (const logicalId of triggered) {
       const spec = provisioned.functions[logicalId];
       if (spec === undefined) continue;
       if (spec.assetDir === undefined) throw new Error(`${logicalId} has no bundled asset to run`);
-      // NODE_OPTIONS is read when a process starts; the one it would matter for locally is source maps.
+      const credentials = functionCredentials();
+      if (endpoint !== undefined) {
+        const role = spec.roleLogicalId === undefined ? undefined : provisioned.roles[spec.roleLogicalId];
+        if (role === undefined)
+          log(`cloud:local: ${logicalId}'s role is not in the template: every call it makes is denied`);
+        const roleName = role?.name ?? spec.roleArn?.split('/').pop() ?? `${spec.name}-role`;
+        endpoint.iam.register(credentials.AWS_ACCESS_KEY_ID, {
+          name: logicalId,
+          sessionArn: `arn:aws:sts::${spec.arn.split(':')[4]}:assumed-role/${roleName}/${spec.name}`,
+          roleArn: role?.arn ?? spec.roleArn ?? '',
+          accountId: spec.arn.split(':')[4] ?? '000000000000',
+          context: { 'lambda:SourceFunctionArn': spec.arn },
+          policies: role?.policies ?? [],
+        });
+      }
       const { NODE_OPTIONS: nodeOptions, ...templateEnv } = spec.env;
+      // NODE_OPTIONS is read when a process starts; the one it would matter for locally is source maps.
       if (nodeOptions?.includes('--enable-source-maps')) process.setSourceMapsEnabled(true);
-      const env = { ...templateEnv, ...awsEnv, ...options.env };
-      stoppers.push(async () => releaseFunctionEnvironment(spec.name));
-      const handler = await loadHandler(spec.assetDir, spec.handler, env, spec.name);
+      const env = {
+        ...lambdaRuntimeEnv(spec, region),
+        ...templateEnv,
+        ...awsEnv,
+        ...credentials,
+        ...options.env,
+      };
+      functionEnvs[logicalId] = env;
       const lambda = new LocalLambda({
         name: spec.name,
-        handler,
+        code: { assetDir: spec.assetDir, handler: spec.handler, env },
         timeoutSeconds: spec.timeoutSeconds,
         memoryMb: spec.memoryMb,
         region,
         log,
+        ...(options.containerIdleMs === undefined ? {} : { idleMs: options.containerIdleMs }),
         ...(spec.reservedConcurrency === undefined ? {} : { reservedConcurrency: spec.reservedConcurrency }),
       });
+      stoppers.push(() => lambda.stop());
       lambdas[logicalId] = lambda;
     }
+
+    // Before any trigger runs, so the first poll, tick or request finds a container.
+    if (options.prewarm !== false) await Promise.all(Object.values(lambdas).map((l) => l.prewarm()));
 
     const eventSources: Record<string, SqsEventSource> = {};
     for (const mapping of provisioned.eventSourceMappings) {
@@ -263,9 +348,13 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         mapping.maximumBatchingWindowSeconds > 0 && overrides.batchingWindowSeconds !== undefined
           ? overrides.batchingWindowSeconds
           : mapping.maximumBatchingWindowSeconds;
+      // Lambda polls with the function's execution role (it needs ReceiveMessage, DeleteMessage,
+      // GetQueueAttributes on the queue), so the poller's calls are the function's.
+      const pollerClients = createAwsClients(functionEnvs[mapping.functionLogicalId] ?? awsEnv);
+      stoppers.push(async () => pollerClients.destroy());
       const source = new SqsEventSource({
         lambda,
-        sqs: clients.sqs,
+        sqs: pollerClients.sqs,
         queueUrl: mapping.queueUrl,
         queueArn: mapping.queueArn,
         batchSize: mapping.batchSize,
@@ -291,6 +380,7 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         host: '127.0.0.1',
         port: i === 0 ? (options.apiPort ?? 0) : 0,
         ...(token === undefined ? {} : { token }),
+        ...(options.sigv4 === undefined ? {} : { sigv4: options.sigv4 }),
       });
       token ??= server.token; // one token for every URL
       urls[spec.logicalId] = await server.start();
@@ -319,7 +409,10 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
     const api = Object.values(urls)[0] ?? '';
     const metrics = (): CloudLocalMetrics => {
       const out: CloudLocalMetrics = { functions: {}, eventSources: {}, schedules: {} };
-      if (endpoint !== undefined) out.endpoint = endpoint.metrics();
+      if (endpoint !== undefined) {
+        out.endpoint = endpoint.metrics();
+        out.iam = endpoint.iam.observed();
+      }
       for (const [id, lambda] of Object.entries(lambdas)) out.functions[id] = lambda.stats();
       for (const [id, source] of Object.entries(eventSources)) out.eventSources[id] = source.stats();
       for (const [id, timer] of Object.entries(schedules)) out.schedules[id] = timer.stats();
@@ -328,8 +421,10 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
     let stopping: Promise<void> | undefined;
     return {
       api,
-      token: token ?? '',
+      token: options.sigv4 === undefined ? (token ?? '') : '',
+      auth: options.sigv4 === undefined ? 'bearer' : 'sigv4',
       endpoint: endpointUrl,
+      region,
       urls,
       provisioned,
       lambdas,
@@ -343,6 +438,38 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
     await stopAll();
     throw error;
   }
+}
+
+/** Temporary credentials of an execution environment: an access key id the endpoint maps to a role. */
+function functionCredentials(): Record<
+  'AWS_ACCESS_KEY_ID' | 'AWS_SECRET_ACCESS_KEY' | 'AWS_SESSION_TOKEN',
+  string
+> {
+  const base32 = (bytes: Buffer) =>
+    [...bytes].map((b) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'[b % 32]).join('');
+  return {
+    // ASIA: the prefix of temporary (STS) access keys, which is what Lambda hands a function.
+    AWS_ACCESS_KEY_ID: `ASIA${base32(randomBytes(16))}`,
+    AWS_SECRET_ACCESS_KEY: randomBytes(30).toString('base64'),
+    AWS_SESSION_TOKEN: randomBytes(48).toString('base64'),
+  };
+}
+
+/** The variables Lambda's runtime sets in every execution environment. */
+function lambdaRuntimeEnv(spec: LambdaFunctionSpec, region: string): Record<string, string> {
+  return {
+    AWS_LAMBDA_FUNCTION_NAME: spec.name,
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
+    AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${spec.name}`,
+    AWS_EXECUTION_ENV: `AWS_Lambda_${spec.runtime ?? 'nodejs22.x'}`,
+    AWS_REGION: region,
+    AWS_DEFAULT_REGION: region,
+    LAMBDA_TASK_ROOT: spec.assetDir ?? '',
+    _HANDLER: spec.handler,
+    LANG: 'en_US.UTF-8',
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+  };
 }
 
 function parseNumber(value: string | undefined, name: string): number | undefined {
@@ -360,6 +487,8 @@ async function main(): Promise<void> {
       prefix: { type: 'string' },
       'api-port': { type: 'string' },
       token: { type: 'string' },
+      'access-key-id': { type: 'string' },
+      'secret-access-key': { type: 'string' },
       'schedule-rate-ms': { type: 'string' },
       template: { type: 'string' },
       assembly: { type: 'string' },
@@ -377,13 +506,28 @@ async function main(): Promise<void> {
   if (values.host !== undefined) options.host = values.host;
   if (values.prefix !== undefined) options.prefix = values.prefix;
   if (values.token !== undefined) options.token = values.token;
+  const accessKeyId = values['access-key-id'];
+  const secretAccessKey = values['secret-access-key'] ?? process.env.CRAWLSTACK_LOCAL_SECRET_ACCESS_KEY;
+  if (accessKeyId !== undefined || values['secret-access-key'] !== undefined) {
+    if (accessKeyId === undefined || secretAccessKey === undefined) {
+      throw new Error(
+        '--access-key-id and --secret-access-key (or CRAWLSTACK_LOCAL_SECRET_ACCESS_KEY) go together',
+      );
+    }
+    options.sigv4 = { accessKeyId, secretAccessKey };
+  }
   if (values.template !== undefined) options.template = values.template;
   if (values.assembly !== undefined) options.assemblyDir = values.assembly;
   if (values.synth) options.synth = 'always';
   if (values['no-synth']) options.synth = 'never';
 
   const local = await startCloudLocal(options);
-  const lines = [`endpoint=${local.endpoint}`, `api=${local.api}`, `token=${local.token}`];
+  const lines = [`endpoint=${local.endpoint}`, `api=${local.api}`];
+  if (local.auth === 'sigv4') {
+    lines.push('auth=sigv4', `region=${local.region}`, `access_key_id=${options.sigv4?.accessKeyId ?? ''}`);
+  } else {
+    lines.push(`token=${local.token}`);
+  }
   // More than one function URL: name each (api= is the first).
   if (Object.keys(local.urls).length > 1) {
     for (const [id, url] of Object.entries(local.urls)) lines.push(`url.${id}=${url}`);

@@ -180,6 +180,10 @@ export function metricsDelta(after: CloudLocalMetrics, before: CloudLocalMetrics
     f.throttles -= was.throttles;
     f.billedMs -= was.billedMs;
     f.gbSeconds -= was.gbSeconds;
+    f.cpuMs -= was.cpuMs;
+    f.coldStarts -= was.coldStarts;
+    f.initMs -= was.initMs;
+    f.perInvocation = f.perInvocation.slice(was.perInvocation.length);
   }
   for (const [name, s] of Object.entries(out.eventSources)) {
     const was = before.eventSources[name];

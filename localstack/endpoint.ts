@@ -8,14 +8,28 @@
  *                                    ├─ anything else (S3 REST)   ─► fauxqs  (in process)
  *                                    ├─ GET /_localstack/health
  *                                    └─ GET /_crawlstack/metrics, POST /_crawlstack/metrics/reset
+ *
+ * Every DynamoDB, SQS and S3 call of a registered caller (a Lambda function's credentials, see
+ * `iam-enforcer.ts`) is authorized against its role's policies before it reaches an emulator, and
+ * refused as AWS refuses it.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import dynalite from 'dynalite';
 import { buildApp } from 'fauxqs';
+import { type IndexKeys, indexesOfCreateTable, indexKeyViolation } from './dynamo-index-limits.ts';
 import { classifyS3Request, type EndpointMetrics, EndpointMetricsRecorder } from './endpoint-metrics.ts';
 import { patchFauxqsFifo } from './fauxqs-fifo.ts';
+import {
+  type ArnNaming,
+  deleteObjectsKeys,
+  dynamoAuthorizations,
+  s3Authorizations,
+  sqsAuthorizations,
+} from './iam-actions.ts';
+import { accessKeyIdOf, type IamDenial, IamEnforcer, signingRegionOf } from './iam-enforcer.ts';
 
 /** Where to listen. */
 export interface EndpointOptions {
@@ -35,6 +49,8 @@ export interface Endpoint {
   /** Requests by service and operation, DynamoDB capacity units, S3 bytes. */
   metrics(): EndpointMetrics;
   resetMetrics(): void;
+  /** Callers (access key id -> role) and resource policies; requests of other keys are admin. */
+  iam: IamEnforcer;
   /** Ends long polls, closes every connection and releases the in-memory stores. */
   close(): Promise<void>;
 }
@@ -54,6 +70,8 @@ export const STAND_IN_HEALTH = {
 
 /** Marks the long-poll wrapper's own calls into fauxqs (not counted: the client's call is). */
 const INTERNAL_HEADER = 'x-crawlstack-internal';
+/** Marks the long-poll wrapper's repeats of one receive (authorized, but counted once). */
+const REPEAT_HEADER = 'x-crawlstack-repeat';
 
 // dynalite's own limit; DynamoDB's is 16 MB too (BatchWriteItem of 25 x 400 KB items fits).
 const MAX_DYNAMO_BODY = 16 * 1024 * 1024;
@@ -62,6 +80,41 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** DynamoDB's answer to a call its caller may not make (JSON 1.0, HTTP 400). */
+function dynamoDenied(res: ServerResponse, denial: IamDenial): void {
+  sendJson(res, 400, { __type: 'com.amazon.coral.service#AccessDeniedException', Message: denial.message });
+}
+
+/** S3's answer (HTTP 403, an XML error; a HEAD gets the status alone). */
+function s3Denied(req: IncomingMessage, res: ServerResponse, denial: IamDenial): void {
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  const escapeXml = (s: string) =>
+    s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
+  const body =
+    req.method === 'HEAD'
+      ? ''
+      : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${escapeXml(
+          denial.message,
+        )}</Message><RequestId>${requestId}</RequestId><HostId>${requestId}</HostId></Error>`;
+  req.resume();
+  res.writeHead(403, {
+    'content-type': 'application/xml',
+    'content-length': Buffer.byteLength(body),
+    'x-amz-request-id': requestId,
+  });
+  res.end(body);
+}
+
+/** Headers of an injected fauxqs answer that may be passed on (not the hop-by-hop ones). */
+function forwardedHeaders(headers: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (['connection', 'keep-alive', 'transfer-encoding', 'date'].includes(name)) continue;
+    if (value !== undefined) out[name] = String(value);
+  }
+  return out;
 }
 
 function parseJson(text: string): unknown {
@@ -79,23 +132,63 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
 
   // Several messages of a FIFO group per receive, in order, as SQS does (see fauxqs-fifo.ts).
   await patchFauxqsFifo();
+  const iam = new IamEnforcer();
+  // dynalite names its tables' ARNs after the process environment when it starts (below).
+  const dynamoRegion = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1';
+  const dynamoAccount = (process.env.AWS_ACCOUNT_ID || '000000000000').replace(/[^\d]/g, '');
+  // Partition keys (for dynamodb:LeadingKeys) and secondary index keys (their size limits) by
+  // table, from the CreateTable calls that went through.
+  const partitionKeys = new Map<string, string>();
+  const indexKeys = new Map<string, IndexKeys[]>();
+  const naming = (region: string): ArnNaming => ({
+    table: (name) => `arn:aws:dynamodb:${dynamoRegion}:${dynamoAccount}:table/${name}`,
+    // fauxqs names a queue's ARN after the region of the request that created it.
+    queue: (urlOrName) => {
+      const parts = urlOrName.split('/').filter((p) => p !== '');
+      const name = parts.at(-1) ?? urlOrName;
+      const account =
+        parts.length >= 2 && /^\d{12}$/.test(parts.at(-2) ?? '') ? parts.at(-2) : '000000000000';
+      return `arn:aws:sqs:${region}:${account}:${name}`;
+    },
+    partitionKey: (table) => partitionKeys.get(table),
+  });
+  const regionOf = (headers: IncomingMessage['headers']) =>
+    signingRegionOf(headers) ?? options.region ?? 'us-east-1';
   // fauxqs' own startFauxqs() binds 0.0.0.0; its app is used here without listening at all:
   // requests are handed to its router in process, which also saves a hop per request.
   const fauxqs = buildApp({ logger: false, ...(options.region ? { defaultRegion: options.region } : {}) });
   // SQS calls: after fauxqs parsed the JSON body, note the queue and the request's size; when it
   // answers, add the answer's size (SQS bills per started 64 KiB of either).
   const sqsCalls = new WeakMap<object, { operation: string; queueUrl?: string; requestBytes: number }>();
-  fauxqs.addHook('preHandler', async (request) => {
+  fauxqs.addHook('preHandler', async (request, reply) => {
     const target = request.headers['x-amz-target'];
     if (typeof target !== 'string' || !target.startsWith('AmazonSQS.')) return;
+    const operation = target.slice('AmazonSQS.'.length);
     // The long-poll wrapper below records its receives itself, once per client call.
-    if (request.headers[INTERNAL_HEADER] !== undefined) return;
+    const internal = request.headers[INTERNAL_HEADER] !== undefined;
     const body = request.body as { QueueUrl?: unknown } | undefined;
-    sqsCalls.set(request.raw, {
-      operation: target.slice('AmazonSQS.'.length),
-      ...(typeof body?.QueueUrl === 'string' ? { queueUrl: body.QueueUrl } : {}),
-      requestBytes: Number(request.headers['content-length'] ?? 0),
-    });
+    if (!internal) {
+      sqsCalls.set(request.raw, {
+        operation,
+        ...(typeof body?.QueueUrl === 'string' ? { queueUrl: body.QueueUrl } : {}),
+        requestBytes: Number(request.headers['content-length'] ?? 0),
+      });
+    }
+    const region = regionOf(request.headers);
+    const denial = await iam.check(
+      accessKeyIdOf(request.headers),
+      sqsAuthorizations(operation, body, naming(region)),
+      region,
+      request.headers[REPEAT_HEADER] === undefined,
+    );
+    if (denial !== undefined) {
+      // SQS's JSON protocol; the query error header gives the SDK the error code `AccessDenied`.
+      return reply
+        .code(403)
+        .header('content-type', 'application/x-amz-json-1.0')
+        .header('x-amzn-query-error', 'AccessDenied;Sender')
+        .send({ __type: 'com.amazon.coral.service#AccessDeniedException', message: denial.message });
+    }
   });
   fauxqs.addHook('onSend', async (request, _reply, payload) => {
     const call = sqsCalls.get(request.raw);
@@ -117,12 +210,39 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       if (size <= MAX_DYNAMO_BODY) chunks.push(chunk);
     });
     req.on('error', () => res.destroy());
-    req.on('end', () => {
+    req.on('end', async () => {
       if (size > MAX_DYNAMO_BODY) {
         sendJson(res, 413, { __type: 'com.amazon.coral.service#SerializationException' });
         return;
       }
       const body = Buffer.concat(chunks);
+      const request = parseJson(body.toString());
+      if (operation === 'CreateTable') {
+        const spec = (request ?? {}) as {
+          TableName?: unknown;
+          KeySchema?: { AttributeName?: unknown; KeyType?: unknown }[];
+        };
+        const hash = spec.KeySchema?.find((k) => k.KeyType === 'HASH')?.AttributeName;
+        if (typeof spec.TableName === 'string' && typeof hash === 'string') {
+          partitionKeys.set(spec.TableName, hash);
+          indexKeys.set(spec.TableName, indexesOfCreateTable(request));
+        }
+      }
+      const region = regionOf(req.headers);
+      const denial = await iam.check(
+        accessKeyIdOf(req.headers),
+        dynamoAuthorizations(operation, request, naming(region)),
+        region,
+      );
+      if (denial !== undefined) {
+        dynamoDenied(res, denial);
+        return;
+      }
+      const tooLong = indexKeyViolation(operation, request, (table) => indexKeys.get(table) ?? []);
+      if (tooLong !== undefined) {
+        sendJson(res, 400, { __type: 'com.amazon.coral.validate#ValidationException', message: tooLong });
+        return;
+      }
       // dynalite rethrows request stream errors; a buffered copy cannot fail mid-body, so a client
       // that hangs up early costs its own response, never the process.
       const copy = Object.assign(Readable.from(body.length > 0 ? [body] : []), {
@@ -135,7 +255,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
         const payload = args[0];
         const text =
           typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString() : '';
-        recorder.dynamo(operation, parseJson(body.toString()), res.statusCode, parseJson(text));
+        recorder.dynamo(operation, request, res.statusCode, parseJson(text));
         return end(...args);
       };
       dynamo.emit('request', copy, res);
@@ -163,10 +283,11 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       res.on('close', () => {
         gone = !res.writableEnded;
       });
-      const headers = { ...req.headers, [INTERNAL_HEADER]: '1' };
+      const headers: IncomingMessage['headers'] = { ...req.headers, [INTERNAL_HEADER]: '1' };
       delete headers['content-length'];
       try {
-        for (;;) {
+        for (let attempt = 0; ; attempt++) {
+          if (attempt === 1) headers[REPEAT_HEADER] = '1';
           const left = deadline - Date.now();
           const payload =
             wait > 0 && left > 0
@@ -181,12 +302,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
           const empty = answer.statusCode === 200 && !answer.body.includes('"Messages":[{');
           if (!empty || gone || stopping || wait === 0 || Date.now() >= deadline - 50) {
             if (gone) return; // taken messages stay in flight until their visibility ends
-            const out: Record<string, string> = {};
-            for (const [name, value] of Object.entries(answer.headers)) {
-              if (['connection', 'keep-alive', 'transfer-encoding', 'date'].includes(name)) continue;
-              if (value !== undefined) out[name] = String(value);
-            }
-            res.writeHead(answer.statusCode, out);
+            res.writeHead(answer.statusCode, forwardedHeaders(answer.headers));
             res.end(answer.rawPayload);
             recorder.sqs(
               'ReceiveMessage',
@@ -205,6 +321,38 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     });
   };
 
+  /** A registered caller's S3 request: authorized first (a DeleteObjects body is read for its keys). */
+  const authorizeS3 = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    operation: string,
+    accessKeyId: string | undefined,
+  ) => {
+    const url = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    let body: Buffer | undefined;
+    if (operation === 'DeleteObjects') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      body = Buffer.concat(chunks);
+    }
+    const region = regionOf(req.headers);
+    const keys = body === undefined ? [] : deleteObjectsKeys(body.toString('utf8'));
+    const denial = await iam.check(accessKeyId, s3Authorizations(method, url, req.headers, keys), region);
+    if (denial !== undefined) {
+      s3Denied(req, res, denial);
+      return;
+    }
+    if (body === undefined) {
+      fauxqs.routing(req, res);
+      return;
+    }
+    const headers = { ...req.headers };
+    delete headers['content-length'];
+    const answer = await fauxqs.inject({ method, url, headers, payload: body });
+    res.writeHead(answer.statusCode, forwardedHeaders(answer.headers));
+    res.end(answer.rawPayload);
+  };
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
@@ -240,12 +388,22 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       // The Query protocol (SNS, STS); fauxqs answers both, nothing here uses them.
       recorder.count('other', 'QueryProtocol');
     } else {
-      recorder.count('s3', classifyS3Request(method, url, req.headers));
+      const operation = classifyS3Request(method, url, req.headers);
+      recorder.count('s3', operation);
       if (method === 'PUT' || method === 'POST')
         recorder.s3Upload(Number(req.headers['content-length'] ?? 0));
+      const accessKeyId = accessKeyIdOf(req.headers, url);
+      if (iam.caller(accessKeyId) !== undefined) {
+        authorizeS3(req, res, operation, accessKeyId).catch((error: unknown) => {
+          if (!res.headersSent) sendJson(res, 500, { message: String(error) });
+          else res.destroy();
+        });
+        return;
+      }
     }
     fauxqs.routing(req, res);
   });
+
   // Longer than any client keeps an idle socket, so a reused keep-alive socket is never one the
   // server is closing at that moment (which surfaces as ECONNRESET in the SDK).
   server.keepAliveTimeout = 60_000;
@@ -267,6 +425,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     port,
     metrics: () => recorder.snapshot(),
     resetMetrics: () => recorder.reset(),
+    iam,
     close() {
       closing ??= (async () => {
         stopping = true;

@@ -1,18 +1,25 @@
 /**
  * A Lambda function URL in process: an HTTP server on loopback that turns each request into a
- * payload format 2.0 event and the handler's result back into a response. AWS_IAM signing is
- * replaced by a bearer token, checked before the function runs.
+ * payload format 2.0 event and the handler's result back into a response. With `AuthType:
+ * AWS_IAM`, requests must be SigV4-signed with the key the server was given (checked as Lambda
+ * checks it, see `sigv4-verifier.ts`), or, without a key, carry a bearer token instead.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2WithIAMAuthorizer } from 'aws-lambda';
 import type { InvokeOutcome, LocalLambda } from './local-lambda.ts';
+import { type SigV4Key, verifySigV4 } from './sigv4-verifier.ts';
 
 export interface FunctionUrlServerOptions {
   lambda: LocalLambda;
-  /** `AWS_IAM` (default) requires `Authorization: Bearer <token>`; `NONE` lets every request in. */
+  /**
+   * `AWS_IAM` (default) requires a SigV4 signature of `sigv4` when given, else
+   * `Authorization: Bearer <token>`; `NONE` lets every request in.
+   */
   authType?: 'AWS_IAM' | 'NONE';
+  /** The one key pair allowed to invoke the URL (SigV4 for service `lambda` in the function's region). */
+  sigv4?: SigV4Key;
   /** The bearer token; random (32 bytes, hex) when absent. */
   token?: string;
   host?: string;
@@ -50,6 +57,7 @@ export function toFunctionUrlEvent(
   body: Buffer,
   lambda: Pick<LocalLambda, 'accountId' | 'region'>,
   epochMs: number,
+  caller?: { accessKeyId: string },
 ): APIGatewayProxyEventV2WithIAMAuthorizer {
   const rawUrl = req.url ?? '/';
   const queryAt = rawUrl.indexOf('?');
@@ -95,13 +103,13 @@ export function toFunctionUrlEvent(
       apiId,
       authorizer: {
         iam: {
-          accessKey: 'LOCALBEARERTOKEN',
+          accessKey: caller?.accessKeyId ?? 'LOCALBEARERTOKEN',
           accountId: lambda.accountId,
-          callerId: 'local-bearer-token',
+          callerId: caller === undefined ? 'local-bearer-token' : 'local-sigv4',
           cognitoIdentity: null,
           principalOrgId: '',
           userArn: `arn:aws:iam::${lambda.accountId}:user/local`,
-          userId: 'local-bearer-token',
+          userId: caller === undefined ? 'local-bearer-token' : 'local-sigv4',
         },
       },
       domainName: host,
@@ -249,10 +257,14 @@ export class FunctionUrlServer {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (
-      (this.#options.authType ?? 'AWS_IAM') === 'AWS_IAM' &&
-      !tokenMatches(req.headers.authorization, this.token)
-    ) {
+    const iam = (this.#options.authType ?? 'AWS_IAM') === 'AWS_IAM';
+    const key = iam ? this.#options.sigv4 : undefined;
+    if (key !== undefined && !/^AWS4-HMAC-SHA256 /.test(req.headers.authorization ?? '')) {
+      req.resume();
+      send(res, json(403, { Message: 'Forbidden' }));
+      return;
+    }
+    if (iam && key === undefined && !tokenMatches(req.headers.authorization, this.token)) {
       req.resume();
       send(
         res,
@@ -277,7 +289,25 @@ export class FunctionUrlServer {
       );
       return;
     }
-    const event = toFunctionUrlEvent(req, Buffer.concat(chunks), this.#options.lambda, Date.now());
+    const body = Buffer.concat(chunks);
+    if (key !== undefined) {
+      const refusal = await verifySigV4(
+        { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body },
+        key,
+        this.#options.lambda.region,
+      );
+      if (refusal !== undefined) {
+        send(res, json(403, { Message: refusal }));
+        return;
+      }
+    }
+    const event = toFunctionUrlEvent(
+      req,
+      body,
+      this.#options.lambda,
+      Date.now(),
+      key === undefined ? undefined : { accessKeyId: key.accessKeyId },
+    );
     send(res, toFunctionUrlResponse(await this.#options.lambda.invoke(event)));
   }
 }

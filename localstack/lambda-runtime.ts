@@ -1,6 +1,6 @@
 /**
- * The Lambda triggers, locally: one import for the pieces `cloud-local.ts` and the emulator tests
- * put together (each lives in its own file).
+ * The Lambda triggers and functions, locally: one import for the pieces `cloud-local.ts` and the
+ * emulator tests put together (each lives in its own file).
  */
 
 export {
@@ -12,16 +12,20 @@ export {
   toFunctionUrlResponse,
 } from './function-url-server.ts';
 export {
-  applyFunctionEnvironment,
-  EnvironmentConflictError,
+  type ContainerRun,
   HandlerLoadError,
-  loadHandler,
-  releaseFunctionEnvironment,
-} from './load-handler.ts';
+  InitError,
+  InProcessContainer,
+  type LambdaContainer,
+  resolveHandler,
+  WorkerContainer,
+} from './lambda-container.ts';
+export { callHandler, type InvocationInfo, type LambdaHandler, lambdaContext } from './lambda-context.ts';
 export {
+  type FunctionCode,
   type FunctionStats,
+  type InvocationRecord,
   type InvokeOutcome,
-  type LambdaHandler,
   LocalLambda,
   type LocalLambdaOptions,
 } from './local-lambda.ts';

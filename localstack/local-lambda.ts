@@ -1,16 +1,49 @@
 /**
- * One Lambda function run in this process: builds the Context, enforces the timeout and reserved
- * concurrency, and keeps the numbers the Lambda bill is made of (invocations, billed duration).
+ * One Lambda function: a pool of execution environments ("containers") and the rules Lambda
+ * applies to them. An invocation takes a warm idle container (the most recently used) or starts a
+ * new one (a cold start); at most the reserved concurrency (or the account's 1,000) run at once,
+ * beyond that an invocation is throttled. An invocation that passes the function's timeout is
+ * killed together with its container, as Lambda does, so the next one starts cold. Containers
+ * idle longer than `idleMs` are reclaimed. Each invocation's wall time (billed: rounded up to
+ * 1 ms) and the CPU time of its container's thread are recorded for the cost benchmark.
+ *
+ * Where this machine is not Lambda's fleet: cold starts across all functions of the process take
+ * turns (as many at once as cores), and an invocation waiting for its new container runs in one
+ * that becomes idle first, if one does (see `StartGate`).
  */
 import { randomUUID } from 'node:crypto';
-import type { Callback, Context } from 'aws-lambda';
+import { availableParallelism } from 'node:os';
+import {
+  type ContainerFactory,
+  type ContainerRun,
+  InProcessContainer,
+  type LambdaContainer,
+  resolveHandler,
+  WorkerContainer,
+} from './lambda-container.ts';
+import type { InvocationInfo, LambdaHandler } from './lambda-context.ts';
 
-/** A Lambda handler in either style: async, or with a callback as third parameter. */
-export type LambdaHandler = (event: never, context: Context, callback: Callback) => unknown;
+export type { LambdaHandler } from './lambda-context.ts';
+
+/** The bundled code of a function, run in worker-thread containers. */
+export interface FunctionCode {
+  /** The asset folder (`cdk.out/asset.<hash>`). */
+  assetDir: string;
+  /** `index.handler`: module `index` in the asset folder, export `handler`. */
+  handler: string;
+  /** Each container's whole `process.env`: the function's environment and its credentials. */
+  env: Record<string, string>;
+}
 
 export interface LocalLambdaOptions {
   name: string;
-  handler: LambdaHandler;
+  /** The function's code: each container is a worker thread with its own modules and env. */
+  code?: FunctionCode;
+  /**
+   * A handler of this process instead of `code`: every container calls this one function, so
+   * module state is shared (tests of the triggers use it with hand-written handlers).
+   */
+  handler?: LambdaHandler;
   /** Function timeout; Lambda's default is 3 s. */
   timeoutSeconds?: number;
   memoryMb?: number;
@@ -18,16 +51,41 @@ export interface LocalLambdaOptions {
   accountId?: string;
   /** `ReservedConcurrentExecutions`: invocations beyond it are throttled, 0 disables the function. */
   reservedConcurrency?: number;
-  /** Where handler errors and timeouts are reported (Lambda would write them to its log group). */
+  /** Concurrent invocations without a reservation (Lambda's default account quota: 1,000). */
+  accountConcurrency?: number;
+  /** An idle container is reclaimed after this long (default 5 minutes). */
+  idleMs?: number;
+  /**
+   * Where handler output, errors and timeouts go (Lambda writes them to its log group). Each line
+   * a container writes to stdout or stderr comes with `[<name>] ` in front; without this option
+   * those lines go to stderr and errors are not reported.
+   */
   log?: (message: string) => void;
+}
+
+/** Facts about one finished invocation. */
+export interface InvocationRecord {
+  kind: 'ok' | 'error' | 'timeout';
+  /** Wall time of the invocation, ms (the cold start not included). */
+  durationMs: number;
+  /** `durationMs` rounded up to whole ms, at least 1: what Lambda bills. */
+  billedMs: number;
+  /** CPU time of the container thread during the invocation, ms; absent when it was killed. */
+  cpuMs?: number;
+  coldStart: boolean;
+  /** The cold start (thread start + module import), ms, when there was one. */
+  initMs?: number;
 }
 
 /** How one invocation ended. `billedMs` is the duration rounded up to 1 ms, as Lambda bills. */
 export type InvokeOutcome =
-  | { kind: 'ok'; result: unknown; billedMs: number }
-  | { kind: 'error'; error: unknown; billedMs: number }
-  | { kind: 'timeout'; billedMs: number }
+  | ({ kind: 'ok'; result: unknown; billedMs: number } & Partial<InvocationFacts>)
+  | ({ kind: 'error'; error: unknown; billedMs: number } & Partial<InvocationFacts>)
+  | ({ kind: 'timeout'; billedMs: number } & Partial<InvocationFacts>)
   | { kind: 'throttled' };
+
+/** An invocation record without its kind (the outcome carries that). */
+export type InvocationFacts = Omit<InvocationRecord, 'kind'>;
 
 /** Counters for the cost benchmark. */
 export interface FunctionStats {
@@ -35,13 +93,77 @@ export interface FunctionStats {
   errors: number;
   timeouts: number;
   throttles: number;
-  /** Sum of billed durations, ms. */
+  /** Sum of billed durations, ms (cold starts not included). */
   billedMs: number;
   /** billedMs x memory, the unit Lambda prices compute in. */
   gbSeconds: number;
   memoryMb: number;
   maxConcurrent: number;
+  /** Sum of the container threads' CPU time over the invocations, ms. */
+  cpuMs: number;
+  /** Containers started (each a cold start), and their summed start time, ms. */
+  coldStarts: number;
+  initMs: number;
+  /** Containers alive now, the most at once, and those killed (timeout, crash, out of memory). */
+  containers: number;
+  peakContainers: number;
+  killedContainers: number;
+  /** One record per invocation (the last {@link MAX_RECORDS}). */
+  perInvocation: InvocationRecord[];
 }
+
+/** Lambda's synchronous response payload limit (6 MB). */
+export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
+const MAX_RECORDS = 100_000;
+/** How long Lambda gives a cold start (10 s) before it retries it within the invocation. */
+const INIT_LIMIT_MS = 10_000;
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+}
+
+function namedError(name: string, message: string): Error {
+  return Object.assign(new Error(message), { name });
+}
+
+interface Idle {
+  container: LambdaContainer;
+  timer: NodeJS.Timeout;
+}
+
+/** A container for an invocation: warm, freshly started (with its init time), or none. */
+type Acquired =
+  | { kind: 'warm'; container: LambdaContainer }
+  | { kind: 'cold'; container: LambdaContainer; initMs: number }
+  | { kind: 'failed'; error: unknown; initMs: number };
+
+/**
+ * Cold starts at once, across every function of this process. Lambda starts environments on
+ * machines of their own; here they share this machine's cores, and a burst of thread starts (a
+ * schedule compressed to a second, many pollers at once) would make every start, and everything
+ * else, crawl. Starts beyond this wait for a slot; an invocation waiting for one takes a
+ * container that becomes idle first.
+ */
+class StartGate {
+  readonly #limit: number;
+  #running = 0;
+  readonly #queue: (() => void)[] = [];
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+  async run<T>(start: () => Promise<T>): Promise<T> {
+    if (this.#running >= this.#limit) await new Promise<void>((resolve) => this.#queue.push(resolve));
+    this.#running += 1;
+    try {
+      return await start();
+    } finally {
+      this.#running -= 1;
+      this.#queue.shift()?.();
+    }
+  }
+}
+
+const coldStarts = new StartGate(Math.max(2, availableParallelism()));
 
 /** A function instance: call {@link LocalLambda.invoke} once per event, as Lambda would. */
 export class LocalLambda {
@@ -52,9 +174,21 @@ export class LocalLambda {
   readonly region: string;
   readonly accountId: string;
   readonly reservedConcurrency: number | undefined;
-  readonly #handler: LambdaHandler;
+  readonly #accountConcurrency: number;
+  readonly #idleMs: number;
   readonly #log: ((message: string) => void) | undefined;
+  readonly #start: ContainerFactory;
+  /** Warm containers, most recently used last. */
+  readonly #idle: Idle[] = [];
+  readonly #live = new Set<LambdaContainer>();
+  /** Invocations waiting for a container, oldest first. */
+  readonly #waiting: ((acquired: Acquired) => void)[] = [];
+  /** Container starts waiting for a slot, and starts under way. */
+  #queuedStarts = 0;
+  #activeStarts = 0;
+  #containerIds = 0;
   #inFlight = 0;
+  #stopped = false;
   #stats: FunctionStats;
 
   constructor(options: LocalLambdaOptions) {
@@ -65,8 +199,29 @@ export class LocalLambda {
     this.timeoutMs = (options.timeoutSeconds ?? 3) * 1000;
     this.memoryMb = options.memoryMb ?? 128;
     this.reservedConcurrency = options.reservedConcurrency;
-    this.#handler = options.handler;
+    this.#accountConcurrency = options.accountConcurrency ?? 1000;
+    this.#idleMs = options.idleMs ?? 5 * 60_000;
     this.#log = options.log;
+    const { code, handler } = options;
+    if (code !== undefined) {
+      // Fails now, not at the first invocation, when the bundle is missing (cdk synth not run).
+      const { file, exportName } = resolveHandler(code.assetDir, code.handler);
+      const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+      const output = (line: string) => log(`[${this.name}] ${line}`);
+      this.#start = (id) =>
+        WorkerContainer.start(id, {
+          file,
+          exportName,
+          env: code.env,
+          memoryMb: this.memoryMb,
+          log: output,
+          initTimeoutMs: INIT_LIMIT_MS + this.timeoutMs,
+        });
+    } else if (handler !== undefined) {
+      this.#start = async (id) => new InProcessContainer(id, handler);
+    } else {
+      throw new Error(`${options.name}: LocalLambda needs code or a handler`);
+    }
     this.#stats = {
       invocations: 0,
       errors: 0,
@@ -76,6 +231,13 @@ export class LocalLambda {
       gbSeconds: 0,
       memoryMb: this.memoryMb,
       maxConcurrent: 0,
+      cpuMs: 0,
+      coldStarts: 0,
+      initMs: 0,
+      containers: 0,
+      peakContainers: 0,
+      killedContainers: 0,
+      perInvocation: [],
     };
   }
 
@@ -85,96 +247,250 @@ export class LocalLambda {
   }
 
   stats(): FunctionStats {
-    return { ...this.#stats };
+    return { ...this.#stats, containers: this.#live.size, perInvocation: [...this.#stats.perInvocation] };
   }
 
   /**
-   * Runs the handler once. A timeout ends the invocation for the caller (as Lambda reports it);
-   * the handler's promise cannot be killed in process and is left to finish on its own.
+   * Runs the handler once in a warm container or a new one. A timeout kills the container (and
+   * with it everything the invocation was still doing) and reports `timeout`.
    */
   async invoke(event: unknown): Promise<InvokeOutcome> {
-    if (this.reservedConcurrency !== undefined && this.#inFlight >= this.reservedConcurrency) {
+    const limit = this.reservedConcurrency ?? this.#accountConcurrency;
+    if (this.#stopped || this.#inFlight >= limit) {
       this.#stats.throttles += 1;
       return { kind: 'throttled' };
     }
     this.#inFlight += 1;
     this.#stats.invocations += 1;
     this.#stats.maxConcurrent = Math.max(this.#stats.maxConcurrent, this.#inFlight);
-    const requestId = randomUUID();
-    const started = performance.now();
-    const deadline = Date.now() + this.timeoutMs;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const run = this.#run(event, this.#context(requestId, deadline)).then(
-        (result) => ({ kind: 'ok' as const, result }),
-        (error: unknown) => ({ kind: 'error' as const, error }),
-      );
-      const timeout = new Promise<{ kind: 'timeout' }>((resolve) => {
-        timer = setTimeout(() => resolve({ kind: 'timeout' }), this.timeoutMs);
-      });
-      const outcome = await Promise.race([run, timeout]);
-      const billedMs =
-        outcome.kind === 'timeout' ? this.timeoutMs : Math.max(1, Math.ceil(performance.now() - started));
-      this.#stats.billedMs += billedMs;
-      this.#stats.gbSeconds += (billedMs / 1000) * (this.memoryMb / 1024);
-      if (outcome.kind === 'error') {
-        this.#stats.errors += 1;
-        this.#log?.(`${this.name} ${requestId} failed: ${describe(outcome.error)}`);
-      } else if (outcome.kind === 'timeout') {
-        this.#stats.timeouts += 1;
-        this.#log?.(`${this.name} ${requestId} timed out after ${this.timeoutMs} ms`);
-      }
-      return { ...outcome, billedMs };
+      return await this.#invoke(event);
     } finally {
-      clearTimeout(timer);
       this.#inFlight -= 1;
     }
   }
 
-  #run(event: unknown, context: Context): Promise<unknown> {
-    const handler = this.#handler;
-    if (handler.length >= 3) {
-      // Callback style: the result is whatever the callback gets (or the promise returns).
-      return new Promise((resolve, reject) => {
-        const callback: Callback = (error, result) => (error ? reject(error) : resolve(result));
+  /**
+   * Starts `count` containers into the warm pool ahead of any invocation (as provisioned
+   * concurrency would). Resolves when they are ready; an init failure is reported, not thrown (the
+   * next invocation starts cold and fails as Lambda reports it).
+   */
+  async prewarm(count = 1): Promise<void> {
+    await Promise.all(
+      Array.from({ length: count }, async () => {
+        this.#containerIds += 1;
+        const id = this.#containerIds;
+        const started = performance.now();
         try {
-          const returned = handler(event as never, context, callback);
-          if (returned instanceof Promise) returned.then(resolve, reject);
+          const container = await coldStarts.run(() => this.#start(id));
+          this.#stats.coldStarts += 1;
+          this.#stats.initMs += performance.now() - started;
+          this.#live.add(container);
+          this.#stats.peakContainers = Math.max(this.#stats.peakContainers, this.#live.size);
+          this.#release(container);
         } catch (error) {
-          reject(error);
+          this.#log?.(`${this.name}: a container failed to start: ${describe(error)}`);
         }
-      });
-    }
-    try {
-      return Promise.resolve(handler(event as never, context, () => {}));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+      }),
+    );
   }
 
-  #context(requestId: string, deadline: number): Context {
-    const fail = (reason: unknown) => {
-      throw reason instanceof Error ? reason : new Error(String(reason));
-    };
-    return {
-      callbackWaitsForEmptyEventLoop: true,
+  /** Kills every container; later invocations are throttled. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const idle of this.#idle.splice(0)) clearTimeout(idle.timer);
+    for (const waiter of this.#waiting.splice(0)) {
+      waiter({ kind: 'failed', error: namedError('Runtime.Stopped', `${this.name} was stopped`), initMs: 0 });
+    }
+    await Promise.all([...this.#live].map((c) => this.#discard(c, false)));
+  }
+
+  /** A warm container, or one started for this invocation (or the first to become idle meanwhile). */
+  #acquire(): Promise<Acquired> {
+    const warm = this.#idle.pop();
+    if (warm !== undefined) {
+      clearTimeout(warm.timer);
+      return Promise.resolve({ kind: 'warm', container: warm.container });
+    }
+    const acquired = new Promise<Acquired>((resolve) => this.#waiting.push(resolve));
+    if (this.#waiting.length > this.#queuedStarts + this.#activeStarts) this.#startContainer();
+    return acquired;
+  }
+
+  #startContainer(): void {
+    this.#queuedStarts += 1;
+    void coldStarts
+      .run(async () => {
+        this.#queuedStarts -= 1;
+        // Its waiter may have been served by a container that became idle meanwhile.
+        if (this.#stopped || this.#waiting.length <= this.#activeStarts) return undefined;
+        this.#activeStarts += 1;
+        this.#containerIds += 1;
+        const started = performance.now();
+        try {
+          return { container: await this.#start(this.#containerIds), initMs: performance.now() - started };
+        } catch (error) {
+          throw Object.assign(new Error('init failed'), {
+            cause: error,
+            initMs: performance.now() - started,
+          });
+        } finally {
+          this.#activeStarts -= 1;
+        }
+      })
+      .then(
+        (started) => {
+          if (started === undefined) return;
+          const { container, initMs } = started;
+          this.#stats.coldStarts += 1;
+          this.#stats.initMs += initMs;
+          this.#live.add(container);
+          this.#stats.peakContainers = Math.max(this.#stats.peakContainers, this.#live.size);
+          const waiter = this.#waiting.shift();
+          if (waiter !== undefined) waiter({ kind: 'cold', container, initMs });
+          // Its invocation ran elsewhere; with another container idle, this one is surplus.
+          else if (this.#idle.length > 0) void this.#discard(container, false);
+          else this.#release(container);
+        },
+        (failure: { cause: unknown; initMs: number }) => {
+          this.#stats.coldStarts += 1;
+          this.#stats.initMs += failure.initMs;
+          this.#waiting.shift()?.({ kind: 'failed', error: failure.cause, initMs: failure.initMs });
+          if (!this.#stopped && this.#waiting.length > this.#queuedStarts + this.#activeStarts) {
+            this.#startContainer();
+          }
+        },
+      );
+  }
+
+  async #invoke(event: unknown): Promise<InvokeOutcome> {
+    const requestId = randomUUID();
+    const acquired = await this.#acquire();
+    if (acquired.kind === 'failed') {
+      const ms = acquired.initMs;
+      return this.#finish(requestId, { kind: 'error', error: acquired.error }, ms, undefined, true, ms);
+    }
+    const { container } = acquired;
+    const initMs = acquired.kind === 'cold' ? acquired.initMs : undefined;
+
+    const info: InvocationInfo = {
       functionName: this.name,
-      functionVersion: '$LATEST',
       invokedFunctionArn: this.arn,
       memoryLimitInMB: String(this.memoryMb),
       awsRequestId: requestId,
-      logGroupName: `/aws/lambda/${this.name}`,
-      logStreamName: `local/[$LATEST]${requestId.replaceAll('-', '')}`,
-      getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-      done: (error?: Error) => {
-        if (error) fail(error);
-      },
-      fail,
-      succeed: () => {},
+      deadlineMs: Date.now() + this.timeoutMs,
     };
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<{ kind: 'timeout' }>((resolve) => {
+      timer = setTimeout(() => resolve({ kind: 'timeout' }), this.timeoutMs);
+    });
+    let run: ContainerRun | { kind: 'timeout' };
+    try {
+      // Lambda hands the function a JSON document: what does not survive JSON does not arrive.
+      run = await Promise.race([container.run(JSON.stringify(event) ?? 'null', info), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    const coldStart = initMs !== undefined;
+    switch (run.kind) {
+      case 'timeout':
+        await this.#discard(container, true);
+        return this.#finish(requestId, { kind: 'timeout' }, this.timeoutMs, undefined, coldStart, initMs);
+      case 'crashed':
+        await this.#discard(container, true);
+        return this.#finish(
+          requestId,
+          { kind: 'error', error: run.error },
+          performance.now() - started,
+          undefined,
+          coldStart,
+          initMs,
+        );
+      case 'error':
+        this.#release(container);
+        return this.#finish(
+          requestId,
+          { kind: 'error', error: run.error },
+          performance.now() - started,
+          run.cpuMs,
+          coldStart,
+          initMs,
+        );
+      default: {
+        this.#release(container);
+        const durationMs = performance.now() - started;
+        if (run.result !== undefined && Buffer.byteLength(run.result) > MAX_RESPONSE_BYTES) {
+          const error = namedError(
+            'Function.ResponseSizeTooLarge',
+            `Response payload size (${Buffer.byteLength(run.result)} bytes) exceeded maximum allowed payload size (${MAX_RESPONSE_BYTES} bytes).`,
+          );
+          return this.#finish(requestId, { kind: 'error', error }, durationMs, run.cpuMs, coldStart, initMs);
+        }
+        const result = run.result === undefined ? undefined : JSON.parse(run.result);
+        return this.#finish(requestId, { kind: 'ok', result }, durationMs, run.cpuMs, coldStart, initMs);
+      }
+    }
   }
-}
 
-function describe(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+  /** Records the invocation and completes its outcome. */
+  #finish(
+    requestId: string,
+    outcome: { kind: 'ok'; result: unknown } | { kind: 'error'; error: unknown } | { kind: 'timeout' },
+    durationMs: number,
+    cpuMs: number | undefined,
+    coldStart: boolean,
+    initMs: number | undefined,
+  ): InvokeOutcome {
+    const billedMs = Math.max(1, Math.ceil(durationMs));
+    const record: InvocationRecord = {
+      kind: outcome.kind,
+      durationMs,
+      billedMs,
+      coldStart,
+      ...(cpuMs === undefined ? {} : { cpuMs }),
+      ...(initMs === undefined ? {} : { initMs }),
+    };
+    const stats = this.#stats;
+    stats.billedMs += billedMs;
+    stats.gbSeconds += (billedMs / 1000) * (this.memoryMb / 1024);
+    stats.cpuMs += cpuMs ?? 0;
+    stats.perInvocation.push(record);
+    if (stats.perInvocation.length > MAX_RECORDS) stats.perInvocation.shift();
+    if (outcome.kind === 'error') {
+      stats.errors += 1;
+      this.#log?.(`${this.name} ${requestId} failed: ${describe(outcome.error)}`);
+    } else if (outcome.kind === 'timeout') {
+      stats.timeouts += 1;
+      this.#log?.(`${this.name} ${requestId} timed out after ${this.timeoutMs} ms; its container was killed`);
+    }
+    const { kind: _kind, ...facts } = record;
+    return { ...outcome, ...facts };
+  }
+
+  /** To the oldest waiting invocation, else back to the warm pool (reclaimed after `idleMs` unused). */
+  #release(container: LambdaContainer): void {
+    if (this.#stopped) {
+      void this.#discard(container, false);
+      return;
+    }
+    const waiter = this.#waiting.shift();
+    if (waiter !== undefined) {
+      waiter({ kind: 'warm', container });
+      return;
+    }
+    const timer = setTimeout(() => {
+      const at = this.#idle.findIndex((i) => i.container === container);
+      if (at !== -1) this.#idle.splice(at, 1);
+      void this.#discard(container, false);
+    }, this.#idleMs);
+    timer.unref();
+    this.#idle.push({ container, timer });
+  }
+
+  async #discard(container: LambdaContainer, killed: boolean): Promise<void> {
+    if (!this.#live.delete(container)) return;
+    if (killed) this.#stats.killedContainers += 1;
+    await container.kill();
+  }
 }

@@ -39,6 +39,7 @@ import {
   resolveIntrinsics,
   TemplateError,
 } from './cfn-template.ts';
+import { awsManagedPolicy, type NamedPolicy, type ResourcePolicySpec, type RoleSpec } from './iam-roles.ts';
 
 /** The clients provisioning talks to (a subset of `createAwsClients`). */
 export interface ProvisionClients {
@@ -83,6 +84,10 @@ export interface LambdaFunctionSpec {
   timeoutSeconds: number;
   memoryMb: number;
   reservedConcurrency?: number;
+  /** The execution role, when it is a role of the template (its policies are in `roles`). */
+  roleLogicalId?: string;
+  /** The `Role` property: the execution role's ARN. */
+  roleArn?: string;
 }
 
 /** An SQS event source mapping (the only kind the stand-in runs). */
@@ -125,6 +130,10 @@ export interface ProvisionResult {
   eventSourceMappings: EventSourceMappingSpec[];
   functionUrls: FunctionUrlSpec[];
   schedules: ScheduleSpec[];
+  /** Execution roles with their policies, by logical id. */
+  roles: Record<string, RoleSpec>;
+  /** Queue and bucket policies. */
+  resourcePolicies: ResourcePolicySpec[];
   /** What was skipped or approximated, one sentence each (TTL on dynalite, custom resources, ...). */
   notes: string[];
 }
@@ -228,6 +237,8 @@ class Provisioner {
     eventSourceMappings: [],
     functionUrls: [],
     schedules: [],
+    roles: {},
+    resourcePolicies: [],
     notes: [],
   };
 
@@ -265,6 +276,7 @@ class Provisioner {
         this.result.notes.push(`${logicalId} (${resource.Type}): not emulated, ignored`);
       }
     }
+    await this.#iam(resources);
     for (const [logicalId, resource] of Object.entries(resources)) {
       switch (resource.Type) {
         case 'AWS::Lambda::EventSourceMapping':
@@ -328,9 +340,20 @@ class Provisioner {
           attributes: { Arn: `arn:aws:iam::${this.#accountId}:role/${name}`, RoleId: name },
         };
       }
-      default:
-        // A reference to something that is not emulated (a log group, a policy): a stable name.
-        return { ref: prefixed(this.#prefix, logicalId), attributes: {} };
+      case 'AWS::IAM::ManagedPolicy': {
+        const name = functionName(this.#prefix, logicalId);
+        return { ref: `arn:aws:iam::${this.#accountId}:policy/${name}`, attributes: {} };
+      }
+      default: {
+        // Not emulated (a log group, a topic): a stable name, and an ARN for policies naming it.
+        const name = prefixed(this.#prefix, logicalId);
+        const service = resource.Type.split('::')[1]?.toLowerCase() ?? 'unknown';
+        const arn =
+          resource.Type === 'AWS::Logs::LogGroup'
+            ? `arn:aws:logs:${this.#region}:${this.#accountId}:log-group:${name}:*`
+            : `arn:aws:${service}:${this.#region}:${this.#accountId}:${name}`;
+        return { ref: name, attributes: { Arn: arn } };
+      }
     }
   }
 
@@ -541,6 +564,14 @@ class Provisioner {
       memoryMb: numberProperty(raw.MemorySize, 128),
     };
     if (typeof raw.Runtime === 'string') spec.runtime = raw.Runtime;
+    if (raw.Role !== undefined) {
+      spec.roleArn = await this.#text(raw.Role, `${logicalId}.Role`);
+      const role = raw.Role as Record<string, unknown>;
+      const target = Array.isArray(role['Fn::GetAtt']) ? (role['Fn::GetAtt'] as unknown[])[0] : role.Ref;
+      if (typeof target === 'string' && this.#template.Resources[target]?.Type === 'AWS::IAM::Role') {
+        spec.roleLogicalId = target;
+      }
+    }
     if (raw.ReservedConcurrentExecutions !== undefined) {
       spec.reservedConcurrency = numberProperty(raw.ReservedConcurrentExecutions, 0);
     }
@@ -550,6 +581,97 @@ class Provisioner {
     else spec.assetDir = assetDir;
     this.result.functions[logicalId] = spec;
     return { ref: name, attributes: { Arn: arn } };
+  }
+
+  /** A policy document with its intrinsics resolved, or undefined (and a note) if it cannot be. */
+  async #document(value: unknown, path: string): Promise<unknown | undefined> {
+    try {
+      return await resolveIntrinsics(value, this.#context, path);
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      this.result.notes.push(`${path}: ${error.message}; the policy is left out (its grants are missing)`);
+      return undefined;
+    }
+  }
+
+  /**
+   * Roles (inline, customer managed, AWS managed and AWS::IAM::Policy attachments) and queue and
+   * bucket policies, resolved to the provisioned ARNs, for the endpoint's IAM evaluation.
+   */
+  async #iam(resources: Record<string, CfnResource>): Promise<void> {
+    const roles = this.result.roles;
+    const byName = new Map<string, RoleSpec>();
+    const managed = new Map<string, NamedPolicy>();
+    const attach = async (logicalId: string, raw: Record<string, unknown>, policy: NamedPolicy) => {
+      const names = (await resolveIntrinsics(
+        raw.Roles ?? [],
+        this.#context,
+        `${logicalId}.Roles`,
+      )) as unknown[];
+      for (const name of names) byName.get(String(name))?.policies.push(policy);
+    };
+    for (const [logicalId, resource] of Object.entries(resources)) {
+      if (resource.Type !== 'AWS::IAM::Role') continue;
+      const { ref, attributes } = await this.#reference(logicalId, logicalId);
+      const role: RoleSpec = { logicalId, name: ref, arn: attributes.Arn ?? '', policies: [] };
+      const raw = resource.Properties ?? {};
+      for (const [i, inline] of ((raw.Policies as Record<string, unknown>[] | undefined) ?? []).entries()) {
+        const path = `${logicalId}.Policies[${i}]`;
+        const document = await this.#document(inline.PolicyDocument, `${path}.PolicyDocument`);
+        if (document !== undefined)
+          role.policies.push({ name: await this.#text(inline.PolicyName, path), document });
+      }
+      roles[logicalId] = role;
+      byName.set(ref, role);
+    }
+    for (const [logicalId, resource] of Object.entries(resources)) {
+      const raw = resource.Properties ?? {};
+      if (resource.Type === 'AWS::IAM::Policy' || resource.Type === 'AWS::IAM::ManagedPolicy') {
+        const document = await this.#document(raw.PolicyDocument, `${logicalId}.PolicyDocument`);
+        if (document === undefined) continue;
+        const name =
+          resource.Type === 'AWS::IAM::Policy'
+            ? await this.#text(raw.PolicyName ?? logicalId, `${logicalId}.PolicyName`)
+            : (await this.#reference(logicalId, logicalId)).ref;
+        if (resource.Type === 'AWS::IAM::ManagedPolicy') managed.set(name, { name, document });
+        await attach(logicalId, raw, { name, document });
+      } else if (resource.Type === 'AWS::SQS::QueuePolicy' || resource.Type === 'AWS::S3::BucketPolicy') {
+        const document = await this.#document(raw.PolicyDocument, `${logicalId}.PolicyDocument`);
+        if (document === undefined) continue;
+        const targets =
+          resource.Type === 'AWS::SQS::QueuePolicy'
+            ? ((await resolveIntrinsics(raw.Queues ?? [], this.#context, `${logicalId}.Queues`)) as unknown[])
+            : [await this.#text(raw.Bucket, `${logicalId}.Bucket`)];
+        const resourceArns = targets.map((target) => {
+          const found = Object.values(this.result.resources).find(
+            (r) => r.url === target || r.name === target || r.arn === target,
+          );
+          return found?.arn ?? String(target);
+        });
+        this.result.resourcePolicies.push({ logicalId, resourceArns, document });
+      }
+    }
+    for (const [logicalId, resource] of Object.entries(resources)) {
+      if (resource.Type !== 'AWS::IAM::Role') continue;
+      const raw = resource.Properties ?? {};
+      const arns = (await resolveIntrinsics(
+        raw.ManagedPolicyArns ?? [],
+        this.#context,
+        `${logicalId}.ManagedPolicyArns`,
+      )) as unknown[];
+      for (const value of arns) {
+        const arn = String(value);
+        const document = managed.get(arn)?.document ?? awsManagedPolicy(arn);
+        if (document === undefined) {
+          this.result.notes.push(
+            `${logicalId}: managed policy ${arn} is unknown locally; its grants are missing`,
+          );
+        } else if (!roles[logicalId]?.policies.some((p) => p.name === arn)) {
+          // (a template's managed policy may already be attached through its own Roles list)
+          roles[logicalId]?.policies.push({ name: arn, document });
+        }
+      }
+    }
   }
 
   #assetDir(resource: CfnResource): string | undefined {

@@ -1,7 +1,8 @@
 /**
  * An EventBridge schedule rule in process: a timer that invokes the function with a
- * `ScheduledEvent` at the rule's rate. A tick that comes while the previous run is still going is
- * skipped rather than stacked, so runs never overlap.
+ * `ScheduledEvent` at the rule's rate. As with EventBridge, a tick invokes the function whether or
+ * not an earlier run is still going: runs overlap (each in its own container), and a function that
+ * must not run twice at once has to guard itself.
  */
 import { randomUUID } from 'node:crypto';
 import type { ScheduledEvent } from 'aws-lambda';
@@ -20,10 +21,10 @@ export interface ScheduleTimerOptions {
   log?: (message: string) => void;
 }
 
-/** Counters: runs started, ticks skipped because a run was still going, runs that failed. */
+/** Counters: runs started, runs started while an earlier one was still going, runs that failed. */
 export interface ScheduleStats {
   fired: number;
-  skipped: number;
+  overlapped: number;
   failed: number;
 }
 
@@ -53,8 +54,8 @@ export class ScheduleTimer {
   readonly rateMs: number;
   readonly #options: ScheduleTimerOptions;
   #timer: NodeJS.Timeout | undefined;
-  #running: Promise<InvokeOutcome> | undefined;
-  #stats: ScheduleStats = { fired: 0, skipped: 0, failed: 0 };
+  readonly #running = new Set<Promise<InvokeOutcome>>();
+  #stats: ScheduleStats = { fired: 0, overlapped: 0, failed: 0 };
 
   constructor(options: ScheduleTimerOptions) {
     this.#options = options;
@@ -74,27 +75,24 @@ export class ScheduleTimer {
     return this;
   }
 
-  /** Runs once now unless a run is in progress (then counts a skip and returns undefined). */
-  trigger(): Promise<InvokeOutcome> | undefined {
-    if (this.#running !== undefined) {
-      this.#stats.skipped += 1;
-      return undefined;
-    }
+  /** Runs once now, even if earlier runs are still going (they are counted as overlaps). */
+  trigger(): Promise<InvokeOutcome> {
     this.#stats.fired += 1;
-    const run = this.#options.lambda.invoke(this.#event()).then((outcome) => {
+    if (this.#running.size > 0) this.#stats.overlapped += 1;
+    const run: Promise<InvokeOutcome> = this.#options.lambda.invoke(this.#event()).then((outcome) => {
       if (outcome.kind !== 'ok') this.#stats.failed += 1;
-      this.#running = undefined;
+      this.#running.delete(run);
       return outcome;
     });
-    this.#running = run;
+    this.#running.add(run);
     return run;
   }
 
-  /** Stops the timer and waits for a run in progress. */
+  /** Stops the timer and waits for the runs in progress. */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    await this.#running;
+    await Promise.all(this.#running);
   }
 
   #event(): unknown {

@@ -15,7 +15,10 @@ import { settleSqsBatch } from './sqs-batch-settlement.ts';
 
 export interface SqsEventSourceOptions {
   lambda: LocalLambda;
-  /** A client for the queue's endpoint (the "Lambda service" side, not the function's). */
+  /**
+   * The client the poller receives and deletes with. Lambda polls with the function's execution
+   * role, so `cloud-local.ts` passes a client with the function's credentials.
+   */
   sqs: SQSClient;
   queueUrl: string;
   queueArn: string;

@@ -71,7 +71,9 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
   const local = await startCloudLocal({
     port: 0,
     prefix: uniquePrefix(),
-    scheduleRateMs: 300,
+    // Scheduler runs overlap as on AWS (each tick invokes); a tick shorter than a loaded run's
+    // few hundred ms would pile up containers that a one-minute rule never would.
+    scheduleRateMs: 1000,
     // The archiver gathers captures for 1 s instead of 30: pages show up in the API quickly.
     eventSource: {
       waitTimeSeconds: 1,

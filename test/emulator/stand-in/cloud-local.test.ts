@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +19,10 @@ const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
 describe('startCloudLocal', () => {
   it('runs a stack: function URL -> queue -> worker -> table, and the schedule', async () => {
     const logs: string[] = [];
+    const reportDir = mkdtempSync(join(tmpdir(), 'crawlstack-iam-'));
+    const iamReport = join(reportDir, 'iam.jsonl');
     const local = await startCloudLocal({
+      iamReport,
       port: 0,
       prefix: uniquePrefix(),
       template: JSON.parse(readFileSync(TEMPLATE, 'utf8')) as CfnTemplate,
@@ -60,10 +64,11 @@ describe('startCloudLocal', () => {
       const table = local.provisioned.resources.UrlTable5E6F7A8B?.name;
       const item = (pk: string) => clients.doc.send(new GetCommand({ TableName: table, Key: { pk } }));
       for (const id of ['a', 'c']) {
-        const stored = await eventually(async () => (await item(id)).Item, 10_000, `item ${id}`);
+        const stored = await eventually(async () => (await item(id)).Item, 20_000, `item ${id}`);
         assert.equal(stored.receives, 1);
       }
-      const retried = await eventually(async () => (await item('b')).Item, 10_000, 'item b');
+      // b comes back after the queue's visibility timeout (6 s: longer than the worker's 5 s timeout).
+      const retried = await eventually(async () => (await item('b')).Item, 30_000, 'item b');
       assert.equal(retried.receives, 2, 'b failed once and came back');
       const viaApi = await fetch(`${local.api}/item?id=b`, { headers });
       assert.equal(((await viaApi.json()) as { pk: string }).pk, 'b');
@@ -76,7 +81,7 @@ describe('startCloudLocal', () => {
               new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1 }),
             )
           ).Messages?.[0]?.Body,
-        15_000,
+        40_000,
         'poison in the DLQ',
       );
       assert.equal(JSON.parse(dead).id, 'poison');
@@ -100,68 +105,140 @@ describe('startCloudLocal', () => {
       assert.ok((metrics.functions.WorkerFunction33333333?.billedMs ?? 0) >= 3);
       assert.ok((metrics.eventSources.WorkerFunctionSqsEventSource55555555?.deleted ?? 0) >= 3);
       assert.ok((metrics.schedules.SchedulerRule88888888?.fired ?? 0) >= 2);
+      // No more containers than the event source's MaximumConcurrency (2) or the reserved
+      // concurrency (the scheduler's 1) allow at once.
+      assert.ok((metrics.functions.WorkerFunction33333333?.peakContainers ?? 0) <= 2);
+      assert.equal(metrics.functions.SchedulerFunction44444444?.peakContainers, 1);
       if (EXTERNAL_ENDPOINT === undefined) {
         assert.ok((metrics.endpoint?.requests.sqs.ReceiveMessage ?? 0) >= 1);
         assert.ok((metrics.endpoint?.dynamodb.writeRequestUnits ?? 0) >= 3);
+        // Each function called with its own role (inline, AWS::IAM::Policy, customer and AWS
+        // managed policies), the worker's event source too; the queue policy's TLS-only deny
+        // did not apply (calls to AWS are TLS); nothing was denied.
+        const iam = metrics.iam ?? {};
+        assert.equal(iam.ApiFunction22222222?.['sqs:SendMessage']?.allowed, 4);
+        assert.ok((iam.ApiFunction22222222?.['dynamodb:GetItem']?.allowed ?? 0) >= 1);
+        assert.ok((iam.WorkerFunction33333333?.['sqs:ReceiveMessage']?.allowed ?? 0) >= 1);
+        assert.ok((iam.WorkerFunction33333333?.['sqs:DeleteMessage']?.allowed ?? 0) >= 1);
+        assert.ok((iam.WorkerFunction33333333?.['dynamodb:PutItem']?.allowed ?? 0) >= 3);
+        assert.ok((iam.SchedulerFunction44444444?.['dynamodb:UpdateItem']?.allowed ?? 0) >= 2);
+        const denied = Object.entries(iam).flatMap(([fn, actions]) =>
+          Object.entries(actions)
+            .filter(([, n]) => n.denied > 0)
+            .map(([action]) => `${fn} ${action}`),
+        );
+        assert.deepEqual(denied, []);
       }
     } finally {
       clients.destroy();
       await local.stop();
     }
-    assert.equal(process.env.QUEUE_URL, undefined, 'function environments are released on stop');
+    assert.equal(process.env.QUEUE_URL, undefined, 'function environments stay in their containers');
+    if (EXTERNAL_ENDPOINT === undefined) {
+      const [line] = readFileSync(iamReport, 'utf8').trim().split('\n');
+      const report = JSON.parse(line ?? '{}') as { iam: Record<string, Record<string, { allowed: number }>> };
+      assert.equal(
+        report.iam.ApiFunction22222222?.['sqs:SendMessage']?.allowed,
+        4,
+        'the IAM report written on stop',
+      );
+    }
+    rmSync(reportDir, { recursive: true, force: true });
   });
 });
 
+/** `npm run cloud:local` with the fixture template and `args`, until stdout has `lastKey=`. */
+async function runCli(args: string[], lastKey: string) {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--disable-warning=ExperimentalWarning',
+      'localstack/cloud-local.ts',
+      '--port',
+      '0',
+      '--prefix',
+      uniquePrefix(),
+      '--template',
+      TEMPLATE,
+      '--no-synth',
+      ...args,
+    ],
+    { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    const code = await exited;
+    return { code, stderr };
+  };
+  try {
+    const lines = await eventually(
+      () => (new RegExp(`^${lastKey}=.*$`, 'm').test(stdout) ? stdout.trim().split('\n') : undefined),
+      30_000,
+      `the ${lastKey} line (stderr: ${stderr})`,
+    );
+    assert.ok(
+      lines.every((l) => /^[a-zA-Z0-9._]+=/.test(l)),
+      `stdout has only key=value lines: ${stdout}`,
+    );
+    const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1);
+    return { lines, value, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 describe('npm run cloud:local', () => {
   it('prints endpoint, api and token, serves, and stops cleanly on SIGTERM', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--disable-warning=ExperimentalWarning',
-        'localstack/cloud-local.ts',
-        '--port',
-        '0',
-        '--prefix',
-        uniquePrefix(),
-        '--template',
-        TEMPLATE,
-        '--no-synth',
-      ],
-      { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const cli = await runCli([], 'token');
     try {
-      const lines = await eventually(
-        () => (/^token=.*$/m.test(stdout) ? stdout.trim().split('\n') : undefined),
-        30_000,
-        `the token line (stderr: ${stderr})`,
-      );
-      const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1) ?? '';
-      assert.match(value('endpoint'), /^http:\/\//);
-      assert.match(value('api'), /^http:\/\/127\.0\.0\.1:\d+$/);
-      assert.ok(
-        lines.every((l) => /^[a-zA-Z0-9.]+=/.test(l)),
-        `stdout has only key=value lines: ${stdout}`,
-      );
-      const response = await fetch(`${value('api')}/nowhere`, {
-        headers: { authorization: `Bearer ${value('token')}` },
+      assert.match(cli.value('endpoint') ?? '', /^http:\/\//);
+      assert.match(cli.value('api') ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+      const response = await fetch(`${cli.value('api')}/nowhere`, {
+        headers: { authorization: `Bearer ${cli.value('token')}` },
       });
       assert.equal(response.status, 404);
       assert.deepEqual(await response.json(), { message: 'no route' });
     } finally {
-      child.kill('SIGTERM');
+      const { code, stderr } = await cli.stop();
+      assert.equal(code, 0, stderr);
+      assert.match(stderr, /SIGTERM, stopping/);
     }
-    assert.equal(await exited, 0, stderr);
-    assert.match(stderr, /SIGTERM, stopping/);
+  });
+
+  it('checks SigV4 signatures instead of a token when given a key', async () => {
+    const cli = await runCli(
+      [
+        '--access-key-id',
+        'AKIAIOSFODNN7EXAMPLE',
+        '--secret-access-key',
+        'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      ],
+      'access_key_id',
+    );
+    try {
+      assert.equal(cli.value('auth'), 'sigv4');
+      assert.equal(
+        cli.value('region'),
+        process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1',
+      );
+      assert.equal(cli.value('access_key_id'), 'AKIAIOSFODNN7EXAMPLE');
+      assert.equal(cli.value('token'), undefined);
+      const response = await fetch(`${cli.value('api')}/nowhere`, { headers: { authorization: 'Bearer x' } });
+      assert.equal(response.status, 403);
+    } finally {
+      assert.equal((await cli.stop()).code, 0);
+    }
   });
 });

@@ -34,7 +34,7 @@ describe('provision', () => {
       new GetQueueAttributesCommand({ QueueUrl: queue?.url, AttributeNames: ['All'] }),
     );
     assert.equal(Attributes?.FifoQueue, 'true');
-    assert.equal(Attributes?.VisibilityTimeout, '1');
+    assert.equal(Attributes?.VisibilityTimeout, '6');
     assert.equal(Attributes?.MessageRetentionPeriod, '345600');
     assert.equal(Attributes?.ContentBasedDeduplication, 'false');
     assert.equal(Attributes?.DeduplicationScope, 'messageGroup');
