@@ -25,8 +25,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { CrawlProgressView } from '../functions/cloud/crawl-progress.ts';
-import type { PageItem } from '../functions/cloud/crawl-records.ts';
+import type { PageItem } from '../functions/cloud/messages/crawl-records.ts';
+import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { type CloudLocalMetrics, startCloudLocal } from '../localstack/cloud-local.ts';
 import { type CostBreakdown, costBreakdown, dollarTotal, LIST_PRICES } from '../localstack/cost-model.ts';
 import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/generate-web.ts';

@@ -29,7 +29,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { CrawlProgressView } from '../functions/cloud/crawl-progress.ts';
+import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { parseCrawlConfig } from '../functions/core/config.ts';
 import type { LinkRecord } from '../functions/core/types.ts';
 import { type CrawlSummary, EmbeddedCrawler } from '../functions/embedded/embedded-crawler.ts';

@@ -10,10 +10,10 @@
  * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400).
  */
 import { Hono } from 'hono';
-import type { CrawlTableStore, ObjectReader } from '../cloud/cloud-ports.ts';
-import { crawlProgress } from '../cloud/crawl-progress.ts';
-import { decodePageCursor, encodePageCursor, listPages } from '../cloud/list-pages.ts';
-import { type StartCrawlDeps, startCrawl } from '../cloud/start-crawl.ts';
+import type { CrawlTableStore, ObjectReader } from '../cloud/ports/cloud-ports.ts';
+import { crawlProgress } from '../cloud/use-cases/crawl-progress.ts';
+import { decodePageCursor, encodePageCursor, listPages } from '../cloud/use-cases/list-pages.ts';
+import { type StartCrawlDeps, startCrawl } from '../cloud/use-cases/start-crawl.ts';
 
 /** What the API touches. */
 export interface ApiDeps extends StartCrawlDeps {

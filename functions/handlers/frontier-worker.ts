@@ -13,7 +13,7 @@ import {
   createFrontierBatchProcessor,
   type FrontierMessage,
   type FrontierWorkerDeps,
-} from '../cloud/frontier-batch.ts';
+} from '../cloud/worker/frontier-batch.ts';
 
 /** Maps an SQS record to the use case's message. */
 export function frontierMessage(record: SQSRecord): FrontierMessage {

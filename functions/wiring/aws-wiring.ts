@@ -4,25 +4,30 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { ArchiverDeps } from '../../cloud/archive-captures.ts';
-import type { CrawlStores } from '../../cloud/cloud-ports.ts';
-import type { CompleteCrawlsDeps } from '../../cloud/complete-crawls.ts';
-import { NO_FAULTS } from '../../cloud/fault-hook.ts';
-import { cloudFetchSettings, type FrontierWorkerDeps } from '../../cloud/frontier-batch.ts';
-import { type RedistributeCreditDeps, redistributeCredit } from '../../cloud/redistribute-credit.ts';
-import type { FunctionEnv } from '../../env.ts';
-import type { ApiDeps } from '../../handlers/api-app.ts';
-import type { Clock, Fetcher } from '../../ports.ts';
-import { UndiciFetcher } from '../http/undici-fetcher.ts';
-import type { AwsClients } from './clients.ts';
-import { DynamoContentSeenStore } from './dynamo-content-seen-store.ts';
-import { DynamoCrawlTable } from './dynamo-crawl-table.ts';
-import { DynamoParkedUrls } from './dynamo-parked-urls.ts';
-import { createRobotsWarmCache, DynamoRobotsCache } from './dynamo-robots-cache.ts';
-import { DynamoSeenStore } from './dynamo-seen-store.ts';
-import { S3Objects } from './s3-objects.ts';
-import { SqsCaptureQueue } from './sqs-capture-queue.ts';
-import { SqsDeadLetterQueue, SqsFrontier, SqsMessageControl, SqsQueueDepth } from './sqs-frontier.ts';
+import type { AwsClients } from '../adapters/aws/clients.ts';
+import { DynamoContentSeenStore } from '../adapters/aws/dynamo-content-seen-store.ts';
+import { DynamoCrawlTable } from '../adapters/aws/dynamo-crawl-table.ts';
+import { DynamoParkedUrls } from '../adapters/aws/dynamo-parked-urls.ts';
+import { createRobotsWarmCache, DynamoRobotsCache } from '../adapters/aws/dynamo-robots-cache.ts';
+import { DynamoSeenStore } from '../adapters/aws/dynamo-seen-store.ts';
+import { S3Objects } from '../adapters/aws/s3-objects.ts';
+import { SqsCaptureQueue } from '../adapters/aws/sqs-capture-queue.ts';
+import {
+  SqsDeadLetterQueue,
+  SqsFrontier,
+  SqsMessageControl,
+  SqsQueueDepth,
+} from '../adapters/aws/sqs-frontier.ts';
+import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
+import { NO_FAULTS } from '../cloud/fault-hook.ts';
+import type { CrawlStores } from '../cloud/ports/cloud-ports.ts';
+import type { ArchiverDeps } from '../cloud/use-cases/archive-captures.ts';
+import type { CompleteCrawlsDeps } from '../cloud/use-cases/complete-crawls.ts';
+import { type RedistributeCreditDeps, redistributeCredit } from '../cloud/use-cases/redistribute-credit.ts';
+import { cloudFetchSettings, type FrontierWorkerDeps } from '../cloud/worker/frontier-batch.ts';
+import type { FunctionEnv } from '../env.ts';
+import type { ApiDeps } from '../handlers/api-app.ts';
+import type { Clock, Fetcher } from '../ports.ts';
 
 const systemClock: Clock = { now: () => Date.now() };
 // Not `crawlstack/<version>` from package.json: importing it would inline the whole file into

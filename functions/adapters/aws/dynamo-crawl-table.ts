@@ -20,8 +20,6 @@ import {
   type QueryCommandOutput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { BatchState, BatchStateRequest, CrawlTableStore, HostUpdate } from '../../cloud/cloud-ports.ts';
-import { stateKey } from '../../cloud/cloud-ports.ts';
 import {
   type CloudAopicState,
   type CompletionWatch,
@@ -31,7 +29,14 @@ import {
   emptyHostCounts,
   type HostRecord,
   sequenceKey,
-} from '../../cloud/crawl-records.ts';
+} from '../../cloud/messages/crawl-records.ts';
+import type {
+  BatchState,
+  BatchStateRequest,
+  CrawlTableStore,
+  HostUpdate,
+} from '../../cloud/ports/cloud-ports.ts';
+import { stateKey } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlConfig } from '../../core/config.ts';
 import { batchGetAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { robotsEntryFromItem, robotsKey } from './dynamo-robots-cache.ts';

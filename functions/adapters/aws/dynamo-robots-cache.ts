@@ -5,7 +5,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
-import type { WarmRobotsCache } from '../../cloud/cloud-ports.ts';
+import type { WarmRobotsCache } from '../../cloud/ports/cloud-ports.ts';
 import type { Clock, RobotsEntry } from '../../ports.ts';
 
 /**

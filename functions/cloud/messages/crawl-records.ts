@@ -2,8 +2,8 @@
  * The records the cloud crawl keeps (crawl, host ledger, page record) as plain data, and the pure
  * arithmetic over them: a crawl's counters are the sum of its host ledgers plus its seeds.
  */
-import type { CrawlConfig } from '../core/config.ts';
-import type { Fingerprint, PageRecord } from '../core/types.ts';
+import type { CrawlConfig } from '../../core/config.ts';
+import type { Fingerprint, PageRecord } from '../../core/types.ts';
 
 /** Life of a crawl: `running` until the scheduler sees nothing left, or DELETE cancels it. */
 export type CrawlStatus = 'running' | 'done' | 'cancelled' | 'failed';

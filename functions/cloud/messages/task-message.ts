@@ -8,7 +8,7 @@
  * dropped as duplicates for five minutes.
  */
 import { createHash } from 'node:crypto';
-import type { CrawlTask } from '../core/types.ts';
+import type { CrawlTask } from '../../core/types.ts';
 
 /** SQS limit on MessageGroupId and MessageDeduplicationId. */
 const MAX_ID_LENGTH = 128;

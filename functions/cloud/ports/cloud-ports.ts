@@ -4,8 +4,15 @@
  * PageStore, ...) are in functions/ports.ts. The AWS adapters implement these; the handlers take
  * them as `deps`.
  */
-import type { CrawlTask, Fingerprint } from '../core/types.ts';
-import type { ContentSeenStore, Frontier, PageStore, RobotsCache, RobotsEntry, SeenStore } from '../ports.ts';
+import type { CrawlTask, Fingerprint } from '../../core/types.ts';
+import type {
+  ContentSeenStore,
+  Frontier,
+  PageStore,
+  RobotsCache,
+  RobotsEntry,
+  SeenStore,
+} from '../../ports.ts';
 import type {
   CloudAopicState,
   CompletionWatch,
@@ -15,7 +22,7 @@ import type {
   HostCounts,
   HostRecord,
   PageItem,
-} from './crawl-records.ts';
+} from '../messages/crawl-records.ts';
 
 /** What a batch of the worker reads before it starts. */
 export interface BatchStateRequest {
@@ -137,12 +144,6 @@ export interface DeadLetterSink {
 export interface WarmRobotsCache extends RobotsCache {
   isWarm(origin: string): boolean;
   prime(origin: string, entry: RobotsEntry): void;
-}
-
-/** A page store whose captures are written per batch (`flush`). */
-export interface BatchPageStore extends PageStore {
-  /** The bucket the objects go to (recorded in page records). */
-  readonly bucket: string;
 }
 
 /**

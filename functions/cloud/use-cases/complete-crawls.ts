@@ -2,10 +2,10 @@
  * The scheduler's use case: run the AOPIC step of each running crawl, and end the crawls that
  * have nothing left.
  */
-import type { Clock } from '../ports.ts';
-import type { CloudFrontier, CrawlTableStore, QueueDepth } from './cloud-ports.ts';
+import type { Clock } from '../../ports.ts';
+import type { AopicTotals, CompletionWatch, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
+import type { CloudFrontier, CrawlTableStore, QueueDepth } from '../ports/cloud-ports.ts';
 import { crawlProgress } from './crawl-progress.ts';
-import type { AopicTotals, CompletionWatch, CrawlCounters, CrawlRecord } from './crawl-records.ts';
 import type { AopicStep } from './redistribute-credit.ts';
 
 /** AOPIC's periodic step (see redistribute-credit.ts), behind a seam so tests can do without. */

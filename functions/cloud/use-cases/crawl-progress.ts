@@ -1,14 +1,15 @@
 /**
  * A crawl's status and counters (summed from its host ledgers), for the API and the scheduler.
  */
-import type { CrawlTableStore } from './cloud-ports.ts';
+
 import {
   type AopicTotals,
   aggregateCounters,
   type CrawlCounters,
   type CrawlRecord,
   type UrlSeenCounters,
-} from './crawl-records.ts';
+} from '../messages/crawl-records.ts';
+import type { CrawlTableStore } from '../ports/cloud-ports.ts';
 
 /** What GET /crawls/{id} returns. */
 export interface CrawlProgressView {

@@ -4,9 +4,10 @@
  * they were archived. The cursor is the object key and the byte offset of the next line, so a page
  * of results costs one ranged GET per index object it touches plus a LIST when it moves on.
  */
-import type { ObjectReader } from './cloud-ports.ts';
-import type { PageItem } from './crawl-records.ts';
-import { indexPrefix } from './warc-object.ts';
+
+import type { PageItem } from '../messages/crawl-records.ts';
+import { indexPrefix } from '../messages/warc-object.ts';
+import type { ObjectReader } from '../ports/cloud-ports.ts';
 
 /** Where the next page of results starts: inside `key` at byte `offset`, or after `key` (offset -1). */
 export interface PageCursor {

@@ -17,10 +17,10 @@
  * sends them again next time, and the FIFO deduplication id drops the copy within five minutes),
  * and `admitted` only counts URLs this tick unparked.
  */
-import type { CrawlTask } from '../core/types.ts';
-import type { Frontier } from '../ports.ts';
-import type { CrawlTableStore, ParkedUrls } from './cloud-ports.ts';
-import type { AopicTotals, CloudAopicState, CrawlCounters, CrawlRecord } from './crawl-records.ts';
+import type { CrawlTask } from '../../core/types.ts';
+import type { Frontier } from '../../ports.ts';
+import type { AopicTotals, CloudAopicState, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
+import type { CrawlTableStore, ParkedUrls } from '../ports/cloud-ports.ts';
 
 export interface RedistributeCreditDeps {
   table: Pick<CrawlTableStore, 'setAopic'>;

@@ -2,11 +2,11 @@
  * Starting a crawl in the cloud: validate the config (the one schema the CLI uses too), write the
  * crawl item and its registry entry, claim the seeds, queue them.
  */
-import { parseCrawlConfig } from '../core/config.ts';
-import { SEED_OWNER, seedTasks } from '../core/crawl-page.ts';
-import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
-import type { Clock, Frontier, SeenStore } from '../ports.ts';
-import type { CrawlTableStore } from './cloud-ports.ts';
+import { parseCrawlConfig } from '../../core/config.ts';
+import { SEED_OWNER, seedTasks } from '../../core/crawl-page.ts';
+import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
+import type { Clock, Frontier, SeenStore } from '../../ports.ts';
+import type { CrawlTableStore } from '../ports/cloud-ports.ts';
 
 /** What starting a crawl needs. */
 export interface StartCrawlDeps {

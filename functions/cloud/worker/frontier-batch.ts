@@ -20,29 +20,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { type CashFlow, splitCash } from '../core/aopic.ts';
-import { ClockCache } from '../core/clock-cache.ts';
-import { type CrawlConfig, parseCrawlConfig } from '../core/config.ts';
-import { type CrawlPageDeps, type CrawlPageOutcome, crawlPage, SEED_OWNER } from '../core/crawl-page.ts';
-import { hostGapMs } from '../core/politeness.ts';
-import { CrawlQuality } from '../core/quality/crawl-quality.ts';
-import type { CrawlTask, LinkRecord, PageRecord } from '../core/types.ts';
-import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
-import { ScopeRules } from '../core/url/scope.ts';
-import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
-import type { Clock, Fetcher, Frontier, SeenStore } from '../ports.ts';
-import { CaptureBuffer } from './capture-buffer.ts';
-import { CAPTURE_MESSAGE_LIMIT, type CaptureMessage, encodeCaptureMessage } from './capture-message.ts';
+import { type CashFlow, splitCash } from '../../core/aopic.ts';
+import { ClockCache } from '../../core/clock-cache.ts';
+import { type CrawlConfig, parseCrawlConfig } from '../../core/config.ts';
+import { type CrawlPageDeps, type CrawlPageOutcome, crawlPage, SEED_OWNER } from '../../core/crawl-page.ts';
+import { hostGapMs } from '../../core/politeness.ts';
+import { CrawlQuality } from '../../core/quality/crawl-quality.ts';
+import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
+import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
+import { ScopeRules } from '../../core/url/scope.ts';
+import { UrlSeen, type UrlSeenStats } from '../../core/url-seen.ts';
+import type { Clock, Fetcher, Frontier, SeenStore } from '../../ports.ts';
+import { type FaultHook, InjectedCrashError, NO_FAULTS } from '../fault-hook.ts';
 import {
-  type CaptureSink,
-  type CrawlStores,
-  type CrawlTableStore,
-  type DeadLetterSink,
-  type MessageVisibility,
-  type ObjectStore,
-  type ParkedUrls,
-  stateKey,
-} from './cloud-ports.ts';
+  CAPTURE_MESSAGE_LIMIT,
+  type CaptureMessage,
+  encodeCaptureMessage,
+} from '../messages/capture-message.ts';
 import {
   type CrawlRecord,
   countFinished,
@@ -53,12 +47,22 @@ import {
   pageItemFromRecord,
   parseOwnerTag,
   sequenceKey,
-} from './crawl-records.ts';
-import { type FaultHook, InjectedCrashError, NO_FAULTS } from './fault-hook.ts';
+} from '../messages/crawl-records.ts';
+import { decodeTask } from '../messages/task-message.ts';
+import { buildWarcObject, idsHash, warcKey } from '../messages/warc-object.ts';
+import {
+  type CaptureSink,
+  type CrawlStores,
+  type CrawlTableStore,
+  type DeadLetterSink,
+  type MessageVisibility,
+  type ObjectStore,
+  type ParkedUrls,
+  stateKey,
+} from '../ports/cloud-ports.ts';
+import { CaptureBuffer } from './capture-buffer.ts';
 import { RecentNearDuplicates } from './recent-near-duplicates.ts';
 import { StepContentSeen } from './step-content-seen.ts';
-import { decodeTask } from './task-message.ts';
-import { buildWarcObject, idsHash, warcKey } from './warc-object.ts';
 
 /** One frontier message, as the handler hands it over. */
 export interface FrontierMessage {

@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import type { Hono } from 'hono';
-import { createAwsApiDeps } from '../../../functions/adapters/aws/aws-deps.ts';
-import type { CrawlProgressView } from '../../../functions/cloud/crawl-progress.ts';
-import { emptyHostCounts, type PageItem } from '../../../functions/cloud/crawl-records.ts';
+import { emptyHostCounts, type PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
+import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
 import { createApiHandler } from '../../../functions/handlers/api.ts';
 import { createApiApp, MAX_BODY_BYTES } from '../../../functions/handlers/api-app.ts';
+import { createAwsApiDeps } from '../../../functions/wiring/aws-wiring.ts';
 import { eventually } from '../../fixtures/site-server.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 
