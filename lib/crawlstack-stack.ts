@@ -1,16 +1,12 @@
-import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { FRONTIER_VISIBILITY_SECONDS } from '../functions/lambda-settings.ts';
 import { Alarms } from './alarms.ts';
 import { Captures } from './captures.ts';
 import { Frontier } from './frontier.ts';
-import {
-  ARCHIVER_BATCHING_WINDOW_SECONDS,
-  ARCHIVER_TIMEOUT,
-  Functions,
-  WORKER_TIMEOUT,
-} from './functions.ts';
+import { ARCHIVER_BATCHING_WINDOW_SECONDS, ARCHIVER_TIMEOUT, Functions } from './functions.ts';
 import { Storage } from './storage.ts';
 
 /** Properties of {@link CrawlstackStack}; lib/app.ts fills them from `crawlstack:*` context. */
@@ -67,7 +63,7 @@ export class CrawlstackStack extends Stack {
     const removalPolicy = dev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
 
     this.frontier = new Frontier(this, 'Frontier', {
-      workerTimeout: WORKER_TIMEOUT,
+      visibilityTimeout: Duration.seconds(FRONTIER_VISIBILITY_SECONDS),
       maxReceiveCount: props.maxReceiveCount,
     });
     this.captures = new Captures(this, 'Captures', {

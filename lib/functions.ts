@@ -7,6 +7,7 @@ import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENV } from '../functions/env.ts';
+import { LAMBDA_SETTINGS } from '../functions/lambda-settings.ts';
 import type { Captures } from './captures.ts';
 import type { Frontier } from './frontier.ts';
 import { useBucket, useQueue, useTable } from './grants.ts';
@@ -15,10 +16,10 @@ import { createNodeFunction } from './node-function.ts';
 import type { Storage } from './storage.ts';
 
 /** The frontier worker's timeout; the frontier's visibility timeout is derived from it. */
-export const WORKER_TIMEOUT = Duration.seconds(60);
+export const WORKER_TIMEOUT = Duration.seconds(LAMBDA_SETTINGS.frontierWorker.timeoutSeconds);
 
 /** The archiver's timeout; the capture queue's visibility timeout is derived from it. */
-export const ARCHIVER_TIMEOUT = Duration.seconds(60);
+export const ARCHIVER_TIMEOUT = Duration.seconds(LAMBDA_SETTINGS.archiver.timeoutSeconds);
 
 /**
  * How long the archiver's event source gathers captures before invoking it (or until
@@ -80,7 +81,7 @@ export class Functions extends Construct {
       description: 'crawlstack: fetches frontier URLs, extracts and enqueues new links, sends captures',
       // Mostly waiting on the network: half of 512 MB halves the GB-seconds of the waits, and
       // still holds a batch of 10 pages at the default 10 MB body cap.
-      memorySize: 256,
+      memorySize: LAMBDA_SETTINGS.frontierWorker.memoryMb,
       timeout: WORKER_TIMEOUT,
     });
     useTable(worker, ENV.urlTable, storage.urlTable, 'readWrite');
@@ -111,8 +112,8 @@ export class Functions extends Construct {
       ...common,
       entry: 'api.ts',
       description: 'crawlstack: HTTP API to start, inspect and cancel crawls',
-      memorySize: 256,
-      timeout: Duration.seconds(15),
+      memorySize: LAMBDA_SETTINGS.api.memoryMb,
+      timeout: Duration.seconds(LAMBDA_SETTINGS.api.timeoutSeconds),
     });
     useTable(api, ENV.crawlTable, storage.crawlTable, 'readWrite');
     useTable(api, ENV.urlTable, storage.urlTable, 'read');
@@ -127,8 +128,8 @@ export class Functions extends Construct {
       ...common,
       entry: 'scheduler.ts',
       description: 'crawlstack: completes crawls and redistributes AOPIC credit',
-      memorySize: 256,
-      timeout: Duration.seconds(60),
+      memorySize: LAMBDA_SETTINGS.scheduler.memoryMb,
+      timeout: Duration.seconds(LAMBDA_SETTINGS.scheduler.timeoutSeconds),
     });
     useTable(scheduler, ENV.crawlTable, storage.crawlTable, 'readWrite');
     useTable(scheduler, ENV.urlTable, storage.urlTable, 'readWrite');
@@ -158,7 +159,7 @@ export class Functions extends Construct {
       entry: 'archiver.ts',
       description: 'crawlstack: writes captured pages as WARC objects and the page index to S3',
       // A batch is at most Lambda's 6 MB payload; concatenating it needs a few times that.
-      memorySize: 256,
+      memorySize: LAMBDA_SETTINGS.archiver.memoryMb,
       timeout: ARCHIVER_TIMEOUT,
     });
     useBucket(archiver, ENV.pageBucket, storage.pageBucket, 'write');

@@ -26,6 +26,7 @@ import { decodeBody, isHtml, mediaType } from './html/charset.ts';
 import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
 import { parseXRobotsTag } from './html/x-robots-tag.ts';
+import { type FinishReason, unfetchedRecord } from './page-record.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
 import type { CrawlQuality } from './quality/crawl-quality.ts';
 import { decodeRobotsBody } from './robots/body.ts';
@@ -151,11 +152,11 @@ export async function crawlPage(
     return robotsUnavailable(deps, task, entry);
   }
   if (!rules.isAllowed(task.url)) {
-    return finish(deps, skippedRecord(task, 'robots'), undefined, task.cash);
+    return finish(deps, unfetchedRecord(task, 'robots'), undefined, task.cash);
   }
   const crawlDelayMs = rules.crawlDelayMs;
   const trap = deps.quality?.checkTask(task);
-  if (trap !== undefined) return finish(deps, skippedRecord(task, trap), undefined, task.cash);
+  if (trap !== undefined) return finish(deps, unfetchedRecord(task, trap), undefined, task.cash);
   const probe = deps.quality?.probeFor(origin);
   if (probe !== undefined) {
     if (rules.isAllowed(probe)) return probeSite(deps, probe, entry, crawlDelayMs);
@@ -362,7 +363,7 @@ async function robotsUnavailable(
   failure?: FetchFailure,
 ): Promise<CrawlPageOutcome> {
   if (entry.detail === 'blocked-address') {
-    const record = skippedRecord(task, 'blocked-address');
+    const record = unfetchedRecord(task, 'blocked-address');
     record.detail = failure?.message ?? 'robots.txt: blocked-address';
     return finish(deps, record, undefined, task.cash);
   }
@@ -392,7 +393,7 @@ async function fetchFailed(
       feedback: { ...feedback, blockedUntil: notBefore },
     };
   }
-  const record = skippedRecord(task, failure.error);
+  const record = unfetchedRecord(task, failure.error);
   record.detail = failure.message;
   record.fetchedAt = new Date(failure.timings.startedAt).toISOString();
   record.durationMs = Math.round(failure.timings.totalMs);
@@ -458,7 +459,7 @@ async function probeSite(
 async function retryOrGiveUp(
   deps: CrawlPageDeps,
   task: CrawlTask,
-  reason: string,
+  reason: FinishReason,
   detail: string,
   notBefore: number,
   feedback?: RequestFeedback,
@@ -469,7 +470,7 @@ async function retryOrGiveUp(
       ? { kind: 'retry', task: next, reason, notBefore }
       : { kind: 'retry', task: next, reason, notBefore, feedback };
   }
-  const record = skippedRecord(task, reason);
+  const record = unfetchedRecord(task, reason);
   record.detail = detail;
   return finish(deps, record, feedback, task.cash);
 }
@@ -652,24 +653,6 @@ function mediaKind(media: string | null, fallback: LinkKind): LinkKind {
     return 'document';
   }
   return 'other';
-}
-
-function skippedRecord(task: CrawlTask, reason: string): PageRecord {
-  return {
-    url: task.url,
-    finalUrl: task.url,
-    status: null,
-    contentType: null,
-    kind: classifyLink('a', task.url),
-    depth: task.depth,
-    bytes: 0,
-    fetchedAt: null,
-    durationMs: null,
-    title: null,
-    contentHash: null,
-    outLinks: 0,
-    reason,
-  };
 }
 
 function captureOf(response: FetchResponse): Capture {

@@ -27,10 +27,11 @@ import {
   SEED_OWNER,
   seedTasks,
 } from '../core/crawl-page.ts';
+import { isErrorReason, unfetchedRecord } from '../core/page-record.ts';
 import { hostGapMs } from '../core/politeness.ts';
 import { CrawlQuality, type QualitySnapshot } from '../core/quality/crawl-quality.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
-import type { CrawlTask, PageRecord } from '../core/types.ts';
+import type { CrawlTask } from '../core/types.ts';
 import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
@@ -509,7 +510,7 @@ export class EmbeddedCrawler {
     try {
       const blocked = slot.dead ?? (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined);
       if (blocked !== undefined) {
-        const record = unrequestedRecord(task, blocked);
+        const record = unfetchedRecord(task, blocked);
         await unit.page(record);
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
@@ -520,7 +521,7 @@ export class EmbeddedCrawler {
       this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
       unit.release();
       const retry = new StepUnit(this.#db, this.#pending);
-      const record = unrequestedRecord(task, 'internal-error');
+      const record = unfetchedRecord(task, 'internal-error');
       record.detail = (error as Error).message;
       await retry.page(record);
       this.#commit(slot, task, { kind: 'done', record, enqueued: [] }, retry, released);
@@ -789,43 +790,10 @@ function emptyCounters(): CrawlCounters {
   };
 }
 
-/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
-const ERROR_REASONS = new Set([
-  'gave-up',
-  'robots-unreachable',
-  'internal-error',
-  'dns',
-  'connect',
-  'tls',
-  'protocol',
-  'timeout-connect',
-  'timeout-headers',
-  'timeout-idle',
-  'timeout-total',
-]);
-
 function countErrors(c: CrawlCounters): number {
   let errors = 0;
-  for (const [reason, n] of Object.entries(c.byReason)) if (ERROR_REASONS.has(reason)) errors += n;
+  for (const [reason, n] of Object.entries(c.byReason)) if (isErrorReason(reason)) errors += n;
   return errors;
-}
-
-function unrequestedRecord(task: CrawlTask, reason: string): PageRecord {
-  return {
-    url: task.url,
-    finalUrl: task.url,
-    status: null,
-    contentType: null,
-    kind: 'page',
-    depth: task.depth,
-    bytes: 0,
-    fetchedAt: null,
-    durationMs: null,
-    title: null,
-    contentHash: null,
-    outLinks: 0,
-    reason,
-  };
 }
 
 export { SEED_OWNER };

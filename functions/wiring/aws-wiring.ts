@@ -20,11 +20,12 @@ import {
 } from '../adapters/aws/sqs-frontier.ts';
 import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
 import { NO_FAULTS } from '../cloud/fault-hook.ts';
+import { cloudFetchSettings } from '../cloud/fetch-budget.ts';
 import type { CrawlStores } from '../cloud/ports/cloud-ports.ts';
 import type { ArchiverDeps } from '../cloud/use-cases/archive-captures.ts';
 import type { CompleteCrawlsDeps } from '../cloud/use-cases/complete-crawls.ts';
 import { type RedistributeCreditDeps, redistributeCredit } from '../cloud/use-cases/redistribute-credit.ts';
-import { cloudFetchSettings, type FrontierWorkerDeps } from '../cloud/worker/frontier-batch.ts';
+import type { FrontierWorkerDeps } from '../cloud/worker/batch-model.ts';
 import type { FunctionEnv } from '../env.ts';
 import type { ApiDeps } from '../handlers/api-app.ts';
 import type { Clock, Fetcher } from '../ports.ts';

@@ -5,14 +5,7 @@
  * them as `deps`.
  */
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
-import type {
-  ContentSeenStore,
-  Frontier,
-  PageStore,
-  RobotsCache,
-  RobotsEntry,
-  SeenStore,
-} from '../../ports.ts';
+import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../ports.ts';
 import type {
   CloudAopicState,
   CompletionWatch,

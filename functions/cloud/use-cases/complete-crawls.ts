@@ -2,6 +2,7 @@
  * The scheduler's use case: run the AOPIC step of each running crawl, and end the crawls that
  * have nothing left.
  */
+import { WORKER_TIMEOUT_MS } from '../../lambda-settings.ts';
 import type { Clock } from '../../ports.ts';
 import type { AopicTotals, CompletionWatch, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
 import type { CloudFrontier, CrawlTableStore, QueueDepth } from '../ports/cloud-ports.ts';
@@ -31,9 +32,6 @@ export interface CompleteCrawlsDeps {
 
 /** Ticks in a row the whole queue must be seen empty before unfinished URLs count as lost. */
 export const IDLE_TICKS_TO_END = 2;
-
-/** The worker's Lambda timeout (lib/functions.ts WORKER_TIMEOUT): no batch runs longer. */
-export const WORKER_TIMEOUT_MS = 60_000;
 
 /** What one tick did, per crawl id. */
 export type TickResult = Record<string, 'running' | 'done' | 'failed' | 'cancelled' | 'missing'>;
