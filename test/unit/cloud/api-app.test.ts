@@ -1,0 +1,75 @@
+/**
+ * The HTTP API's Hono app through `app.request()` with in-memory stores: no Lambda, no emulator.
+ * (The emulator tier runs the same app over DynamoDB, SQS and S3.)
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createApiApp } from '../../../functions/handlers/api-app.ts';
+import { MemoryCloud } from './memory-cloud.ts';
+
+function api(cloud = new MemoryCloud(), extra: { log?: (line: string) => void } = {}) {
+  let n = 0;
+  const app = createApiApp({
+    table: cloud.table,
+    frontier: cloud.frontier,
+    seen: (id) => cloud.seen(id),
+    pages: cloud.objects,
+    clock: { now: () => Date.UTC(2026, 10, 26) },
+    newId: () => `00000000-0000-4000-8000-00000000000${++n}`,
+    ...extra,
+  });
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await app.request(path, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  };
+  return { cloud, call };
+}
+
+describe('API app (in-memory stores)', () => {
+  it('POST /crawls: 201 with the id, the crawl item, the seed claimed and queued', async () => {
+    const { cloud, call } = api();
+    const created = await call('POST', '/crawls', { seeds: ['https://example.org/'] });
+    assert.equal(created.status, 201);
+    const id = created.json.id as string;
+    assert.equal(cloud.table.crawls.get(id)?.status, 'running');
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      ['https://example.org/'],
+    );
+    assert.equal(cloud.owners.get(id)?.size, 1);
+  });
+
+  it('400 naming each problem; 404 for an unknown crawl; 405 for a wrong method', async () => {
+    const { call } = api();
+    const bad = await call('POST', '/crawls', { seeds: ['ftp://x/'], maxPages: -1 });
+    assert.equal(bad.status, 400);
+    assert.ok((bad.json.problems as string[]).some((p) => p.startsWith('maxPages')));
+    assert.equal((await call('GET', '/crawls/00000000-0000-4000-8000-000000000009')).status, 404);
+    assert.equal((await call('PUT', '/crawls')).status, 405);
+  });
+
+  it('GET /crawls/{id} sums the host ledgers; DELETE cancels, then answers 200 again', async () => {
+    const { cloud, call } = api();
+    const id = (await call('POST', '/crawls', { seeds: ['https://example.org/'] })).json.id as string;
+    await cloud.table.updateHost(id, 'example.org', {
+      nextAllowedAt: 0,
+      counts: {
+        ...(await import('../../../functions/cloud/messages/crawl-records.ts')).emptyHostCounts(),
+        finished: 1,
+        fetched: 1,
+        requests: 2,
+      },
+      ledger: { firstSeq: '1', lastSeq: '1' },
+    });
+    const status = await call('GET', `/crawls/${id}`);
+    assert.equal(status.status, 200);
+    assert.equal((status.json.counters as { finished: number }).finished, 1);
+    assert.equal((status.json.counters as { hosts: number }).hosts, 1);
+    assert.equal((await call('DELETE', `/crawls/${id}`)).json.status, 'cancelled');
+    assert.equal((await call('DELETE', `/crawls/${id}`)).status, 200);
+  });
+});
