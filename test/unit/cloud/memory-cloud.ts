@@ -381,19 +381,24 @@ export class MemoryCloud {
 
   /** A fresh view of a crawl's URL-seen store (a new container's instance: nothing known yet). */
   seen(crawlId: string): MemorySeenStore {
-    let owners = this.owners.get(crawlId);
-    if (owners === undefined) this.owners.set(crawlId, (owners = new Map()));
-    let parked = this.parkedFps.get(crawlId);
-    if (parked === undefined) this.parkedFps.set(crawlId, (parked = new Set()));
+    const owners = this.owners.get(crawlId) ?? new Map<Fingerprint, string>();
+    this.owners.set(crawlId, owners);
+    const parked = this.parkedFps.get(crawlId) ?? new Set<Fingerprint>();
+    this.parkedFps.set(crawlId, parked);
     return new MemorySeenStore(owners, parked);
+  }
+
+  #content(crawlId: string): MemoryContentSeen {
+    const content = this.contents.get(crawlId) ?? new MemoryContentSeen();
+    this.contents.set(crawlId, content);
+    return content;
   }
 
   /** The stores of one crawl for one container (call `forContainer` per simulated container). */
   stores(crawlId: string): CrawlStores {
     let stores = this.#stores.get(crawlId);
     if (stores === undefined) {
-      let content = this.contents.get(crawlId);
-      if (content === undefined) this.contents.set(crawlId, (content = new MemoryContentSeen()));
+      const content = this.#content(crawlId);
       stores = {
         seen: this.seen(crawlId),
         contentSeen: content,
@@ -410,8 +415,7 @@ export class MemoryCloud {
     return (crawlId) => {
       let stores = own.get(crawlId);
       if (stores === undefined) {
-        let content = this.contents.get(crawlId);
-        if (content === undefined) this.contents.set(crawlId, (content = new MemoryContentSeen()));
+        const content = this.#content(crawlId);
         stores = {
           seen: this.seen(crawlId),
           contentSeen: content,
