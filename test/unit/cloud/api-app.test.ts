@@ -50,6 +50,9 @@ describe('API app (in-memory stores)', () => {
     assert.ok((bad.json.problems as string[]).some((p) => p.startsWith('maxPages')));
     assert.equal((await call('GET', '/crawls/00000000-0000-4000-8000-000000000009')).status, 404);
     assert.equal((await call('PUT', '/crawls')).status, 405);
+    const huge = await call('POST', '/crawls', { seeds: ['https://example.org/'], delayMs: 2 ** 31 });
+    assert.equal(huge.status, 400, 'a wait setTimeout cannot honour');
+    assert.match((huge.json.problems as string[])[0]!, /^delayMs: at most 86,400,000 ms/);
   });
 
   it('GET /crawls/{id} sums the host ledgers; DELETE cancels, then answers 200 again', async () => {
