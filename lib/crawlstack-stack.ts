@@ -87,6 +87,8 @@ export class CrawlstackStack extends Stack {
     this.alarms = new Alarms(this, 'Alarms', {
       dlq: this.frontier.dlq,
       captureDlq: this.captures.dlq,
+      frontier: this.frontier.queue,
+      captures: this.captures.queue,
       functions: {
         FrontierWorker: this.functions.frontierWorker,
         Api: this.functions.api,

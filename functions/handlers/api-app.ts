@@ -14,6 +14,7 @@ import type { CrawlTableStore, ObjectReader } from '../cloud/ports/cloud-ports.t
 import { crawlProgress } from '../cloud/use-cases/crawl-progress.ts';
 import { decodePageCursor, encodePageCursor, listPages } from '../cloud/use-cases/list-pages.ts';
 import { type StartCrawlDeps, startCrawl } from '../cloud/use-cases/start-crawl.ts';
+import { METRICS } from '../metrics.ts';
 
 /** What the API touches. */
 export interface ApiDeps extends StartCrawlDeps {
@@ -21,6 +22,11 @@ export interface ApiDeps extends StartCrawlDeps {
   /** The page bucket: the crawl's index objects. */
   pages: ObjectReader;
   log?: (line: string) => void;
+  /**
+   * Publishes a count of a custom metric (functions/metrics.ts). A 500 is counted here, so the
+   * alarm sees what Hono's error handler turns into a normal response.
+   */
+  metric?: (name: string, value: number) => void;
 }
 
 /** Largest request body accepted. */
@@ -99,6 +105,7 @@ export function createApiApp(deps: ApiDeps): Hono {
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}` }, 404));
   app.onError((error, c) => {
     log(`API error on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`);
+    deps.metric?.(METRICS.apiInternalErrors, 1);
     return c.json({ error: 'internal error' }, 500);
   });
   return app;

@@ -105,7 +105,7 @@ export function createAwsWorkerDeps(
 export function createAwsApiDeps(
   clients: AwsClients,
   env: FunctionEnv<'api'>,
-  options: WiringOptions & { newId?: () => string } = {},
+  options: WiringOptions & Pick<ApiDeps, 'metric'> & { newId?: () => string } = {},
 ): ApiDeps {
   const deps: ApiDeps = {
     table: new DynamoCrawlTable(clients.doc, env.crawlTable),
@@ -116,6 +116,7 @@ export function createAwsApiDeps(
     newId: options.newId ?? randomUUID,
   };
   if (options.log !== undefined) deps.log = options.log;
+  if (options.metric !== undefined) deps.metric = options.metric;
   return deps;
 }
 

@@ -83,7 +83,7 @@ describe('stack props', () => {
 
   it('sends every alarm and its recovery to the imported topic', () => {
     const alarms = ofType(custom, 'AWS::CloudWatch::Alarm');
-    assert.equal(alarms.length, 6, 'no throttles alarm when throttleAlarm is false');
+    assert.equal(alarms.length, 9, 'no throttles alarm when throttleAlarm is false');
     for (const alarm of alarms) {
       assert.deepEqual(alarm.Properties?.AlarmActions, ['arn:aws:sns:eu-west-1:123456789012:crawl-alarms']);
       assert.deepEqual(alarm.Properties?.OKActions, ['arn:aws:sns:eu-west-1:123456789012:crawl-alarms']);

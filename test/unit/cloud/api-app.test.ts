@@ -5,9 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createApiApp } from '../../../functions/handlers/api-app.ts';
+import { emfLine } from '../../../functions/metrics.ts';
 import { MemoryCloud } from './memory-cloud.ts';
 
-function api(cloud = new MemoryCloud(), extra: { log?: (line: string) => void } = {}) {
+function api(
+  cloud = new MemoryCloud(),
+  extra: { log?: (line: string) => void; metric?: (name: string, value: number) => void } = {},
+) {
   let n = 0;
   const app = createApiApp({
     table: cloud.table,
@@ -74,5 +78,36 @@ describe('API app (in-memory stores)', () => {
     assert.equal((status.json.counters as { hosts: number }).hosts, 1);
     assert.equal((await call('DELETE', `/crawls/${id}`)).json.status, 'cancelled');
     assert.equal((await call('DELETE', `/crawls/${id}`)).status, 200);
+  });
+});
+
+describe('API errors reach the alarm', () => {
+  it("a 500 publishes ApiInternalErrors (Hono hides the error from Lambda's Errors metric)", async () => {
+    const cloud = new MemoryCloud();
+    const counted: [string, number][] = [];
+    const logs: string[] = [];
+    const { call } = api(cloud, {
+      metric: (name, value) => counted.push([name, value]),
+      log: (l) => logs.push(l),
+    });
+    cloud.table.failing.add('createCrawl');
+    const response = await call('POST', '/crawls', { seeds: ['https://example.org/'] });
+    assert.equal(response.status, 500);
+    assert.deepEqual(counted, [['ApiInternalErrors', 1]]);
+    assert.match(logs.join('\n'), /createCrawl failed/);
+  });
+
+  it('writes the count as one CloudWatch EMF line', () => {
+    const line = JSON.parse(emfLine('ApiInternalErrors', 1, 1_700_000_000_000, { Function: 'Api' }));
+    assert.deepEqual(line._aws.CloudWatchMetrics, [
+      {
+        Namespace: 'crawlstack',
+        Dimensions: [['Function']],
+        Metrics: [{ Name: 'ApiInternalErrors', Unit: 'Count' }],
+      },
+    ]);
+    assert.equal(line.Function, 'Api');
+    assert.equal(line.ApiInternalErrors, 1);
+    assert.equal(line._aws.Timestamp, 1_700_000_000_000);
   });
 });
