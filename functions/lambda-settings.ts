@@ -13,16 +13,30 @@ export interface LambdaSetting {
 
 /** Every function of the stack. */
 export const LAMBDA_SETTINGS = {
-  /** Mostly waits on the network: 256 MB halves the GB-seconds of the waits of 512 MB. */
-  frontierWorker: { timeoutSeconds: 60, memoryMb: 256 },
+  /**
+   * Mostly waits on the network: 256 MB halves the GB-seconds of the waits of 512 MB. 45 s, so
+   * that the frontier's visibility timeout plus one invocation stays inside SQS FIFO's 5-minute
+   * deduplication window (see FRONTIER_VISIBILITY_SECONDS).
+   */
+  frontierWorker: { timeoutSeconds: 45, memoryMb: 256 },
   api: { timeoutSeconds: 15, memoryMb: 256 },
   scheduler: { timeoutSeconds: 60, memoryMb: 256 },
   /** A batch is at most Lambda's 6 MB payload; concatenating it needs a few times that. */
   archiver: { timeoutSeconds: 60, memoryMb: 256 },
 } as const satisfies Record<string, LambdaSetting>;
 
-/** The frontier's visibility timeout: this many worker timeouts (AWS advises at least 6 for an event source). */
-export const FRONTIER_VISIBILITY_TIMEOUTS = 6;
+/** SQS FIFO drops a message whose deduplication id it saw in the last 5 minutes. */
+export const FIFO_DEDUPLICATION_WINDOW_SECONDS = 300;
+
+/**
+ * The frontier's visibility timeout: five worker timeouts (AWS advises six for an event source,
+ * so that a batch whose invocation is retried does not reappear mid-run; five still covers four
+ * retries). The bound that matters more: a batch that crashed sent its links at most one timeout
+ * after it was received, and its redelivery sends them again at most visibility + timeout after
+ * that receive; both sends must fall in one deduplication window, or crash retries duplicate
+ * links (360 s + 60 s did: issue 8, item 5). 225 s + 45 s = 270 s < 300 s.
+ */
+export const FRONTIER_VISIBILITY_TIMEOUTS = 5;
 
 /** The frontier queue's visibility timeout, seconds. */
 export const FRONTIER_VISIBILITY_SECONDS =
@@ -32,7 +46,7 @@ export const FRONTIER_VISIBILITY_SECONDS =
  * Longest a cloud fetch may take: a crawl's longer timeouts are cut to this in the cloud, so a
  * request and the batch's writes after it end before the worker's timeout.
  */
-export const CLOUD_FETCH_BUDGET_MS = 40_000;
+export const CLOUD_FETCH_BUDGET_MS = 30_000;
 
 /** Time the worker keeps for the end-of-batch writes: no record starts a fetch within this of the timeout. */
 export const WRITE_RESERVE_MS = 5_000;

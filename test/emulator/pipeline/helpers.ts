@@ -60,7 +60,7 @@ export interface PipelineOptions {
   env?: Record<string, string>;
   /**
    * Visibility timeout (s) of the frontier and capture queues: a crashed batch comes back after it
-   * (the template says 360 and 390).
+   * (the template says 225 and 420).
    */
   visibilityTimeoutSeconds?: number;
 }
