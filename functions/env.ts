@@ -21,6 +21,11 @@ export const ENV = {
   captureQueueUrl: 'CAPTURE_QUEUE_URL',
   /** URL of the capture queue's dead-letter queue. */
   captureDlqUrl: 'CAPTURE_DLQ_URL',
+  /**
+   * The frontier's redrive `maxReceiveCount`: the worker finishes a message itself before SQS
+   * would move it to the DLQ unrecorded (re-sends one that only waited, records one that kept failing).
+   */
+  frontierMaxReceives: 'FRONTIER_MAX_RECEIVES',
 } as const;
 
 /** A property name of {@link ENV}. */
@@ -45,6 +50,7 @@ export const FUNCTION_ENV = {
     'frontierDlqUrl',
     'captureQueueUrl',
     'pageBucket',
+    'frontierMaxReceives',
   ],
   api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket'],
   scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl'],

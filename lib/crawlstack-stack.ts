@@ -79,6 +79,7 @@ export class CrawlstackStack extends Stack {
       frontier: this.frontier,
       captures: this.captures,
       storage: this.storage,
+      maxReceiveCount: this.frontier.maxReceiveCount,
       workerMaxConcurrency: props.workerMaxConcurrency,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       logRemovalPolicy: removalPolicy,

@@ -34,11 +34,15 @@ export class Frontier extends Construct {
   /** Its dead-letter queue (logical ID `FrontierDlq`). */
   readonly dlq: sqs.Queue;
 
+  /** The redrive's maxReceiveCount. */
+  readonly maxReceiveCount: number;
+
   constructor(scope: Construct, id: string, props: FrontierProps) {
     super(scope, id);
     const maxReceiveCount = props.maxReceiveCount ?? 10;
-    if (!Number.isInteger(maxReceiveCount) || maxReceiveCount < 1 || maxReceiveCount > 1000) {
-      throw new Error(`maxReceiveCount must be an integer from 1 to 1000, got ${maxReceiveCount}`);
+    this.maxReceiveCount = maxReceiveCount;
+    if (!Number.isInteger(maxReceiveCount) || maxReceiveCount < 3 || maxReceiveCount > 1000) {
+      throw new Error(`maxReceiveCount must be an integer from 3 to 1000, got ${maxReceiveCount}`);
     }
 
     // High-throughput FIFO (dedup scope and throughput limit per message group) on both queues:

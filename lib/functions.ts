@@ -39,6 +39,8 @@ export interface FunctionsProps {
   readonly captures: Captures;
   /** The tables and bucket the functions read and write. */
   readonly storage: Storage;
+  /** The frontier's redrive maxReceiveCount (the worker finishes messages before it). */
+  readonly maxReceiveCount: number;
   /** Cap on concurrent worker invocations fed by the frontier (2-1000). @default 5 */
   readonly workerMaxConcurrency?: number;
   /** Retention of each function's log group. */
@@ -104,6 +106,8 @@ export class Functions extends Construct {
     useQueue(worker, ENV.frontierQueueUrl, frontier.queue, ['SendMessage', 'ChangeMessageVisibility']);
     // The worker moves messages that keep failing for a known reason to the DLQ itself.
     useQueue(worker, ENV.frontierDlqUrl, frontier.dlq, ['SendMessage']);
+    // ...and finishes a message before its last receive, so SQS's redrive takes nothing unrecorded.
+    worker.addEnvironment(ENV.frontierMaxReceives, String(props.maxReceiveCount));
     worker.addEventSource(
       new SqsEventSource(frontier.queue, {
         batchSize: 10,

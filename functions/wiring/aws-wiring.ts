@@ -94,6 +94,7 @@ export function createAwsWorkerDeps(
         return fetcher;
       }),
     fault: options.fault ?? NO_FAULTS,
+    maxReceives: Number(env.frontierMaxReceives),
   };
   if (options.log !== undefined) deps.log = options.log;
   if (options.inlineWaitMs !== undefined) deps.inlineWaitMs = options.inlineWaitMs;

@@ -18,8 +18,8 @@ const FUNCTIONS: Record<FunctionRole, string> = {
   scheduler: 'Scheduler',
   archiver: 'Archiver',
 };
-/** What each environment variable must point at. */
-const ENV_TARGET: Record<keyof typeof ENV, string> = {
+/** What each environment variable must hold: a reference to a resource, or a setting's value. */
+const ENV_TARGET: Record<keyof typeof ENV, string | { value: string }> = {
   urlTable: 'UrlTable',
   crawlTable: 'CrawlTable',
   frontierQueueUrl: 'FrontierQueue',
@@ -27,6 +27,7 @@ const ENV_TARGET: Record<keyof typeof ENV, string> = {
   pageBucket: 'PageBucket',
   captureQueueUrl: 'CaptureQueue',
   captureDlqUrl: 'CaptureDlq',
+  frontierMaxReceives: { value: '10' },
 };
 const byType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const props = (id: string) => {
@@ -309,7 +310,10 @@ describe('environment variables', () => {
     it(`gives ${id} exactly the variables functions/env.ts lists for it`, () => {
       const vars = (props(id).Environment as { Variables: Record<string, unknown> }).Variables;
       const expected: Record<string, unknown> = { NODE_OPTIONS: '--enable-source-maps' };
-      for (const key of FUNCTION_ENV[role]) expected[ENV[key]] = { Ref: ENV_TARGET[key] };
+      for (const key of FUNCTION_ENV[role]) {
+        const target = ENV_TARGET[key];
+        expected[ENV[key]] = typeof target === 'string' ? { Ref: target } : target.value;
+      }
       assert.deepEqual(vars, expected);
     });
   }

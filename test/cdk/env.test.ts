@@ -10,6 +10,7 @@ const full = {
   PAGE_BUCKET: 'pages',
   CAPTURE_QUEUE_URL: 'https://sqs.example/captures',
   CAPTURE_DLQ_URL: 'https://sqs.example/captures-dlq',
+  FRONTIER_MAX_RECEIVES: '10',
 };
 
 describe('functions/env.ts', () => {
@@ -28,6 +29,7 @@ describe('functions/env.ts', () => {
       pageBucket: 'pages',
       captureQueueUrl: 'https://sqs.example/captures',
       captureDlqUrl: 'https://sqs.example/captures-dlq',
+      frontierMaxReceives: '10',
     });
   });
 

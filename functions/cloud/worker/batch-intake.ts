@@ -60,22 +60,23 @@ export async function decodeBatch(
 /**
  * Defers, without reading anything, the records whose host this container knows must still wait
  * longer than `inlineWaitMs` (with the rest of their group in the batch, which is behind them
- * anyway). Resolves the entries left to run.
+ * anyway). A record with few receives left is not deferred here: the step re-sends it (see
+ * record-step.ts). Resolves the entries left to run.
  */
 export function deferWarm(
   entries: readonly Entry[],
   container: WorkerContainer,
-  now: number,
-  inlineWaitMs: number,
+  options: { now: number; inlineWaitMs: number; maxReceives: number },
   verdicts: Map<string, MessageVerdict>,
   stats: BatchStats,
 ): Entry[] {
+  const { now, inlineWaitMs } = options;
   const left: Entry[] = [];
   const deferred = new Map<string, MessageVerdict>();
   for (const entry of entries) {
     const key = stateKey(entry.task.crawlId, entry.task.host);
     let verdict = deferred.get(key);
-    if (verdict === undefined) {
+    if (verdict === undefined && !nearLastReceive(entry.message, options.maxReceives)) {
       const wait = container.hostWait(key, now);
       if (wait > inlineWaitMs) {
         verdict = { kind: 'retry', seconds: Math.ceil(wait / 1000), why: 'politeness' };
@@ -91,6 +92,14 @@ export function deferWarm(
     }
   }
   return left;
+}
+
+/**
+ * True when a deferral now could let SQS move the message to the DLQ (one more receive after this
+ * one reaches the redrive's count): the worker re-sends such a message instead of deferring it.
+ */
+export function nearLastReceive(message: FrontierMessage, maxReceives: number): boolean {
+  return message.receiveCount >= maxReceives - 1;
 }
 
 /** What the batch reads: its crawls, budgets (crawls with maxPages), hosts, robots entries not warm. */

@@ -48,6 +48,8 @@ export interface BatchStats {
   records: number;
   crawled: number;
   deferred: number;
+  /** Re-sent as new messages instead of deferred (few receives were left). */
+  resent: number;
   /** Deferred from this container's memory of the host, without reading its item. */
   deferredWarm: number;
   duplicates: number;
@@ -70,6 +72,7 @@ export function emptyBatchStats(records: number): BatchStats {
     records,
     crawled: 0,
     deferred: 0,
+    resent: 0,
     deferredWarm: 0,
     duplicates: 0,
     deadLettered: 0,
@@ -114,8 +117,12 @@ export interface FrontierWorkerDeps {
   creditFlushMs?: number;
   /** Processing errors of one message in this container before it goes to the DLQ. Default 3. */
   errorAttempts?: number;
-  /** ...or receives of the message, whichever comes first (below the redrive's 10). Default 8. */
-  deadLetterReceives?: number;
+  /**
+   * The frontier redrive's maxReceiveCount (default 10). The worker finishes every message before
+   * SQS would move it to the DLQ unrecorded: one that only waited (politeness) is re-sent as a new
+   * message when few receives are left, one that kept failing is recorded as `dlq` on its last.
+   */
+  maxReceives?: number;
 }
 
 /** A decoded message: the message and the task its body holds. */

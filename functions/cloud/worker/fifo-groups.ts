@@ -10,16 +10,18 @@ import type { FrontierMessage, MessageVerdict } from './batch-model.ts';
 
 /**
  * Runs a group's records in order; once one fails (a `retry` verdict), every later record gets
- * the same verdict without running.
+ * the same verdict without running (or what `behind` makes of it: the worker re-sends a record
+ * that has few receives left rather than let it return once more).
  */
 export async function runGroupInOrder<T extends { message: FrontierMessage }>(
   entries: readonly T[],
   step: (entry: T) => Promise<MessageVerdict>,
   verdicts: Map<string, MessageVerdict>,
+  behind: (entry: T, blocked: MessageVerdict) => Promise<MessageVerdict> = async (_, blocked) => blocked,
 ): Promise<void> {
   let blocked: MessageVerdict | undefined;
   for (const entry of entries) {
-    const verdict = blocked ?? (await step(entry));
+    const verdict = blocked === undefined ? await step(entry) : await behind(entry, blocked);
     if (verdict.kind === 'retry') blocked ??= verdict;
     verdicts.set(entry.message.messageId, verdict);
   }

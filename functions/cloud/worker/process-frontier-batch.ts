@@ -18,6 +18,7 @@ import {
   deadLetterOf,
   decodeBatch,
   deferWarm,
+  nearLastReceive,
   planBatch,
   stateRequest,
   unknownCrawlEntries,
@@ -31,7 +32,7 @@ import {
 } from './batch-model.ts';
 import { WorkerContainer } from './container-state.ts';
 import { runGroupInOrder } from './fifo-groups.ts';
-import { type StepEnv, stepRecord } from './record-step.ts';
+import { defer, type StepEnv, stepRecord } from './record-step.ts';
 
 /**
  * At 256 MB, a second of waiting costs about $3.3 per million pages; a deferral (one more receive,
@@ -39,6 +40,8 @@ import { type StepEnv, stepRecord } from './record-step.ts';
  * up to about 350 ms are cheaper inline; 300 leaves room for the fetch that follows.
  */
 const DEFAULT_INLINE_WAIT_MS = 300;
+/** The stack's default redrive maxReceiveCount. */
+const DEFAULT_MAX_RECEIVES = 10;
 
 /** Processes one batch; `remainingMs` is the invocation's time left. */
 export type FrontierBatchProcessor = (
@@ -56,6 +59,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
   const newId = deps.newId ?? randomUUID;
   const software = deps.software ?? 'crawlstack';
   const inlineWaitMs = deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS;
+  const maxReceives = deps.maxReceives ?? DEFAULT_MAX_RECEIVES;
   const container = new WorkerContainer({ clock: deps.clock, random: deps.random });
 
   return async function processBatch(messages, remainingMs = () => Number.POSITIVE_INFINITY) {
@@ -65,7 +69,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
     // Intake.
     const decoded = await decodeBatch(messages, deps.deadLetters, verdicts, stats);
     const now = deps.clock.now();
-    const entries = deferWarm(decoded, container, now, inlineWaitMs, verdicts, stats);
+    const entries = deferWarm(decoded, container, { now, inlineWaitMs, maxReceives }, verdicts, stats);
     if (entries.length === 0) return { verdicts, stats };
     const state = await deps.table.loadBatchState(
       stateRequest(entries, container, (crawlId, origin) => deps.stores(crawlId).robots.isWarm(origin)),
@@ -91,7 +95,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
       log,
       inlineWaitMs,
       errorAttempts: deps.errorAttempts ?? 3,
-      deadLetterReceives: deps.deadLetterReceives ?? 8,
+      maxReceives,
       stats,
       // A message carries a task's AOPIC key (see messageTask): the redistributions it waits
       // through are added when it is fetched.
@@ -108,6 +112,11 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
           groupEntries,
           (entry) => stepRecord(env, entry, group, plan.crawls.get(group.crawlId)!),
           verdicts,
+          // Behind a record that must wait: wait too, unless few receives are left (re-sent then).
+          (entry, blocked) =>
+            blocked.kind === 'retry' && nearLastReceive(entry.message, maxReceives)
+              ? defer(env, entry, plan.crawls.get(group.crawlId)!, blocked.seconds, blocked.why)
+              : Promise.resolve(blocked),
         ),
       ),
     );

@@ -27,9 +27,10 @@ import {
   parseOwnerTag,
   sequenceKey,
 } from '../messages/crawl-records.ts';
+import { resendId } from '../messages/task-message.ts';
 import { stateKey } from '../ports/cloud-ports.ts';
 import { admitLinks, bonusOf, cashNow, routeCash } from './aopic-admission.ts';
-import { deadLetterOf } from './batch-intake.ts';
+import { deadLetterOf, nearLastReceive } from './batch-intake.ts';
 import type {
   BatchStats,
   CrawlBatch,
@@ -54,8 +55,8 @@ export interface StepEnv {
   inlineWaitMs: number;
   /** Processing errors of one message in this container before it goes to the DLQ. */
   errorAttempts: number;
-  /** ...or receives of the message, whichever comes first. */
-  deadLetterReceives: number;
+  /** The redrive's maxReceiveCount: the worker finishes a message before it (see batch-model.ts). */
+  maxReceives: number;
   stats: BatchStats;
   /** The batch's link sends (buffered; the commit sends them before anything is acknowledged). */
   frontier: Frontier;
@@ -77,6 +78,22 @@ export async function stepRecord(
   if (seq !== undefined && group.doneSeq !== '' && sequenceKey(seq) <= group.doneSeq) {
     env.stats.duplicates += 1;
     return { kind: 'ack' };
+  }
+  if (message.receiveCount >= env.maxReceives) {
+    // Received as often as the redrive allows and never finished nor re-sent: its invocations
+    // crashed or timed out. Finished here as `dlq` (recorded, counted), not moved by SQS unseen.
+    const detail = `received ${message.receiveCount} times without finishing (crashes or timeouts)`;
+    await env.deps.deadLetters.send(deadLetterOf(message, 'max-receives', detail));
+    env.stats.deadLettered += 1;
+    return recordDone(
+      group,
+      batch,
+      message,
+      task,
+      unfetchedRecord(task, 'dlq', `max-receives: ${detail}`),
+      0,
+      undefined,
+    );
   }
   if (batch.finished.has(task.fp)) {
     // A second message of a URL finished earlier in this batch (a late re-send).
@@ -137,16 +154,11 @@ async function crawlRecord(
   const seq = message.sequenceNumber;
   for (;;) {
     const wait = group.nextAllowedAt - deps.clock.now();
-    if (wait > env.inlineWaitMs) {
-      stats.deferred += 1;
-      return { kind: 'retry', seconds: Math.ceil(wait / 1000), why: 'politeness' };
-    }
+    if (wait > env.inlineWaitMs) return defer(env, entry, batch, Math.ceil(wait / 1000), 'politeness');
     if (wait > 0) await deps.sleep(wait);
     // A request must end (and the batch's writes after it) before the invocation times out.
-    if (env.remainingMs() < fetchBudgetMs(config) + WRITE_RESERVE_MS) {
-      stats.deferred += 1;
-      return { kind: 'retry', seconds: 0, why: 'time' };
-    }
+    if (env.remainingMs() < fetchBudgetMs(config) + WRITE_RESERVE_MS)
+      return defer(env, entry, batch, 0, 'time');
     env.fault('before-crawl', task.url);
     const seenStats: UrlSeenStats = { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
     const claimed: string[] = [];
@@ -220,7 +232,7 @@ async function failRecord(
   const errors = env.container.countError(message.messageId);
   const judged = judgeError(error);
   env.log(`error on ${task.url} (message ${message.messageId}, error ${errors}): ${judged.message}`);
-  if (judged.retryable && errors < env.errorAttempts && message.receiveCount < env.deadLetterReceives) {
+  if (judged.retryable && errors < env.errorAttempts && !nearLastReceive(message, env.maxReceives)) {
     return { kind: 'retry', seconds: Math.min(60, 2 ** (errors - 1)), why: 'error' };
   }
   await env.deps.deadLetters.send(deadLetterOf(message, 'processing-error', judged.message));
@@ -228,6 +240,32 @@ async function failRecord(
   env.container.forgetErrors(message.messageId);
   const record = unfetchedRecord(task, 'dlq', `processing-error: ${judged.message}`);
   return recordDone(group, batch, message, task, record, 0, undefined);
+}
+
+/**
+ * A record that must wait: its message returns to the queue after `seconds` (a deferral counts
+ * as a receive). When few receives are left, the task is re-sent as a new message instead (with
+ * its own deduplication id) and this one acknowledged: waiting for politeness must never use up
+ * the receives after which SQS moves a message to the DLQ (at the default 1 s per host, a batch
+ * of ten records of one host fetches one and defers nine, again and again).
+ */
+export async function defer(
+  env: StepEnv,
+  entry: Entry,
+  batch: CrawlBatch,
+  seconds: number,
+  why: string,
+): Promise<MessageVerdict> {
+  const { message, task } = entry;
+  if (nearLastReceive(message, env.maxReceives)) {
+    await env.frontier.enqueue([
+      { ...task, cash: cashNow(task, batch.crawl), resentFrom: resendId(message.messageId) },
+    ]);
+    env.stats.resent += 1;
+    return { kind: 'ack' };
+  }
+  env.stats.deferred += 1;
+  return { kind: 'retry', seconds, why };
 }
 
 /** Queues or parks the page's new links (see admitLinks); resolves how many were parked. */

@@ -79,6 +79,7 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
     captureQueueUrl,
     captureDlqUrl,
     pageBucket,
+    frontierMaxReceives: '10',
   };
   const table = new DynamoCrawlTable(aws.clients.doc, crawlTable);
   const objects = new S3Objects(aws.clients.s3, pageBucket);

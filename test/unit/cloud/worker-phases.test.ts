@@ -92,8 +92,7 @@ describe('batch intake', () => {
         { message: messageFor(t2!), task: t2! },
       ],
       container,
-      clock.now(),
-      300,
+      { now: clock.now(), inlineWaitMs: 300, maxReceives: 10 },
       verdicts,
       stats,
     );
@@ -232,5 +231,54 @@ describe('AOPIC admission (aopic-admission.ts)', () => {
     const bfs = parseCrawlConfig({ seeds: [`${SITE}/`], order: 'bfs' });
     assert.ok(bfs.ok);
     assert.equal(admitLinks([link(`${SITE}/x/1`, 0.001)], flow, bfs.config, 0, 'o').parks.length, 0);
+  });
+});
+
+describe('nothing reaches the DLQ unrecorded (issue 8, items 2 and 3)', () => {
+  it('a record that must wait with few receives left is re-sent as a new message, not deferred toward the DLQ', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({ [`${SITE}/robots.txt`]: { status: 404 } });
+    const { id, tasks } = runningCrawl(
+      cloud,
+      { seeds: [`${SITE}/`], scope: 'any', soft404Probe: false, delayMs: 1000 },
+      clock,
+    );
+    const host = tasks([`${SITE}/`])[0]!.host;
+    await cloud.table.updateHost(id, host, {
+      nextAllowedAt: clock.now() + 5_000,
+      counts: (await import('../../../functions/cloud/messages/crawl-records.ts')).emptyHostCounts(),
+    });
+    const worker = workerOver(cloud, fetcher, clock, { maxReceives: 10 });
+    const [early, late] = tasks([`${SITE}/early`, `${SITE}/late`]);
+    const fresh = messageFor(early!, 3);
+    const worn = messageFor(late!, 9);
+    const { verdicts, stats } = await worker([fresh, worn]);
+    assert.equal(verdicts.get(fresh.messageId)?.kind, 'retry', 'plenty of receives left: deferred');
+    assert.deepEqual(verdicts.get(worn.messageId), { kind: 'ack' }, 'the worn message is acknowledged...');
+    assert.equal(stats.resent, 1);
+    const resent = cloud.frontier.sent.find((t) => t.url === `${SITE}/late`);
+    assert.ok(resent?.resentFrom !== undefined, '...and its task re-sent with its own deduplication id');
+    const { deduplicationId } = await import('../../../functions/cloud/messages/task-message.ts');
+    assert.notEqual(deduplicationId(resent), deduplicationId(late!));
+    assert.equal(fetcher.requests.length, 0);
+    assert.equal(cloud.table.counters(id).finished, 0, 'a re-send is not a finish');
+    assert.equal(cloud.deadLetters.letters.length, 0);
+  });
+
+  it('a record on its last receive (its invocations kept crashing) is finished as dlq: recorded and counted', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({ [`${SITE}/robots.txt`]: { status: 404 } });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const m = messageFor(tasks([`${SITE}/crashy`])[0]!, 10);
+    const { verdicts } = await workerOver(cloud, fetcher, clock, { maxReceives: 10 })([m]);
+    assert.deepEqual(verdicts.get(m.messageId), { kind: 'ack' });
+    assert.equal(fetcher.requests.length, 0, 'not tried again');
+    assert.equal(cloud.deadLetters.letters[0]?.reason, 'max-receives');
+    assert.equal(cloud.captures.pages()[0]?.reason, 'dlq');
+    const counters = cloud.table.counters(id);
+    assert.equal(counters.dlq, 1);
+    assert.equal(counters.finished, 1);
   });
 });
