@@ -242,14 +242,7 @@ export async function crawlPage(
     // An exact duplicate's links were already followed from the original; a soft 404 has none.
     if (record.duplicateOf === undefined && genuine) {
       const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
-      followed = await followLinks(
-        deps,
-        task,
-        facts,
-        nofollowPage,
-        record.nearDuplicateOf !== undefined,
-        record.simhash,
-      );
+      followed = await followLinks(deps, task, facts, nofollowPage, record.nearDuplicateOf, record.simhash);
     }
     options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
   } else {
@@ -543,7 +536,7 @@ async function followLinks(
   task: CrawlTask,
   facts: PageFacts,
   nofollowPage: boolean,
-  nearDuplicate: boolean,
+  nearDuplicateOf: string | undefined,
   simhash?: string,
 ): Promise<Followed> {
   const { config } = deps;
@@ -562,7 +555,7 @@ async function followLinks(
     else {
       const skip =
         deps.scope.check(canonical.url, canonical.host, depth) ??
-        deps.quality?.checkLink(canonical.url, task, deps.clock.now(), nearDuplicate);
+        deps.quality?.checkLink(canonical.url, task, deps.clock.now(), nearDuplicateOf);
       if (skip !== undefined) out.skipped = skip;
       else candidates.push({ url: canonical.url, host: canonical.host, fp: fingerprint(canonical.url) });
     }
