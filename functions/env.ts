@@ -26,6 +26,11 @@ export const ENV = {
    * would move it to the DLQ unrecorded (re-sends one that only waited, records one that kept failing).
    */
   frontierMaxReceives: 'FRONTIER_MAX_RECEIVES',
+  /**
+   * Days the crawl's items are kept after their last write (`expiresAt`, the tables' TTL); `0`
+   * keeps them. The page bucket's lifecycle expires objects after the same number of days.
+   */
+  retentionDays: 'RETENTION_DAYS',
 } as const;
 
 /** A property name of {@link ENV}. */
@@ -51,9 +56,10 @@ export const FUNCTION_ENV = {
     'captureQueueUrl',
     'pageBucket',
     'frontierMaxReceives',
+    'retentionDays',
   ],
-  api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket'],
-  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl'],
+  api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket', 'retentionDays'],
+  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl', 'retentionDays'],
   archiver: ['crawlTable', 'captureDlqUrl', 'pageBucket'],
 } as const satisfies Record<string, readonly EnvKey[]>;
 

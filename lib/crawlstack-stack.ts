@@ -9,6 +9,9 @@ import { Frontier } from './frontier.ts';
 import { ARCHIVER_BATCHING_WINDOW_SECONDS, ARCHIVER_TIMEOUT, Functions } from './functions.ts';
 import { Storage } from './storage.ts';
 
+/** Days a crawl's items and pages are kept by default. */
+export const DEFAULT_RETENTION_DAYS = 90;
+
 /** Properties of {@link CrawlstackStack}; lib/app.ts fills them from `crawlstack:*` context. */
 export interface CrawlstackStackProps extends StackProps {
   /**
@@ -21,8 +24,13 @@ export interface CrawlstackStackProps extends StackProps {
   readonly maxReceiveCount?: number;
   /** Cap on concurrent frontier worker invocations (2-1000). @default 5 */
   readonly workerMaxConcurrency?: number;
-  /** Delete stored pages after this many days. @default - never */
-  readonly pageExpiryDays?: number;
+  /**
+   * Days a crawl's data is kept: every DynamoDB item expires this long after its last write (TTL
+   * on `expiresAt`), and the page bucket's objects this long after they were written. Must exceed
+   * the longest crawl (a running crawl's URL-seen claims are written once, when found). 0 keeps
+   * everything. @default 90
+   */
+  readonly retentionDays?: number;
   /** Log retention of the three functions. @default ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** X-Ray active tracing on the functions. @default false */
@@ -60,6 +68,10 @@ export class CrawlstackStack extends Stack {
       ...props,
     });
     const dev = props.dev ?? false;
+    const retentionDays = props.retentionDays ?? DEFAULT_RETENTION_DAYS;
+    if (!Number.isInteger(retentionDays) || retentionDays < 0 || retentionDays > 3650) {
+      throw new Error(`retentionDays must be an integer from 0 (keep forever) to 3650, got ${retentionDays}`);
+    }
     const removalPolicy = dev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
 
     this.frontier = new Frontier(this, 'Frontier', {
@@ -73,13 +85,14 @@ export class CrawlstackStack extends Stack {
     this.storage = new Storage(this, 'Storage', {
       removalPolicy,
       autoDeleteObjects: dev,
-      pageExpiryDays: props.pageExpiryDays,
+      retentionDays,
     });
     this.functions = new Functions(this, 'Functions', {
       frontier: this.frontier,
       captures: this.captures,
       storage: this.storage,
       maxReceiveCount: this.frontier.maxReceiveCount,
+      retentionDays,
       workerMaxConcurrency: props.workerMaxConcurrency,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       logRemovalPolicy: removalPolicy,

@@ -41,6 +41,8 @@ export interface FunctionsProps {
   readonly storage: Storage;
   /** The frontier's redrive maxReceiveCount (the worker finishes messages before it). */
   readonly maxReceiveCount: number;
+  /** Days items are kept after their last write (TTL); 0 keeps them. */
+  readonly retentionDays: number;
   /** Cap on concurrent worker invocations fed by the frontier (2-1000). @default 5 */
   readonly workerMaxConcurrency?: number;
   /** Retention of each function's log group. */
@@ -71,6 +73,7 @@ export class Functions extends Construct {
     if (!Number.isInteger(workerMaxConcurrency) || workerMaxConcurrency < 2 || workerMaxConcurrency > 1000) {
       throw new Error(`workerMaxConcurrency must be an integer from 2 to 1000, got ${workerMaxConcurrency}`);
     }
+    const retention = String(props.retentionDays);
     const common = {
       logRetention: props.logRetention,
       logRemovalPolicy: props.logRemovalPolicy,
@@ -108,6 +111,7 @@ export class Functions extends Construct {
     useQueue(worker, ENV.frontierDlqUrl, frontier.dlq, ['SendMessage']);
     // ...and finishes a message before its last receive, so SQS's redrive takes nothing unrecorded.
     worker.addEnvironment(ENV.frontierMaxReceives, String(props.maxReceiveCount));
+    worker.addEnvironment(ENV.retentionDays, retention);
     worker.addEventSource(
       new SqsEventSource(frontier.queue, {
         batchSize: 10,
@@ -135,6 +139,7 @@ export class Functions extends Construct {
     // UpdateItem. (The first build granted read only: POST /crawls could not work on AWS.)
     useTable(api, ENV.urlTable, storage.urlTable, ['BatchGetItem', 'UpdateItem']);
     useQueue(api, ENV.frontierQueueUrl, frontier.queue, ['SendMessage']);
+    api.addEnvironment(ENV.retentionDays, retention);
     // GET /crawls/{id}/pages: ListObjectsV2 of the index objects, ranged GetObject.
     useBucket(api, ENV.pageBucket, storage.pageBucket, ['GetObject', 'ListBucket']);
     // AWS_IAM: callers sign requests (SigV4) and need lambda:InvokeFunctionUrl; see
@@ -157,6 +162,7 @@ export class Functions extends Construct {
     });
     // Admits parked URLs; an empty frontier is one sign a crawl is done.
     useQueue(scheduler, ENV.frontierQueueUrl, frontier.queue, ['SendMessage', 'GetQueueAttributes']);
+    scheduler.addEnvironment(ENV.retentionDays, retention);
     const rule = new events.Rule(this, 'ScheduleRule', {
       description: 'crawlstack: runs the scheduler every minute',
       schedule: events.Schedule.rate(Duration.minutes(1)),

@@ -10,6 +10,7 @@ import { DynamoCrawlTable } from '../adapters/aws/dynamo-crawl-table.ts';
 import { DynamoParkedUrls } from '../adapters/aws/dynamo-parked-urls.ts';
 import { createRobotsWarmCache, DynamoRobotsCache } from '../adapters/aws/dynamo-robots-cache.ts';
 import { DynamoSeenStore } from '../adapters/aws/dynamo-seen-store.ts';
+import { retentionOf } from '../adapters/aws/retention.ts';
 import { S3Objects } from '../adapters/aws/s3-objects.ts';
 import { SqsCaptureQueue } from '../adapters/aws/sqs-capture-queue.ts';
 import {
@@ -53,6 +54,7 @@ export function createAwsWorkerDeps(
     Partial<Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs'>> = {},
 ): FrontierWorkerDeps {
   const clock = options.clock ?? systemClock;
+  const retention = retentionOf(Number(env.retentionDays), clock);
   const robotsWarm = createRobotsWarmCache();
   const stores = new LRUCache<string, CrawlStores>({ max: 32 });
   const fetchers = new Map<string, Fetcher>();
@@ -60,7 +62,7 @@ export function createAwsWorkerDeps(
     clock,
     random: Math.random,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    table: new DynamoCrawlTable(clients.doc, env.crawlTable),
+    table: new DynamoCrawlTable(clients.doc, env.crawlTable, { retention }),
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
     messages: new SqsMessageControl(clients.sqs, env.frontierQueueUrl),
     deadLetters: new SqsDeadLetterQueue(clients.sqs, env.frontierDlqUrl),
@@ -72,9 +74,13 @@ export function createAwsWorkerDeps(
       let crawlStores = stores.get(crawlId);
       if (crawlStores === undefined) {
         crawlStores = {
-          seen: new DynamoSeenStore(clients.doc, env.urlTable, crawlId),
-          contentSeen: new DynamoContentSeenStore(clients.doc, env.urlTable, crawlId),
-          robots: new DynamoRobotsCache(clients.doc, env.crawlTable, crawlId, { warm: robotsWarm, clock }),
+          seen: new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+          contentSeen: new DynamoContentSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+          robots: new DynamoRobotsCache(clients.doc, env.crawlTable, crawlId, {
+            warm: robotsWarm,
+            clock,
+            retention,
+          }),
         };
         stores.set(crawlId, crawlStores);
       }
@@ -108,10 +114,11 @@ export function createAwsApiDeps(
   env: FunctionEnv<'api'>,
   options: WiringOptions & Pick<ApiDeps, 'metric'> & { newId?: () => string } = {},
 ): ApiDeps {
+  const retention = retentionOf(Number(env.retentionDays), options.clock ?? systemClock);
   const deps: ApiDeps = {
-    table: new DynamoCrawlTable(clients.doc, env.crawlTable),
+    table: new DynamoCrawlTable(clients.doc, env.crawlTable, { retention }),
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
-    seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId),
+    seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
     pages: new S3Objects(clients.s3, env.pageBucket),
     clock: options.clock ?? systemClock,
     newId: options.newId ?? randomUUID,
@@ -127,7 +134,9 @@ export function createAwsSchedulerDeps(
   env: FunctionEnv<'scheduler'>,
   options: WiringOptions & { frontierTarget?: number } = {},
 ): CompleteCrawlsDeps {
-  const table = new DynamoCrawlTable(clients.doc, env.crawlTable);
+  const table = new DynamoCrawlTable(clients.doc, env.crawlTable, {
+    retention: retentionOf(Number(env.retentionDays), options.clock ?? systemClock),
+  });
   const frontier = new SqsFrontier(clients.sqs, env.frontierQueueUrl);
   const aopicDeps: RedistributeCreditDeps = {
     table,

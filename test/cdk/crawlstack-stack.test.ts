@@ -28,6 +28,7 @@ const ENV_TARGET: Record<keyof typeof ENV, string | { value: string }> = {
   captureQueueUrl: 'CaptureQueue',
   captureDlqUrl: 'CaptureDlq',
   frontierMaxReceives: { value: '10' },
+  retentionDays: { value: '90' },
 };
 const byType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const props = (id: string) => {
@@ -287,7 +288,7 @@ describe('storage', () => {
     });
   });
 
-  it('aborts stale multipart uploads and moves WARC to infrequent access, without expiry', () => {
+  it('aborts stale multipart uploads, moves WARC to infrequent access, expires pages with the retention (90 days)', () => {
     const rules = (props('PageBucket').LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
     assert.deepEqual(rules, [
       {
@@ -301,6 +302,7 @@ describe('storage', () => {
         Prefix: 'warc/',
         Transitions: [{ StorageClass: 'STANDARD_IA', TransitionInDays: 30 }],
       },
+      { Id: 'expire-pages', Status: 'Enabled', ExpirationInDays: 90 },
     ]);
   });
 });

@@ -11,6 +11,7 @@ const full = {
   CAPTURE_QUEUE_URL: 'https://sqs.example/captures',
   CAPTURE_DLQ_URL: 'https://sqs.example/captures-dlq',
   FRONTIER_MAX_RECEIVES: '10',
+  RETENTION_DAYS: '90',
 };
 
 describe('functions/env.ts', () => {
@@ -30,6 +31,7 @@ describe('functions/env.ts', () => {
       captureQueueUrl: 'https://sqs.example/captures',
       captureDlqUrl: 'https://sqs.example/captures-dlq',
       frontierMaxReceives: '10',
+      retentionDays: '90',
     });
   });
 
@@ -40,6 +42,7 @@ describe('functions/env.ts', () => {
       crawlTable: 'crawls',
       frontierQueueUrl: 'https://sqs.example/q.fifo',
       captureQueueUrl: 'https://sqs.example/captures',
+      retentionDays: '90',
     });
     assert.throws(() => readFunctionEnv(schedulerOnly, 'frontierWorker'), /FRONTIER_DLQ_URL, PAGE_BUCKET/);
     assert.deepEqual(Object.keys(readFunctionEnv(full, 'api')).sort(), [...FUNCTION_ENV.api].sort());

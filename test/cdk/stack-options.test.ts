@@ -13,7 +13,7 @@ const custom = synthStack(
   {
     maxReceiveCount: 25,
     workerMaxConcurrency: 50,
-    pageExpiryDays: 90,
+    retentionDays: 120,
     alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:crawl-alarms',
     throttleAlarm: false,
     tracing: true,
@@ -21,9 +21,10 @@ const custom = synthStack(
   },
   fast,
 );
-const shortLived = synthStack({ pageExpiryDays: 7 }, fast);
+const shortLived = synthStack({ retentionDays: 7 }, fast);
+const forever = synthStack({ retentionDays: 0 }, fast);
 after(() => {
-  for (const s of [dev, custom, shortLived]) s.dispose();
+  for (const s of [dev, custom, shortLived, forever]) s.dispose();
 });
 
 const resourcesOf = (s: SynthResult) => s.template.toJSON().Resources as Record<string, CfnResource>;
@@ -64,13 +65,27 @@ describe('stack props', () => {
     });
   });
 
-  it('expires pages after pageExpiryDays and keeps the IA transition when it comes first', () => {
+  it('expires pages and items after retentionDays and keeps the IA transition when it comes first', () => {
     const rules = lifecycle(custom);
     assert.deepEqual(
       rules.map((r) => r.Id),
       ['abort-incomplete-multipart', 'warc-to-infrequent-access', 'expire-pages'],
     );
-    assert.deepEqual(rules[2], { Id: 'expire-pages', Status: 'Enabled', ExpirationInDays: 90 });
+    assert.deepEqual(rules[2], { Id: 'expire-pages', Status: 'Enabled', ExpirationInDays: 120 });
+    // The same days reach every function that writes items, for their TTL.
+    for (const id of ['FrontierWorker', 'Api', 'Scheduler']) {
+      const env = (resourcesOf(custom)[id]?.Properties?.Environment as { Variables: Record<string, unknown> })
+        .Variables;
+      assert.equal(env.RETENTION_DAYS, '120', id);
+    }
+  });
+
+  it('keeps everything with retentionDays 0', () => {
+    assert.ok(!lifecycle(forever).some((r) => r.Id === 'expire-pages'));
+    const env = (
+      resourcesOf(forever).FrontierWorker?.Properties?.Environment as { Variables: Record<string, unknown> }
+    ).Variables;
+    assert.equal(env.RETENTION_DAYS, '0');
   });
 
   it('drops the IA transition when pages expire within 30 days', () => {
@@ -106,7 +121,8 @@ describe('stack props', () => {
       ['maxReceiveCount', { maxReceiveCount: 1001 }],
       ['workerMaxConcurrency', { workerMaxConcurrency: 1 }],
       ['workerMaxConcurrency', { workerMaxConcurrency: 2.5 }],
-      ['pageExpiryDays', { pageExpiryDays: 0 }],
+      ['retentionDays', { retentionDays: -1 }],
+      ['maxReceiveCount', { maxReceiveCount: 2 }],
     ];
     for (const [name, props] of attempts) {
       assert.throws(() => synthStack(props, fast), new RegExp(`^Error: ${name} must be`), name);
@@ -123,7 +139,7 @@ describe('readStackContext', () => {
       dev: undefined,
       maxReceiveCount: undefined,
       workerMaxConcurrency: undefined,
-      pageExpiryDays: undefined,
+      retentionDays: undefined,
       tracing: undefined,
       throttleAlarm: undefined,
       alarmTopicArn: undefined,
@@ -136,7 +152,7 @@ describe('readStackContext', () => {
       'crawlstack:dev': 'true',
       'crawlstack:maxReceiveCount': '12',
       'crawlstack:workerMaxConcurrency': '40',
-      'crawlstack:pageExpiryDays': '365',
+      'crawlstack:retentionDays': '365',
       'crawlstack:tracing': 'false',
       'crawlstack:throttleAlarm': 'false',
       'crawlstack:alarmTopicArn': 'arn:aws:sns:us-east-1:123456789012:t',
@@ -146,7 +162,7 @@ describe('readStackContext', () => {
       dev: true,
       maxReceiveCount: 12,
       workerMaxConcurrency: 40,
-      pageExpiryDays: 365,
+      retentionDays: 365,
       tracing: false,
       throttleAlarm: false,
       alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:t',

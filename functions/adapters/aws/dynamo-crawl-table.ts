@@ -38,8 +38,10 @@ import type {
 } from '../../cloud/ports/cloud-ports.ts';
 import { stateKey } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlConfig } from '../../core/config.ts';
+import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { robotsEntryFromItem, robotsKey } from './dynamo-robots-cache.ts';
+import { KEEP_FOREVER, type Retention } from './retention.ts';
 
 /** Partition key of the registry of running crawls. */
 export const REGISTRY_PK = 'crawls';
@@ -69,10 +71,13 @@ const COUNT_FIELDS = [
 export class DynamoCrawlTable implements CrawlTableStore {
   readonly #doc: DynamoDBDocumentClient;
   readonly #table: string;
+  readonly #retention: Retention;
 
-  constructor(doc: DynamoDBDocumentClient, table: string) {
+  /** `retention`: host, budget and robots items expire that long after their last write, a crawl item after it ends. */
+  constructor(doc: DynamoDBDocumentClient, table: string, options: { retention?: Retention } = {}) {
     this.#doc = doc;
     this.#table = table;
+    this.#retention = options.retention ?? KEEP_FOREVER;
   }
 
   // --- crawl item and registry ----------------------------------------------------------------
@@ -133,24 +138,28 @@ export class DynamoCrawlTable implements CrawlTableStore {
     end: { status: 'done' | 'failed'; finishedAt: string; counters: CrawlCounters; lost: number },
   ): Promise<void> {
     const { finishedAt, counters, lost } = end;
+    // A finished crawl's item goes with the rest of its items, the retention after its end.
+    const expiresAt = this.#retention.expiresAt();
     const finish = async (toDone: boolean) => {
       await this.#doc.send(
         new UpdateCommand({
           TableName: this.#table,
           Key: { pk: id, sk: 'crawl' },
-          UpdateExpression: `SET #fa = if_not_exists(#fa, :at), #c = :counters, #l = :lost${toDone ? ', #s = :done' : ''}`,
+          UpdateExpression: `SET #fa = if_not_exists(#fa, :at), #c = :counters, #l = :lost${toDone ? ', #s = :done' : ''}${expiresAt === undefined ? '' : ', #x = :x'}`,
           ConditionExpression: toDone ? '#s = :running' : 'attribute_exists(pk)',
           ExpressionAttributeNames: {
             '#fa': 'finishedAt',
             '#c': 'counters',
             '#l': 'lost',
             ...(toDone ? { '#s': 'status' } : {}),
+            ...(expiresAt === undefined ? {} : { '#x': TABLE_KEYS.expiresAt }),
           },
           ExpressionAttributeValues: {
             ':at': finishedAt,
             ':counters': counters,
             ':lost': lost,
             ...(toDone ? { ':done': end.status, ':running': 'running' } : {}),
+            ...(expiresAt === undefined ? {} : { ':x': expiresAt }),
           },
         }),
       );
@@ -225,10 +234,27 @@ export class DynamoCrawlTable implements CrawlTableStore {
       new UpdateCommand({
         TableName: this.#table,
         Key: { pk: id, sk: 'budget' },
-        UpdateExpression: 'ADD fetched :n',
-        ExpressionAttributeValues: { ':n': fetched },
+        ...this.#expiring('ADD fetched :n', { ':n': fetched }),
       }),
     );
+  }
+
+  /** An update expression with the item's expiry set too (when the retention gives one). */
+  #expiring(
+    expression: string,
+    values: Record<string, unknown>,
+  ): {
+    UpdateExpression: string;
+    ExpressionAttributeValues: Record<string, unknown>;
+    ExpressionAttributeNames?: Record<string, string>;
+  } {
+    const expiresAt = this.#retention.expiresAt();
+    if (expiresAt === undefined) return { UpdateExpression: expression, ExpressionAttributeValues: values };
+    return {
+      UpdateExpression: `${expression} SET #x = :x`,
+      ExpressionAttributeValues: { ...values, ':x': expiresAt },
+      ExpressionAttributeNames: { '#x': TABLE_KEYS.expiresAt },
+    };
   }
 
   // --- hosts ----------------------------------------------------------------------------------
@@ -260,6 +286,12 @@ export class DynamoCrawlTable implements CrawlTableStore {
       names['#cd'] = 'crawlDelayMs';
       values[':cd'] = update.crawlDelayMs;
       set.push('#cd = :cd');
+    }
+    const expiresAt = this.#retention.expiresAt();
+    if (expiresAt !== undefined) {
+      names['#x'] = TABLE_KEYS.expiresAt;
+      values[':x'] = expiresAt;
+      set.push('#x = :x');
     }
     const politeness = { names: { ...names }, values: { ...values }, set: [...set] };
     const add: string[] = [];

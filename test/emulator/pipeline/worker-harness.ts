@@ -80,6 +80,7 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
     captureDlqUrl,
     pageBucket,
     frontierMaxReceives: '10',
+    retentionDays: '90',
   };
   const table = new DynamoCrawlTable(aws.clients.doc, crawlTable);
   const objects = new S3Objects(aws.clients.s3, pageBucket);
