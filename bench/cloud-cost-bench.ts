@@ -110,6 +110,8 @@ async function run(scenario: Scenario): Promise<Result> {
   // The template's settings (20 frontier pollers, 20 s long polls, archiver window 30 s); only
   // the schedule runs every 5 s instead of every minute, so a crawl is seen done sooner.
   const local = await startCloudLocal({
+    // The fixture servers are on loopback: allowed on the stand-in, forbidden by default on AWS.
+    env: { PRIVATE_ADDRESSES: 'allowed' },
     port: 0,
     prefix: `bench${process.pid.toString(36)}${scenario.name.replace(/\W/g, '')}`,
     scheduleRateMs: 5000,

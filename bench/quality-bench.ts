@@ -172,6 +172,8 @@ async function crawlCloud(
   const { startCloudLocal } = await import('../localstack/cloud-local.ts');
   const served = await serveWeb(web);
   const local = await startCloudLocal({
+    // The fixture servers are on loopback: allowed on the stand-in, forbidden by default on AWS.
+    env: { PRIVATE_ADDRESSES: 'allowed' },
     port: 0,
     prefix: `quality${process.pid.toString(36)}${order}`,
     scheduleRateMs: 1000,

@@ -31,6 +31,11 @@ export const ENV = {
    * keeps them. The page bucket's lifecycle expires objects after the same number of days.
    */
   retentionDays: 'RETENTION_DAYS',
+  /**
+   * `forbidden` (the stack's default): no crawl may set `allowPrivate` (the API refuses it, the
+   * worker never lifts the SSRF guard); `allowed`: crawls may (the local stand-in crawls loopback).
+   */
+  privateAddresses: 'PRIVATE_ADDRESSES',
 } as const;
 
 /** A property name of {@link ENV}. */
@@ -57,8 +62,9 @@ export const FUNCTION_ENV = {
     'pageBucket',
     'frontierMaxReceives',
     'retentionDays',
+    'privateAddresses',
   ],
-  api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket', 'retentionDays'],
+  api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket', 'retentionDays', 'privateAddresses'],
   scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl', 'retentionDays'],
   archiver: ['crawlTable', 'captureDlqUrl', 'pageBucket'],
 } as const satisfies Record<string, readonly EnvKey[]>;

@@ -11,6 +11,7 @@ export const CONTEXT_KEYS = {
   maxReceiveCount: 'crawlstack:maxReceiveCount',
   workerMaxConcurrency: 'crawlstack:workerMaxConcurrency',
   retentionDays: 'crawlstack:retentionDays',
+  allowPrivateAddresses: 'crawlstack:allowPrivateAddresses',
   tracing: 'crawlstack:tracing',
   throttleAlarm: 'crawlstack:throttleAlarm',
   alarmTopicArn: 'crawlstack:alarmTopicArn',
@@ -24,6 +25,7 @@ export interface StackContext
     | 'maxReceiveCount'
     | 'workerMaxConcurrency'
     | 'retentionDays'
+    | 'allowPrivateAddresses'
     | 'tracing'
     | 'throttleAlarm'
     | 'alarmTopicArn'
@@ -77,6 +79,7 @@ export function readStackContext(node: Node): StackContext {
     maxReceiveCount: int(node, CONTEXT_KEYS.maxReceiveCount),
     workerMaxConcurrency: int(node, CONTEXT_KEYS.workerMaxConcurrency),
     retentionDays: int(node, CONTEXT_KEYS.retentionDays),
+    allowPrivateAddresses: bool(node, CONTEXT_KEYS.allowPrivateAddresses),
     tracing: bool(node, CONTEXT_KEYS.tracing),
     throttleAlarm: bool(node, CONTEXT_KEYS.throttleAlarm),
     alarmTopicArn: str(node, CONTEXT_KEYS.alarmTopicArn),

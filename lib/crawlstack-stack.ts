@@ -31,6 +31,12 @@ export interface CrawlstackStackProps extends StackProps {
    * everything. @default 90
    */
   readonly retentionDays?: number;
+  /**
+   * Let crawls set `allowPrivate` (lift the SSRF guard: loopback, private, link-local and metadata
+   * addresses, e.g. 169.254.169.254 inside Lambda). Off: the API refuses such a crawl and the
+   * worker keeps the guard. Only for deployments whose API callers are trusted. @default false
+   */
+  readonly allowPrivateAddresses?: boolean;
   /** Log retention of the three functions. @default ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** X-Ray active tracing on the functions. @default false */
@@ -93,6 +99,7 @@ export class CrawlstackStack extends Stack {
       storage: this.storage,
       maxReceiveCount: this.frontier.maxReceiveCount,
       retentionDays,
+      allowPrivateAddresses: props.allowPrivateAddresses ?? false,
       workerMaxConcurrency: props.workerMaxConcurrency,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       logRemovalPolicy: removalPolicy,

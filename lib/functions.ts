@@ -43,6 +43,8 @@ export interface FunctionsProps {
   readonly maxReceiveCount: number;
   /** Days items are kept after their last write (TTL); 0 keeps them. */
   readonly retentionDays: number;
+  /** Crawls may set `allowPrivate` (lift the SSRF guard). */
+  readonly allowPrivateAddresses: boolean;
   /** Cap on concurrent worker invocations fed by the frontier (2-1000). @default 5 */
   readonly workerMaxConcurrency?: number;
   /** Retention of each function's log group. */
@@ -112,6 +114,8 @@ export class Functions extends Construct {
     // ...and finishes a message before its last receive, so SQS's redrive takes nothing unrecorded.
     worker.addEnvironment(ENV.frontierMaxReceives, String(props.maxReceiveCount));
     worker.addEnvironment(ENV.retentionDays, retention);
+    const privateAddresses = props.allowPrivateAddresses ? 'allowed' : 'forbidden';
+    worker.addEnvironment(ENV.privateAddresses, privateAddresses);
     worker.addEventSource(
       new SqsEventSource(frontier.queue, {
         batchSize: 10,
@@ -132,14 +136,21 @@ export class Functions extends Construct {
       memorySize: LAMBDA_SETTINGS.api.memoryMb,
       timeout: Duration.seconds(LAMBDA_SETTINGS.api.timeoutSeconds),
     });
-    // The crawl item and the registry (PutItem), status (GetItem, Query of the counter shards
-    // and the registry for GET /crawls), cancel (UpdateItem).
-    useTable(api, ENV.crawlTable, storage.crawlTable, ['PutItem', 'GetItem', 'UpdateItem', 'Query']);
+    // The crawl item, the registry and the catalog (PutItem), status (GetItem, Query), GET /crawls
+    // (Query of the catalog, BatchGetItem of its crawl items), cancel (UpdateItem).
+    useTable(api, ENV.crawlTable, storage.crawlTable, [
+      'PutItem',
+      'GetItem',
+      'BatchGetItem',
+      'UpdateItem',
+      'Query',
+    ]);
     // Claiming the seeds: a URL-seen claim reads first (BatchGetItem) and claims with a conditional
     // UpdateItem. (The first build granted read only: POST /crawls could not work on AWS.)
     useTable(api, ENV.urlTable, storage.urlTable, ['BatchGetItem', 'UpdateItem']);
     useQueue(api, ENV.frontierQueueUrl, frontier.queue, ['SendMessage']);
     api.addEnvironment(ENV.retentionDays, retention);
+    api.addEnvironment(ENV.privateAddresses, privateAddresses);
     // GET /crawls/{id}/pages: ListObjectsV2 of the index objects, ranged GetObject.
     useBucket(api, ENV.pageBucket, storage.pageBucket, ['GetObject', 'ListBucket']);
     // AWS_IAM: callers sign requests (SigV4) and need lambda:InvokeFunctionUrl; see

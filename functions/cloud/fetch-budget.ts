@@ -5,11 +5,14 @@
 import type { CrawlConfig } from '../core/config.ts';
 import { CLOUD_FETCH_BUDGET_MS } from '../lambda-settings.ts';
 
-/** The fetch settings a worker uses for a crawl: the crawl's, with timeouts capped for Lambda. */
-export function cloudFetchSettings(config: CrawlConfig) {
+/**
+ * The fetch settings a worker uses for a crawl: the crawl's, with timeouts capped for Lambda, and
+ * the SSRF guard kept whatever the crawl says when the deployment forbids private addresses.
+ */
+export function cloudFetchSettings(config: CrawlConfig, options: { forbidPrivate?: boolean } = {}) {
   return {
     userAgent: config.userAgent,
-    allowPrivate: config.allowPrivate,
+    allowPrivate: config.allowPrivate && options.forbidPrivate !== true,
     connectTimeoutMs: Math.min(config.connectTimeoutMs, CLOUD_FETCH_BUDGET_MS),
     headersTimeoutMs: Math.min(config.headersTimeoutMs, CLOUD_FETCH_BUDGET_MS),
     idleTimeoutMs: Math.min(config.idleTimeoutMs, CLOUD_FETCH_BUDGET_MS),

@@ -90,7 +90,7 @@ export function createAwsWorkerDeps(
     fetcher:
       options.fetcher ??
       ((config) => {
-        const settings = cloudFetchSettings(config);
+        const settings = cloudFetchSettings(config, { forbidPrivate: env.privateAddresses !== 'allowed' });
         const key = JSON.stringify(settings);
         let fetcher = fetchers.get(key);
         if (fetcher === undefined) {
@@ -122,6 +122,7 @@ export function createAwsApiDeps(
     pages: new S3Objects(clients.s3, env.pageBucket),
     clock: options.clock ?? systemClock,
     newId: options.newId ?? randomUUID,
+    forbidPrivate: env.privateAddresses !== 'allowed',
   };
   if (options.log !== undefined) deps.log = options.log;
   if (options.metric !== undefined) deps.metric = options.metric;

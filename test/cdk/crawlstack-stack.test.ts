@@ -29,6 +29,7 @@ const ENV_TARGET: Record<keyof typeof ENV, string | { value: string }> = {
   captureDlqUrl: 'CaptureDlq',
   frontierMaxReceives: { value: '10' },
   retentionDays: { value: '90' },
+  privateAddresses: { value: 'forbidden' },
 };
 const byType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const props = (id: string) => {
@@ -343,7 +344,13 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
     Api: {
       // POST /crawls claims the seeds: a read, then a conditional UpdateItem (issue 8, item 1).
       UrlTable: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
-      CrawlTable: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      CrawlTable: [
+        'dynamodb:BatchGetItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+      ],
       PageBucket: ['s3:GetObject', 's3:ListBucket'],
       FrontierQueue: ['sqs:SendMessage'],
       FrontierDlq: [],

@@ -12,6 +12,7 @@ const full = {
   CAPTURE_DLQ_URL: 'https://sqs.example/captures-dlq',
   FRONTIER_MAX_RECEIVES: '10',
   RETENTION_DAYS: '90',
+  PRIVATE_ADDRESSES: 'forbidden',
 };
 
 describe('functions/env.ts', () => {
@@ -32,6 +33,7 @@ describe('functions/env.ts', () => {
       captureDlqUrl: 'https://sqs.example/captures-dlq',
       frontierMaxReceives: '10',
       retentionDays: '90',
+      privateAddresses: 'forbidden',
     });
   });
 

@@ -23,8 +23,9 @@ const custom = synthStack(
 );
 const shortLived = synthStack({ retentionDays: 7 }, fast);
 const forever = synthStack({ retentionDays: 0 }, fast);
+const trusting = synthStack({ allowPrivateAddresses: true }, fast);
 after(() => {
-  for (const s of [dev, custom, shortLived, forever]) s.dispose();
+  for (const s of [dev, custom, shortLived, forever, trusting]) s.dispose();
 });
 
 const resourcesOf = (s: SynthResult) => s.template.toJSON().Resources as Record<string, CfnResource>;
@@ -77,6 +78,15 @@ describe('stack props', () => {
       const env = (resourcesOf(custom)[id]?.Properties?.Environment as { Variables: Record<string, unknown> })
         .Variables;
       assert.equal(env.RETENTION_DAYS, '120', id);
+    }
+  });
+
+  it('forbids allowPrivate unless the stack allows private addresses', () => {
+    for (const id of ['FrontierWorker', 'Api']) {
+      const vars = (s: SynthResult) =>
+        (resourcesOf(s)[id]?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      assert.equal(vars(custom).PRIVATE_ADDRESSES, 'forbidden', `${id}: forbidden by default`);
+      assert.equal(vars(trusting).PRIVATE_ADDRESSES, 'allowed', id);
     }
   });
 
@@ -140,6 +150,7 @@ describe('readStackContext', () => {
       maxReceiveCount: undefined,
       workerMaxConcurrency: undefined,
       retentionDays: undefined,
+      allowPrivateAddresses: undefined,
       tracing: undefined,
       throttleAlarm: undefined,
       alarmTopicArn: undefined,
@@ -153,6 +164,7 @@ describe('readStackContext', () => {
       'crawlstack:maxReceiveCount': '12',
       'crawlstack:workerMaxConcurrency': '40',
       'crawlstack:retentionDays': '365',
+      'crawlstack:allowPrivateAddresses': 'true',
       'crawlstack:tracing': 'false',
       'crawlstack:throttleAlarm': 'false',
       'crawlstack:alarmTopicArn': 'arn:aws:sns:us-east-1:123456789012:t',
@@ -163,6 +175,7 @@ describe('readStackContext', () => {
       maxReceiveCount: 12,
       workerMaxConcurrency: 40,
       retentionDays: 365,
+      allowPrivateAddresses: true,
       tracing: false,
       throttleAlarm: false,
       alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:t',

@@ -41,10 +41,16 @@ import type { CrawlConfig } from '../../core/config.ts';
 import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { robotsEntryFromItem, robotsKey } from './dynamo-robots-cache.ts';
-import { KEEP_FOREVER, type Retention } from './retention.ts';
+import { KEEP_FOREVER, type Retention, withExpiry } from './retention.ts';
 
 /** Partition key of the registry of running crawls. */
 export const REGISTRY_PK = 'crawls';
+
+/** Partition key of the catalog of every crawl (sort key `<createdAt>#<id>`: newest last). */
+export const CATALOG_PK = 'catalog';
+
+/** A catalog sort key: ISO time, '#', a crawl id. */
+const CATALOG_SK = /^\d{4}-\d{2}-\d{2}T[0-9:.]{8,12}Z#[0-9a-f-]{36}$/;
 
 /**
  * Plain counter attributes of a host item (by-status, by-reason and skipped-link counts are
@@ -97,6 +103,43 @@ export class DynamoCrawlTable implements CrawlTableStore {
         Item: { pk: REGISTRY_PK, sk: crawl.id, createdAt: crawl.createdAt },
       }),
     );
+    // GET /crawls pages through this (one small item per crawl; crawls start rarely).
+    await this.#doc.send(
+      new PutCommand({
+        TableName: this.#table,
+        Item: withExpiry(
+          { pk: CATALOG_PK, sk: `${crawl.createdAt}#${crawl.id}`, id: crawl.id },
+          this.#retention,
+        ),
+      }),
+    );
+  }
+
+  async listCrawls(
+    limit: number,
+    after?: string,
+  ): Promise<{ crawls: CrawlRecord[]; next?: string } | undefined> {
+    if (after !== undefined && !CATALOG_SK.test(after)) return undefined;
+    const response: QueryCommandOutput = await this.#doc.send(
+      new QueryCommand({
+        TableName: this.#table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': CATALOG_PK },
+        ScanIndexForward: false,
+        Limit: limit,
+        ...(after === undefined ? {} : { ExclusiveStartKey: { pk: CATALOG_PK, sk: after } }),
+      }),
+    );
+    const ids = (response.Items ?? []).map((item) => item.id as string);
+    const items = await batchGetAll(
+      this.#doc,
+      this.#table,
+      ids.map((id) => ({ pk: id, sk: 'crawl' })),
+    );
+    const byId = new Map(items.map((item) => [item.pk as string, crawlFromItem(item)]));
+    const crawls = ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+    const last = response.LastEvaluatedKey?.sk;
+    return typeof last === 'string' ? { crawls, next: last } : { crawls };
   }
 
   async getCrawl(id: string): Promise<CrawlRecord | undefined> {

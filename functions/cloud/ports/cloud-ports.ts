@@ -73,6 +73,11 @@ export interface CrawlTableStore {
   ): Promise<void>;
   /** Crawls in the registry (running, or cancelled and still draining). */
   registeredCrawls(): Promise<string[]>;
+  /**
+   * Every crawl, newest first, `limit` at a time; `after` is the `next` of the previous page.
+   * Resolves undefined for an `after` this store did not hand out.
+   */
+  listCrawls(limit: number, after?: string): Promise<{ crawls: CrawlRecord[]; next?: string } | undefined>;
   /** Stores (or clears, with undefined) the scheduler's watch of a crawl. */
   setWatch(id: string, watch: CompletionWatch | undefined): Promise<void>;
   /** Publishes the crawl's AOPIC state (the scheduler's step). */

@@ -13,13 +13,16 @@ import { createAwsApiDeps } from '../../../functions/wiring/aws-wiring.ts';
 import { eventually } from '../../fixtures/site-server.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 
+/** Crawl ids are UUIDs (the API answers 404 for anything else). */
+const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
 describe('HTTP API', () => {
   let h: WorkerHarness;
   let app: Hono;
   let ids = 0;
   before(async () => {
     h = await openWorkerHarness();
-    app = createApiApp(createAwsApiDeps(h.aws.clients, h.env, { newId: () => `crawl-${++ids}` }));
+    app = createApiApp(createAwsApiDeps(h.aws.clients, h.env, { newId: () => uuid(++ids) }));
   });
   after(() => h?.close());
 
@@ -36,8 +39,8 @@ describe('HTTP API', () => {
     );
     assert.equal(response.status, 201);
     const { id } = (await response.json()) as { id: string };
-    assert.equal(id, 'crawl-1');
-    assert.equal(response.headers.get('location'), '/crawls/crawl-1');
+    assert.equal(id, uuid(1));
+    assert.equal(response.headers.get('location'), `/crawls/${uuid(1)}`);
     const status = await app.request(`/crawls/${id}`);
     assert.equal(status.status, 200);
     const view = (await status.json()) as CrawlProgressView;
@@ -99,8 +102,8 @@ describe('HTTP API', () => {
       ['GET', '/crawls/nope/pages', 404],
       ['DELETE', '/crawls/nope', 404],
       ['PUT', '/crawls', 405],
-      ['GET', '/crawls', 405],
-      ['POST', '/crawls/crawl-1', 405],
+      ['DELETE', '/crawls', 405],
+      ['POST', `/crawls/${uuid(1)}`, 405],
       ['GET', '/elsewhere', 404],
     ] as const) {
       const response = await app.request(path, { method });
@@ -242,7 +245,7 @@ describe('HTTP API', () => {
       400,
       "another crawl's key",
     );
-    const empty = (await (await app.request(`/crawls/crawl-1/pages`)).json()) as { pages: unknown[] };
+    const empty = (await (await app.request(`/crawls/${uuid(1)}/pages`)).json()) as { pages: unknown[] };
     assert.deepEqual(empty.pages, [], 'a crawl with nothing archived yet');
   });
 

@@ -77,7 +77,9 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       waitTimeSeconds: 1,
       byFunction: { FrontierWorker: { maxConcurrency: 4 }, Archiver: { batchingWindowSeconds: 1 } },
     },
-    ...(options.env === undefined ? {} : { env: options.env }),
+    // The stand-in crawls fixture sites on loopback: a deployment forbids that by default
+    // (crawlstack:allowPrivateAddresses), the stand-in allows it.
+    env: { PRIVATE_ADDRESSES: 'allowed', ...options.env },
     log: (line) => logs.push(line),
   });
   const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });

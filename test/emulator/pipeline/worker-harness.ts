@@ -81,6 +81,8 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
     pageBucket,
     frontierMaxReceives: '10',
     retentionDays: '90',
+    // The stand-in crawls loopback fixtures; a deployment forbids it by default.
+    privateAddresses: 'allowed',
   };
   const table = new DynamoCrawlTable(aws.clients.doc, crawlTable);
   const objects = new S3Objects(aws.clients.s3, pageBucket);

@@ -10,7 +10,11 @@ import { MemoryCloud } from './memory-cloud.ts';
 
 function api(
   cloud = new MemoryCloud(),
-  extra: { log?: (line: string) => void; metric?: (name: string, value: number) => void } = {},
+  extra: {
+    log?: (line: string) => void;
+    metric?: (name: string, value: number) => void;
+    forbidPrivate?: boolean;
+  } = {},
 ) {
   let n = 0;
   const app = createApiApp({
@@ -109,5 +113,81 @@ describe('API errors reach the alarm', () => {
     assert.equal(line.Function, 'Api');
     assert.equal(line.ApiInternalErrors, 1);
     assert.equal(line._aws.Timestamp, 1_700_000_000_000);
+  });
+});
+
+describe('API input that names nothing (issue 8, item 9)', () => {
+  it('an id of 3,000 characters is 404, never sent to a store', async () => {
+    const { cloud, call } = api();
+    const long = 'a'.repeat(3000);
+    for (const path of [`/crawls/${long}`, `/crawls/${long}/pages`]) {
+      assert.equal((await call('GET', path)).status, 404, path.slice(0, 20));
+    }
+    assert.equal((await call('DELETE', `/crawls/${long}`)).status, 404);
+    assert.ok(!cloud.table.calls.includes('getCrawl') && !cloud.table.calls.includes('cancelCrawl'));
+  });
+
+  it('a forged cursor is 400: unknown object, not at a line, not a cursor at all', async () => {
+    const { cloud, call } = api();
+    const id = (await call('POST', '/crawls', { seeds: ['https://example.org/'] })).json.id as string;
+    const key = `index/${id}/20261126120000000-0123456789abcdef.jsonl`;
+    const line = JSON.stringify({
+      fp: '0123456789abcdef',
+      url: 'https://example.org/',
+      host: 'example.org',
+      status: 200,
+      kind: 'page',
+      depth: 0,
+      bytes: 1,
+      outLinks: 0,
+      messageId: 'm',
+      enqueued: 0,
+    });
+    await cloud.objects.put(
+      key,
+      new TextEncoder().encode(`${line}\n${line.replace('0123456789abcdef', 'fedcba9876543210')}\n`),
+      'application/jsonl',
+    );
+    const cursor = (k: string, offset: number) =>
+      Buffer.from(JSON.stringify([k, offset])).toString('base64url');
+    const good = await call('GET', `/crawls/${id}/pages?cursor=${cursor(key, line.length + 1)}`);
+    assert.equal(good.status, 200, 'a cursor at a line is read');
+    assert.equal((good.json.pages as unknown[]).length, 1);
+    for (const forged of [
+      cursor(key.replace('0123', '9999'), 0),
+      cursor(key, 7),
+      cursor(`index/${id}/x`, 0),
+      'bm9wZQ',
+    ]) {
+      const response = await call('GET', `/crawls/${id}/pages?cursor=${forged}`);
+      assert.equal(response.status, 400, forged);
+      assert.match((response.json.problems as string[])[0]!, /^cursor: /);
+    }
+  });
+
+  it('GET /crawls lists every crawl, newest first, in pages', async () => {
+    const { call } = api();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await call('POST', '/crawls', { seeds: [`https://example.org/${i}`] })).json.id as string);
+    const first = await call('GET', '/crawls?limit=3');
+    assert.equal(first.status, 200);
+    const listed = (first.json.crawls as { id: string; status: string }[]).map((c) => c.id);
+    assert.equal(listed.length, 3);
+    const second = await call('GET', `/crawls?limit=3&cursor=${first.json.cursor}`);
+    const rest = (second.json.crawls as { id: string }[]).map((c) => c.id);
+    assert.deepEqual([...listed, ...rest].sort(), [...ids].sort());
+    assert.equal(second.json.cursor, undefined);
+    assert.equal((await call('GET', '/crawls?cursor=Zm9yZ2Vk')).status, 400);
+    assert.equal((await call('GET', '/crawls?limit=1000')).status, 400);
+  });
+
+  it('a deployment that forbids private addresses refuses allowPrivate with 400 naming the setting', async () => {
+    const { call, cloud } = api(new MemoryCloud(), { forbidPrivate: true });
+    const refused = await call('POST', '/crawls', { seeds: ['http://127.0.0.1/'], allowPrivate: true });
+    assert.equal(refused.status, 400);
+    assert.match((refused.json.problems as string[])[0]!, /^allowPrivate: this deployment forbids/);
+    assert.equal(cloud.frontier.sent.length, 0);
+    assert.equal((await call('POST', '/crawls', { seeds: ['https://example.org/'] })).status, 201);
   });
 });

@@ -101,6 +101,19 @@ export class MemoryCrawlTable implements CrawlTableStore {
     }
     this.registry.delete(id);
   }
+  async listCrawls(
+    limit: number,
+    after?: string,
+  ): Promise<{ crawls: CrawlRecord[]; next?: string } | undefined> {
+    this.#call('listCrawls');
+    const all = [...this.crawls.values()].sort((a, b) => (a.createdAt + a.id < b.createdAt + b.id ? 1 : -1));
+    const keys = all.map((c) => `${c.createdAt}#${c.id}`);
+    const start = after === undefined ? 0 : keys.indexOf(after) + 1;
+    if (after !== undefined && start === 0) return undefined;
+    const page = all.slice(start, start + limit).map(copy);
+    const next = start + limit < all.length ? keys[start + limit - 1] : undefined;
+    return next === undefined ? { crawls: page } : { crawls: page, next };
+  }
   async registeredCrawls(): Promise<string[]> {
     this.#call('registeredCrawls');
     return [...this.registry];
@@ -303,7 +316,7 @@ export class MemoryVisibility implements MessageVisibility {
 export class MemoryObjects implements ObjectStore, ObjectReader {
   readonly bucket = 'memory-bucket';
   readonly objects = new Map<string, Uint8Array>();
-  async put(key: string, body: Uint8Array): Promise<void> {
+  async put(key: string, body: Uint8Array, _contentType?: string): Promise<void> {
     this.objects.set(key, new Uint8Array(body));
   }
   async keys(prefix: string, startAfter: string | undefined, max: number): Promise<string[]> {
@@ -313,7 +326,9 @@ export class MemoryObjects implements ObjectStore, ObjectReader {
       .slice(0, max);
   }
   async read(key: string, from: number): Promise<Uint8Array> {
-    return (this.objects.get(key) ?? new Uint8Array()).subarray(from);
+    const object = this.objects.get(key);
+    if (object === undefined) throw Object.assign(new Error(`no object ${key}`), { name: 'NoSuchKey' });
+    return object.subarray(from);
   }
 }
 
