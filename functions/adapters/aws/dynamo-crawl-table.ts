@@ -38,6 +38,7 @@ import type {
 } from '../../cloud/ports/cloud-ports.ts';
 import { stateKey } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlConfig } from '../../core/config.ts';
+import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { robotsEntryFromItem, robotsKey } from './dynamo-robots-cache.ts';
@@ -330,6 +331,14 @@ export class DynamoCrawlTable implements CrawlTableStore {
       values[':cd'] = update.crawlDelayMs;
       set.push('#cd = :cd');
     }
+    // Probe answers are politeness-like state: written even when the ledger had counted the records.
+    let p = 0;
+    for (const [origin, answer] of Object.entries(update.probes ?? {})) {
+      p += 1;
+      names[`#p${p}`] = `probe:${origin}`;
+      values[`:p${p}`] = JSON.stringify(answer);
+      set.push(`#p${p} = :p${p}`);
+    }
     const expiresAt = this.#retention.expiresAt();
     if (expiresAt !== undefined) {
       names['#x'] = TABLE_KEYS.expiresAt;
@@ -510,6 +519,10 @@ function hostFromItem(item: DocItem): HostRecord {
     else if (name.startsWith('r:')) counts.byReason[name.slice(2)] = Number(value);
     else if (name.startsWith('l:')) counts.linksSkipped[name.slice(2)] = Number(value);
   }
+  const probes: Record<string, ProbeAnswer> = {};
+  for (const [name, value] of Object.entries(item)) {
+    if (name.startsWith('probe:') && typeof value === 'string') probes[name.slice(6)] = JSON.parse(value) as ProbeAnswer;
+  }
   const host: HostRecord = {
     ...counts,
     host: String(item.host ?? (item.sk as string).slice(5)),
@@ -517,5 +530,6 @@ function hostFromItem(item: DocItem): HostRecord {
   };
   if (typeof item.doneSeq === 'string') host.doneSeq = item.doneSeq;
   if (typeof item.crawlDelayMs === 'number') host.crawlDelayMs = item.crawlDelayMs;
+  if (Object.keys(probes).length > 0) host.probes = probes;
   return host;
 }

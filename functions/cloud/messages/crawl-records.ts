@@ -3,6 +3,7 @@
  * arithmetic over them: a crawl's counters are the sum of its host ledgers plus its seeds.
  */
 import type { CrawlConfig } from '../../core/config.ts';
+import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { Fingerprint, PageRecord } from '../../core/types.ts';
 
 /** Life of a crawl: `running` until the scheduler sees nothing left, or DELETE cancels it. */
@@ -113,6 +114,11 @@ export interface HostRecord extends HostCounts {
   nextAllowedAt: number;
   /** The robots.txt Crawl-delay that applies to us, ms. */
   crawlDelayMs?: number;
+  /**
+   * Soft-404 probe answers of the host's sites (by origin): kept with the crawl, not only in a
+   * container, so a container that forgot the crawl (or a new one) never probes a site again.
+   */
+  probes?: Record<string, ProbeAnswer>;
 }
 
 /**

@@ -4,6 +4,7 @@
  * PageStore, ...) are in functions/ports.ts. The AWS adapters implement these; the handlers take
  * them as `deps`.
  */
+import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../ports.ts';
 import type {
@@ -47,6 +48,8 @@ export interface HostUpdate {
   counts: HostCounts;
   /** Sequence numbers of the first and last records handled; absent when none was. */
   ledger?: { firstSeq: string; lastSeq: string };
+  /** Soft-404 probe answers learned in this batch, by origin (see HostRecord.probes). */
+  probes?: Record<string, ProbeAnswer>;
 }
 
 /** One page of a crawl's page records. */

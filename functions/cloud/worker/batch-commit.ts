@@ -80,6 +80,7 @@ async function writeBatch(env: CommitEnv, plan: BatchPlan): Promise<void> {
   );
   // The claiming pages are finished (their ledgers say so): their claims may enter the cache.
   for (const b of plan.crawls.values()) for (const fp of b.claimed) b.ctx.cache.add(fp);
+  for (const b of plan.crawls.values()) env.container.reweigh(b.crawl.id);
   for (const b of plan.crawls.values()) {
     stats.credits += await flushCredits(deps.parked, b.crawl.id, b.ctx, {
       now: deps.clock.now(),
@@ -105,6 +106,7 @@ async function writeHost(env: CommitEnv, group: GroupBatch, writeTime: number): 
     ...(group.firstSeq === undefined || group.lastSeq === undefined
       ? {}
       : { ledger: { firstSeq: group.firstSeq, lastSeq: group.lastSeq } }),
+    ...(Object.keys(group.probes).length === 0 ? {} : { probes: group.probes }),
   });
   const key = stateKey(group.crawlId, group.host);
   env.container.rememberHost(key, group.nextAllowedAt);

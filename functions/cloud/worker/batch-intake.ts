@@ -152,6 +152,11 @@ export function planBatch(
       const host = state.hosts.get(key);
       if (host !== undefined) container.rememberHost(key, host.nextAllowedAt);
       if (host?.doneSeq !== undefined) container.rememberLedger(key, host.doneSeq, options.now);
+      // A probe made by any container (or by this one before it forgot the crawl) is not made again.
+      const quality = plan.crawls.get(crawl.id)!.ctx.quality;
+      for (const [origin, answer] of Object.entries(host?.probes ?? {})) {
+        if (quality.probeAnswer(origin) === undefined) quality.rememberProbe(origin, answer);
+      }
       slot = {
         group: {
           crawlId: task.crawlId,
@@ -164,6 +169,7 @@ export function planBatch(
           firstSeq: undefined,
           lastSeq: undefined,
           touched: false,
+          probes: {},
         },
         entries: [],
       };

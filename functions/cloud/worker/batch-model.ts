@@ -4,6 +4,7 @@
  * (intake, the per-record step, the commit) pass these between them explicitly.
  */
 import type { CrawlConfig } from '../../core/config.ts';
+import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { CrawlTask } from '../../core/types.ts';
 import type { Clock, Fetcher, Frontier } from '../../ports.ts';
 import type { FaultHook } from '../fault-hook.ts';
@@ -166,6 +167,8 @@ export interface GroupBatch {
   lastSeq: string | undefined;
   /** The host item must be written (politeness state changed or records were handled). */
   touched: boolean;
+  /** Soft-404 probe answers this batch learned (persisted with the host item). */
+  probes: Record<string, ProbeAnswer>;
 }
 
 /** A batch after intake and its state read: its crawls, its groups, and its buffered link sends. */

@@ -32,10 +32,36 @@ export interface CrawlContext {
   /** Credits for parked URLs, summed in memory and written every few seconds. */
   credits: Map<string, number>;
   creditsSince: number;
+  /** The near-duplicate memory inside `quality` (for the context's size). */
+  nearDuplicates?: RecentNearDuplicates;
 }
 
-/** Crawls whose settings and caches a container keeps. */
-const CACHED_CRAWLS = 8;
+/**
+ * Memory a container gives to crawl contexts, of the worker's 256 MB (ten bodies in flight at the
+ * 10 MB default cap take most of the rest). Contexts are weighed, not counted: the first build kept
+ * eight, and a ninth crawl evicted one whose re-built context probed its sites again and again.
+ */
+export const CONTEXT_MEMORY_BYTES = 96 * 1024 * 1024;
+/** What a context costs before any entry: settings, scope rules, detectors' tables. */
+const CONTEXT_BASE_BYTES = 512 * 1024;
+
+/**
+ * A context's estimated size: its URL-seen cache's typed arrays (allocated whole: 9 bytes per
+ * entry plus a slot table of 2-4 bytes per entry rounded up to a power of two), and its warm maps
+ * by their entries (hashes and URLs of a few hundred bytes each with the map's own overhead).
+ */
+export function contextBytes(ctx: CrawlContext): number {
+  let slots = 2;
+  while (slots < ctx.cache.capacity * 2) slots *= 2;
+  return (
+    CONTEXT_BASE_BYTES +
+    ctx.cache.capacity * 9 +
+    slots * 4 +
+    ctx.contentHashes.size * 250 +
+    ctx.parked.size * 150 +
+    (ctx.nearDuplicates?.size ?? 0) * 200
+  );
+}
 /** Pages whose SimHash a container remembers per crawl (two generations of this many). */
 const NEAR_DUPLICATE_MEMORY = 20_000;
 
@@ -49,7 +75,7 @@ export interface KnownLedger {
 export class WorkerContainer {
   readonly #clock: Clock;
   readonly #random: () => number;
-  readonly #contexts = new LRUCache<string, CrawlContext>({ max: CACHED_CRAWLS });
+  readonly #contexts: LRUCache<string, CrawlContext>;
   readonly #errors = new LRUCache<string, number>({ max: 10_000 });
   // `<crawl> <host>` -> the host's nextAllowedAt as this container last wrote or read it. Another
   // container can only have moved it later, so "still too early" needs no read.
@@ -57,9 +83,21 @@ export class WorkerContainer {
   // `<crawl> <host>` -> the host's ledger position (padded doneSeq) as last known, and when read.
   readonly #ledgers = new LRUCache<string, KnownLedger>({ max: 50_000 });
 
-  constructor(options: { clock: Clock; random: () => number }) {
+  constructor(options: { clock: Clock; random: () => number; memoryBytes?: number }) {
     this.#clock = options.clock;
     this.#random = options.random;
+    this.#contexts = new LRUCache({ maxSize: options.memoryBytes ?? CONTEXT_MEMORY_BYTES, sizeCalculation: contextBytes });
+  }
+
+  /** Crawls whose context this container holds. */
+  get crawls(): number {
+    return this.#contexts.size;
+  }
+
+  /** Weighs a crawl's context again (its warm maps grew during a batch); may evict others. */
+  reweigh(crawlId: string): void {
+    const ctx = this.#contexts.peek(crawlId);
+    if (ctx !== undefined) this.#contexts.set(crawlId, ctx);
   }
 
   /** The crawl's context, built on first use; scope widened to the crawl's allowed hosts. */
@@ -144,6 +182,7 @@ export class WorkerContainer {
       parked: new LRUCache({ max: 50_000 }),
       credits: new Map(),
       creditsSince: this.#clock.now(),
+      ...(index === undefined ? {} : { nearDuplicates: index }),
     };
   }
 }

@@ -175,7 +175,13 @@ async function crawlRecord(
     group.counts.lookups += seenStats.lookups;
     group.counts.cacheHits += seenStats.cacheHits;
     applyFeedback(group, config, outcome, deps.clock.now());
-    if (outcome.kind === 'robots') continue; // same task again, after the host's gap
+    if (outcome.kind === 'robots') {
+      // Keep a probe's answer with the crawl (the host item), not only in this container.
+      const origin = outcome.probe === undefined ? undefined : URL.parse(outcome.probe)?.origin;
+      const answer = origin === undefined ? undefined : batch.ctx.quality.probeAnswer(origin);
+      if (origin !== undefined && answer !== undefined) group.probes[origin] = answer;
+      continue; // same task again, after the host's gap
+    }
     if (outcome.kind === 'retry') {
       // Re-sent as a new message (new dedup id), the original acked; the host item carries
       // the block so the next message of the host is deferred until notBefore.

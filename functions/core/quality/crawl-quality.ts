@@ -13,7 +13,13 @@ import { LinkGeneratorDetector, type LinkGeneratorSnapshot } from './link-genera
 import { LruMap } from './lru-map.ts';
 import type { NearDuplicateIndex } from './near-duplicate.ts';
 import { hammingDistance, simhash } from './simhash.ts';
-import { type SiteAnswer, Soft404Detector, type Soft404Snapshot, soft404ProbePath } from './soft-404.ts';
+import {
+  type ProbeAnswer,
+  type SiteAnswer,
+  Soft404Detector,
+  type Soft404Snapshot,
+  soft404ProbePath,
+} from './soft-404.ts';
 import { type TrapFinding, TrapFindings } from './trap-findings.ts';
 import { urlShape } from './url-template.ts';
 
@@ -137,6 +143,16 @@ export class CrawlQuality {
   probeFor(origin: string): string | undefined {
     if (this.#soft404 === undefined || !this.#soft404.needsProbe(origin)) return undefined;
     return `${origin}${soft404ProbePath(this.#random)}`;
+  }
+
+  /** The site's probe answer as remembered (to persist it with the crawl's state), if any. */
+  probeAnswer(origin: string): ProbeAnswer | undefined {
+    return this.#soft404?.probeOf(origin);
+  }
+
+  /** Restores a probe answer persisted elsewhere: the site is not probed again. */
+  rememberProbe(origin: string, answer: ProbeAnswer): void {
+    this.#soft404?.rememberProbe(origin, answer);
   }
 
   recordProbe(probeUrl: string, answer: SiteAnswer): void {

@@ -105,6 +105,14 @@ export class Soft404Detector {
     this.#probes.set(url.origin, reduce(url, answer));
   }
 
+  /**
+   * Restores a site's probe answer recorded elsewhere (the cloud keeps it with the crawl's host
+   * state, so a container that forgot the crawl does not probe the site again).
+   */
+  rememberProbe(origin: string, answer: ProbeAnswer): void {
+    this.#probes.set(origin, { ...answer });
+  }
+
   /** The site's probe answer, if recorded. */
   probeOf(origin: string): ProbeAnswer | undefined {
     const answer = this.#probes.peek(origin);

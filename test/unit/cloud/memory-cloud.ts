@@ -170,6 +170,7 @@ export class MemoryCrawlTable implements CrawlTableStore {
     const item = this.hostItems.get(key) ?? { ...emptyHostCounts(), host, nextAllowedAt: 0 };
     item.nextAllowedAt = update.nextAllowedAt;
     if (update.crawlDelayMs !== undefined) item.crawlDelayMs = update.crawlDelayMs;
+    if (update.probes !== undefined) item.probes = { ...item.probes, ...copy(update.probes) };
     let counted = true;
     if (update.ledger !== undefined) {
       const first = sequenceKey(update.ledger.firstSeq);

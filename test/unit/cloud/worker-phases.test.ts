@@ -282,3 +282,50 @@ describe('nothing reaches the DLQ unrecorded (issue 8, items 2 and 3)', () => {
     assert.equal(counters.finished, 1);
   });
 });
+
+describe('many crawls in one container (issue 8, item 3)', () => {
+  it('keeps the contexts of a dozen default crawls (the first build kept 8), weighed by memory', () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const container = new WorkerContainer({ clock, random: () => 0.5 });
+    const ids: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      const { id } = runningCrawl(cloud, { seeds: [`http://h${i}.example/`] }, clock);
+      container.contextFor(cloud.table.crawls.get(id)!);
+      ids.push(id);
+    }
+    assert.equal(container.crawls, 16);
+    for (const id of ids) assert.ok(container.knownContext(id) !== undefined, id);
+    // Big URL-seen caches weigh more: fewer fit, and the least recently used go first.
+    const small = new WorkerContainer({ clock, random: () => 0.5 });
+    for (let i = 0; i < 16; i++) {
+      const { id } = runningCrawl(
+        cloud,
+        { seeds: [`http://b${i}.example/`], seenCacheSize: 1_048_576 },
+        clock,
+      );
+      small.contextFor(cloud.table.crawls.get(id)!);
+    }
+    assert.ok(small.crawls < 16 && small.crawls >= 3, `${small.crawls} big crawls`);
+  });
+
+  it('a container that never saw the crawl does not probe a site again: the answer is kept with the host', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/a`]: { status: 200, body: page('A', []) },
+      [`${SITE}/b`]: { status: 200, body: page('B', []) },
+    });
+    const settings = { seeds: [`${SITE}/`], scope: 'any', soft404Probe: true, delayMs: 0, delayFactor: 0 };
+    const { tasks } = runningCrawl(cloud, settings, clock);
+    const [a, b] = tasks([`${SITE}/a`, `${SITE}/b`]);
+    await workerOver(cloud, fetcher, clock)([messageFor(a!)]);
+    const probes = () => fetcher.requests.filter((u) => u.includes('crawlstack-probe')).length;
+    assert.equal(probes(), 1, 'the first container probes the site once');
+    // A new container (or one that evicted the crawl): its memory is empty, the host item is not.
+    await workerOver(cloud, fetcher, clock)([messageFor(b!)]);
+    assert.equal(probes(), 1, 'no second probe');
+    assert.equal(fetcher.count(`${SITE}/b`), 1, 'the page is fetched in the same batch');
+  });
+});
