@@ -23,10 +23,12 @@ import {
 import {
   type CloudAopicState,
   type CompletionWatch,
+  type CounterShard,
   type CrawlCounters,
   type CrawlRecord,
   type CrawlStatus,
   emptyHostCounts,
+  type HostCounts,
   type HostRecord,
   sequenceKey,
 } from '../../cloud/messages/crawl-records.ts';
@@ -35,6 +37,7 @@ import type {
   BatchStateRequest,
   CrawlTableStore,
   HostUpdate,
+  HostUpdateResult,
 } from '../../cloud/ports/cloud-ports.ts';
 import { stateKey } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlConfig } from '../../core/config.ts';
@@ -322,7 +325,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
    * were handled twice, e.g. after their visibility ran out), the counts are dropped and only the
    * politeness state is written. Resolves whether the counts were added.
    */
-  async updateHost(crawlId: string, host: string, update: HostUpdate): Promise<boolean> {
+  async updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult> {
     const names: Record<string, string> = { '#na': 'nextAllowedAt', '#h': 'host' };
     const values: Record<string, unknown> = { ':na': update.nextAllowedAt, ':h': host };
     const set = ['#na = :na', '#h = :h'];
@@ -346,20 +349,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
       set.push('#x = :x');
     }
     const politeness = { names: { ...names }, values: { ...values }, set: [...set] };
-    const add: string[] = [];
-    let n = 0;
-    const addCount = (attribute: string, value: number) => {
-      if (value === 0) return;
-      n += 1;
-      names[`#a${n}`] = attribute;
-      values[`:a${n}`] = value;
-      add.push(`#a${n} :a${n}`);
-    };
-    const c = update.counts;
-    for (const field of COUNT_FIELDS) addCount(field, c[field]);
-    for (const [status, count] of Object.entries(c.byStatus)) addCount(`s:${status}`, count);
-    for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
-    for (const [reason, count] of Object.entries(c.linksSkipped)) addCount(`l:${reason}`, count);
+    const add = countAdds(update.counts, names, values);
     let condition: string | undefined;
     if (update.ledger !== undefined) {
       names['#ds'] = 'doneSeq';
@@ -370,7 +360,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
     }
     const key = { pk: crawlId, sk: `host#${host}` };
     try {
-      await this.#doc.send(
+      const response = await this.#doc.send(
         new UpdateCommand({
           TableName: this.#table,
           Key: key,
@@ -378,9 +368,12 @@ export class DynamoCrawlTable implements CrawlTableStore {
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ...(condition === undefined ? {} : { ConditionExpression: condition }),
+          // The old request count tells whether this write gave the host its first request.
+          ReturnValues: 'UPDATED_OLD',
         }),
       );
-      return true;
+      const before = Number(response.Attributes?.requests ?? 0);
+      return { counted: true, firstRequest: update.counts.requests > 0 && before === 0 };
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }
@@ -393,7 +386,47 @@ export class DynamoCrawlTable implements CrawlTableStore {
         ExpressionAttributeValues: politeness.values,
       }),
     );
-    return false;
+    return { counted: false, firstRequest: false };
+  }
+
+  /** Every counter shard of a crawl (one Query of at most COUNTER_SHARDS small items). */
+  async counterShards(crawlId: string): Promise<CounterShard[]> {
+    const shards: CounterShard[] = [];
+    await this.#queryAll(
+      {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'counts#' },
+      },
+      (item) => shards.push({ ...hostFromItem(item), hosts: Number(item.hosts ?? 0) }),
+    );
+    return shards;
+  }
+
+  /** Adds a batch's counted totals to one shard (unconditional: see CounterShard). */
+  async addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const add = countAdds(counts, names, values);
+    if (counts.hosts > 0) {
+      names['#hosts'] = 'hosts';
+      values[':hosts'] = counts.hosts;
+      add.push('#hosts :hosts');
+    }
+    if (add.length === 0) return;
+    const expiresAt = this.#retention.expiresAt();
+    if (expiresAt !== undefined) {
+      names['#x'] = TABLE_KEYS.expiresAt;
+      values[':x'] = expiresAt;
+    }
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: crawlId, sk: `counts#${shard}` },
+        UpdateExpression: `ADD ${add.join(', ')}${expiresAt === undefined ? '' : ' SET #x = :x'}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 
   // --- the worker's batch read ----------------------------------------------------------------
@@ -470,6 +503,24 @@ export class DynamoCrawlTable implements CrawlTableStore {
   }
 }
 
+/** The ADD clauses of a counts write (by-status, by-reason and skipped-link counts prefixed). */
+function countAdds(c: HostCounts, names: Record<string, string>, values: Record<string, unknown>): string[] {
+  const add: string[] = [];
+  let n = 0;
+  const addCount = (attribute: string, value: number) => {
+    if (value === 0) return;
+    n += 1;
+    names[`#a${n}`] = attribute;
+    values[`:a${n}`] = value;
+    add.push(`#a${n} :a${n}`);
+  };
+  for (const field of COUNT_FIELDS) addCount(field, c[field]);
+  for (const [status, count] of Object.entries(c.byStatus)) addCount(`s:${status}`, count);
+  for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
+  for (const [reason, count] of Object.entries(c.linksSkipped)) addCount(`l:${reason}`, count);
+  return add;
+}
+
 function dedupeKeys(keys: DocItem[]): DocItem[] {
   const seen = new Set<string>();
   return keys.filter((key) => {
@@ -521,7 +572,8 @@ function hostFromItem(item: DocItem): HostRecord {
   }
   const probes: Record<string, ProbeAnswer> = {};
   for (const [name, value] of Object.entries(item)) {
-    if (name.startsWith('probe:') && typeof value === 'string') probes[name.slice(6)] = JSON.parse(value) as ProbeAnswer;
+    if (name.startsWith('probe:') && typeof value === 'string')
+      probes[name.slice(6)] = JSON.parse(value) as ProbeAnswer;
   }
   const host: HostRecord = {
     ...counts,

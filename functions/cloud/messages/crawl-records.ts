@@ -55,7 +55,7 @@ export interface CloudAopicState {
  * (`settled`), or since when the whole queue has been empty while they did not (`idle`).
  */
 export interface CompletionWatch {
-  kind: 'settled' | 'idle';
+  kind: 'settled' | 'idle' | 'quiet';
   /** `finished/discovered` when the watch started; a change restarts it. */
   signature: string;
   /** Epoch ms. */
@@ -100,6 +100,22 @@ export interface HostCounts {
   /** Out-links not followed, by reason (scope, max-depth, calendar, link-generator, ...). */
   linksSkipped: Record<string, number>;
 }
+
+/**
+ * A crawl's running totals, split over a few items (`counts#<n>`) so no item is hot: each batch
+ * adds what its counted host ledgers added, plus the hosts that got their first request. Summing
+ * the shards is O(1) in the number of hosts. A batch that dies between its host ledgers and its
+ * shard write leaves the shards short of it (never over: a redelivered batch's ledger says
+ * "counted" and it adds nothing); the scheduler sums the host ledgers, exactly, before it ends a
+ * crawl.
+ */
+export interface CounterShard extends HostCounts {
+  /** Hosts that got their first request. */
+  hosts: number;
+}
+
+/** Shards of a crawl's running totals. */
+export const COUNTER_SHARDS = 8;
 
 /** The host item: politeness state plus the host's ledger. */
 export interface HostRecord extends HostCounts {
@@ -201,6 +217,18 @@ export function emptyHostCounts(): HostCounts {
   };
 }
 
+/** Adds `add` into `into` (numbers and per-key maps). */
+export function addHostCounts(into: HostCounts, add: HostCounts): void {
+  for (const key of Object.keys(add) as (keyof HostCounts)[]) {
+    const value = add[key];
+    if (typeof value === 'number') (into[key] as number) += value;
+    else {
+      const target = into[key] as Record<string, number>;
+      for (const [k, n] of Object.entries(value)) target[k] = (target[k] ?? 0) + n;
+    }
+  }
+}
+
 /** What a finished URL adds to its host's counts. */
 export interface FinishedUrl {
   status: number | null;
@@ -245,7 +273,7 @@ export interface AopicTotals {
  */
 export function aggregateCounters(
   seeds: number,
-  hosts: Iterable<HostCounts>,
+  hosts: Iterable<HostCounts & { hosts?: number }>,
   admitted = 0,
 ): { counters: CrawlCounters; urlSeen: UrlSeenCounters; aopic: AopicTotals } {
   const aopic: AopicTotals = { parked: 0, lambda: 0, history: 0 };
@@ -278,7 +306,8 @@ export function aggregateCounters(
     counters.duplicates += h.duplicates;
     counters.requests += h.requests;
     counters.dlq += h.dlq;
-    if (h.requests > 0) counters.hosts += 1;
+    // A host item counts itself once it got a request; a counter shard carries its own count.
+    counters.hosts += h.hosts ?? (h.requests > 0 ? 1 : 0);
     for (const [k, n] of Object.entries(h.byStatus)) counters.byStatus[k] = (counters.byStatus[k] ?? 0) + n;
     for (const [k, n] of Object.entries(h.byReason)) counters.byReason[k] = (counters.byReason[k] ?? 0) + n;
     for (const [k, n] of Object.entries(h.linksSkipped))

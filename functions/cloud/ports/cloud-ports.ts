@@ -10,6 +10,7 @@ import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } 
 import type {
   CloudAopicState,
   CompletionWatch,
+  CounterShard,
   CrawlCounters,
   CrawlRecord,
   CrawlStatus,
@@ -52,6 +53,13 @@ export interface HostUpdate {
   probes?: Record<string, ProbeAnswer>;
 }
 
+/** What a host item write did. */
+export interface HostUpdateResult {
+  counted: boolean;
+  /** The host had no request counted before this write, and has now. */
+  firstRequest: boolean;
+}
+
 /** One page of a crawl's page records. */
 export interface PageList {
   pages: PageItem[];
@@ -85,16 +93,23 @@ export interface CrawlTableStore {
   setWatch(id: string, watch: CompletionWatch | undefined): Promise<void>;
   /** Publishes the crawl's AOPIC state (the scheduler's step). */
   setAopic(id: string, aopic: CloudAopicState): Promise<void>;
-  /** Every host item of a crawl. */
+  /** Every host item of a crawl: O(hosts), for the exact sum before a crawl ends. */
   hosts(crawlId: string): Promise<HostRecord[]>;
+  /** The crawl's counter shards (see CounterShard): O(1) running totals. */
+  counterShards(crawlId: string): Promise<CounterShard[]>;
+  /** Adds to one counter shard (`shard` in 0 .. COUNTER_SHARDS - 1). */
+  addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void>;
   /**
    * The ledger position (`doneSeq`, padded) of some hosts of a crawl, read eventually consistent:
    * a stale answer is an older position, which only makes the caller more careful.
    */
   doneSeqs(crawlId: string, hosts: readonly string[]): Promise<Map<string, string>>;
   loadBatchState(request: BatchStateRequest): Promise<BatchState>;
-  /** Resolves whether the counts were added (false: the ledger had counted these records already). */
-  updateHost(crawlId: string, host: string, update: HostUpdate): Promise<boolean>;
+  /**
+   * Resolves whether the counts were added (false: the ledger had counted these records already),
+   * and whether this write gave the host its first request.
+   */
+  updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult>;
   addBudget(crawlId: string, fetched: number): Promise<void>;
   addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void>;
 }

@@ -18,7 +18,13 @@ import {
   type CaptureMessage,
   encodeCaptureMessage,
 } from '../messages/capture-message.ts';
-import { sequenceKey } from '../messages/crawl-records.ts';
+import {
+  addHostCounts,
+  COUNTER_SHARDS,
+  type CounterShard,
+  emptyHostCounts,
+  sequenceKey,
+} from '../messages/crawl-records.ts';
 import { buildWarcObject, idsHash, warcKey } from '../messages/warc-object.ts';
 import { stateKey } from '../ports/cloud-ports.ts';
 import { CREDIT_FLUSH_MS, flushCredits } from './aopic-admission.ts';
@@ -73,11 +79,22 @@ async function writeBatch(env: CommitEnv, plan: BatchPlan): Promise<void> {
   stats.captures += bodies.length;
   env.fault('after-captures');
   const writeTime = deps.clock.now();
-  await Promise.all(
+  const counted = await Promise.all(
     [...plan.groups.values()]
       .filter(({ group }) => group.touched)
       .map(({ group }) => writeHost(env, group, writeTime)),
   );
+  // The crawls' running totals: what the ledgers counted now (a redelivered batch adds nothing).
+  const totals = new Map<string, CounterShard>();
+  for (const { group, firstRequest } of counted) {
+    if (group === undefined) continue;
+    const total = totals.get(group.crawlId) ?? { ...emptyHostCounts(), hosts: 0 };
+    addHostCounts(total, group.counts);
+    if (firstRequest) total.hosts += 1;
+    totals.set(group.crawlId, total);
+  }
+  const shard = shardOf(plan.entries[0]?.message.messageId ?? '');
+  await Promise.all([...totals].map(([crawlId, total]) => deps.table.addToShard(crawlId, shard, total)));
   // The claiming pages are finished (their ledgers say so): their claims may enter the cache.
   for (const b of plan.crawls.values()) for (const fp of b.claimed) b.ctx.cache.add(fp);
   for (const b of plan.crawls.values()) env.container.reweigh(b.crawl.id);
@@ -98,8 +115,12 @@ async function writeBatch(env: CommitEnv, plan: BatchPlan): Promise<void> {
 }
 
 /** One host item write: politeness state and the ledger with this batch's counts. */
-async function writeHost(env: CommitEnv, group: GroupBatch, writeTime: number): Promise<void> {
-  const counted = await env.deps.table.updateHost(group.crawlId, group.host, {
+async function writeHost(
+  env: CommitEnv,
+  group: GroupBatch,
+  writeTime: number,
+): Promise<{ group?: GroupBatch; firstRequest: boolean }> {
+  const { counted, firstRequest } = await env.deps.table.updateHost(group.crawlId, group.host, {
     nextAllowedAt: group.nextAllowedAt,
     ...(group.crawlDelayMs === undefined ? {} : { crawlDelayMs: group.crawlDelayMs }),
     counts: group.counts,
@@ -112,6 +133,14 @@ async function writeHost(env: CommitEnv, group: GroupBatch, writeTime: number): 
   env.container.rememberHost(key, group.nextAllowedAt);
   if (group.lastSeq !== undefined) env.container.rememberLedger(key, sequenceKey(group.lastSeq), writeTime);
   if (!counted) env.log(`host ${group.host} of ${group.crawlId}: records already counted (redelivered)`);
+  return counted ? { group, firstRequest } : { firstRequest: false };
+}
+
+/** A batch's counter shard: spread by its first message id, so no shard item is hot. */
+function shardOf(messageId: string): number {
+  let h = 0;
+  for (let i = 0; i < messageId.length; i++) h = (h * 31 + messageId.charCodeAt(i)) >>> 0;
+  return h % COUNTER_SHARDS;
 }
 
 /** The message body of a capture; one too big for SQS is stored first and pointed at. */

@@ -86,7 +86,10 @@ export class WorkerContainer {
   constructor(options: { clock: Clock; random: () => number; memoryBytes?: number }) {
     this.#clock = options.clock;
     this.#random = options.random;
-    this.#contexts = new LRUCache({ maxSize: options.memoryBytes ?? CONTEXT_MEMORY_BYTES, sizeCalculation: contextBytes });
+    this.#contexts = new LRUCache({
+      maxSize: options.memoryBytes ?? CONTEXT_MEMORY_BYTES,
+      sizeCalculation: contextBytes,
+    });
   }
 
   /** Crawls whose context this container holds. */

@@ -139,6 +139,11 @@ describe('HTTP API', () => {
       nextAllowedAt: 0,
       counts: { ...emptyHostCounts(), enqueued: 1 },
     });
+    // The running totals the worker adds after those ledger writes, in two shards; the API reads
+    // them (O(1)), and they agree with the exact sum of the ledgers.
+    await h.table.addToShard(id, 2, { ...counts, hosts: 1 });
+    await h.table.addToShard(id, 5, { ...emptyHostCounts(), enqueued: 1, hosts: 0 });
+    const exact = (await h.progress(id))!;
     const view = (await (await app.request(`/crawls/${id}`)).json()) as CrawlProgressView;
     assert.deepEqual(view.counters, {
       discovered: 1 + 4 + 1,
@@ -159,6 +164,9 @@ describe('HTTP API', () => {
       dlq: 0,
     });
     assert.deepEqual(view.urlSeen, { lookups: 20, cacheHits: 15, hitRate: 0.75 });
+    const { crawlProgress } = await import('../../../functions/cloud/use-cases/crawl-progress.ts');
+    assert.deepEqual((await crawlProgress(h.table, id, { exact: true }))!.view.counters, view.counters);
+    assert.deepEqual(exact.view.counters, view.counters);
   });
 
   it('GET /crawls/{id}/pages reads the index objects in key order, paging with an opaque cursor', async () => {

@@ -38,11 +38,14 @@ describe('scheduler', () => {
       config: parsed.config,
       seeds: 1,
     });
-    await h.table.updateHost(id, 's.example', {
+    const hostCounts = { ...emptyHostCounts(), ...counts, requests: counts.fetched };
+    const { firstRequest } = await h.table.updateHost(id, 's.example', {
       nextAllowedAt: 0,
-      counts: { ...emptyHostCounts(), ...counts, requests: counts.fetched },
+      counts: hostCounts,
       ledger: { firstSeq: '1', lastSeq: '2' },
     });
+    // ...and the running totals, as the worker adds them after the ledger write.
+    await h.table.addToShard(id, 1, { ...hostCounts, hosts: firstRequest ? 1 : 0 });
     return id;
   }
 

@@ -63,7 +63,7 @@ describe('API app (in-memory stores)', () => {
     assert.match((huge.json.problems as string[])[0]!, /^delayMs: at most 86,400,000 ms/);
   });
 
-  it('GET /crawls/{id} sums the host ledgers; DELETE cancels, then answers 200 again', async () => {
+  it('GET /crawls/{id} sums the running totals; DELETE cancels, then answers 200 again', async () => {
     const { cloud, call } = api();
     const id = (await call('POST', '/crawls', { seeds: ['https://example.org/'] })).json.id as string;
     await cloud.table.updateHost(id, 'example.org', {
@@ -75,6 +75,14 @@ describe('API app (in-memory stores)', () => {
         requests: 2,
       },
       ledger: { firstSeq: '1', lastSeq: '1' },
+    });
+    // What the worker adds to a counter shard after that ledger write.
+    await cloud.table.addToShard(id, 3, {
+      ...(await import('../../../functions/cloud/messages/crawl-records.ts')).emptyHostCounts(),
+      finished: 1,
+      fetched: 1,
+      requests: 2,
+      hosts: 1,
     });
     const status = await call('GET', `/crawls/${id}`);
     assert.equal(status.status, 200);

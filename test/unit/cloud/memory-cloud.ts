@@ -8,6 +8,7 @@ import {
   aggregateCounters,
   type CloudAopicState,
   type CompletionWatch,
+  type CounterShard,
   type CrawlCounters,
   type CrawlRecord,
   type CrawlStatus,
@@ -26,6 +27,7 @@ import type {
   DeadLetter,
   DeadLetterSink,
   HostUpdate,
+  HostUpdateResult,
   MessageVisibility,
   ObjectReader,
   ObjectStore,
@@ -164,7 +166,19 @@ export class MemoryCrawlTable implements CrawlTableStore {
     }
     return state;
   }
-  async updateHost(crawlId: string, host: string, update: HostUpdate): Promise<boolean> {
+  readonly shards = new Map<string, CounterShard>();
+  async counterShards(crawlId: string): Promise<CounterShard[]> {
+    this.#call('counterShards');
+    return [...this.shards.entries()].filter(([k]) => k.startsWith(`${crawlId} `)).map(([, s]) => copy(s));
+  }
+  async addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void> {
+    this.#call('addToShard');
+    const key = `${crawlId} ${shard}`;
+    const item = this.shards.get(key) ?? { ...emptyHostCounts(), hosts: 0 };
+    addCounts(item, copy(counts));
+    this.shards.set(key, item);
+  }
+  async updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult> {
     this.#call('updateHost');
     const key = stateKey(crawlId, host);
     const item = this.hostItems.get(key) ?? { ...emptyHostCounts(), host, nextAllowedAt: 0 };
@@ -177,9 +191,10 @@ export class MemoryCrawlTable implements CrawlTableStore {
       if (item.doneSeq !== undefined && item.doneSeq >= first) counted = false;
       else item.doneSeq = sequenceKey(update.ledger.lastSeq);
     }
+    const before = item.requests;
     if (counted) addCounts(item, copy(update.counts));
     this.hostItems.set(key, item);
-    return counted;
+    return { counted, firstRequest: counted && before === 0 && item.requests > 0 };
   }
   async addBudget(crawlId: string, fetched: number): Promise<void> {
     this.#call('addBudget');
