@@ -30,6 +30,13 @@ after(() => {
 
 const resourcesOf = (s: SynthResult) => s.template.toJSON().Resources as Record<string, CfnResource>;
 const ofType = (s: SynthResult, type: string) => Object.values(resourcesOf(s)).filter((r) => r.Type === type);
+/** A function's environment variables in a synthesized stack. */
+const envOf = (s: SynthResult, id: string) => {
+  const fn = resourcesOf(s)[id];
+  assert.ok(fn, `function ${id}`);
+  const environment = fn.Properties?.Environment as { Variables: Record<string, unknown> } | undefined;
+  return environment?.Variables ?? {};
+};
 const lifecycle = (s: SynthResult) => {
   const config = resourcesOf(s).PageBucket?.Properties?.LifecycleConfiguration as { Rules: { Id: string }[] };
   assert.ok(config, 'PageBucket has a lifecycle configuration');
@@ -75,16 +82,14 @@ describe('stack props', () => {
     assert.deepEqual(rules[2], { Id: 'expire-pages', Status: 'Enabled', ExpirationInDays: 120 });
     // The same days reach every function that writes items, for their TTL.
     for (const id of ['FrontierWorker', 'Api', 'Scheduler']) {
-      const env = (resourcesOf(custom)[id]?.Properties?.Environment as { Variables: Record<string, unknown> })
-        .Variables;
+      const env = envOf(custom, id);
       assert.equal(env.RETENTION_DAYS, '120', id);
     }
   });
 
   it('forbids allowPrivate unless the stack allows private addresses', () => {
     for (const id of ['FrontierWorker', 'Api']) {
-      const vars = (s: SynthResult) =>
-        (resourcesOf(s)[id]?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      const vars = (s: SynthResult) => envOf(s, id);
       assert.equal(vars(custom).PRIVATE_ADDRESSES, 'forbidden', `${id}: forbidden by default`);
       assert.equal(vars(trusting).PRIVATE_ADDRESSES, 'allowed', id);
     }
@@ -92,9 +97,7 @@ describe('stack props', () => {
 
   it('keeps everything with retentionDays 0', () => {
     assert.ok(!lifecycle(forever).some((r) => r.Id === 'expire-pages'));
-    const env = (
-      resourcesOf(forever).FrontierWorker?.Properties?.Environment as { Variables: Record<string, unknown> }
-    ).Variables;
+    const env = envOf(forever, 'FrontierWorker');
     assert.equal(env.RETENTION_DAYS, '0');
   });
 
