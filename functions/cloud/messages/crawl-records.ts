@@ -3,6 +3,7 @@
  * arithmetic over them: a crawl's counters are the sum of its host ledgers plus its seeds.
  */
 import type { CrawlConfig } from '../../core/config.ts';
+import { countOutcome, type FinishedOutcome, type OutcomeCounts } from '../../core/page-record.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { Fingerprint, PageRecord } from '../../core/types.ts';
 
@@ -68,7 +69,7 @@ export interface CompletionWatch {
  * What a host's records contributed. Every number is counted exactly once per URL: it is written
  * in the same conditional write that advances the host's ledger (see `HostRecord.doneSeq`).
  */
-export interface HostCounts {
+export interface HostCounts extends OutcomeCounts {
   /** URLs finished (fetched, skipped, failed for good, dropped, dead-lettered). */
   finished: number;
   /** Finished with an HTTP response (the per-host and per-crawl page budgets count these). */
@@ -82,7 +83,7 @@ export interface HostCounts {
   /** AOPIC cash this host's fetched pages held when fetched. */
   history: number;
   bytes: number;
-  /** Finished with an error reason (see {@link ERROR_REASONS}). */
+  /** Finished with an error reason (see ERROR_REASONS in functions/core/page-record.ts). */
   failed: number;
   duplicates: number;
   retries: number;
@@ -178,22 +179,6 @@ export interface UrlSeenCounters {
   hitRate: number;
 }
 
-/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
-export const ERROR_REASONS: ReadonlySet<string> = new Set([
-  'gave-up',
-  'robots-unreachable',
-  'internal-error',
-  'dlq',
-  'dns',
-  'connect',
-  'tls',
-  'protocol',
-  'timeout-connect',
-  'timeout-headers',
-  'timeout-idle',
-  'timeout-total',
-]);
-
 /** All-zero counts. */
 export function emptyHostCounts(): HostCounts {
   return {
@@ -230,33 +215,18 @@ export function addHostCounts(into: HostCounts, add: HostCounts): void {
 }
 
 /** What a finished URL adds to its host's counts. */
-export interface FinishedUrl {
-  status: number | null;
-  bytes: number;
-  reason?: string;
-  duplicateOf?: string;
+export interface FinishedUrl extends FinishedOutcome {
   /** New URLs its page queued or parked, and of those the parked ones. */
   enqueued: number;
   parked?: number;
 }
 
-/** Adds one finished URL to `counts`. */
+/** Adds one finished URL to `counts`: the core's outcome counts, plus the cloud's own. */
 export function countFinished(counts: HostCounts, finished: FinishedUrl): void {
-  counts.finished += 1;
+  countOutcome(counts, finished);
   counts.enqueued += finished.enqueued;
   counts.parked += finished.parked ?? 0;
-  if (finished.status !== null) {
-    counts.fetched += 1;
-    counts.bytes += finished.bytes;
-    const key = String(finished.status);
-    counts.byStatus[key] = (counts.byStatus[key] ?? 0) + 1;
-  }
-  if (finished.reason !== undefined) {
-    counts.byReason[finished.reason] = (counts.byReason[finished.reason] ?? 0) + 1;
-    if (ERROR_REASONS.has(finished.reason)) counts.failed += 1;
-    if (finished.reason === 'dlq') counts.dlq += 1;
-  }
-  if (finished.duplicateOf !== undefined) counts.duplicates += 1;
+  if (finished.reason === 'dlq') counts.dlq += 1;
 }
 
 /** AOPIC totals of a crawl's host ledgers. */

@@ -5,6 +5,7 @@
  * copied in and out, as across a network.
  */
 import {
+  addHostCounts,
   aggregateCounters,
   type CloudAopicState,
   type CompletionWatch,
@@ -13,7 +14,6 @@ import {
   type CrawlRecord,
   type CrawlStatus,
   emptyHostCounts,
-  type HostCounts,
   type HostRecord,
   sequenceKey,
 } from '../../../functions/cloud/messages/crawl-records.ts';
@@ -42,17 +42,6 @@ import type { CrawlTask, Fingerprint } from '../../../functions/core/types.ts';
 import type { ContentSeenStore, Frontier, RobotsEntry } from '../../../functions/ports.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
-
-function addCounts(into: HostCounts, add: HostCounts): void {
-  for (const key of Object.keys(add) as (keyof HostCounts)[]) {
-    const value = add[key];
-    if (typeof value === 'number') (into[key] as number) += value;
-    else {
-      const target = into[key] as Record<string, number>;
-      for (const [k, n] of Object.entries(value)) target[k] = (target[k] ?? 0) + n;
-    }
-  }
-}
 
 /** CrawlTable in memory: crawl items, registry, budgets, host ledgers, robots entries. */
 export class MemoryCrawlTable implements CrawlTableStore {
@@ -175,7 +164,7 @@ export class MemoryCrawlTable implements CrawlTableStore {
     this.#call('addToShard');
     const key = `${crawlId} ${shard}`;
     const item = this.shards.get(key) ?? { ...emptyHostCounts(), hosts: 0 };
-    addCounts(item, copy(counts));
+    addHostCounts(item, copy(counts));
     this.shards.set(key, item);
   }
   async updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult> {
@@ -192,7 +181,7 @@ export class MemoryCrawlTable implements CrawlTableStore {
       else item.doneSeq = sequenceKey(update.ledger.lastSeq);
     }
     const before = item.requests;
-    if (counted) addCounts(item, copy(update.counts));
+    if (counted) addHostCounts(item, copy(update.counts));
     this.hostItems.set(key, item);
     return { counted, firstRequest: counted && before === 0 && item.requests > 0 };
   }

@@ -107,7 +107,7 @@ describe('crawlPage (in-memory fetcher)', () => {
   });
 
   it('probes each site once for soft 404s before its first page, then recognizes them', async () => {
-    const notFound = page('Sorry', [], '') + 'this page could not be found on our site';
+    const notFound = `${page('Sorry', [], '')}this page could not be found on our site`;
     const t = setup(
       {
         [`${SITE}/robots.txt`]: { status: 404 },
