@@ -16,42 +16,16 @@
  * two SHA-1 digests and a gzip member each, about a sixth of its CPU on the PostgreSQL docs) and
  * with --no-warc, which stores what Crawlee stores (no page bodies), for a like-for-like figure.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { ensureSystemPackages, run, DOC_SITES as SITES, type Site, startNginx } from './lib/doc-sites.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CRAWLEE_DIR = join(ROOT, '.bench-cache', 'crawlee');
 const CRAWLEE_VERSION = '3.18.1';
-
-interface Site {
-  name: string;
-  dir: string;
-  start: string;
-  /** Reachable HTML pages, as counted when the benchmark was written (the issue's figures). */
-  expected: number;
-  debianPackage: string;
-}
-
-const SITES: Site[] = [
-  {
-    name: 'postgresql-doc-15',
-    dir: '/usr/share/doc/postgresql-doc-15/html',
-    start: '/index.html',
-    expected: 1170,
-    debianPackage: 'postgresql-doc-15',
-  },
-  {
-    name: 'python3-doc',
-    dir: '/usr/share/doc/python3-doc/html',
-    start: '/index.html',
-    expected: 527,
-    debianPackage: 'python3-doc',
-  },
-];
 
 interface RunResult {
   crawler: 'crawlstack' | 'crawlstack-nowarc' | 'crawlee';
@@ -100,21 +74,6 @@ async function main(): Promise<void> {
     }
   }
   printTable(sites, results);
-}
-
-function ensureSystemPackages(sites: Site[]): void {
-  const missing = sites.filter((s) => !existsSync(s.dir)).map((s) => s.debianPackage);
-  if (!existsSync('/usr/sbin/nginx')) missing.push('nginx-light');
-  if (missing.length === 0) return;
-  if (process.getuid?.() !== 0) {
-    throw new Error(`install first: sudo apt-get install -y ${missing.join(' ')}`);
-  }
-  console.error(`installing ${missing.join(' ')} with apt-get...`);
-  const install = spawnSync('apt-get', ['install', '-y', ...missing], { stdio: 'inherit' });
-  if (install.status !== 0) {
-    run('apt-get', ['update']);
-    run('apt-get', ['install', '-y', ...missing]);
-  }
 }
 
 function ensureCrawlee(): void {
@@ -198,57 +157,6 @@ async function crawlSite(site: Site, crawler: RunResult['crawler']): Promise<Run
   };
 }
 
-/** nginx with one worker on a fresh loopback address; logs path, status and request timing. */
-async function startNginx(root: string, work: string): Promise<{ origin: string; stop(): Promise<void> }> {
-  const host = '127.0.0.21';
-  const port = await freePort(host);
-  for (const dir of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
-    mkdirSync(join(work, dir), { recursive: true });
-  const conf = `
-worker_processes 1;
-daemon off;
-pid ${work}/nginx.pid;
-error_log ${work}/error.log warn;
-events { worker_connections 1024; }
-http {
-  include /etc/nginx/mime.types;
-  default_type application/octet-stream;
-  log_format bench '$connection $request_uri $status $sent_http_content_type';
-  access_log ${work}/access.log bench;
-  client_body_temp_path ${work}/body;
-  proxy_temp_path ${work}/proxy;
-  fastcgi_temp_path ${work}/fastcgi;
-  uwsgi_temp_path ${work}/uwsgi;
-  scgi_temp_path ${work}/scgi;
-  sendfile on;
-  gzip on;
-  keepalive_requests 100000;
-  server {
-    listen ${host}:${port};
-    root ${root};
-    index index.html;
-  }
-}
-`;
-  writeFileSync(join(work, 'nginx.conf'), conf);
-  const child = spawn(
-    '/usr/sbin/nginx',
-    ['-p', work, '-c', join(work, 'nginx.conf'), '-e', join(work, 'error.log')],
-    {
-      stdio: 'inherit',
-    },
-  );
-  await waitForPort(host, port);
-  return {
-    origin: `http://${host}:${port}`,
-    stop: () =>
-      new Promise((done) => {
-        child.once('exit', () => done());
-        child.kill('SIGQUIT');
-      }),
-  };
-}
-
 function readAccessLog(path: string): {
   counts: Map<string, number>;
   html: Set<string>;
@@ -324,11 +232,6 @@ function printTable(sites: Site[], results: RunResult[]): void {
   }
 }
 
-function run(command: string, args: string[], cwd = ROOT): void {
-  const result = spawnSync(command, args, { cwd, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed with ${result.status}`);
-}
-
 function runChild(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((done, fail) => {
     const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -341,32 +244,4 @@ function runChild(command: string, args: string[], env: NodeJS.ProcessEnv): Prom
       code === 0 ? done(out) : fail(new Error(`${command} ${args[0]} exited with ${code}`)),
     );
   });
-}
-
-function freePort(host: string): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-async function waitForPort(host: string, port: number): Promise<void> {
-  const { connect } = await import('node:net');
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const ok = await new Promise<boolean>((done) => {
-      const socket = connect(port, host, () => {
-        socket.end();
-        done(true);
-      });
-      socket.once('error', () => done(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nginx did not start on ${host}:${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

@@ -19,13 +19,22 @@
  *   npm run bench:quality -- --order bfs --budget 3000 --seed 1
  *   npm run bench:quality -- --hosts 20 --pages 4000 --concurrency 16 --json out.json
  *   npm run bench:quality -- --mode cloud           the serverless crawler on the local stand-in
+ *   npm run bench:quality -- --classic              the web as it was before issue 11
+ *   npm run bench:quality -- --requests log.jsonl   also write every request with its label
+ *
+ * The web has issue 11's hosts by default: five servers that answer duplicate URL forms with the
+ * same bytes (`/dir/index.html` and `/dir` for `/dir/`, any capitalization, a `?ref=` parameter,
+ * an `/en/` prefix) and link them from 10% of their same-host links, and three hosts with
+ * sitemaps (an index named in robots.txt with a gzipped sitemap, a default /sitemap.xml, a text
+ * sitemap), two of them with 40 pages linked from nowhere but the sitemap. `--classic` serves the
+ * web without them, byte for byte the one measured before.
  *
  * `--mode cloud` runs the same crawls through the cloud pipeline (the synthesized stack on the
  * AWS stand-in, started through its HTTP API, the scheduler ticking every second), where SQS FIFO
  * has no priorities and AOPIC works by parking low-cash URLs (see functions/cloud/). Its page
  * budget is approximate: batches running together each see the others' pages late.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,9 +43,15 @@ import { parseCrawlConfig } from '../functions/core/config.ts';
 import type { LinkRecord } from '../functions/core/types.ts';
 import { type CrawlSummary, EmbeddedCrawler } from '../functions/embedded/embedded-crawler.ts';
 import { generateWeb, TRAP_KINDS } from '../test/fixtures/web/generate-web.ts';
-import { serveWeb } from '../test/fixtures/web/serve-web.ts';
+import { serveWeb, type WebRequest } from '../test/fixtures/web/serve-web.ts';
 import { cloudApi } from './lib/cloud-api.ts';
-import { checkTargets, type QualityMetrics, qualityMetrics } from './lib/quality-metrics.ts';
+import {
+  checkTargets,
+  DUPLICATE_FETCH_KINDS,
+  type DuplicateFetchKind,
+  type QualityMetrics,
+  qualityMetrics,
+} from './lib/quality-metrics.ts';
 
 type Order = 'bfs' | 'aopic';
 const ORDERS: readonly Order[] = ['bfs', 'aopic'];
@@ -61,7 +76,9 @@ const { values } = parseArgs({
     pages: { type: 'string', default: '3700' },
     concurrency: { type: 'string', default: '16' },
     mode: { type: 'string', default: 'embedded' },
+    classic: { type: 'boolean', default: false },
     json: { type: 'string' },
+    requests: { type: 'string' },
   },
 });
 
@@ -81,7 +98,12 @@ async function main(): Promise<void> {
   const budget = positive('budget');
   const seed = Number(values.seed);
   const generated = performance.now();
-  const web = generateWeb({ seed, hosts: positive('hosts'), goodPages: positive('pages') });
+  const web = generateWeb({
+    seed,
+    hosts: positive('hosts'),
+    goodPages: positive('pages'),
+    classic: values.classic === true,
+  });
   const generateMs = performance.now() - generated;
   const hasOrder = orderSupported('bfs');
   const runs: OrderRun[] = [];
@@ -99,8 +121,11 @@ async function main(): Promise<void> {
     else throw new Error(`--mode: embedded or cloud, got ${values.mode}`);
   }
 
+  const quirky = web.hosts.filter((h) => h.quirks.length > 0).length;
+  const sitemapHosts = web.hosts.filter((h) => h.sitemap !== null).length;
   console.log(
-    `\ncrawl quality (${values.mode}) on a generated web: ${web.hosts.length} hosts, ${web.pageCount} good pages, seed ${seed}, ` +
+    `\ncrawl quality (${values.mode}) on a generated ${values.classic ? 'classic ' : ''}web: ${web.hosts.length} hosts ` +
+      `(${quirky} with duplicate URL forms, ${sitemapHosts} with sitemaps), ${web.pageCount} good pages, seed ${seed}, ` +
       `budget maxPages=${budget} (generated in ${generateMs.toFixed(0)} ms)\n`,
   );
   printTable(runs);
@@ -113,7 +138,8 @@ async function main(): Promise<void> {
     );
   }
   if (values.json !== undefined) {
-    writeFileSync(values.json, `${JSON.stringify({ seed, budget, runs, missing }, null, 2)}\n`);
+    const classic = values.classic === true;
+    writeFileSync(values.json, `${JSON.stringify({ seed, budget, classic, runs, missing }, null, 2)}\n`);
   }
 }
 
@@ -141,7 +167,7 @@ async function crawlOnce(
     const started = performance.now();
     const summary = await new EmbeddedCrawler({ config: parsed.config, outDir, warc: false }).run();
     const wallMs = performance.now() - started;
-    const metrics = qualityMetrics(web, served.requests());
+    const metrics = qualityMetrics(web, logRequests(served.requests(), order));
     const maxInFlight = Math.max(...served.hosts.map((h) => h.site.maxInFlight()));
     console.error(
       `${order}: ${metrics.requests} requests, ${summary.pages} pages in ${(wallMs / 1000).toFixed(1)} s (${summary.state})`,
@@ -205,7 +231,7 @@ async function crawlCloud(
     }
     process.stderr.write('\n');
     const wallMs = performance.now() - started;
-    const metrics = qualityMetrics(web, served.requests());
+    const metrics = qualityMetrics(web, logRequests(served.requests(), order));
     const c = view.counters;
     console.error(
       `${order} (cloud): ${metrics.requests} requests, ${c.fetched} pages in ${(wallMs / 1000).toFixed(1)} s`,
@@ -228,6 +254,15 @@ async function crawlCloud(
     await local.stop();
     await served.close();
   }
+}
+
+/** With `--requests FILE`, appends every logged request (order, host, path, label) as JSON Lines. */
+function logRequests(requests: WebRequest[], order: Order): WebRequest[] {
+  if (values.requests !== undefined) {
+    const lines = requests.map((r) => JSON.stringify({ order, host: r.host, path: r.path, class: r.class }));
+    appendFileSync(values.requests, `${lines.join('\n')}\n`);
+  }
+  return requests;
 }
 
 /** Distinct target URLs refused per reason, from links.jsonl. */
@@ -277,12 +312,36 @@ function printTable(runs: OrderRun[]): void {
     '<= 1%',
   );
   for (const trap of TRAP_KINDS) row(`  ${trap}`, (r) => String(r.metrics.byTrap[trap]));
-  row('duplicate fetches', (r) => String(r.metrics.duplicates.total));
-  row('  alias (same bytes)', (r) => String(r.metrics.duplicates.alias));
-  row('  session-id spelling', (r) => String(r.metrics.duplicates.session));
-  row('  tracking spelling', (r) => String(r.metrics.duplicates.tracking));
-  row('  near-duplicate (?print=1)', (r) => String(r.metrics.duplicates.nearDuplicate));
-  row('  same good page again', (r) => String(r.metrics.duplicates.refetch));
+  row(
+    'duplicate fetches (a page again)',
+    (r) =>
+      `${r.metrics.duplicates.exact} ${pct(r.metrics.duplicates.exact / r.metrics.requests)}${mark(r, 3)}`,
+    '<= 1%',
+  );
+  const labels: Record<DuplicateFetchKind, string> = {
+    alias: '/node/<n> alias',
+    session: 'session-id spelling',
+    tracking: 'tracking spelling',
+    'index-file': '<dir>/index.html',
+    'no-slash': '<dir> without its slash',
+    case: 'other capitalization',
+    param: '?ref= parameter',
+    prefix: '/en/ prefix',
+    'own-url': 'own URL after another form',
+    refetch: 'same URL again',
+  };
+  for (const kind of DUPLICATE_FETCH_KINDS)
+    row(`  ${labels[kind]}`, (r) => String(r.metrics.duplicates[kind]));
+  row('near-duplicate fetches (?print=1)', (r) => String(r.metrics.duplicates.nearDuplicate));
+  row('sitemap requests (served)', (r) => `${r.metrics.sitemaps.requests} (${r.metrics.sitemaps.served})`);
+  row(
+    'sitemap-only pages found',
+    (r) => {
+      const o = r.metrics.sitemapOnly;
+      return `${o.found}/${o.total}, ${o.hostsFound}/${o.hosts} sections${o.hosts > 0 ? mark(r, 4) : ''}`;
+    },
+    'every section',
+  );
   row('redirect hops', (r) => {
     const d = r.metrics.redirects;
     return `${d.total} (moved ${d.moved}, cross ${d['cross-host']}, chain ${d.chain}, loop ${d.loop})`;

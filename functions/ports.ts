@@ -58,8 +58,16 @@ export interface FetchResponse {
   request: { method: string; target: string; headers: HeaderList };
   /** Decoded body (Content-Encoding removed), at most `maxBytes`. */
   body: Uint8Array;
-  /** Set when the body was cut: at the byte cap, or by the total timeout while trickling. */
+  /** Set when the body was cut: at the byte cap, or by the total timeout or minimum rate while trickling. */
   truncated?: 'length' | 'time';
+  /** Why the body was cut, in words (which limit, and what arrived), when `truncated` is set. */
+  truncatedDetail?: string;
+  /**
+   * The response headers as received, for the WARC record: names in their original case, values
+   * as Latin-1 strings (one character per byte received, so obs-text bytes survive), in order,
+   * repeats kept. `headers` is the same list normalized for reading (names lowercased).
+   */
+  rawHeaders?: HeaderList;
   /** The address actually connected to (already checked by the SSRF guard). */
   remoteAddress?: string;
   timings: FetchTimings;
@@ -149,6 +157,8 @@ export interface Capture {
     statusText: string;
     httpVersion: string;
     headers: HeaderList;
+    /** The headers as received (see `FetchResponse.rawHeaders`); the WARC record prefers them. */
+    rawHeaders?: HeaderList;
     body: Uint8Array;
     truncated?: 'length' | 'time';
   };

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const TIERS = ['unit', 'contract', 'e2e', 'cdk', 'emulator'];
+const TIERS = ['unit', 'contract', 'e2e', 'hostile', 'cdk', 'emulator'];
 const args = process.argv.slice(2);
 const options = args.filter((a) => a.startsWith('--'));
 const selectors = args.filter((a) => !a.startsWith('--'));

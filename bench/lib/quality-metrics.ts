@@ -5,7 +5,29 @@
  */
 import type { FixtureWeb, TrapKind } from '../../test/fixtures/web/generate-web.ts';
 import { TRAP_KINDS } from '../../test/fixtures/web/generate-web.ts';
-import type { UrlClass } from '../../test/fixtures/web/resolve-url.ts';
+import type { DuplicateVariant, UrlClass } from '../../test/fixtures/web/resolve-url.ts';
+
+/** How a duplicate fetch spelled a page already fetched: a duplicate form, or a good URL again. */
+export type DuplicateFetchKind =
+  | DuplicateVariant
+  /** The page's own URL, after the page was fetched under another spelling. */
+  | 'own-url'
+  /** The page's own URL fetched a second time. */
+  | 'refetch';
+
+/** Every duplicate fetch kind, in report order. */
+export const DUPLICATE_FETCH_KINDS: readonly DuplicateFetchKind[] = [
+  'alias',
+  'session',
+  'tracking',
+  'index-file',
+  'no-slash',
+  'case',
+  'param',
+  'prefix',
+  'own-url',
+  'refetch',
+];
 
 /** PageRank gathered by the crawl after its first `requests` requests, and by the ideal order. */
 export interface MassPoint {
@@ -24,24 +46,23 @@ export interface MassPoint {
 export interface QualityMetrics {
   requests: number;
   goodPages: number;
-  /** Distinct good pages fetched. */
+  /** Distinct good pages whose content was fetched (under their own URL or any exact-duplicate spelling). */
   goodFetched: number;
   /** goodFetched / goodPages. */
   coverage: number;
   mass: MassPoint[];
   trapRequests: number;
   byTrap: Record<TrapKind, number>;
-  /** Fetches of content already fetched or fetchable under its good URL. */
-  duplicates: {
-    alias: number;
-    session: number;
-    tracking: number;
-    /** `?print=1` near-duplicates. */
-    nearDuplicate: number;
-    /** The same good page fetched again under its own URL. */
-    refetch: number;
-    total: number;
-  };
+  /**
+   * Fetches of a page already fetched under another URL (or the same one again), by how the later
+   * fetch spelled it (`exact`: their sum, the issue-11 measure), and `?print=1` near-duplicates
+   * (`nearDuplicate`); `total` is both.
+   */
+  duplicates: Record<DuplicateFetchKind, number> & { exact: number; nearDuplicate: number; total: number };
+  /** Requests for sitemap files (`served`: those the host has; the rest are misses). */
+  sitemaps: { requests: number; served: number };
+  /** Pages linked from nowhere but a sitemap: fetched (distinct) and in all. */
+  sitemapOnly: { found: number; total: number; hostsFound: number; hosts: number };
   redirects: Record<'moved' | 'cross-host' | 'chain' | 'loop', number> & { total: number };
   soft404: number;
   notFound: number;
@@ -62,32 +83,46 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
   const n = requests.length;
   const marks = MASS_SHARES.map((share) => ({ share, requests: Math.max(1, Math.ceil(share * n)) }));
   const mass: MassPoint[] = [];
+  /** 0: not fetched; 1: fetched under its own URL first; 2: under another spelling first. */
   const fetched = new Uint8Array(web.pageCount);
   let goodFetched = 0;
   let gathered = 0;
   const byTrap = Object.fromEntries(TRAP_KINDS.map((t) => [t, 0])) as Record<TrapKind, number>;
-  const duplicates = { alias: 0, session: 0, tracking: 0, nearDuplicate: 0, refetch: 0, total: 0 };
+  const duplicates = {
+    ...(Object.fromEntries(DUPLICATE_FETCH_KINDS.map((k) => [k, 0])) as Record<DuplicateFetchKind, number>),
+    exact: 0,
+    nearDuplicate: 0,
+    total: 0,
+  };
   const redirects = { moved: 0, 'cross-host': 0, chain: 0, loop: 0, total: 0 };
+  const sitemaps = { requests: 0, served: 0 };
+  const onlyTotal = web.hosts.reduce((sum, h) => sum + h.sitemapOnly.length, 0);
+  const onlyFound = new Set<string>();
   let trapRequests = 0;
   let soft404 = 0;
   let notFound = 0;
   let disallowed = 0;
   let robots = 0;
   let mark = 0;
+  const content = (page: number, via: DuplicateFetchKind | 'good') => {
+    if (fetched[page] === 0) {
+      fetched[page] = via === 'good' ? 1 : 2;
+      goodFetched += 1;
+      gathered += web.pageRank[page]!;
+      return;
+    }
+    const kind: DuplicateFetchKind = via !== 'good' ? via : fetched[page] === 1 ? 'refetch' : 'own-url';
+    duplicates[kind] += 1;
+    duplicates.exact += 1;
+  };
   for (let i = 0; i < n; i++) {
     const cls = requests[i]!.class;
     switch (cls.kind) {
       case 'good':
-        if (fetched[cls.page] === 1) {
-          duplicates.refetch += 1;
-        } else {
-          fetched[cls.page] = 1;
-          goodFetched += 1;
-          gathered += cls.rank;
-        }
+        content(cls.page, 'good');
         break;
       case 'duplicate':
-        duplicates[cls.variant] += 1;
+        content(cls.of, cls.variant);
         break;
       case 'near-duplicate':
         duplicates.nearDuplicate += 1;
@@ -112,6 +147,13 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
       case 'robots':
         robots += 1;
         break;
+      case 'sitemap':
+        sitemaps.requests += 1;
+        if (cls.served) sitemaps.served += 1;
+        break;
+      case 'sitemap-only':
+        onlyFound.add(`${cls.host} ${cls.index}`);
+        break;
     }
     while (mark < marks.length && marks[mark]!.requests === i + 1) {
       const { share, requests: k } = marks[mark]!;
@@ -120,12 +162,11 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
       mark++;
     }
   }
-  duplicates.total =
-    duplicates.alias +
-    duplicates.session +
-    duplicates.tracking +
-    duplicates.nearDuplicate +
-    duplicates.refetch;
+  duplicates.total = duplicates.exact + duplicates.nearDuplicate;
+  const onlyHosts = web.hosts.filter((h) => h.sitemapOnly.length > 0);
+  const hostsFound = onlyHosts.filter((h) =>
+    h.sitemapOnly.some((_, index) => onlyFound.has(`${h.index} ${index}`)),
+  ).length;
   return {
     requests: n,
     goodPages: web.pageCount,
@@ -140,6 +181,8 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
     notFound,
     disallowed,
     robots,
+    sitemaps,
+    sitemapOnly: { found: onlyFound.size, total: onlyTotal, hostsFound, hosts: onlyHosts.length },
   };
 }
 
@@ -149,12 +192,19 @@ export interface TargetCheck {
   pass: boolean;
 }
 
-/** Issue 4's targets: traps <= 1% of requests, >= 75% of good pages, >= 60% of the ideal mass at 10%. */
+/**
+ * Issue 4's targets (traps <= 1% of requests, >= 75% of good pages, >= 60% of the ideal mass at
+ * 10%) and issue 11's (duplicate fetches <= 1% of requests; every host's sitemap-only section
+ * found, i.e. at least one of its pages fetched: nothing links to them).
+ */
 export function checkTargets(metrics: QualityMetrics): TargetCheck[] {
   const at10 = metrics.mass.find((m) => m.share === 0.1);
+  const only = metrics.sitemapOnly;
   return [
     { name: 'trap requests <= 1%', pass: metrics.trapRequests <= 0.01 * metrics.requests },
     { name: 'good pages covered >= 75%', pass: metrics.coverage >= 0.75 },
     { name: 'PageRank mass at 10% >= 60% of ideal', pass: at10 !== undefined && at10.ratio >= 0.6 },
+    { name: 'duplicate fetches <= 1%', pass: metrics.duplicates.exact <= 0.01 * metrics.requests },
+    { name: 'sitemap-only sections found', pass: only.hosts > 0 && only.hostsFound === only.hosts },
   ];
 }

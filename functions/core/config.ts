@@ -81,6 +81,40 @@ export const CONFIG_LIMITS = {
 const atMost = (base: z.ZodNumber, limit: number, unit = '') =>
   base.max(limit, `at most ${limit.toLocaleString('en-US')}${unit}`);
 
+/**
+ * One named field of `extract`: the elements a CSS selector matches, the text of each (or the
+ * value of `attr`), the first value (default) or `all` of them. The string form
+ * `"selector"` / `"selector@attr"` is short for `{ selector, attr, all: true }`.
+ */
+export const extractFieldSchema = z
+  .object({
+    selector: z.string().min(1),
+    attr: z
+      .string()
+      .regex(/^[A-Za-z_:][-A-Za-z0-9_:.]*$/, 'expected an attribute name such as "href" or "data-id"')
+      .optional(),
+    all: z.boolean().default(false),
+  })
+  .strict();
+
+/** Named fields pulled from each HTML page (pages.jsonl `extracted`, and dataset.jsonl). */
+const extractSchema = z.record(
+  z
+    .string()
+    .min(1, 'a field name cannot be empty')
+    .refine(
+      (name) => name !== 'url',
+      '"url" is the page\'s URL in dataset.jsonl; give the field another name',
+    ),
+  z.union([z.string().min(1), extractFieldSchema]),
+);
+
+/**
+ * The file of `--extract-config`: `{ "fields": { "title": { "selector": "h1" }, "links":
+ * { "selector": "a", "attr": "href", "all": true } } }`, merged into the `extract` setting.
+ */
+export const extractConfigSchema = z.object({ fields: extractSchema }).strict();
+
 export const crawlConfigSchema = z
   .object({
     /** Start URLs (http or https). */
@@ -160,8 +194,17 @@ export const crawlConfigSchema = z
     respectNofollow: z.boolean().default(true),
     /** Entries in the in-memory URL-seen cache (Mercator used 2^18). */
     seenCacheSize: atMost(positiveInt, CONFIG_LIMITS.seenCacheSize).default(262_144),
-    /** Named CSS selectors whose text is recorded with each HTML page (builds a DOM with linkedom). */
-    extract: z.record(z.string(), z.string().min(1)).default({}),
+    /**
+     * Record the URL-seen trace (each fingerprint looked up, 8 bytes) for `crawlstack
+     * cache-study`: about a thirteenth of links.jsonl's size.
+     */
+    seenTrace: z.boolean().default(true),
+    /**
+     * Named CSS selectors whose text (or attribute) is recorded with each HTML page and in
+     * dataset.jsonl (builds a DOM with linkedom): `{ name: "selector[@attr]" }` or
+     * `{ name: { selector, attr?, all? } }`.
+     */
+    extract: extractSchema.default({}),
     /**
      * Which URL goes next: `aopic` (greedy by AOPIC cash: important pages first, traps starve) or
      * `bfs` (breadth-first, in discovery order). Always within each host's politeness.
@@ -186,6 +229,40 @@ export const crawlConfigSchema = z
     trapDetectors: z.boolean().default(true),
     /** Probe each site once with a made-up URL to recognize soft-404 pages. */
     soft404Probe: z.boolean().default(true),
+    /** Learn each host's duplicate-URL rules from its exact duplicates and apply them (docs/duplicate-urls.md). */
+    duplicateUrlRules: z.boolean().default(true),
+    /** Distinct duplicate pairs a duplicate-URL rule needs (with no counter-example) before it is applied. */
+    duplicateUrlRuleSupport: positiveInt.max(1000).default(3),
+    /** Share of the URLs an active duplicate-URL rule merges that are fetched anyway, to keep testing it. */
+    duplicateUrlRuleAudit: z.number().min(0).max(0.5).default(0.02),
+    /** Read sites' sitemaps (robots.txt `Sitemap:` lines, else /sitemap.xml) to discover pages (docs/sitemaps.md). */
+    sitemaps: z.boolean().default(true),
+    /** Uncompressed bytes read per sitemap file (the protocol allows 50 MiB). */
+    maxSitemapBytes: positiveInt.min(65_536).max(52_428_800).default(52_428_800),
+    /** Sitemap files fetched per site, indexes included. */
+    maxSitemapFiles: positiveInt.max(100_000).default(100),
+    /** Page URLs taken from a site's sitemaps. */
+    maxSitemapUrls: positiveInt.max(10_000_000).default(100_000),
+    /** Levels of sitemap indexes followed (1 is the protocol's; nested indexes need 2). */
+    maxSitemapDepth: nonNegativeInt.max(5).default(2),
+    /** AOPIC: share of the cash a site's root page passes on that goes to the site's sitemaps. */
+    sitemapShare: z.number().min(0).max(1).default(0.2),
+    /**
+     * Distinct links recorded (links.jsonl) and followed per page, in document order; the rest are
+     * counted on the page record (`dropped.links`). Heritrix's default is the same 6,000.
+     */
+    maxLinksPerPage: positiveInt.max(100_000).default(6000),
+    /** `extract` values recorded per page, all selectors together; the rest are counted. */
+    maxExtractValues: positiveInt.max(1_000_000).default(10_000),
+    /** `extract` characters recorded per page, all selectors together; the rest are counted. */
+    maxExtractChars: positiveInt.max(100_000_000).default(1_000_000),
+    /**
+     * Minimum transfer rate of a body, bytes per second, measured over `minTransferRateTimeMs`
+     * (curl's --speed-limit): a slower body is cut there and kept as `truncated: "time"`. 0: off.
+     */
+    minTransferRate: nonNegativeInt.max(100_000_000).default(100),
+    /** The window of `minTransferRate`, ms (curl's --speed-time). */
+    minTransferRateTimeMs: z.number().int().min(1000).max(3_600_000).default(15_000),
   })
   .strict();
 
@@ -209,7 +286,7 @@ export function parseCrawlConfig(input: unknown): ConfigResult {
     Array.isArray(raw[key])
       ? (raw[key] as unknown[]).flatMap((v, i): [string, number][] => (typeof v === 'string' ? [[v, i]] : []))
       : [];
-  const problems: string[] = parsed.success ? [] : parsed.error.issues.map(describeIssue);
+  const problems: string[] = parsed.success ? [] : parsed.error.issues.map((issue) => describeIssue(issue));
   for (const [seed, i] of strings('seeds')) {
     const problem = seed === '' ? undefined : seedProblem(seed);
     if (problem) problems.push(`seeds[${i}]: ${problem}`);
@@ -240,10 +317,28 @@ function seedProblem(seed: string): string | undefined {
   return undefined;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(config)';
+/** One problem per issue, naming its setting: `maxPages: expected ... (got -3)`. */
+export function describeIssue(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] = []): string {
+  const full = [...prefix, ...issue.path];
+  if (issue.code === 'invalid_union') {
+    // Report the branch the input was meant for: the one that got past the type check.
+    const meant = issue.errors.filter(
+      (branch) =>
+        !(branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0),
+    );
+    if (meant.length === 1) return meant[0]!.map((inner) => describeIssue(inner, full)).join('\n');
+    if (meant.length === 0) {
+      const expected = issue.errors.map((branch) => (branch[0] as { expected?: string }).expected);
+      return `${full.map(String).join('.')}: expected ${expected.join(' or ')} (got ${JSON.stringify(issue.input)})`;
+    }
+  }
+  if (issue.code === 'invalid_key' && issue.issues.length > 0) {
+    return `${full.map(String).join('.')}: ${issue.issues.map((inner) => inner.message).join('; ')}`;
+  }
+  const path = full.length > 0 ? full.map(String).join('.') : '(config)';
   if (issue.code === 'unrecognized_keys') {
-    return `${path}: unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    const what = full.length > 0 ? 'key' : 'setting';
+    return `${path}: unknown ${what}${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
   }
   const got = 'input' in issue && issue.input !== undefined ? ` (got ${JSON.stringify(issue.input)})` : '';
   return `${path}: ${issue.message}${got}`;

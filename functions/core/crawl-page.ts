@@ -22,6 +22,7 @@ import type {
 import { type CashFlow, pathShape, SELF_LINK_SHARE, splitCash } from './aopic.ts';
 import type { CrawlConfig } from './config.ts';
 import { contentHash } from './content-hash.ts';
+import { extractSelectors, shapeExtracted } from './dataset/extract-fields.ts';
 import { decodeBody, isHtml, mediaType } from './html/charset.ts';
 import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
@@ -37,7 +38,7 @@ import {
   robotsUrlFor,
   rulesFromEntry,
 } from './robots/policy.ts';
-import type { CrawlTask, Fingerprint, LinkKind, OutLink, PageRecord } from './types.ts';
+import type { CrawlTask, DroppedCounts, Fingerprint, LinkKind, OutLink, PageRecord } from './types.ts';
 import type { UrlCanonicalizer } from './url/canonicalize.ts';
 import { fingerprint } from './url/fingerprint.ts';
 import type { ScopeRules } from './url/scope.ts';
@@ -228,21 +229,33 @@ export async function crawlPage(
     const facts = extractPage(decoded.text, task.url, {
       text: options.wantText === true || (deps.quality?.wantsText(task.url) ?? false),
       agent: config.robotsAgent,
+      maxLinks: config.maxLinksPerPage,
+      maxUrlLength: config.maxUrlLength,
     });
     const xRobots = parseXRobotsTag(headers(response, 'x-robots-tag'), config.robotsAgent);
     record.title = facts.title;
-    record.outLinks = facts.links.length;
+    record.outLinks = facts.linkCount;
+    countDropped(record, 'links', facts.linksDropped);
+    countDropped(record, 'base', facts.baseIgnored ? 1 : 0);
     if (facts.robots.noindex || xRobots.noindex) record.noindex = true;
     if (Object.keys(config.extract).length > 0) {
       // linkedom builds a DOM (~10x the cost of link extraction): loaded only for crawls that ask.
       const { selectFields } = await import('./html/select.ts');
-      record.extracted = selectFields(decoded.text, config.extract);
+      const selected = selectFields(decoded.text, extractSelectors(config.extract), {
+        maxValues: config.maxExtractValues,
+        maxChars: config.maxExtractChars,
+      });
+      record.extracted = shapeExtracted(config.extract, selected.fields);
+      countDropped(record, 'extractValues', selected.droppedValues);
+      countDropped(record, 'extractChars', selected.droppedChars);
+      countDropped(record, 'extractNesting', selected.droppedNesting);
     }
     const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
     // An exact duplicate's links were already followed from the original; a soft 404 has none.
     if (record.duplicateOf === undefined && genuine) {
       const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
       followed = await followLinks(deps, task, facts, nofollowPage, record.nearDuplicateOf, record.simhash);
+      countDropped(record, 'longUrls', followed.longUrls ?? 0);
     }
     options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
   } else {
@@ -411,6 +424,15 @@ async function finish(
 interface Followed {
   enqueued: CrawlTask[];
   cashFlow: CashFlow;
+  /** Links left out because their resolved URL is longer than `maxUrlLength`. */
+  longUrls?: number;
+}
+
+/** Adds `n` to one of the record's dropped counts (the object exists only when something was dropped). */
+function countDropped(record: PageRecord, key: keyof DroppedCounts, n: number): void {
+  if (n <= 0) return;
+  record.dropped ??= {};
+  record.dropped[key] = (record.dropped[key] ?? 0) + n;
 }
 
 /** A fetched page whose links are not followed: all its cash goes to the lambda page. */
@@ -545,9 +567,15 @@ async function followLinks(
   const inPage = new Set<string>();
   const candidates: { url: string; host: string; fp: Fingerprint }[] = [];
   const depth = task.depth + 1;
+  let longUrls = 0;
   for (const link of facts.links) {
     const canonical = deps.canonicalizer.canonicalize(link.href, facts.base);
     if (!canonical.ok || inPage.has(canonical.url)) continue;
+    if (canonical.url.length > config.maxUrlLength) {
+      // Counted, not kept: links.jsonl and memory hold URLs of at most maxUrlLength.
+      longUrls += 1;
+      continue;
+    }
     inPage.add(canonical.url);
     const out: OutLink = { url: canonical.url, kind: link.kind };
     if (config.respectNofollow && (nofollowPage || link.nofollow)) out.skipped = 'nofollow';
@@ -564,7 +592,7 @@ async function followLinks(
   await deps.results.links({ from: task.url, links: outLinks });
   const { share, toLambda } = splitCash(task.cash, candidates.length, deps.config.aopicTax);
   const cashFlow: CashFlow = { cash: task.cash, toLambda, credits: [] };
-  if (candidates.length === 0) return { enqueued: [], cashFlow };
+  if (candidates.length === 0) return { enqueued: [], cashFlow, longUrls };
   // Links to the page's own path pattern on its own host get a tenth of a share (see
   // SELF_LINK_SHARE); a home page linking other sites' home pages is not a generator.
   const shape = pathShape(task.url);
@@ -605,7 +633,7 @@ async function followLinks(
     await deps.frontier.enqueue(tasks);
     deps.seen.remember(tasks.map((t) => t.fp));
   }
-  return { enqueued: tasks, cashFlow };
+  return { enqueued: tasks, cashFlow, longUrls };
 }
 
 function baseRecord(task: CrawlTask, response: FetchResponse): PageRecord {
@@ -626,6 +654,7 @@ function baseRecord(task: CrawlTask, response: FetchResponse): PageRecord {
     outLinks: 0,
   };
   if (response.truncated !== undefined) record.truncated = response.truncated;
+  if (response.truncatedDetail !== undefined) record.detail = response.truncatedDetail;
   return record;
 }
 
@@ -661,6 +690,7 @@ function captureOf(response: FetchResponse): Capture {
       body: response.body,
     },
   };
+  if (response.rawHeaders !== undefined) capture.response.rawHeaders = response.rawHeaders;
   if (response.remoteAddress !== undefined) capture.remoteAddress = response.remoteAddress;
   if (response.truncated !== undefined) capture.response.truncated = response.truncated;
   return capture;

@@ -1,6 +1,7 @@
 /**
  * Plain data shared by the core, the ports and every adapter. Nothing here has behaviour.
  */
+import type { ExtractedValue } from './dataset/extract-fields.ts';
 
 /**
  * 64-bit fingerprint of a canonical URL: the first 8 bytes of SHA-256 over the URL's UTF-8
@@ -76,7 +77,9 @@ export type SkipReason =
   | 'blocked-address'
   | 'calendar'
   | 'link-generator'
-  | 'soft-404';
+  | 'soft-404'
+  /** A queued URL that a host's duplicate-URL rule now merges into another (docs/duplicate-urls.md). */
+  | 'duplicate-url-rule';
 
 /** One line of pages.jsonl: one record per URL attempted. */
 export interface PageRecord {
@@ -120,8 +123,32 @@ export interface PageRecord {
   noindex?: boolean;
   /** Where the capture was stored. */
   warc?: StoredRef;
-  /** Fields pulled by the crawl's `extract` CSS selectors. */
-  extracted?: Record<string, string[]>;
+  /** Fields pulled by the crawl's `extract` CSS selectors (one value, all values or null each). */
+  extracted?: Record<string, ExtractedValue>;
+  /** What the per-page caps left out of this record, when any cap tripped (docs/safety.md). */
+  dropped?: DroppedCounts;
+}
+
+/**
+ * What per-page caps left out of a page's record, so that one hostile page costs a bounded share
+ * and the record still says what was not kept. Only the counts that are not zero are present.
+ */
+export interface DroppedCounts {
+  /**
+   * Links found once the page had `maxLinksPerPage` distinct ones, to other targets (each
+   * occurrence counted): neither recorded in links.jsonl nor followed.
+   */
+  links?: number;
+  /** Links whose URL, resolved, is longer than `maxUrlLength`: neither recorded nor followed. */
+  longUrls?: number;
+  /** 1 when `<base href>` resolved to a URL longer than `maxUrlLength` and was ignored. */
+  base?: number;
+  /** `extract` values beyond `maxExtractValues`. */
+  extractValues?: number;
+  /** `extract` characters beyond `maxExtractChars` (cut from the last value kept, and from those dropped). */
+  extractChars?: number;
+  /** `extract`: start tags nested deeper than the DOM's depth bound, left out (their content kept). */
+  extractNesting?: number;
 }
 
 /** One out-link of a page in the link graph. */

@@ -28,6 +28,8 @@ export interface UrlSeenOptions {
    * The cloud worker holds them until the page's record is durable, for the same reason.
    */
   remember?: (fps: readonly Fingerprint[]) => void;
+  /** Receives every fingerprint looked up, in order (the URL-seen trace of the cache study). */
+  trace?: (fps: readonly Fingerprint[]) => void;
 }
 
 /**
@@ -44,6 +46,7 @@ export class UrlSeen {
   readonly #store: SeenStore;
   readonly #cacheable: UrlSeenOptions['cacheable'];
   readonly #remember: UrlSeenOptions['remember'];
+  readonly #trace: UrlSeenOptions['trace'];
 
   /** `stats` may be shared by several instances over one cache (one per concurrent step). */
   constructor(cache: ClockCache, store: SeenStore, stats?: UrlSeenStats, options: UrlSeenOptions = {}) {
@@ -52,6 +55,7 @@ export class UrlSeen {
     this.stats = stats ?? { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
     this.#cacheable = options.cacheable;
     this.#remember = options.remember;
+    this.#trace = options.trace;
   }
 
   /** For each fingerprint, in order: true when it is new and now claimed by `owner`. */
@@ -59,6 +63,7 @@ export class UrlSeen {
     const result: boolean[] = new Array(fps.length).fill(false);
     const misses: Fingerprint[] = [];
     const missIndex: number[] = [];
+    this.#trace?.(fps);
     for (let i = 0; i < fps.length; i++) {
       const fp = fps[i]!;
       this.stats.lookups += 1;

@@ -16,6 +16,7 @@ import { LocalNearDuplicateIndex } from '../adapters/local/local-near-duplicate-
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
 import { LocalWarcPageStore, type WarcPosition } from '../adapters/local/warc-page-store.ts';
 import { AopicLedger, type AopicState } from '../core/aopic.ts';
+import { encodeTrace } from '../core/cache-study/url-seen-trace.ts';
 import { ClockCache } from '../core/clock-cache.ts';
 import type { CrawlConfig } from '../core/config.ts';
 import {
@@ -36,6 +37,7 @@ import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
 import type { Clock, Fetcher, RobotsCache, RobotsEntry } from '../ports.ts';
+import { AppendOnlyFile } from './append-only-file.ts';
 import { HostScheduler, type HostSlot, hasWaitingTask, newHostSlot } from './host-heap.ts';
 import { JsonlFile } from './jsonl-file.ts';
 
@@ -70,6 +72,10 @@ interface Checkpoint {
   scopeHosts?: string[];
   /** AOPIC ledger: the lambda page, the redistribution bonus, totals. */
   aopic?: AopicState;
+  /** Committed size of url-seen.trace. */
+  traceSize?: number;
+  /** Committed size of dataset.jsonl. */
+  datasetSize?: number;
 }
 
 export type CrawlEndState = 'done' | 'max-pages' | 'stopped' | 'interrupted';
@@ -158,6 +164,10 @@ export class EmbeddedCrawler {
   #warc: LocalWarcPageStore | undefined;
   #pagesFile!: JsonlFile;
   #linksFile!: JsonlFile;
+  /** The URL-seen trace: 8 bytes per look-up, appended with each step's commit. */
+  #traceFile: AppendOnlyFile | undefined;
+  /** Rows of the `extract` fields, one per page they were pulled from (crawls with fields only). */
+  #datasetFile: JsonlFile | undefined;
   #counters!: CrawlCounters;
   #canonicalizer!: UrlCanonicalizer;
   #scope!: ScopeRules;
@@ -292,6 +302,12 @@ export class EmbeddedCrawler {
     this.#elapsedBefore = this.#counters.elapsedMs;
     this.#pagesFile = new JsonlFile(join(this.#outDir, 'pages.jsonl'), checkpoint?.pagesSize ?? 0);
     this.#linksFile = new JsonlFile(join(this.#outDir, 'links.jsonl'), checkpoint?.linksSize ?? 0);
+    if (Object.keys(config.extract).length > 0) {
+      this.#datasetFile = new JsonlFile(join(this.#outDir, 'dataset.jsonl'), checkpoint?.datasetSize ?? 0);
+    }
+    if (config.seenTrace) {
+      this.#traceFile = new AppendOnlyFile(join(this.#outDir, 'url-seen.trace'), checkpoint?.traceSize ?? 0);
+    }
     if (this.#options.warc !== false) {
       const warcOptions: Parameters<typeof LocalWarcPageStore.open>[1] = {
         warcinfo: { 'crawl-seeds': config.seeds.join(' '), 'user-agent': config.userAgent },
@@ -521,6 +537,7 @@ export class EmbeddedCrawler {
       this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
       unit.release();
       const retry = new StepUnit(this.#db, this.#pending);
+      appendAll(retry.lookups, unit.lookups);
       const record = unfetchedRecord(task, 'internal-error');
       record.detail = (error as Error).message;
       await retry.page(record);
@@ -564,7 +581,12 @@ export class EmbeddedCrawler {
       random: this.#random,
       fetcher: this.#fetcher,
       robots: this.#robots,
-      seen: new UrlSeen(this.#cache, unit, this.#counters.seen),
+      seen: new UrlSeen(
+        this.#cache,
+        unit,
+        this.#counters.seen,
+        this.#traceFile ? { trace: (fps) => appendAll(unit.lookups, fps) } : {},
+      ),
       contentSeen: unit.contentSeen(),
       frontier: unit,
       pages,
@@ -649,6 +671,8 @@ export class EmbeddedCrawler {
 
     this.#pagesFile.append(unit.pageLines);
     this.#linksFile.append(unit.linkLines);
+    this.#datasetFile?.append(unit.datasetLines);
+    if (unit.lookups.length > 0) this.#traceFile?.appendBytes(encodeTrace(unit.lookups));
     this.#offered = undefined;
     this.#db.commit({
       claimed: unit.claimed,
@@ -715,6 +739,8 @@ export class EmbeddedCrawler {
       counters: this.#counters,
       scopeHosts: [...this.#scopeHosts],
       aopic: this.#ledger.state,
+      ...(this.#traceFile ? { traceSize: this.#traceFile.size } : {}),
+      ...(this.#datasetFile ? { datasetSize: this.#datasetFile.size } : {}),
     };
   }
 
@@ -726,6 +752,8 @@ export class EmbeddedCrawler {
     this.#nearIndex?.close();
     this.#pagesFile.close();
     this.#linksFile.close();
+    this.#traceFile?.close();
+    this.#datasetFile?.close();
     this.#warc?.close();
     this.#db.close();
   }
@@ -794,6 +822,11 @@ function countErrors(c: CrawlCounters): number {
   let errors = 0;
   for (const [reason, n] of Object.entries(c.byReason)) if (isErrorReason(reason)) errors += n;
   return errors;
+}
+
+/** `push(...items)` without the engine's limit on arguments (a page may have 100,000 links). */
+function appendAll<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
 }
 
 export { SEED_OWNER };

@@ -1,37 +1,12 @@
-import { closeSync, existsSync, openSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { AppendOnlyFile } from './append-only-file.ts';
 
 /**
  * An append-only JSON Lines file whose committed size is checkpointed with the crawl state: on
  * resume it is cut back to that size, so lines written by a step that never committed disappear.
  */
-export class JsonlFile {
-  readonly path: string;
-  #fd: number;
-  #size: number;
-
-  constructor(path: string, resumeSize?: number) {
-    this.path = path;
-    if (resumeSize !== undefined && existsSync(path) && statSync(path).size > resumeSize) {
-      truncateSync(path, resumeSize);
-    }
-    this.#fd = openSync(path, 'a');
-    this.#size = statSync(path).size;
-  }
-
-  /** Committed bytes so far (after the last append). */
-  get size(): number {
-    return this.#size;
-  }
-
+export class JsonlFile extends AppendOnlyFile {
   append(lines: readonly string[]): void {
     if (lines.length === 0) return;
-    const buffer = Buffer.from(`${lines.join('\n')}\n`);
-    let written = 0;
-    while (written < buffer.length) written += writeSync(this.#fd, buffer, written);
-    this.#size += buffer.length;
-  }
-
-  close(): void {
-    closeSync(this.#fd);
+    this.appendBytes(Buffer.from(`${lines.join('\n')}\n`));
   }
 }

@@ -145,8 +145,11 @@ describe('crawlstack CLI', () => {
 
     const rank = await runCli(['rank', '--out', out, '--top', '5']);
     assert.equal(rank.code, 0, rank.stderr);
-    assert.match(rank.stdout, /^rank {2}importance {2}pagerank {2}url\n +1 +1\.000000 +1\.000000 +http:/);
-    assert.match(rank.stdout, /1 pages, 0 links between them; Spearman correlation/);
+    assert.match(
+      rank.stdout,
+      /^rank {2}importance {2}pagerank {2}authority {7}hub {2}url\n +1 +1\.000000 +1\.000000 +0\.000000 +0\.000000 +http:/,
+    );
+    assert.match(rank.stdout, /1 pages, 0 links between them; Spearman correlation .* with HITS authority: /);
   });
 
   test('rank without --out, or with a folder that holds no crawl, exits 1', async () => {

@@ -177,6 +177,16 @@ describe('crawl quality', () => {
       assert.ok(Math.abs(sum - 1) < 1e-9, 'importance is normalized');
       const pageRankSum = ranking.pages.reduce((a, p) => a + p.pageRank, 0);
       assert.ok(Math.abs(pageRankSum - 1) < 1e-6, 'PageRank sums to 1');
+      // HITS: every news page and the home page link to /popular, the best authority; the leaves
+      // link nowhere (hub 0) and the home page has no in-links (authority 0).
+      const byAuthority = [...ranking.pages].sort((a, b) => b.authority - a.authority);
+      assert.equal(byAuthority[0]!.url, `${o}/popular`);
+      const home = ranking.pages.find((p) => p.url === `${o}/`)!;
+      assert.equal(home.authority, 0);
+      assert.equal(ranking.pages.find((p) => p.url === `${o}/leaf/0`)!.hub, 0);
+      assert.ok(Math.abs(ranking.pages.reduce((a, p) => a + p.hub, 0) - 1) < 1e-9, 'hubs sum to 1');
+      assert.equal(ranking.hits.converged, true);
+      for (const rho of [ranking.spearmanAuthority, ranking.spearmanHub]) assert.ok(rho >= -1 && rho <= 1);
     } finally {
       await closeAll([site!]);
     }

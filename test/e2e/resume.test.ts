@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { PageRecord } from '../../functions/core/types.ts';
+import { decodeTrace } from '../../functions/core/cache-study/url-seen-trace.ts';
+import type { LinkRecord, PageRecord } from '../../functions/core/types.ts';
+import { fingerprint } from '../../functions/core/url/fingerprint.ts';
 import { eventually, type SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, spreadTree, startSites } from '../fixtures/sites.ts';
 import {
@@ -97,6 +99,8 @@ describe('resume through the CLI', () => {
     '0',
     '--concurrency',
     '4',
+    '--extract',
+    'heading=h1',
     '--quiet',
   ];
 
@@ -115,12 +119,26 @@ describe('resume through the CLI', () => {
       assert.equal(page.title, want.title);
       assert.equal(page.depth, want.depth, `${want.url} depth`);
     }
-    const links = readJsonl<{ from: string }>(join(out, 'links.jsonl'));
+    const links = readJsonl<LinkRecord>(join(out, 'links.jsonl'));
     assertUnique(
       links.map((l) => l.from),
       'links.jsonl pages',
     );
     assert.equal(links.length, PAGES);
+    // The URL-seen trace holds the look-ups of committed steps only: their followed links, in order.
+    const followed = links.flatMap((l) =>
+      l.links.filter((k) => k.skipped === undefined).map((k) => fingerprint(k.url)),
+    );
+    assert.deepEqual(decodeTrace(readFileSync(join(out, 'url-seen.trace'))), followed);
+    // dataset.jsonl is cut back with pages.jsonl: each page's row once.
+    const rows = readJsonl<{ url: string; heading: string[] }>(join(out, 'dataset.jsonl'));
+    assertUnique(
+      rows.map((r) => r.url),
+      'dataset.jsonl URLs',
+    );
+    assert.equal(rows.length, PAGES);
+    for (const want of expected)
+      assert.deepEqual(rows.find((r) => r.url === want.url)?.heading, [want.title]);
     await assertWarcMatchesPages(out, pages);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     assert.equal(summary.state, 'done');

@@ -8,13 +8,13 @@ import type { Transform } from 'node:stream';
 import {
   constants,
   createBrotliDecompress,
-  createGunzip,
   createInflate,
   createInflateRaw,
-  gunzipSync,
   inflateRawSync,
   inflateSync,
 } from 'node:zlib';
+import { ByteBlocks } from './byte-blocks.ts';
+import { GunzipMembers, gunzipMembersSync } from './gunzip-members.ts';
 
 /** Why receiving stopped: the stream ended, or the decoded cap was crossed. */
 export type BodyStop = 'end' | 'length';
@@ -52,6 +52,13 @@ const WHOLE_DECODE_WIRE_BYTES = 256 * 1024;
  */
 const WHOLE_DECODE_CHUNKS = 8;
 
+/**
+ * Wire bytes for the streaming decoders are gathered up to this size (or the end of the current
+ * turn of the event loop) before a write. Each write is a round trip to libuv's thread pool: a
+ * body sent in 1-byte chunks would otherwise cost one per byte.
+ */
+const DECODER_WRITE_BYTES = 16 * 1024;
+
 // Lenient at the end of input, as browsers are: a body cut short still yields what it decoded.
 const ZLIB_OPTIONS = { finishFlush: constants.Z_SYNC_FLUSH };
 const BROTLI_OPTIONS = { finishFlush: constants.BROTLI_OPERATION_FLUSH };
@@ -81,7 +88,8 @@ function isZlibHeader(first: number, second: number): boolean {
 }
 
 function decoderFor(coding: Coding, sniffed: 'zlib' | 'raw'): Transform {
-  if (coding === 'gzip') return createGunzip(ZLIB_OPTIONS);
+  // Not zlib's gunzip: it drops a decoded page when bytes that are not gzip follow it.
+  if (coding === 'gzip') return new GunzipMembers();
   if (coding === 'br') return createBrotliDecompress(BROTLI_OPTIONS);
   return sniffed === 'zlib' ? createInflate(ZLIB_OPTIONS) : createInflateRaw(ZLIB_OPTIONS);
 }
@@ -95,14 +103,17 @@ export class DecodedBody {
   readonly #codings: Coding[];
   readonly #maxBytes: number;
   readonly #events: DecodedBodyEvents;
-  readonly #chunks: Buffer[] = [];
-  #length = 0;
+  /** The decoded bytes, copied: never one Buffer per piece the wire delivered. */
+  readonly #kept = new ByteBlocks();
   #wireLength = 0;
   #head: Transform | undefined;
   #streams: Transform[] = [];
   /** Wire bytes held back until the first two are known (to tell zlib from raw deflate). */
   #pending: Buffer[] = [];
   #pendingLength = 0;
+  /** Wire bytes gathered for the next decoder write (see DECODER_WRITE_BYTES). */
+  #gathered = new ByteBlocks();
+  #flushScheduled = false;
   #over = false;
 
   /** `contentEncoding` is the response's Content-Encoding header (all values joined with ", "). */
@@ -114,7 +125,7 @@ export class DecodedBody {
 
   /** Decoded bytes received so far (at most `maxBytes`). */
   get length(): number {
-    return this.#length;
+    return this.#kept.length;
   }
 
   /** Bytes received from the wire so far. */
@@ -124,7 +135,7 @@ export class DecodedBody {
 
   /** The decoded bytes kept so far, copied into one buffer. */
   bytes(): Buffer {
-    return Buffer.concat(this.#chunks, this.#length);
+    return this.#kept.toBuffer();
   }
 
   /** Feeds wire bytes; returns `false` when the producer should pause until `events.drain`. */
@@ -140,13 +151,31 @@ export class DecodedBody {
       return true;
     }
     if (this.#head === undefined) {
-      this.#pending.push(chunk);
+      // A copy: the chunk may be a view of a larger socket buffer, or one of millions of tiny ones.
+      this.#pending.push(Buffer.from(chunk));
       this.#pendingLength += chunk.length;
       if (this.#decodesWhole()) return true;
       if (this.#codings[0] === 'deflate' && this.#pendingLength < 2) return true;
       return this.#start();
     }
-    return this.#head.write(chunk);
+    this.#gathered.append(chunk);
+    if (this.#gathered.length >= DECODER_WRITE_BYTES) return this.#flushGathered();
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      setImmediate(() => {
+        this.#flushScheduled = false;
+        this.#flushGathered();
+      });
+    }
+    return true;
+  }
+
+  /** Writes the gathered wire bytes to the head decoder; returns its backpressure answer. */
+  #flushGathered(): boolean {
+    if (this.#over || this.#head === undefined || this.#gathered.length === 0) return true;
+    const bytes = this.#gathered.toBuffer();
+    this.#gathered = new ByteBlocks();
+    return this.#head.write(bytes);
   }
 
   /** The wire body is complete. */
@@ -160,6 +189,7 @@ export class DecodedBody {
       if (this.#decodeWhole()) return;
       this.#start();
     }
+    this.#flushGathered();
     this.#head?.end();
   }
 
@@ -188,7 +218,7 @@ export class DecodedBody {
     const options = { maxOutputLength: Math.max(1, this.#maxBytes) };
     let decoded: Buffer;
     try {
-      if (this.#codings[0] === 'gzip') decoded = gunzipSync(wire, { ...ZLIB_OPTIONS, ...options });
+      if (this.#codings[0] === 'gzip') decoded = gunzipMembersSync(wire, options.maxOutputLength).decoded;
       else if (wire.length >= 2 && isZlibHeader(wire[0]!, wire[1]!))
         decoded = inflateSync(wire, { ...ZLIB_OPTIONS, ...options });
       else decoded = inflateRawSync(wire, { ...ZLIB_OPTIONS, ...options });
@@ -229,17 +259,13 @@ export class DecodedBody {
 
   #accept(chunk: Buffer): void {
     if (this.#over) return;
-    const room = this.#maxBytes - this.#length;
+    const room = this.#maxBytes - this.#kept.length;
     if (chunk.length > room) {
-      if (room > 0) {
-        this.#chunks.push(chunk.subarray(0, room));
-        this.#length += room;
-      }
+      if (room > 0) this.#kept.append(chunk.subarray(0, room));
       this.#finish('length');
       return;
     }
-    this.#chunks.push(chunk);
-    this.#length += chunk.length;
+    this.#kept.append(chunk);
   }
 
   #finish(stop: BodyStop): void {

@@ -4,6 +4,7 @@
  * network or HTTP problem; those come back as a `FetchFailure` with a stable code.
  */
 
+import { Buffer } from 'node:buffer';
 import { subscribe } from 'node:diagnostics_channel';
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
@@ -39,6 +40,14 @@ export interface FetcherOptions {
   idleTimeoutMs: number;
   /** The whole fetch, queueing and body included. */
   totalTimeoutMs: number;
+  /**
+   * The minimum transfer rate, bytes per second (curl's `--speed-limit`): a body that brings fewer
+   * wire bytes than this rate over `minTransferRateTimeMs` is cut there (`truncated: 'time'`).
+   * Absent or 0: no such rule (the total timeout still applies).
+   */
+  minTransferRate?: number;
+  /** The window over which `minTransferRate` is measured (curl's `--speed-time`), ms. */
+  minTransferRateTimeMs?: number;
   /**
    * Keep-alive connections per origin (default 1: the crawler sends one request per host at a time,
    * and with more, undici opens a second connection for a request that follows right after another).
@@ -99,6 +108,18 @@ function toHeaderList(raw: unknown): HeaderList {
   for (let i = 0; i + 1 < raw.length; i += 2) {
     headers.push([String(raw[i]).toLowerCase(), String(raw[i + 1])]);
   }
+  return headers;
+}
+
+/**
+ * undici's raw headers (Buffers of the bytes llhttp parsed, names as sent) as Latin-1 strings: one
+ * character per byte, so writing them back as Latin-1 gives the bytes received, obs-text included.
+ */
+function toRawHeaderList(raw: unknown): HeaderList {
+  const headers: HeaderList = [];
+  if (!Array.isArray(raw)) return headers;
+  const latin1 = (v: unknown) => (Buffer.isBuffer(v) ? v.toString('latin1') : String(v));
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([latin1(raw[i]), latin1(raw[i + 1])]);
   return headers;
 }
 
@@ -201,8 +222,13 @@ class Attempt implements Dispatcher.DispatchHandler {
   #status = 0;
   #statusText = '';
   #headers: HeaderList = [];
+  #rawHeaders: HeaderList = [];
   #headersMs: number | undefined;
   #body: DecodedBody | undefined;
+  /** The server finished sending the body (as opposed to our cutting it short). */
+  #wireEnded = false;
+  /** Checks the minimum transfer rate once per window while the body arrives. */
+  #rateTimer: NodeJS.Timeout | undefined;
 
   constructor(
     url: URL,
@@ -266,11 +292,38 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#status = statusCode;
     this.#statusText = statusMessage ?? '';
     this.#headers = toHeaderList(controller.rawHeaders);
+    this.#rawHeaders = toRawHeaderList(controller.rawHeaders);
     this.#body = new DecodedBody(headerValue(this.#headers, 'content-encoding'), this.#request.maxBytes, {
       done: (stop) => this.#onBodyDone(stop),
       failed: (error) => this.#onBodyFailed(error),
       drain: () => this.#controller?.resume(),
     });
+    this.#watchTransferRate(this.#body);
+  }
+
+  /**
+   * curl's low-speed rule: at the end of every window, the body must have brought at least
+   * `minTransferRate` bytes per second during it, or it is cut as a trickle (the total timeout
+   * would end it too, but only after the whole budget).
+   */
+  #watchTransferRate(body: DecodedBody): void {
+    const rate = this.#options.minTransferRate ?? 0;
+    const windowMs = this.#options.minTransferRateTimeMs ?? 0;
+    if (rate <= 0 || windowMs <= 0) return;
+    const needed = Math.ceil((rate * windowMs) / 1000);
+    let atWindowStart = 0;
+    this.#rateTimer = setInterval(() => {
+      const received = body.wireLength - atWindowStart;
+      atWindowStart = body.wireLength;
+      if (received >= needed || this.#settled) return;
+      body.destroy();
+      this.#respond(
+        'time',
+        `the body arrived slower than the minimum transfer rate of ${rate} bytes/s: ` +
+          `${received} bytes in the last ${windowMs} ms (${body.wireLength} in all)`,
+      );
+      this.#stopTransfer('the body was slower than the minimum transfer rate');
+    }, windowMs);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -280,6 +333,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    this.#wireEnded = true;
     if (this.#settled) return;
     if (this.#body === undefined) {
       this.#fail(new Error('the response ended without a final status'));
@@ -296,11 +350,13 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   #onBodyDone(stop: BodyStop): void {
     if (stop === 'length') {
-      this.#respond('length');
+      this.#respond('length', `the decoded body reached the byte cap of ${this.#request.maxBytes} bytes`);
       this.#stopTransfer('the body reached the byte cap');
-    } else {
-      this.#respond(undefined);
+      return;
     }
+    this.#respond(undefined);
+    // The decoded stream ended before the wire did (bytes after a gzip member): read no further.
+    if (!this.#wireEnded) this.#stopTransfer('the encoded body ended before the response did');
   }
 
   #onBodyFailed(error: Error): void {
@@ -323,7 +379,11 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.#body !== undefined) {
       // Headers arrived and the body is trickling: keep what was decoded, mark it cut by time.
       this.#body.destroy();
-      this.#respond('time');
+      this.#respond(
+        'time',
+        `the total timeout of ${this.#options.totalTimeoutMs} ms expired during the body ` +
+          `(${this.#body.wireLength} bytes received)`,
+      );
     } else {
       this.#settle(
         this.#failure(
@@ -340,7 +400,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#controller?.abort(new TransferStoppedError(why));
   }
 
-  #respond(truncated: 'length' | 'time' | undefined): void {
+  #respond(truncated: 'length' | 'time' | undefined, detail?: string): void {
     const body = this.#body?.bytes() ?? new Uint8Array(0);
     const sent = this.#sent.headerBlock === undefined ? undefined : parseHeaderBlock(this.#sent.headerBlock);
     const response: FetchResponse = {
@@ -350,6 +410,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       statusText: this.#statusText,
       httpVersion: '1.1',
       headers: this.#headers,
+      rawHeaders: this.#rawHeaders,
       request: {
         method: 'GET',
         target: sent?.target ?? this.#sent.path,
@@ -357,6 +418,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       },
       body,
       ...(truncated === undefined ? {} : { truncated }),
+      ...(truncated === undefined || detail === undefined ? {} : { truncatedDetail: detail }),
       ...this.#remote(),
       timings: this.#timings(),
     };
@@ -429,6 +491,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.#settled) return;
     this.#settled = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#rateTimer);
     this.#resolve(result);
   }
 }

@@ -4,6 +4,7 @@
  * them in one transaction when the step ends; a step killed half-way leaves nothing behind.
  */
 
+import { datasetRow } from '../../core/dataset/dataset-row.ts';
 import type { CrawlTask, Fingerprint, LinkRecord, PageRecord } from '../../core/types.ts';
 import type { ContentSeenStore, Frontier, ResultSink, SeenStore } from '../../ports.ts';
 import type { CrawlDb } from './crawl-db.ts';
@@ -19,9 +20,13 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   readonly enqueued: CrawlTask[] = [];
   readonly contentHashes: { hash: string; url: string }[] = [];
   readonly pageLines: string[] = [];
+  /** dataset.jsonl lines: the pages the crawl's `extract` fields were pulled from. */
+  readonly datasetLines: string[] = [];
   readonly linkLines: string[] = [];
   /** Out-links not followed, by reason, for the crawl's counters. */
   readonly skippedLinks = new Map<string, number>();
+  /** Fingerprints the step looked up in the URL-seen test, in order (the URL-seen trace). */
+  readonly lookups: Fingerprint[] = [];
   readonly #db: CrawlDb;
   readonly #pending: PendingClaims;
 
@@ -54,7 +59,9 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   }
 
   async enqueue(tasks: readonly CrawlTask[]): Promise<void> {
-    this.enqueued.push(...tasks);
+    // Not push(...tasks): a spread passes every task as an argument, and a page with ~130,000
+    // new links overflows the call stack.
+    for (const task of tasks) this.enqueued.push(task);
   }
 
   /** ContentSeenStore.claim, under its own name: SeenStore.claim has another signature. */
@@ -70,6 +77,8 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
 
   async page(record: PageRecord): Promise<void> {
     this.pageLines.push(JSON.stringify(record));
+    const row = datasetRow(record);
+    if (row !== undefined) this.datasetLines.push(JSON.stringify(row));
   }
 
   async links(record: LinkRecord): Promise<void> {

@@ -22,14 +22,25 @@ export interface ExtractedLink {
 export interface PageFacts {
   /** Whitespace-collapsed text of the first `<title>` outside SVG/MathML; null when absent or blank. */
   title: string | null;
-  /** The first `<base href>` resolved against the page URL, else the page URL. */
-  base: string;
   /**
-   * Document order, duplicates kept. Only relative and http(s) URLs: nothing from `javascript:`,
-   * `mailto:`, `data:`, `tel:`, `about:`, `blob:`, `vbscript:` or any other scheme, nothing from
-   * comments or script/style bodies, nothing empty.
+   * The first `<base href>` resolved against the page URL, else the page URL (also when the base
+   * resolves to a URL longer than `maxUrlLength`: see `baseIgnored`).
+   */
+  base: string;
+  /** The `<base href>` was ignored because it resolved to a URL longer than `maxUrlLength`. */
+  baseIgnored: boolean;
+  /**
+   * Each distinct href once, where it first occurs, in document order (a later link to the same
+   * href adds nothing: the crawler records a page's distinct out-links), at most `maxLinks` of them.
+   * Only relative and http(s) URLs: nothing from `javascript:`, `mailto:`, `data:`, `tel:`,
+   * `about:`, `blob:`, `vbscript:` or any other scheme, nothing from comments or script/style
+   * bodies, nothing empty.
    */
   links: ExtractedLink[];
+  /** Links found, every occurrence counted (duplicates, and those beyond `maxLinks`, too). */
+  linkCount: number;
+  /** Links found once `links` held `maxLinks` hrefs, whose href is not among them (each occurrence). */
+  linksDropped: number;
   /** Raw href of the first `<link rel=canonical>`. */
   canonical: string | null;
   /** From `<meta name=robots>` and `<meta name={agent}>`. */
@@ -51,6 +62,10 @@ export interface ExtractOptions {
   text?: boolean;
   /** Product token whose `<meta name=...>` robots directives apply too, e.g. `crawlstack`. */
   agent?: string;
+  /** Distinct hrefs kept in `links` (default: all); the rest are only counted (`linksDropped`). */
+  maxLinks?: number;
+  /** A `<base href>` that resolves to a longer URL is ignored (default: no limit). */
+  maxUrlLength?: number;
 }
 
 // Tag roles as bit flags, so that one Map lookup per tag answers every question.
@@ -184,7 +199,7 @@ const CANONICAL = /(?:^|[\t\n\f\r ])canonical(?:[\t\n\f\r ]|$)/i;
  * tag cut off before its `>` is dropped, as a browser drops it).
  */
 export function extractPage(html: string, pageUrl: string, options?: ExtractOptions): PageFacts {
-  const collector = new FactsCollector(html, pageUrl, options?.text === true, options?.agent);
+  const collector = new FactsCollector(html, pageUrl, options ?? {});
   const tokenizer = new Tokenizer({ decodeEntities: true }, collector);
   tokenizer.write(html);
   tokenizer.end();
@@ -201,10 +216,17 @@ class FactsCollector implements TokenizerCallbacks {
   readonly #html: string;
   readonly #pageUrl: string;
   readonly #agent: string | null;
+  readonly #maxLinks: number;
+  readonly #maxUrlLength: number;
 
   #links: ExtractedLink[] = [];
+  /** The hrefs in #links, to keep each once (a page of a million copies of one link holds one). */
+  readonly #hrefs = new Set<string>();
+  #linkCount = 0;
+  #linksDropped = 0;
   #base: string;
   #baseSeen = false;
+  #baseIgnored = false;
   #title: string | null = null;
   #titleSeen = false;
   #inTitle = false;
@@ -228,13 +250,15 @@ class FactsCollector implements TokenizerCallbacks {
   #slot = -1;
   #value = '';
 
-  constructor(html: string, pageUrl: string, wantText: boolean, agent: string | undefined) {
+  constructor(html: string, pageUrl: string, options: ExtractOptions) {
     this.#html = html;
     this.#pageUrl = pageUrl;
     this.#base = pageUrl;
     // Visible text is rarely more than half of the markup; the buffer grows if it is.
-    this.#text = wantText ? new TextBuffer(html.length >> 1) : null;
-    this.#agent = agent === undefined ? null : agent.trim().toLowerCase();
+    this.#text = options.text === true ? new TextBuffer(html.length >> 1) : null;
+    this.#agent = options.agent === undefined ? null : options.agent.trim().toLowerCase();
+    this.#maxLinks = options.maxLinks ?? Number.POSITIVE_INFINITY;
+    this.#maxUrlLength = options.maxUrlLength ?? Number.POSITIVE_INFINITY;
   }
 
   onopentagname(start: number, end: number): void {
@@ -310,7 +334,10 @@ class FactsCollector implements TokenizerCallbacks {
     const facts: PageFacts = {
       title: this.#title,
       base: this.#base,
+      baseIgnored: this.#baseIgnored,
       links: this.#links,
+      linkCount: this.#linkCount,
+      linksDropped: this.#linksDropped,
       canonical: this.#canonical,
       robots: this.#robots,
       refresh: this.#refresh,
@@ -402,7 +429,10 @@ class FactsCollector implements TokenizerCallbacks {
       case 'base':
         if (!this.#baseSeen && attrs[HREF] !== undefined) {
           this.#baseSeen = true;
-          this.#base = resolveBase(attrs[HREF], this.#pageUrl);
+          const base = resolveBase(attrs[HREF], this.#pageUrl);
+          // A 100 KB base would make every relative link a 100 KB URL.
+          if (base.length > this.#maxUrlLength) this.#baseIgnored = true;
+          else this.#base = base;
         }
         break;
       default:
@@ -439,6 +469,14 @@ class FactsCollector implements TokenizerCallbacks {
     if (raw === undefined) return null;
     const href = trimUrl(raw);
     if (href === '' || !isFetchable(href)) return null;
+    this.#linkCount += 1;
+    if (this.#hrefs.has(href)) return href;
+    if (this.#hrefs.size >= this.#maxLinks) {
+      // Counted, not remembered: the set stays at maxLinks entries whatever the page holds.
+      this.#linksDropped += 1;
+      return href;
+    }
+    this.#hrefs.add(href);
     this.#links.push({
       href,
       kind: kind ?? classifyLink(tag, href, rel),

@@ -1,8 +1,16 @@
 import { parseHTML } from 'linkedom';
+import { boundNesting, MAX_DOM_DEPTH } from './bound-nesting.ts';
 
 // The part of linkedom's DOM used here (its typings resolve to `any` without the DOM lib).
-interface SelectedElement {
-  readonly textContent: string | null;
+interface DomNode {
+  readonly nodeType: number;
+  readonly firstChild: DomNode | null;
+  readonly nextSibling: DomNode | null;
+  readonly parentNode: DomNode | null;
+  /** Text and CDATA nodes: their text. */
+  readonly data?: string;
+}
+interface SelectedElement extends DomNode {
   readonly namespaceURI: string | null;
   readonly attributes: Iterable<{ readonly name: string; readonly value: string }>;
   getAttribute(name: string): string | null;
@@ -10,9 +18,35 @@ interface SelectedElement {
   setAttribute(name: string, value: string): void;
   removeAttribute(name: string): void;
 }
-interface SelectableDocument {
+interface SelectableDocument extends DomNode {
   querySelectorAll(selector: string): Iterable<SelectedElement>;
 }
+
+const ELEMENT_NODE = 1;
+const TEXT_NODE = 3;
+const CDATA_SECTION_NODE = 4;
+
+/** Per-page caps on what `selectFields` returns (the `maxExtractValues` and `maxExtractChars` settings). */
+export interface ExtractLimits {
+  /** Values recorded per page, all fields together. */
+  maxValues: number;
+  /** Characters recorded per page, all fields together; the value that reaches the cap is cut there. */
+  maxChars: number;
+}
+
+/** What `selectFields` found, and what its caps left out. */
+export interface SelectedFields {
+  /** Per field name, the values in document order. */
+  fields: Record<string, string[]>;
+  /** Non-empty values not recorded: beyond `maxValues`, or after `maxChars` ran out. */
+  droppedValues: number;
+  /** Characters not recorded: cut from the value that reached `maxChars`, and of the values dropped. */
+  droppedChars: number;
+  /** Start tags left out of the DOM because they nested deeper than `MAX_DOM_DEPTH` (content kept). */
+  droppedNesting: number;
+}
+
+const UNLIMITED: ExtractLimits = { maxValues: Number.POSITIVE_INFINITY, maxChars: Number.POSITIVE_INFINITY };
 
 // A start tag with an attribute name starting in upper case (<A HREF=...>, <div Class=x>); SVG's
 // camelCase names (viewBox) start in lower case and keep their case.
@@ -43,31 +77,135 @@ export function parseFieldSelector(spec: string): FieldSelector {
  * are left out. A selector that does not compile yields no values (check selectors up front with
  * `invalidSelectors`). Builds a DOM with linkedom, roughly 10 times the cost of `extractPage`:
  * only for crawls whose `extract` setting is non-empty.
+ *
+ * Bounded whatever the page: the DOM is built at most `MAX_DOM_DEPTH` deep (see `boundNesting`);
+ * the text of the matched elements comes from one walk over the outermost ones, so nested matches
+ * (`div` on a page of nested divs, each match's text holding all the text inside it) cost linear
+ * time, not quadratic; and `limits` caps the values and characters returned, counting the rest.
  */
-export function selectFields(html: string, selectors: Record<string, string>): Record<string, string[]> {
-  const result: Record<string, string[]> = {};
+export function selectFields(
+  html: string,
+  selectors: Record<string, string>,
+  limits: ExtractLimits = UNLIMITED,
+): SelectedFields {
+  const result: SelectedFields = { fields: {}, droppedValues: 0, droppedChars: 0, droppedNesting: 0 };
   const names = Object.keys(selectors);
   if (names.length === 0) return result;
-  const document = parseHTML(html).document as SelectableDocument;
-  if (UPPER_CASE_ATTRIBUTE.test(html)) lowerCaseAttributeNames(document);
+  const bounded = boundNesting(html, MAX_DOM_DEPTH);
+  result.droppedNesting = bounded.droppedTags;
+  const document = parseHTML(bounded.html).document as SelectableDocument;
+  if (UPPER_CASE_ATTRIBUTE.test(bounded.html)) lowerCaseAttributeNames(document);
+
+  const matches: { name: string; attribute: string | null; elements: SelectedElement[] }[] = [];
+  const textWanted = new Set<DomNode>();
   for (const name of names) {
-    const values: string[] = [];
-    result[name] = values;
     const { css, attribute } = parseFieldSelector(selectors[name]!);
-    let elements: Iterable<SelectedElement>;
+    let elements: SelectedElement[];
     try {
-      elements = document.querySelectorAll(css);
+      elements = [...document.querySelectorAll(css)];
     } catch {
-      continue;
+      elements = [];
     }
+    matches.push({ name, attribute, elements });
+    if (attribute === null) for (const element of elements) textWanted.add(element);
+  }
+  const texts = collapsedTexts(textWanted);
+
+  let values = 0;
+  let chars = 0;
+  for (const { name, attribute, elements } of matches) {
+    const kept: string[] = [];
+    result.fields[name] = kept;
     for (const element of elements) {
-      const raw = attribute === null ? element.textContent : readAttribute(element, attribute);
-      if (raw === null) continue;
-      const value = raw.replace(/\s+/g, ' ').trim();
-      if (value !== '') values.push(value);
+      const value =
+        attribute === null ? (texts.get(element) ?? '') : collapse(readAttribute(element, attribute));
+      if (value === '') continue;
+      const room = limits.maxChars - chars;
+      if (values >= limits.maxValues || room <= 0) {
+        result.droppedValues += 1;
+        result.droppedChars += value.length;
+        continue;
+      }
+      const recorded = value.length > room ? value.slice(0, room) : value;
+      kept.push(recorded);
+      values += 1;
+      chars += recorded.length;
+      result.droppedChars += value.length - recorded.length;
     }
   }
   return result;
+}
+
+function collapse(raw: string | null): string {
+  return raw === null ? '' : raw.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The text of each wanted element (its text and CDATA descendants, as `textContent`), whitespace
+ * collapsed and trimmed, from one walk over each outermost wanted element: the walk builds the
+ * collapsed text of that subtree and notes where each wanted element inside it starts and ends,
+ * so each value is a slice and nested matches cost no more than the outermost one. Collapsing runs
+ * of whitespace to one space commutes with slicing up to the trim at the slice's ends, so the
+ * slices equal collapsing each element's own text.
+ */
+function collapsedTexts(wanted: ReadonlySet<DomNode>): Map<DomNode, string> {
+  const texts = new Map<DomNode, string>();
+  if (wanted.size === 0) return texts;
+  const pieces: string[] = [];
+  let length = 0;
+  let endsInSpace = false;
+  const spans = new Map<DomNode, [start: number, end: number]>();
+  for (const top of wanted) {
+    if (hasWantedAncestor(top, wanted)) continue;
+    const span: [number, number] = [length, length];
+    spans.set(top, span);
+    endsInSpace = false;
+    let node: DomNode | null = top.firstChild ?? null;
+    while (node !== null) {
+      if (node.nodeType === TEXT_NODE || node.nodeType === CDATA_SECTION_NODE) {
+        let piece = (node.data ?? '').replace(/\s+/g, ' ');
+        if (endsInSpace && piece.startsWith(' ')) piece = piece.slice(1);
+        if (piece.length > 0) {
+          pieces.push(piece);
+          length += piece.length;
+          endsInSpace = piece.endsWith(' ');
+        }
+      } else if (node.nodeType === ELEMENT_NODE) {
+        if (wanted.has(node)) spans.set(node, [length, length]);
+        const child: DomNode | null = node.firstChild ?? null;
+        if (child !== null) {
+          node = child;
+          continue;
+        }
+      }
+      // Done with this node and its children: leave it, and each ancestor it was the last child of.
+      for (;;) {
+        if (node.nodeType === ELEMENT_NODE) {
+          const inner = spans.get(node);
+          if (inner !== undefined) inner[1] = length;
+        }
+        const next: DomNode | null = node.nextSibling ?? null;
+        if (next !== null) {
+          node = next;
+          break;
+        }
+        node = node.parentNode;
+        if (node === null || node === top) {
+          node = null;
+          break;
+        }
+      }
+    }
+    span[1] = length;
+  }
+  const all = pieces.join('');
+  for (const [element, [start, end]] of spans) texts.set(element, all.slice(start, end).trim());
+  return texts;
+}
+
+function hasWantedAncestor(node: DomNode, wanted: ReadonlySet<DomNode>): boolean {
+  for (let up = node.parentNode; up !== null; up = up.parentNode) if (wanted.has(up)) return true;
+  return false;
 }
 
 // HTML attribute names are lower case once renamed; SVG's keep their case (viewBox).

@@ -139,6 +139,12 @@ function unsupported(scheme: string): CanonicalResult {
 
 /** Entries of UrlCanonicalizer's result cache before it starts over (a few hundred KB). */
 const KNOWN_MAX = 2048;
+/**
+ * Longer URLs are not remembered: the cache is for navigation links a site repeats, and a page of
+ * 100 KB URLs (a long `<base href>`) would pin 200 MB here; V8 also hashes strings over 16,383
+ * characters by their length alone, so such keys make every look-up compare whole strings.
+ */
+const KNOWN_URL_MAX = 4096;
 
 /** The parts of a parsed http(s) base that relative links are resolved against, cached per base. */
 interface BaseParts {
@@ -252,7 +258,7 @@ export class UrlCanonicalizer {
   }
 
   #remember(absolute: string, result: CanonicalResult): CanonicalResult {
-    if (result.ok) {
+    if (result.ok && absolute.length <= KNOWN_URL_MAX) {
       if (this.#known.size >= KNOWN_MAX) this.#known.clear();
       // Not the key itself: it holds the href, a slice of its page's HTML, which would keep the
       // whole page in memory as long as the entry lives. The canonical URL (a string of the URL

@@ -1,12 +1,14 @@
 import type { Capture, HeaderList } from '../../ports.ts';
 
-// Characters outside Latin-1 can only come from a header the caller built itself: undici hands
-// header values over as Latin-1 strings (one char per byte), so Latin-1 encoding writes back the
-// exact bytes that crossed the wire, and UTF-8 is used only when Latin-1 cannot hold the text.
+// The fetcher hands over the headers as received as Latin-1 strings (one character per byte), so
+// Latin-1 encoding writes back the exact bytes that crossed the wire. Characters beyond Latin-1
+// can only come from text decoded on the way (undici decodes the reason phrase as UTF-8) or built
+// by a caller: such a line is written as UTF-8. Line by line, so one such line leaves the others'
+// bytes alone.
 const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
 
-function encodeHead(text: string): Buffer {
-  return Buffer.from(text, BEYOND_LATIN1.test(text) ? 'utf8' : 'latin1');
+function encodeLines(lines: string[]): Buffer {
+  return Buffer.concat(lines.map((line) => Buffer.from(line, BEYOND_LATIN1.test(line) ? 'utf8' : 'latin1')));
 }
 
 function httpVersion(version: string): string {
@@ -53,25 +55,29 @@ export function storedResponseHeaders(headers: HeaderList, bodyLength: number): 
  */
 export function httpRequestHead(capture: Capture): Buffer {
   const { method, target, headers } = capture.request;
-  let lines = '';
+  const lines = [`${method} ${target} ${httpVersion(capture.request.httpVersion)}\r\n`];
   let hasHost = false;
   for (const [name, value] of headers) {
     if (!hasHost && name.toLowerCase() === 'host') hasHost = true;
-    lines += `${name}: ${value}\r\n`;
+    lines.push(`${name}: ${value}\r\n`);
   }
-  const host = hasHost ? '' : `Host: ${new URL(capture.url).host}\r\n`;
-  return encodeHead(`${method} ${target} ${httpVersion(capture.request.httpVersion)}\r\n${host}${lines}\r\n`);
+  if (!hasHost) lines.splice(1, 0, `Host: ${new URL(capture.url).host}\r\n`);
+  lines.push('\r\n');
+  return encodeLines(lines);
 }
 
 /**
  * The status line and stored headers of a response (see `storedResponseHeaders`), ending with the
- * blank line; the body follows it unchanged. The reason phrase may be empty (`HTTP/1.1 200 `), as
- * RFC 9112 allows.
+ * blank line; the body follows it unchanged. The headers are the ones as received when the capture
+ * has them (`rawHeaders`: original name case, obs-text bytes, order and repeats), else the
+ * normalized list. The reason phrase may be empty (`HTTP/1.1 200 `), as RFC 9112 allows.
  */
 export function httpResponseHead(response: Capture['response']): Buffer {
-  let text = `${httpVersion(response.httpVersion)} ${response.status} ${response.statusText}\r\n`;
-  for (const [name, value] of storedResponseHeaders(response.headers, response.body.length)) {
-    text += `${name}: ${value}\r\n`;
+  const lines = [`${httpVersion(response.httpVersion)} ${response.status} ${response.statusText}\r\n`];
+  const headers = response.rawHeaders ?? response.headers;
+  for (const [name, value] of storedResponseHeaders(headers, response.body.length)) {
+    lines.push(`${name}: ${value}\r\n`);
   }
-  return encodeHead(`${text}\r\n`);
+  lines.push('\r\n');
+  return encodeLines(lines);
 }

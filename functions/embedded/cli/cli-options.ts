@@ -4,7 +4,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type CrawlConfig, type CrawlConfigInput, parseCrawlConfig } from '../../core/config.ts';
+import {
+  type CrawlConfig,
+  type CrawlConfigInput,
+  describeIssue,
+  extractConfigSchema,
+  parseCrawlConfig,
+} from '../../core/config.ts';
+import { extractSelectors } from '../../core/dataset/extract-fields.ts';
 
 /** `off`: a `--no-...` flag that sets a setting whose default is true to false. */
 type FlagType = 'int' | 'number' | 'string' | 'boolean' | 'off' | 'list' | 'csv' | 'pairs';
@@ -125,6 +132,12 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
     help: 'URL-seen cache entries (default 262144)',
   },
   {
+    flag: 'no-seen-trace',
+    key: 'seenTrace',
+    type: 'off',
+    help: 'do not record the URL-seen trace (url-seen.trace, for cache-study)',
+  },
+  {
     flag: 'extract',
     key: 'extract',
     type: 'pairs',
@@ -185,6 +198,7 @@ export function parseCommand(
 ): ParsedCommand {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {
     config: { type: 'string' },
+    'extract-config': { type: 'string' },
     ...extra,
   };
   for (const spec of CONFIG_FLAGS) {
@@ -235,29 +249,42 @@ export function buildConfig(
   let input: Record<string, unknown> = {};
   const configPath = parsed.values.config;
   if (typeof configPath === 'string') {
-    let text: string;
-    try {
-      text = readFileSync(configPath, 'utf8');
-    } catch (error) {
+    input = readJsonObject('--config', configPath, 'settings');
+  }
+  // Fields add up by name: --config's, then --extract-config's, then each --extract flag.
+  const addFields = (fields: Record<string, unknown>) => {
+    const current = input.extract;
+    if (current === undefined || isObject(current)) input.extract = { ...current, ...fields };
+  };
+  const extractConfigPath = parsed.values['extract-config'];
+  if (typeof extractConfigPath === 'string') {
+    const file = extractConfigSchema.safeParse(
+      readJsonObject('--extract-config', extractConfigPath, 'fields'),
+      {
+        reportInput: true,
+      },
+    );
+    if (!file.success) {
       throw new UsageError(
-        `--config ${configPath}: cannot read it (${(error as NodeJS.ErrnoException).code ?? error})`,
+        file.error.issues
+          .map((issue) =>
+            issue.code === 'unrecognized_keys' && issue.path.length === 0
+              ? `--extract-config ${extractConfigPath}: unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')} (the file holds {"fields": {...}})`
+              : `--extract-config ${extractConfigPath}: ${describeIssue(issue)}`,
+          )
+          .join('\n'),
       );
     }
-    try {
-      input = JSON.parse(text) as Record<string, unknown>;
-    } catch (error) {
-      throw new UsageError(`--config ${configPath}: not valid JSON (${(error as Error).message})`);
-    }
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      throw new UsageError(`--config ${configPath}: expected a JSON object of settings`);
-    }
+    addFields(file.data.fields);
   }
   const problems: string[] = [];
   for (const spec of CONFIG_FLAGS) {
     const raw = parsed.values[spec.flag];
     if (raw === undefined) continue;
     const value = convert(spec, raw, problems);
-    if (value !== undefined) input[spec.key] = value;
+    if (value === undefined) continue;
+    if (spec.type === 'pairs') addFields(value as Record<string, string>);
+    else input[spec.key] = value;
   }
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   if (seeds.length > 0) input.seeds = seeds;
@@ -270,6 +297,47 @@ export function buildConfig(
   const result = parseCrawlConfig(input);
   if (!result.ok) throw new UsageError(result.problems.map(withFlagName).join('\n'));
   return result.config;
+}
+
+/**
+ * Checks that every `extract` selector compiles (the schema checks their shape; this needs a
+ * DOM, loaded only when there are fields), naming the field and its selector.
+ */
+export async function checkExtractSelectors(config: CrawlConfig): Promise<void> {
+  if (Object.keys(config.extract).length === 0) return;
+  const { invalidSelectors } = await import('../../core/html/select.ts');
+  const selectors = extractSelectors(config.extract);
+  const invalid = invalidSelectors(selectors);
+  if (invalid.length > 0) {
+    throw new UsageError(
+      invalid
+        .map((name) => `extract.${name}: the CSS selector "${selectors[name]}" does not compile`)
+        .join('\n'),
+    );
+  }
+}
+
+function readJsonObject(flag: string, path: string, what: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `${flag} ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? error})`,
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${flag} ${path}: not valid JSON (${(error as Error).message})`);
+  }
+  if (!isObject(value)) throw new UsageError(`${flag} ${path}: expected a JSON object of ${what}`);
+  return value;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function convert(spec: FlagSpec, raw: string | boolean | string[], problems: string[]): unknown {

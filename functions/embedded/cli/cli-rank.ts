@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CrawlDb } from '../../adapters/local/crawl-db.ts';
 import { AopicLedger, type AopicState } from '../../core/aopic.ts';
+import { hitsIndexed } from '../../core/quality/hits.ts';
 import { pageRankIndexed } from '../../core/quality/pagerank.ts';
 import { spearman } from '../../core/quality/spearman.ts';
 import type { LinkRecord, PageRecord } from '../../core/types.ts';
@@ -16,6 +17,10 @@ export interface RankedPage {
   importance: number;
   /** PageRank over the crawled link graph (damping 0.85). */
   pageRank: number;
+  /** HITS authority score over the same graph (sums to 1 over the pages). */
+  authority: number;
+  /** HITS hub score over the same graph (sums to 1 over the pages). */
+  hub: number;
 }
 
 export interface Ranking {
@@ -23,6 +28,12 @@ export interface Ranking {
   edges: number;
   /** Spearman rank correlation between `importance` and `pageRank` (1 = same order). */
   spearman: number;
+  /** Spearman rank correlation between `importance` and HITS `authority`. */
+  spearmanAuthority: number;
+  /** Spearman rank correlation between `importance` and HITS `hub`. */
+  spearmanHub: number;
+  /** HITS power iterations, and whether they met the tolerance. */
+  hits: { iterations: number; converged: boolean };
 }
 
 /**
@@ -71,10 +82,25 @@ export function rankCrawl(outDir: string): Ranking {
     }
   }
   const ranks = pageRankIndexed(urls.length, from, to).scores;
-  const ranked = urls.map((url, i) => ({ url, importance: estimates[i]! / total, pageRank: ranks[i] ?? 0 }));
-  const rho = ranked.length < 2 ? 1 : spearman(estimates, Array.from(ranks));
+  const hits = hitsIndexed(urls.length, from, to);
+  const ranked = urls.map((url, i) => ({
+    url,
+    importance: estimates[i]! / total,
+    pageRank: ranks[i] ?? 0,
+    authority: hits.authorities[i] ?? 0,
+    hub: hits.hubs[i] ?? 0,
+  }));
+  const correlate = (scores: Float64Array) =>
+    ranked.length < 2 ? 1 : spearman(estimates, Array.from(scores));
   ranked.sort((a, b) => b.importance - a.importance || b.pageRank - a.pageRank);
-  return { pages: ranked, edges: from.length, spearman: rho };
+  return {
+    pages: ranked,
+    edges: from.length,
+    spearman: correlate(ranks),
+    spearmanAuthority: correlate(hits.authorities),
+    spearmanHub: correlate(hits.hubs),
+    hits: { iterations: hits.iterations, converged: hits.converged },
+  };
 }
 
 /** `crawlstack rank --out DIR [--top N] [--json]` */
@@ -99,15 +125,21 @@ export function rankCommand(argv: string[]): number {
     console.log(JSON.stringify({ ...ranking, pages: ranking.pages.slice(0, top) }, null, 2));
     return 0;
   }
-  console.log('rank  importance  pagerank  url');
+  console.log('rank  importance  pagerank  authority       hub  url');
   ranking.pages.slice(0, top).forEach((page, i) => {
-    console.log(
-      `${String(i + 1).padStart(4)}  ${page.importance.toFixed(6).padStart(10)}  ${page.pageRank.toFixed(6)}  ${page.url}`,
+    const figures = [page.importance, page.pageRank, page.authority, page.hub].map((x, j) =>
+      x.toFixed(6).padStart(j === 0 ? 10 : j === 1 ? 8 : 9),
     );
+    console.log(`${String(i + 1).padStart(4)}  ${figures.join('  ')}  ${page.url}`);
   });
+  const rho = (x: number) => (Number.isNaN(x) ? 'n/a (constant scores)' : x.toFixed(3));
   console.log(
     `\n${ranking.pages.length} pages, ${ranking.edges} links between them; ` +
-      `Spearman correlation of AOPIC importance with PageRank: ${ranking.spearman.toFixed(3)}`,
+      `Spearman correlation of AOPIC importance with PageRank: ${rho(ranking.spearman)}, ` +
+      `with HITS authority: ${rho(ranking.spearmanAuthority)}, with HITS hub: ${rho(ranking.spearmanHub)}` +
+      (ranking.hits.converged
+        ? ''
+        : ` (HITS stopped after ${ranking.hits.iterations} iterations, not converged)`),
   );
   return 0;
 }

@@ -5,10 +5,20 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CrawlStateMismatchError, EmbeddedCrawler } from '../embedded-crawler.ts';
+import { progressOverlay } from '../ui/status-publisher.ts';
+import { cacheStudyCommand } from './cli-cache-study.ts';
 import { canonicalizeCommand } from './cli-canonicalize.ts';
+import { exportCommand } from './cli-export.ts';
 import { huntCommand } from './cli-hunt.ts';
-import { buildConfig, configFlagsHelp, parseCommand, UsageError } from './cli-options.ts';
+import {
+  buildConfig,
+  checkExtractSelectors,
+  configFlagsHelp,
+  parseCommand,
+  UsageError,
+} from './cli-options.ts';
 import { rankCommand } from './cli-rank.ts';
+import { takeUiFlag, uiCommand, watchCrawl } from './cli-ui.ts';
 import { formatSummary, ProgressReporter } from './progress.ts';
 
 export const EXIT = { ok: 0, usage: 1, failed: 2, interrupted: 130 } as const;
@@ -20,16 +30,24 @@ usage:
   crawlstack hunt <start-url> <keyword> [output-dir] [options]
   crawlstack canonicalize <url...>
   crawlstack rank --out DIR [--top N] [--json]
+  crawlstack cache-study --out DIR [--sizes 8-20] [--seed N] [--chart FILE] [--json]
+  crawlstack ui --out DIR [--port N]
+  crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom]
   crawlstack help
 
 crawl writes to --out (default crawl-out/<first seed's host>): pages.jsonl, links.jsonl,
-warc/*.warc.gz, warc/index.cdxj, summary.json, state.sqlite. Run the same command again to
+warc/*.warc.gz, warc/index.cdxj, url-seen.trace, dataset.jsonl (with --extract), summary.json,
+state.sqlite. Run the same command again to
 resume an interrupted crawl.
 
 crawl options:
   --out DIR                 output and state folder
   --config FILE             JSON file with the same settings as the flags (flags win)
+  --extract-config FILE     JSON {"fields": {"name": {"selector", "attr"?, "all"?}}}: fields for
+                            pages.jsonl "extracted" and dataset.jsonl (with --extract: flags win)
   --no-warc                 do not write WARC files
+  --ui [PORT]               serve a live dashboard on http://127.0.0.1:PORT/ (default 8484) while
+                            the crawl runs; \`crawlstack ui --out DIR\` serves it afterwards
   --quiet                   no progress line
   --json                    print the summary as JSON
 ${configFlagsHelp()}
@@ -49,6 +67,12 @@ export async function main(argv: string[]): Promise<number> {
         return canonicalizeCommand(rest);
       case 'rank':
         return rankCommand(rest);
+      case 'cache-study':
+        return cacheStudyCommand(rest);
+      case 'export':
+        return await exportCommand(rest);
+      case 'ui':
+        return await uiCommand(rest);
       case undefined:
       case 'help':
       case '--help':
@@ -56,7 +80,9 @@ export async function main(argv: string[]): Promise<number> {
         console.log(USAGE);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command "${command}" (try: crawl, hunt, canonicalize, rank, help)`);
+        throw new UsageError(
+          `unknown command "${command}" (try: crawl, hunt, canonicalize, rank, cache-study, export, ui, help)`,
+        );
     }
   } catch (error) {
     if (error instanceof UsageError || error instanceof CrawlStateMismatchError) {
@@ -68,7 +94,8 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function crawlCommand(argv: string[]): Promise<number> {
+async function crawlCommand(args: string[]): Promise<number> {
+  const { argv, uiPort } = takeUiFlag(args);
   const parsed = parseCommand(argv, {
     out: { type: 'string', short: 'o' },
     'no-warc': { type: 'boolean' },
@@ -81,6 +108,7 @@ async function crawlCommand(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   const config = buildConfig(parsed, parsed.positionals);
+  await checkExtractSelectors(config);
   const outDir = typeof parsed.values.out === 'string' ? parsed.values.out : defaultOutDir(config.seeds[0]!);
   const progressStream = process.stderr;
   let reporter: ProgressReporter | undefined;
@@ -93,6 +121,14 @@ async function crawlCommand(argv: string[]): Promise<number> {
   if (parsed.values.quiet !== true) {
     reporter = new ProgressReporter(progressStream, () => crawler.progress());
   }
+  // status.json for `crawlstack ui`, and the dashboard with --ui (see cli-ui.ts).
+  const watch = await watchCrawl({
+    outDir,
+    seeds: config.seeds,
+    live: () => progressOverlay(crawler.progress()),
+    uiPort,
+  });
+  if (watch.url !== undefined) console.error(`dashboard: ${watch.url}`);
   let interrupts = 0;
   const onSignal = () => {
     interrupts += 1;
@@ -108,15 +144,17 @@ async function crawlCommand(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   reporter?.start();
-  let summary: Awaited<ReturnType<EmbeddedCrawler['run']>>;
+  let summary: Awaited<ReturnType<EmbeddedCrawler['run']>> | undefined;
   try {
     summary = await crawler.run();
   } finally {
     reporter?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    if (summary === undefined) await watch.close();
   }
   writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  await watch.close();
   console.log(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
   if (summary.state === 'interrupted') {
     console.error('interrupted: run the same command again to resume');

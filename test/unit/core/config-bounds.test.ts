@@ -61,6 +61,16 @@ describe('config bounds', () => {
     }
   });
 
+  it('no numeric setting of the schema is unbounded (a setting added later needs its limit too)', () => {
+    const defaults = parseCrawlConfig({ seeds });
+    assert.ok(defaults.ok);
+    for (const [key, value] of Object.entries(defaults.config)) {
+      if (typeof value !== 'number' && key !== 'maxPages') continue;
+      const result = parseCrawlConfig({ seeds, [key]: 1e15 });
+      assert.ok(!result.ok, `${key} accepts 1e15`);
+    }
+  });
+
   it('refuses the values the audit found accepted', () => {
     for (const [key, value] of [
       ['seenCacheSize', 2 ** 31],

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { after, before, describe, it } from 'node:test';
 import { type FetcherOptions, UndiciFetcher } from '../../../functions/adapters/http/undici-fetcher.ts';
-import type { FetchFailure, FetchResponse, FetchResult } from '../../../functions/ports.ts';
+import type { FetchResult } from '../../../functions/ports.ts';
+import { failed, ok } from '../../fixtures/fetch-results.ts';
 import {
   BOMB_DECODED_BYTES,
   binary,
@@ -46,16 +47,6 @@ const OPTIONS: FetcherOptions = {
 
 const CAP = 1_000_000;
 const PAGE_BYTES = 20 * 1000 * 1000;
-
-function ok(result: FetchResult): FetchResponse {
-  if (!result.ok) assert.fail(`expected a response, got ${result.error}: ${result.message}`);
-  return result;
-}
-
-function failed(result: FetchResult): FetchFailure {
-  if (result.ok) assert.fail(`expected a failure, got status ${result.status}`);
-  return result;
-}
 
 async function timed(run: () => Promise<FetchResult>): Promise<[FetchResult, number]> {
   const started = performance.now();

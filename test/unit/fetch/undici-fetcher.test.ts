@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { type FetcherOptions, UndiciFetcher } from '../../../functions/adapters/http/undici-fetcher.ts';
-import type { FetchFailure, FetchResponse, FetchResult } from '../../../functions/ports.ts';
+import { failed, ok } from '../../fixtures/fetch-results.ts';
 import { hangingLookup, stagedLookup } from '../../fixtures/hostile-routes.ts';
 import { routes, type SiteServer, startSite } from '../../fixtures/site-server.ts';
 
@@ -26,16 +26,6 @@ function encoded(encoding: string, body: Buffer): (req: IncomingMessage, res: Se
     res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': encoding });
     res.end(body);
   };
-}
-
-function ok(result: FetchResult): FetchResponse {
-  if (!result.ok) assert.fail(`expected a response, got ${result.error}: ${result.message}`);
-  return result;
-}
-
-function failed(result: FetchResult): FetchFailure {
-  if (result.ok) assert.fail(`expected a failure, got status ${result.status}`);
-  return result;
 }
 
 describe('UndiciFetcher', () => {

@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { invalidSelectors, parseFieldSelector, selectFields } from '../../../functions/core/html/select.ts';
+import { parseHTML } from 'linkedom';
+import {
+  invalidSelectors,
+  parseFieldSelector,
+  selectFields as selectWithCounts,
+} from '../../../functions/core/html/select.ts';
+
+/** The fields alone, checking that nothing was dropped (no caps given). */
+function selectFields(html: string, selectors: Record<string, string>): Record<string, string[]> {
+  const selected = selectWithCounts(html, selectors);
+  assert.equal(selected.droppedValues + selected.droppedChars + selected.droppedNesting, 0);
+  return selected.fields;
+}
 
 const HTML = `<!doctype html>
 <html><head><title> Product   page </title><meta name="description" content="A thing"></head>
@@ -79,5 +91,53 @@ describe('parseFieldSelector and invalidSelectors', () => {
       'bad',
       'empty',
     ]);
+  });
+});
+
+describe('selectFields text from one walk', () => {
+  /** What the text of a match was before: linkedom's textContent of each match, collapsed. */
+  function naive(html: string, css: string): string[] {
+    const { document } = parseHTML(html);
+    return [...document.querySelectorAll(css)]
+      .map((e) => (e.textContent as string).replace(/\s+/g, ' ').trim())
+      .filter((v) => v !== '');
+  }
+
+  function randomMarkup(seed: number): string {
+    let x = seed;
+    const rnd = () => {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      return x / 2 ** 31;
+    };
+    const tags = ['div', 'p', 'span', 'li', 'ul', 'td', 'tr', 'table', 'b', 'script', 'svg', 'title', 'pre'];
+    const texts = [
+      ' a ',
+      'b',
+      '\n\t c  d ',
+      '',
+      '  ',
+      'e\u00a0f',
+      '<![CDATA[ g ]]>',
+      '<!-- h -->',
+      '&amp; i',
+    ];
+    let html = '';
+    for (let i = 0; i < 60; i++) {
+      const r = rnd();
+      const tag = tags[Math.floor(rnd() * tags.length)]!;
+      if (r < 0.4) html += `<${tag}>`;
+      else if (r < 0.6) html += `</${tag}>`;
+      else html += texts[Math.floor(rnd() * texts.length)]!;
+    }
+    return html;
+  }
+
+  it('equals the collapsed textContent of every match, on random nested markup', () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const html = randomMarkup(seed);
+      for (const css of ['div', 'p', 'span', 'li', 'td', '*', 'body']) {
+        assert.deepEqual(selectFields(html, { x: css }).x, naive(html, css), `seed ${seed}, ${css}: ${html}`);
+      }
+    }
   });
 });

@@ -3,7 +3,11 @@ import { describe, test } from 'node:test';
 import { captureToWarcRecords } from '../../../functions/core/warc/capture-records.ts';
 import { cdxjLine } from '../../../functions/core/warc/cdxj.ts';
 import { gzipMember } from '../../../functions/core/warc/gzip-member.ts';
-import { httpRequestHead, storedResponseHeaders } from '../../../functions/core/warc/http-head.ts';
+import {
+  httpRequestHead,
+  httpResponseHead,
+  storedResponseHeaders,
+} from '../../../functions/core/warc/http-head.ts';
 import { base32, sha1Base32 } from '../../../functions/core/warc/sha1-base32.ts';
 import { surt } from '../../../functions/core/warc/surt.ts';
 import { cdxTimestamp, warcDate } from '../../../functions/core/warc/warc-date.ts';
@@ -97,6 +101,52 @@ describe('HTTP heads', () => {
       'GET /page/1?b=2&a=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nuser-agent: x\r\nx-latin: caf\u00e9\r\n\r\n',
     );
     assert.equal(head.includes(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0d])), true);
+  });
+});
+
+describe('HTTP heads as received', () => {
+  test('the response head is written from the raw headers: case, obs-text bytes, order and repeats', () => {
+    const capture = makeCapture(1, {
+      statusText: 'OK',
+      headers: [
+        ['content-type', 'text/html'],
+        ['x-obs', 'caf\ufffd'],
+        ['content-encoding', 'gzip'],
+        ['set-cookie', 'a=1'],
+        ['set-cookie', 'b=2'],
+      ],
+      // As the fetcher gives them: names as sent, values one Latin-1 character per byte.
+      rawHeaders: [
+        ['Content-Type', 'text/html'],
+        ['X-Obs', 'caf\u00e9 \u00ff'],
+        ['Content-Encoding', 'gzip'],
+        ['Set-Cookie', 'a=1'],
+        ['set-cookie', 'b=2'],
+      ],
+    });
+    const head = httpResponseHead(capture.response);
+    const length = capture.response.body.length;
+    assert.deepEqual(
+      head,
+      Buffer.from(
+        'HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Obs: caf\xe9 \xff\r\n' +
+          'X-Crawlstack-Original-Content-Encoding: gzip\r\nSet-Cookie: a=1\r\nset-cookie: b=2\r\n' +
+          `Content-Length: ${length}\r\n\r\n`,
+        'latin1',
+      ),
+    );
+  });
+
+  test('a reason phrase beyond Latin-1 is UTF-8 without touching the header bytes', () => {
+    const capture = makeCapture(1, { statusText: 'D\u00fcrfen \u2713', rawHeaders: [['X-Obs', '\u00e9']] });
+    const head = httpResponseHead(capture.response);
+    assert.ok(head.includes(Buffer.from('HTTP/1.1 200 D\u00fcrfen \u2713\r\n', 'utf8')));
+    assert.ok(head.includes(Buffer.from('X-Obs: \xe9\r\n', 'latin1')));
+  });
+
+  test('without raw headers, the normalized ones are written (captures from before they existed)', () => {
+    const head = httpResponseHead(makeCapture(1).response).toString('latin1');
+    assert.match(head, /^HTTP\/1\.1 200 OK\r\ncontent-type: text\/html; charset=utf-8\r\n/);
   });
 });
 

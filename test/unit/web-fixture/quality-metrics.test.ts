@@ -54,11 +54,12 @@ describe('qualityMetrics', () => {
     const m = qualityMetrics(web, log);
     assert.equal(m.requests, 20);
     assert.equal(m.goodFetched, 3);
+    // a page counts when its content first arrives, under any exact-duplicate spelling (a's alias)
     assert.deepEqual(
       m.mass.map((p) => [p.requests, p.mass]),
       [
         [2, rank([c])],
-        [5, rank([c])],
+        [5, rank([c, a])],
         [10, rank([c, a])],
         [20, rank([c, a, b])],
       ],
@@ -73,12 +74,20 @@ describe('qualityMetrics', () => {
       'long-url': 1,
       'deep-chain': 1,
     });
+    // later fetches of content already held, by the spelling of the later fetch
     assert.deepEqual(m.duplicates, {
-      alias: 1,
-      session: 1,
+      alias: 0,
+      session: 0,
       tracking: 1,
-      nearDuplicate: 1,
+      'index-file': 0,
+      'no-slash': 0,
+      case: 0,
+      param: 0,
+      prefix: 0,
+      'own-url': 2,
       refetch: 1,
+      exact: 4,
+      nearDuplicate: 1,
       total: 5,
     });
     assert.deepEqual(m.redirects, { moved: 1, 'cross-host': 0, chain: 0, loop: 1, total: 2 });
@@ -88,7 +97,26 @@ describe('qualityMetrics', () => {
     assert.equal(m.robots, 2);
     assert.deepEqual(
       checkTargets(m).map((t) => t.pass),
-      [false, false, false],
+      [false, false, false, false, false],
     );
+  });
+
+  test('sitemap files and sitemap-only pages: requests counted, sections found per host', () => {
+    const hosts = web.hosts.filter((h) => h.sitemapOnly.length > 0);
+    assert.ok(hosts.length >= 1);
+    const total = hosts.reduce((sum, h) => sum + h.sitemapOnly.length, 0);
+    const first = hosts[0]!.index;
+    const log: { class: UrlClass }[] = [
+      { class: { kind: 'sitemap', served: true } },
+      { class: { kind: 'sitemap', served: false } },
+      { class: { kind: 'sitemap-only', host: first, index: 0 } },
+      { class: { kind: 'sitemap-only', host: first, index: 0 } },
+      { class: { kind: 'sitemap-only', host: first, index: 1 } },
+      ...Array.from({ length: 495 }, (_, i) => good(i % web.pageCount)),
+    ];
+    const m = qualityMetrics(web, log);
+    assert.deepEqual(m.sitemaps, { requests: 2, served: 1 });
+    assert.deepEqual(m.sitemapOnly, { found: 2, total, hostsFound: 1, hosts: hosts.length });
+    assert.equal(checkTargets(m)[4]!.pass, hosts.length === 1);
   });
 });

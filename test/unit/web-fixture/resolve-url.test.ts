@@ -12,7 +12,7 @@ import {
   type TrapKind,
   trapEntrance,
 } from '../../fixtures/web/generate-web.ts';
-import { classify, respond, type UrlClass } from '../../fixtures/web/resolve-url.ts';
+import { classify, QUIRK_VARIANT, respond, type UrlClass } from '../../fixtures/web/resolve-url.ts';
 
 const web = generateWeb({ seed: 3, hosts: 8, goodPages: 600 });
 const origins = web.hosts.map((h) => `http://${h.address}:8080`);
@@ -26,9 +26,16 @@ function resolveHref(href: string, host: number, target: string): { host: number
   return { host: to, target: url.pathname + url.search };
 }
 
-function hrefs(body: string): string[] {
-  return [...body.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
+function hrefs(body: string | Uint8Array): string[] {
+  return [...text(body).matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
 }
+
+function text(body: string | Uint8Array): string {
+  return typeof body === 'string' ? body : new TextDecoder().decode(body);
+}
+
+/** Variants that quirky servers' own templates link (a link to the page itself, in another spelling). */
+const QUIRK_VARIANTS = new Set<string>(Object.values(QUIRK_VARIANT));
 
 function expectedKind(kind: ExtraLinkKind, soft404: boolean): Partial<UrlClass> {
   switch (kind) {
@@ -93,6 +100,10 @@ describe('classify and respond', () => {
         const cls = classify(web, link.host, link.target);
         if (cls.kind === 'good') {
           if (cls.page !== page) goodTargets.add(cls.page);
+        } else if (cls.kind === 'duplicate' && QUIRK_VARIANTS.has(cls.variant)) {
+          // a quirky host's template spelling of a link in the graph
+          assert.ok(web.hosts[link.host]!.quirks.length > 0, `${cls.variant} link on an ordinary host`);
+          if (cls.of !== page) goodTargets.add(cls.of);
         } else {
           others.push({ ...link, cls });
         }
@@ -115,10 +126,10 @@ describe('classify and respond', () => {
   });
 
   test('duplicates are the same bytes, near-duplicates almost the same text', () => {
-    const host = web.hosts[0]!;
+    const host = web.hosts.find((h) => h.quirks.length === 0 && !h.soft404)!;
     const page = host.firstPage + 5;
     const path = web.paths[page]!;
-    const good = respond(web, origins, 0, path).body;
+    const good = respond(web, origins, host.index, path).body;
     for (const spelling of [
       '/node/5',
       `${path}?sid=0123456789abcdef`,
@@ -128,18 +139,18 @@ describe('classify and respond', () => {
       `${path}?fbclid=abc`,
       `${path}?gclid=abc`,
     ]) {
-      const cls = classify(web, 0, spelling);
+      const cls = classify(web, host.index, spelling);
       assert.equal(cls.kind, 'duplicate', spelling);
       assert.equal(cls.kind === 'duplicate' && cls.of, page);
-      assert.equal(respond(web, origins, 0, spelling).body, good, spelling);
+      assert.equal(respond(web, origins, host.index, spelling).body, good, spelling);
     }
-    assert.deepEqual(classify(web, 0, '/index.html'), {
+    assert.deepEqual(classify(web, host.index, '/index.html'), {
       kind: 'duplicate',
       of: host.firstPage,
       variant: 'alias',
     });
-    const print = respond(web, origins, 0, `${path}?print=1`).body;
-    assert.deepEqual(classify(web, 0, `${path}?print=1`), {
+    const print = text(respond(web, origins, host.index, `${path}?print=1`).body);
+    assert.deepEqual(classify(web, host.index, `${path}?print=1`), {
       kind: 'near-duplicate',
       of: page,
       variant: 'print',
@@ -148,10 +159,8 @@ describe('classify and respond', () => {
     // the article text is the same: every paragraph of the print version is in the page
     const paragraphs = print.split('\n').filter((line) => line.startsWith('<p>') && line.length > 200);
     assert.ok(paragraphs.length > 0);
-    for (const p of paragraphs) assert.ok(good.includes(p));
-    assert.deepEqual(classify(web, 0, `${path}?q=1`), {
-      kind: web.hosts[0]!.soft404 ? 'soft-404' : 'not-found',
-    });
+    for (const p of paragraphs) assert.ok(text(good).includes(p));
+    assert.deepEqual(classify(web, host.index, `${path}?q=1`), { kind: 'not-found' });
   });
 
   test('redirects: moved, cross-host, a chain that ends on a good page, a loop that does not', () => {
@@ -205,9 +214,10 @@ describe('classify and respond', () => {
       const robots = respond(web, origins, host.index, '/robots.txt');
       assert.equal(robots.status, 200);
       assert.match(robots.headers['content-type']!, /^text\/plain/);
-      assert.equal(
-        robots.body,
-        `User-agent: *\n${host.disallow === null ? 'Allow: /' : 'Disallow: /private/'}\n`,
+      assert.ok(
+        text(robots.body).startsWith(
+          `User-agent: *\n${host.disallow === null ? 'Allow: /' : 'Disallow: /private/'}\n`,
+        ),
       );
       assert.deepEqual(classify(web, host.index, '/robots.txt'), { kind: 'robots' });
     }
@@ -227,8 +237,8 @@ describe('classify and respond', () => {
 
   test('trap pages of one kind are near-duplicates: same boilerplate, different headline', () => {
     const host = web.hosts.find((h) => h.traps.includes('calendar'))!.index;
-    const a = respond(web, origins, host, '/calendar/2026/11').body;
-    const b = respond(web, origins, host, '/calendar/1999/02').body;
+    const a = text(respond(web, origins, host, '/calendar/2026/11').body);
+    const b = text(respond(web, origins, host, '/calendar/1999/02').body);
     assert.notEqual(a, b);
     const shared = a.split('\n').filter((line) => line.length > 200 && b.includes(line));
     assert.ok(shared.length >= 1);

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { crawl } from '../e2e/helpers.ts';
 import {
   afterRequestHead,
   BOMB_DECODED_BYTES,
@@ -25,7 +26,6 @@ import {
   trickle,
 } from '../fixtures/hostile-routes.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
-import { crawl } from './helpers.ts';
 
 const MiB = 1024 * 1024;
 

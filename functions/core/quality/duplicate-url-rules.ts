@@ -1,0 +1,787 @@
+/**
+ * Learns each host's duplicate-URL rules from the pages a crawl fetches, and applies the proven
+ * ones before the URL-seen test (docs/duplicate-urls.md).
+ *
+ * - **Candidates** come from exact duplicates within one host: two URLs of one origin whose bodies
+ *   have the same content hash (seen here, or reported by the content-seen store as
+ *   `duplicateOf`), or a redirect within the origin. `deriveRules` names the rules that explain
+ *   the pair.
+ * - **Support**: distinct duplicate pairs the rule is needed to merge (one per newly observed URL).
+ * - **Counter-example**: two URLs the rule would merge whose contents differ (a page and a miss
+ *   count as different), or a redirect whose target the rule would rewrite. One blocks the rule
+ *   for good.
+ * - A rule is **active** once it has `minSupport` pairs and no counter-example. Active rules
+ *   rewrite URLs (`rewrite`), except a deterministic sample (`auditShare`) that is still fetched
+ *   as linked, so a rule keeps meeting the pairs that could refute it.
+ *
+ * Pure: no clock, no randomness (the audit sample is a hash of the URL), no I/O. Memory is bounded
+ * (see {@link DuplicateUrlRuleOptions}); `snapshot()` and the constructor persist and restore it.
+ */
+
+import type { SkipReason } from '../types.ts';
+import {
+  applyRule,
+  checkRule,
+  type DuplicateUrlRule,
+  DuplicateUrlRuleError,
+  deriveRules,
+  type RuleRewrite,
+  rewriteUrl,
+  ruleKey,
+  sortRules,
+  splitUrl,
+} from './duplicate-url-rule.ts';
+import { LruMap } from './lru-map.ts';
+
+/** The skip reason of a queued URL whose form a rule merged into another URL. */
+export const DUPLICATE_URL_RULE_REASON: SkipReason = 'duplicate-url-rule';
+
+/** Settings of {@link DuplicateUrlRules}; the first two come from the crawl configuration. */
+export interface DuplicateUrlRuleOptions {
+  /** Distinct duplicate pairs before a rule is applied (config `duplicateUrlRuleSupport`, default 3). */
+  minSupport?: number;
+  /** Share of the URLs an active rule merges that are fetched anyway, to keep testing it (config `duplicateUrlRuleAudit`, default 0.02). */
+  auditShare?: number;
+  /** URLs (with their content hash) remembered per host for learning (default 1,000, least recently added forgotten first). */
+  maxObservationsPerHost?: number;
+  /**
+   * Entries of learning memory over all hosts: remembered URLs plus the rules' image indexes
+   * (default 50,000; about 200 bytes each, so 10 MB). Beyond it, the host observed least
+   * recently forgets what it saw (its rules stay).
+   */
+  maxObservations?: number;
+  /** Rules (candidates, active and blocked) kept per host (default 32; active rules are never dropped). */
+  maxRulesPerHost?: number;
+  /** Hosts whose rules are kept (default 100,000, least recently observed dropped first). */
+  maxRuleHosts?: number;
+  /** Example pairs kept per rule (default 5). */
+  maxExamples?: number;
+}
+
+/** A fetched URL, as the learner needs it. */
+export interface PageObservation {
+  /** Canonical URL that was fetched. */
+  url: string;
+  /** Its politeness key (lowercase host name): rules are learned and applied per host. */
+  host: string;
+  /**
+   * SHA-256 (hex) of the decoded body of a 2xx page; null when the URL gave no page (another
+   * status, a network error, a soft 404): a miss never supports a rule, but a page and a miss
+   * under two URLs a rule merges refute it.
+   */
+  contentHash: string | null;
+  /** An earlier URL with the same content, as the content-seen store answered (it may be gone from memory here). */
+  duplicateOf?: string;
+}
+
+/** Where a rule stands. */
+export type RuleStatus = 'candidate' | 'active' | 'blocked';
+
+/** One rule of one host: a line of rules.json. */
+export interface RuleRecord {
+  host: string;
+  rule: DuplicateUrlRule;
+  /** `ruleKey(rule)`, for people and for `grep`. */
+  name: string;
+  status: RuleStatus;
+  /** Distinct duplicate pairs the rule merges. */
+  support: number;
+  /** The first few of those pairs. */
+  examples: [string, string][];
+  /** The pair that blocked it (different contents, or a redirect to a URL it rewrites). */
+  counterExample?: [string, string];
+}
+
+/** A host's rules without the host (what the cloud stores per crawl and host). */
+export type HostRuleRecord = Omit<RuleRecord, 'host'>;
+
+/** The learner's state, JSON-safe. */
+export interface DuplicateUrlRulesSnapshot {
+  /** Rules per host, least recently observed host first. */
+  hosts: { host: string; rules: HostRuleRecord[] }[];
+  /** Learning memory per host ([url, content digest in hex or "-" for a miss]), least recent first. */
+  memory?: { host: string; observations: [string, string][] }[];
+}
+
+/** A rule that became active or blocked during an observation. */
+export interface RuleChange {
+  host: string;
+  rule: DuplicateUrlRule;
+  status: 'active' | 'blocked';
+}
+
+/** Two URLs as a host's active rules see them. */
+export interface MergeExplanation {
+  a: RuleRewrite;
+  b: RuleRewrite;
+  /** True when both end at the same URL. */
+  merged: boolean;
+}
+
+interface RuleEntry {
+  rule: DuplicateUrlRule;
+  key: string;
+  status: RuleStatus;
+  support: number;
+  examples: [string, string][];
+  counterExample?: [string, string];
+}
+
+interface HostRules {
+  entries: Map<string, RuleEntry>;
+  /** The active rules in composition order (rebuilt when one changes status). */
+  active: DuplicateUrlRule[];
+}
+
+/** A URL remembered under a rule's image. */
+interface Imaged {
+  url: string;
+  hash: number;
+}
+
+interface HostMemory {
+  /** URL -> content digest (or NO_PAGE). */
+  observations: LruMap<string, number>;
+  /** Content digest -> first remembered URL with it. */
+  byHash: Map<number, string>;
+  /** Redirect sources already counted (a retried step reports its redirect again). */
+  redirects: LruMap<string, true>;
+  /** Rule key -> image -> the first remembered URL the rule rewrites to that image. */
+  indexes: Map<string, LruMap<string, Imaged>>;
+  /** The same for all active rules together (when there are two or more); rebuilt when they change. */
+  composite: LruMap<string, Imaged> | undefined;
+  /** The active rules `composite` was built for. */
+  compositeFor: readonly DuplicateUrlRule[];
+  units: number;
+}
+
+/** The digest of a URL that gave no page. */
+const NO_PAGE = -1;
+
+/**
+ * The first 52 bits of a SHA-256 hex digest as a number: ample to tell a host's pages apart, and a
+ * number costs less memory than a string (a slice of the digest would keep all 64 characters).
+ * Anything else given as a hash is folded by FNV-1a.
+ */
+function digestOf(contentHash: string): number {
+  const head = contentHash.slice(0, 13);
+  if (/^[0-9a-fA-F]{13}$/.test(head)) return Number.parseInt(head, 16);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < contentHash.length; i++) h = Math.imul(h ^ contentHash.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** Learns and applies per-host duplicate-URL rules; see the module comment. */
+export class DuplicateUrlRules {
+  readonly #minSupport: number;
+  readonly #auditShare: number;
+  readonly #perHost: number;
+  readonly #maxUnits: number;
+  readonly #maxRules: number;
+  readonly #maxExamples: number;
+  readonly #rules: LruMap<string, HostRules>;
+  /** Learning memory by host, least recently observed first (a Map re-inserted on use). */
+  readonly #memory = new Map<string, HostMemory>();
+  #units = 0;
+
+  constructor(options: DuplicateUrlRuleOptions = {}, snapshot?: DuplicateUrlRulesSnapshot) {
+    this.#minSupport = positive('minSupport', options.minSupport ?? 3);
+    const audit = options.auditShare ?? 0.02;
+    if (!(audit >= 0 && audit < 1)) throw new RangeError(`auditShare must be in [0, 1), got ${audit}`);
+    this.#auditShare = audit;
+    this.#perHost = positive('maxObservationsPerHost', options.maxObservationsPerHost ?? 1000);
+    this.#maxUnits = positive('maxObservations', options.maxObservations ?? 50_000);
+    this.#maxRules = positive('maxRulesPerHost', options.maxRulesPerHost ?? 32);
+    this.#maxExamples = positive('maxExamples', options.maxExamples ?? 5);
+    this.#rules = new LruMap(positive('maxRuleHosts', options.maxRuleHosts ?? 100_000));
+    if (snapshot !== undefined) this.#restore(snapshot);
+  }
+
+  // ------------------------------------------------------------------------------- applying
+
+  /**
+   * The URL a link or a queued task should be crawled as, by the host's active rules, with the
+   * rules that rewrote it; undefined when no active rule changes it, or when the URL falls in the
+   * audit sample. Deterministic: the same URL gets the same answer until a rule changes status.
+   */
+  rewrite(url: string, host: string): RuleRewrite | undefined {
+    const rules = this.#rules.peek(host);
+    if (rules === undefined || rules.active.length === 0) return undefined;
+    const result = rewriteUrl(rules.active, url);
+    if (result.url === url) return undefined;
+    if (this.#auditShare > 0 && auditPoint(url) < this.#auditShare) return undefined;
+    return result;
+  }
+
+  /** How the host's active rules rewrite two URLs, and whether they end as one (no audit sample). */
+  explain(a: string, b: string, host: string): MergeExplanation {
+    const active = this.#rules.peek(host)?.active ?? [];
+    const ra = rewriteUrl(active, a);
+    const rb = rewriteUrl(active, b);
+    return { a: ra, b: rb, merged: ra.url === rb.url };
+  }
+
+  /**
+   * Entries of learning memory held now (remembered URLs, redirects and image-index entries): at
+   * most `maxObservations`, plus what the host being observed holds beyond it.
+   */
+  get learningEntries(): number {
+    return this.#units;
+  }
+
+  /** The active rules of a host, in composition order. */
+  activeRules(host: string): readonly DuplicateUrlRule[] {
+    return this.#rules.peek(host)?.active ?? [];
+  }
+
+  // ------------------------------------------------------------------------------- learning
+
+  /**
+   * Learns from one fetched URL: checks every rule of its host against what was seen (blocking
+   * those it refutes), and derives candidates when its content was seen under another URL of the
+   * origin. Idempotent per URL while the host's memory holds it. Returns the rules that changed.
+   */
+  observePage(observation: PageObservation): RuleChange[] {
+    const { url, host, duplicateOf } = observation;
+    const hash = observation.contentHash === null ? NO_PAGE : digestOf(observation.contentHash);
+    const changes: RuleChange[] = [];
+    const memory = this.#memoryOf(host);
+    if (
+      duplicateOf !== undefined &&
+      duplicateOf !== url &&
+      hash !== NO_PAGE &&
+      sameOrigin(url, duplicateOf)
+    ) {
+      // what the content-seen store knows, though this memory may have forgotten it or never seen it
+      if (memory.observations.peek(duplicateOf) === undefined)
+        this.#record(host, memory, duplicateOf, hash, changes);
+    }
+    this.#record(host, memory, url, hash, changes);
+    this.#trim(host);
+    return changes;
+  }
+
+  /**
+   * Learns from a redirect within one origin (`from` answered 3xx with `to`): the server says both
+   * name one page, so it supports the rules that rewrite `from` into `to`; and a rule that would
+   * rewrite `to` is refuted (it would send the crawl in a circle). Runtimes must not apply the
+   * rules to a redirect's target: the server named that form.
+   */
+  observeRedirect(from: string, to: string, host: string): RuleChange[] {
+    const changes: RuleChange[] = [];
+    if (from === to || !sameOrigin(from, to)) return changes;
+    const memory = this.#memoryOf(host);
+    const rules = this.#hostRules(host);
+    for (const entry of [...rules.entries.values()]) {
+      if (entry.status !== 'blocked' && applyRule(entry.rule, to) !== to) {
+        this.#block(host, rules, entry, [from, to], changes);
+      }
+    }
+    if (memory.redirects.peek(from) === undefined) {
+      memory.redirects.set(from, true);
+      this.#count(memory, 1);
+      this.#samePair(host, memory, from, to, changes, to);
+    }
+    this.#refreshComposite(host, rules, memory, changes);
+    this.#trim(host);
+    return changes;
+  }
+
+  /** Learns that two URLs of one host served different contents (known to the runtime from elsewhere). */
+  observeDifferent(a: string, b: string, host: string): RuleChange[] {
+    const changes: RuleChange[] = [];
+    if (a === b || !sameOrigin(a, b)) return changes;
+    const rules = this.#rules.get(host);
+    if (rules === undefined) return changes;
+    for (const entry of [...rules.entries.values()]) {
+      if (entry.status !== 'blocked' && this.#blames(entry.rule, a, b, rules.active)) {
+        this.#block(host, rules, entry, [a, b], changes);
+      }
+    }
+    return changes;
+  }
+
+  #record(host: string, memory: HostMemory, url: string, hash: number, changes: RuleChange[]): void {
+    if (memory.observations.peek(url) !== undefined) return;
+    memory.observations.set(url, hash);
+    this.#count(memory, 1);
+    const rules = this.#rules.get(host);
+    if (rules !== undefined) {
+      for (const entry of [...rules.entries.values()]) {
+        const index = this.#indexOf(host, rules, memory, entry, changes, false);
+        if (index !== undefined) this.#checkOne(host, rules, memory, entry, index, url, hash, changes);
+      }
+    }
+    if (hash !== NO_PAGE) {
+      const first = memory.byHash.get(hash);
+      if (first === undefined) memory.byHash.set(hash, url);
+      else if (first !== url && sameOrigin(first, url)) this.#samePair(host, memory, url, first, changes);
+    }
+    const after = this.#rules.peek(host);
+    if (after !== undefined) {
+      this.#refreshComposite(host, after, memory, changes);
+      const composite = memory.composite;
+      if (composite !== undefined) this.#checkComposite(host, after, memory, composite, url, hash, changes);
+    }
+  }
+
+  /**
+   * Files a URL under one rule's image, blocking the rule when another remembered URL with that
+   * image (the image itself, or one the rule rewrites to it) had different content.
+   */
+  #checkOne(
+    host: string,
+    rules: HostRules,
+    memory: HostMemory,
+    entry: RuleEntry,
+    index: LruMap<string, Imaged>,
+    url: string,
+    hash: number,
+    changes: RuleChange[],
+  ): boolean {
+    const clash = this.#file(memory, index, applyRule(entry.rule, url), url, hash);
+    if (clash === undefined) return false;
+    this.#block(host, rules, entry, [clash, url], changes);
+    return true;
+  }
+
+  /**
+   * Files `url` (content `hash`) under `image` in `index` and returns a remembered URL with that
+   * image whose content differs, if any.
+   */
+  #file(
+    memory: HostMemory,
+    index: LruMap<string, Imaged>,
+    image: string,
+    url: string,
+    hash: number,
+  ): string | undefined {
+    if (image === url) {
+      const other = index.peek(url);
+      return other !== undefined && other.hash !== hash ? other.url : undefined;
+    }
+    const fixed = memory.observations.peek(image);
+    if (fixed !== undefined && fixed !== hash) return image;
+    const other = index.peek(image);
+    if (other === undefined) {
+      index.set(image, { url, hash });
+      this.#count(memory, 1);
+      return undefined;
+    }
+    return other.url !== url && other.hash !== hash ? other.url : undefined;
+  }
+
+  /**
+   * The same for all active rules together: two URLs they merge with different contents block
+   * the rules needed to merge them (all the rules that rewrote them when none alone is needed).
+   */
+  #checkComposite(
+    host: string,
+    rules: HostRules,
+    memory: HostMemory,
+    composite: LruMap<string, Imaged>,
+    url: string,
+    hash: number,
+    changes: RuleChange[],
+  ): void {
+    const active = rules.active;
+    const clash = this.#file(memory, composite, rewriteUrl(active, url).url, url, hash);
+    if (clash === undefined) return;
+    const blamed = active.filter((rule) => this.#blames(rule, url, clash, active));
+    const culprits =
+      blamed.length > 0 ? blamed : [...rewriteUrl(active, url).rules, ...rewriteUrl(active, clash).rules];
+    for (const rule of culprits) {
+      const entry = rules.entries.get(ruleKey(rule));
+      if (entry !== undefined) this.#block(host, rules, entry, [clash, url], changes);
+    }
+    this.#refreshComposite(host, rules, memory, changes);
+  }
+
+  /**
+   * Rebuilds the composite index when the active rules changed, replaying the host's memory (which
+   * may block rules and change them again: it repeats until they hold).
+   */
+  #refreshComposite(host: string, rules: HostRules, memory: HostMemory, changes: RuleChange[]): void {
+    while (memory.compositeFor !== rules.active) {
+      const active = rules.active;
+      if (memory.composite !== undefined) this.#count(memory, -memory.composite.size);
+      memory.compositeFor = active;
+      if (active.length < 2) {
+        memory.composite = undefined; // one rule alone is checked by its own index
+        continue;
+      }
+      const composite = this.#newIndex(memory);
+      memory.composite = composite;
+      for (const [url, hash] of [...memory.observations.entries()]) {
+        this.#checkComposite(host, rules, memory, composite, url, hash, changes);
+        if (rules.active !== active) break;
+      }
+    }
+  }
+
+  /** Two URLs of one origin with one content: support for the rules that merge them, and new candidates. */
+  #samePair(
+    host: string,
+    memory: HostMemory,
+    a: string,
+    b: string,
+    changes: RuleChange[],
+    target?: string,
+  ): void {
+    const rules = this.#hostRules(host);
+    for (const entry of [...rules.entries.values()]) {
+      if (entry.status !== 'blocked' && this.#needed(entry.rule, a, b, rules.active)) {
+        this.#support(host, rules, entry, a, b, changes);
+      }
+    }
+    for (const rule of deriveRules(a, b, target)) {
+      const key = ruleKey(rule);
+      if (rules.entries.has(key)) continue;
+      const entry = this.#addCandidate(host, rules, rule, key);
+      if (entry === undefined) continue;
+      // its image index replays what this host's memory holds: earlier pairs and counter-examples
+      this.#indexOf(host, rules, memory, entry, changes, true);
+      // a redirect pair is not in the memory, so the replay could not count it
+      if (target !== undefined && entry.status !== 'blocked' && this.#needed(rule, a, b, rules.active)) {
+        this.#support(host, rules, entry, a, b, changes);
+      }
+    }
+  }
+
+  /**
+   * The image index of a rule in this host's memory, built on first use by replaying the
+   * remembered URLs (blocking the rule on a counter-example, and for a new candidate counting the
+   * duplicate pairs it merges); undefined once the rule is blocked.
+   */
+  #indexOf(
+    host: string,
+    rules: HostRules,
+    memory: HostMemory,
+    entry: RuleEntry,
+    changes: RuleChange[],
+    countSupport: boolean,
+  ): LruMap<string, Imaged> | undefined {
+    if (entry.status === 'blocked') return undefined;
+    const existing = memory.indexes.get(entry.key);
+    if (existing !== undefined) return existing;
+    const index = this.#newIndex(memory);
+    memory.indexes.set(entry.key, index);
+    for (const [url, hash] of [...memory.observations.entries()]) {
+      if (this.#checkOne(host, rules, memory, entry, index, url, hash, changes)) return undefined;
+      if (!countSupport || hash === NO_PAGE) continue;
+      const first = memory.byHash.get(hash);
+      if (first !== undefined && first !== url && this.#needed(entry.rule, url, first, rules.active)) {
+        this.#support(host, rules, entry, url, first, changes);
+      }
+    }
+    return index;
+  }
+
+  #newIndex(memory: HostMemory): LruMap<string, Imaged> {
+    return new LruMap<string, Imaged>(this.#perHost, () => this.#count(memory, -1));
+  }
+
+  /** Counts learning-memory entries, per host and in all. */
+  #count(memory: HostMemory, delta: number): void {
+    memory.units += delta;
+    this.#units += delta;
+  }
+
+  /** Whether `rule` is needed to merge a and b: with the other active rules it does, without it they do not. */
+  #needed(rule: DuplicateUrlRule, a: string, b: string, active: readonly DuplicateUrlRule[]): boolean {
+    const key = ruleKey(rule);
+    const others = active.filter((r) => ruleKey(r) !== key);
+    const withRule = sortRules([...others, rule]);
+    if (rewriteUrl(withRule, a).url !== rewriteUrl(withRule, b).url) return false;
+    return others.length === 0 || rewriteUrl(others, a).url !== rewriteUrl(others, b).url;
+  }
+
+  /** Whether two different pages refute `rule`: it merges them alone, or it is needed to merge them. */
+  #blames(rule: DuplicateUrlRule, a: string, b: string, active: readonly DuplicateUrlRule[]): boolean {
+    return applyRule(rule, a) === applyRule(rule, b) || this.#needed(rule, a, b, active);
+  }
+
+  #support(
+    host: string,
+    rules: HostRules,
+    entry: RuleEntry,
+    a: string,
+    b: string,
+    changes: RuleChange[],
+  ): void {
+    if (entry.examples.length < this.#maxExamples) entry.examples.push([a, b]);
+    this.#setSupport(host, rules, entry, entry.support + 1, changes);
+  }
+
+  #setSupport(
+    host: string,
+    rules: HostRules,
+    entry: RuleEntry,
+    support: number,
+    changes: RuleChange[],
+  ): void {
+    entry.support = support;
+    if (entry.status === 'candidate' && entry.support >= this.#minSupport) {
+      entry.status = 'active';
+      rules.active = sortRules([...rules.active, entry.rule]);
+      changes.push({ host, rule: entry.rule, status: 'active' });
+    }
+  }
+
+  #block(
+    host: string,
+    rules: HostRules,
+    entry: RuleEntry,
+    pair: [string, string],
+    changes: RuleChange[],
+  ): void {
+    if (entry.status === 'blocked') return;
+    const wasActive = entry.status === 'active';
+    entry.status = 'blocked';
+    entry.counterExample = pair;
+    if (wasActive) rules.active = rules.active.filter((r) => r !== entry.rule);
+    changes.push({ host, rule: entry.rule, status: 'blocked' });
+    this.#dropIndex(host, entry.key);
+  }
+
+  #dropIndex(host: string, key: string): void {
+    const memory = this.#memory.get(host);
+    const index = memory?.indexes.get(key);
+    if (memory === undefined || index === undefined) return;
+    memory.indexes.delete(key);
+    this.#count(memory, -index.size);
+  }
+
+  /** Adds a candidate, making room by dropping the weakest candidate, then the oldest blocked rule. */
+  #addCandidate(host: string, rules: HostRules, rule: DuplicateUrlRule, key: string): RuleEntry | undefined {
+    if (rules.entries.size >= this.#maxRules) {
+      let drop: RuleEntry | undefined;
+      for (const entry of rules.entries.values()) {
+        if (entry.status === 'candidate' && (drop === undefined || entry.support < drop.support))
+          drop = entry;
+      }
+      if (drop === undefined) {
+        for (const entry of rules.entries.values()) {
+          if (entry.status === 'blocked') {
+            drop = entry;
+            break;
+          }
+        }
+      }
+      if (drop === undefined) return undefined;
+      rules.entries.delete(drop.key);
+      this.#dropIndex(host, drop.key);
+    }
+    const entry: RuleEntry = { rule, key, status: 'candidate', support: 0, examples: [] };
+    rules.entries.set(key, entry);
+    return entry;
+  }
+
+  #hostRules(host: string): HostRules {
+    let rules = this.#rules.get(host);
+    if (rules === undefined) {
+      rules = { entries: new Map(), active: [] };
+      this.#rules.set(host, rules);
+    }
+    return rules;
+  }
+
+  #memoryOf(host: string): HostMemory {
+    let memory = this.#memory.get(host);
+    if (memory === undefined) {
+      const fresh: HostMemory = {
+        observations: new LruMap(this.#perHost, (url, hash) => {
+          this.#count(fresh, -1);
+          if (fresh.byHash.get(hash) === url) fresh.byHash.delete(hash);
+        }),
+        byHash: new Map(),
+        redirects: new LruMap(this.#perHost, () => this.#count(fresh, -1)),
+        indexes: new Map(),
+        composite: undefined,
+        compositeFor: [],
+        units: 0,
+      };
+      memory = fresh;
+    } else {
+      this.#memory.delete(host);
+    }
+    this.#memory.set(host, memory);
+    return memory;
+  }
+
+  /** Forgets the least recently observed hosts' memory (not `keep`'s) until the budget holds. */
+  #trim(keep: string): void {
+    for (const [host, memory] of this.#memory) {
+      if (this.#units <= this.#maxUnits) return;
+      if (host === keep) continue;
+      this.#memory.delete(host);
+      this.#units -= memory.units;
+    }
+  }
+
+  // ------------------------------------------------------------------------------- reporting
+
+  /** Every host's rules (rules.json): active first, then candidates and blocked, most support first. */
+  report(): RuleRecord[] {
+    const out: RuleRecord[] = [];
+    const order: Record<RuleStatus, number> = { active: 0, candidate: 1, blocked: 2 };
+    for (const [host, rules] of this.#rules.entries()) {
+      for (const record of hostRecords(rules)) out.push({ host, ...record });
+    }
+    return out.sort(
+      (a, b) =>
+        (a.host < b.host ? -1 : a.host > b.host ? 1 : 0) ||
+        order[a.status] - order[b.status] ||
+        b.support - a.support ||
+        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+    );
+  }
+
+  /** One host's rules, to store per crawl and host (the cloud); undefined when it has none. */
+  hostRecords(host: string): HostRuleRecord[] | undefined {
+    const rules = this.#rules.peek(host);
+    return rules === undefined || rules.entries.size === 0 ? undefined : hostRecords(rules);
+  }
+
+  /**
+   * Merges a host's rules learned elsewhere (another container, a stored item): a rule blocked
+   * on either side stays blocked; support is the larger count, or the distinct example pairs of
+   * both when that is more; a rule with enough support becomes active. Throws
+   * DuplicateUrlRuleError on a malformed record.
+   */
+  mergeHost(host: string, records: readonly HostRuleRecord[]): RuleChange[] {
+    const changes: RuleChange[] = [];
+    const rules = this.#hostRules(host);
+    for (const record of records) {
+      const rule = checkRule(record.rule);
+      const key = ruleKey(rule);
+      const entry = rules.entries.get(key) ?? this.#addCandidate(host, rules, rule, key);
+      if (entry === undefined) continue;
+      if (record.status === 'blocked') {
+        this.#block(host, rules, entry, record.counterExample ?? ['', ''], changes);
+        continue;
+      }
+      const pairs = new Map<string, [string, string]>();
+      for (const pair of [...entry.examples, ...record.examples])
+        pairs.set(pairKey(pair), [pair[0], pair[1]]);
+      entry.examples = [...pairs.values()].slice(0, this.#maxExamples);
+      const support = Math.max(entry.support, record.support, pairs.size);
+      if (support > entry.support) this.#setSupport(host, rules, entry, support, changes);
+    }
+    // what this host's memory saw may refute a rule learned elsewhere
+    const memory = this.#memory.get(host);
+    if (memory !== undefined) {
+      for (const entry of [...rules.entries.values()])
+        this.#indexOf(host, rules, memory, entry, changes, false);
+      this.#refreshComposite(host, rules, memory, changes);
+    }
+    return changes;
+  }
+
+  /**
+   * The state to persist: every host's rules, and with `memory` (default true) what each host's
+   * learning memory holds (at most `maxObservations` URLs in all).
+   */
+  snapshot(options: { memory?: boolean } = {}): DuplicateUrlRulesSnapshot {
+    const snapshot: DuplicateUrlRulesSnapshot = {
+      hosts: [...this.#rules.entries()]
+        .filter(([, rules]) => rules.entries.size > 0)
+        .map(([host, rules]) => ({ host, rules: hostRecords(rules) })),
+    };
+    if (options.memory !== false) {
+      snapshot.memory = [...this.#memory].map(([host, memory]) => ({
+        host,
+        observations: [...memory.observations.entries()].map(([url, hash]): [string, string] => [
+          url,
+          hash === NO_PAGE ? '-' : hash.toString(16),
+        ]),
+      }));
+    }
+    return snapshot;
+  }
+
+  #restore(snapshot: DuplicateUrlRulesSnapshot): void {
+    for (const { host, rules } of snapshot.hosts) {
+      const table = this.#hostRules(host);
+      for (const record of rules) {
+        const rule = checkRule(record.rule);
+        const key = ruleKey(rule);
+        const entry: RuleEntry = {
+          rule,
+          key,
+          status: checkStatus(record.status),
+          support: Math.max(0, Math.floor(Number(record.support) || 0)),
+          examples: (record.examples ?? []).map(([a, b]): [string, string] => [String(a), String(b)]),
+        };
+        if (record.counterExample !== undefined)
+          entry.counterExample = [String(record.counterExample[0]), String(record.counterExample[1])];
+        // a threshold raised since the snapshot keeps an active rule active: it was proven then
+        table.entries.set(key, entry);
+      }
+      table.active = sortRules(
+        [...table.entries.values()].filter((e) => e.status === 'active').map((e) => e.rule),
+      );
+    }
+    for (const { host, observations } of snapshot.memory ?? []) {
+      const memory = this.#memoryOf(host);
+      for (const [url, written] of observations) {
+        const hash = written === '-' ? NO_PAGE : Number.parseInt(String(written), 16);
+        if (!Number.isFinite(hash))
+          throw new DuplicateUrlRuleError(`not a content digest: ${JSON.stringify(written)}`);
+        if (memory.observations.peek(url) !== undefined) continue;
+        memory.observations.set(url, hash);
+        this.#count(memory, 1);
+        if (hash !== NO_PAGE && !memory.byHash.has(hash)) memory.byHash.set(hash, url);
+      }
+      this.#trim(host);
+    }
+  }
+}
+
+function hostRecords(rules: HostRules): HostRuleRecord[] {
+  return [...rules.entries.values()].map((entry) => {
+    const record: HostRuleRecord = {
+      rule: { ...entry.rule },
+      name: entry.key,
+      status: entry.status,
+      support: entry.support,
+      examples: entry.examples.map(([a, b]): [string, string] => [a, b]),
+    };
+    if (entry.counterExample !== undefined) record.counterExample = [...entry.counterExample];
+    return record;
+  });
+}
+
+function checkStatus(status: unknown): RuleStatus {
+  if (status === 'candidate' || status === 'active' || status === 'blocked') return status;
+  throw new DuplicateUrlRuleError(`not a rule status: ${JSON.stringify(status)}`);
+}
+
+function pairKey([a, b]: readonly [string, string]): string {
+  return a < b ? `${a} ${b}` : `${b} ${a}`;
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  return splitUrl(a).origin === splitUrl(b).origin;
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1)
+    throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+/** A URL's place in [0, 1): FNV-1a 32 over its UTF-16 code units, then murmur3's finalizer. */
+export function auditPoint(url: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < url.length; i++) {
+    h ^= url.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) / 4294967296;
+}

@@ -1,0 +1,283 @@
+/**
+ * The dashboard in a real browser: Debian's chromium driven by playwright-core (no browser
+ * download). A full fixture snapshot renders every section; a real crawl with `--ui` shows its
+ * pages live; `crawlstack ui --out DIR` shows the finished crawl. Saves a screenshot of the live
+ * crawl (docs/img/dashboard.png when UPDATE_DASHBOARD_SCREENSHOT=1). Skipped, saying why, only
+ * where no Chromium is installed.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { startDashboard } from '../../functions/embedded/ui/dashboard-server.ts';
+import type { DashboardView } from '../../functions/embedded/ui/dashboard-snapshot.ts';
+import { eventually, type SiteServer } from '../fixtures/site-server.ts';
+import { closeAll, robotsTxt, siteRoutes, startSites } from '../fixtures/sites.ts';
+import { buildCli, ROOT, spawnCli, tempDir } from './helpers.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+/** Pages of the crawled site besides its home page: enough for the crawl to run ~10 s. */
+const PAGES = 60;
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const noBrowser = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install -y chromium)`;
+
+const FIXTURE: DashboardView = {
+  outDir: '/crawls/docs',
+  seeds: ['https://docs.example/'],
+  source: 'live',
+  snapshot: {
+    at: 1_800_000_000_000,
+    state: 'running',
+    elapsedMs: 3_723_000,
+    pages: 12_345,
+    skipped: 67,
+    errors: 8,
+    queued: 4_321,
+    running: 3,
+    hosts: 2,
+    bytes: 250 * 1024 * 1024,
+    duplicates: 12,
+    pagesPerSecond: 42.5,
+    rate: Array.from({ length: 60 }, (_, i) => ({
+      elapsedMs: (i + 1) * 1000,
+      pages: (i + 1) * 40,
+      pagesPerSecond: 40,
+    })),
+    byStatus: { '200': 12_000, '404': 300, '503': 45 },
+    byReason: { robots: 50, 'timeout-idle': 8, scope: 9 },
+    linksSkipped: { scope: 900, nofollow: 20, calendar: 33 },
+    hostTable: [
+      {
+        host: 'docs.example',
+        queued: 4000,
+        inFlight: false,
+        nextAllowedAt: 1_800_000_001_500,
+        fetched: 12_000,
+        lastResponseMs: 87,
+        errors: 5,
+        lastError: 'http-503',
+        crawlDelayMs: 2000,
+        robots: { status: 'rules', detail: '200' },
+        waitingFor: 'Retry-After',
+      },
+      {
+        host: 'cdn.example',
+        queued: 321,
+        inFlight: true,
+        fetched: 345,
+        lastResponseMs: 12,
+        errors: 0,
+        robots: { status: 'allow-all', detail: '404' },
+      },
+    ],
+    traps: [
+      {
+        reason: 'calendar',
+        pattern: 'docs.example/events/{date}',
+        count: 33,
+        examples: ['https://docs.example/events/2031-01-01'],
+      },
+    ],
+    topPages: [
+      { url: 'https://docs.example/', importance: 0.25 },
+      { url: 'https://docs.example/<script>alert(1)</script>', importance: 0.01 },
+    ],
+    urlSeen: { lookups: 100_000, cacheHits: 89_500, hitRate: 0.895 },
+    memory: { rssBytes: 120 * 1024 * 1024, heapUsedBytes: 40 * 1024 * 1024 },
+  },
+};
+
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+/** Polls an element's text until `ok` accepts it (in the test: the page's CSP forbids eval). */
+const waitForText = (page: Page, selector: string, ok: (value: string) => boolean, timeoutMs = 10_000) =>
+  eventually(async () => (ok(await text(page, selector)) ? true : undefined), timeoutMs, selector);
+const rows = (page: Page, table: string) =>
+  page
+    .locator(`#${table} tbody tr`)
+    .evaluateAll((trs) =>
+      trs.map((tr) =>
+        [...tr.querySelectorAll('td')].map((td) => (td as unknown as { innerText: string }).innerText.trim()),
+      ),
+    );
+
+describe('dashboard in Chromium', { skip: noBrowser }, () => {
+  let browser: Browser;
+  let site: SiteServer;
+  const problems: string[] = [];
+
+  before(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+    // A small site that takes a few seconds to crawl one page at a time, with a Crawl-delay.
+    const table: Record<string, { title: string; links?: string[]; delayMs?: number }> = {
+      '/': { title: 'Home', links: Array.from({ length: PAGES }, (_, i) => `/p/${i}`) },
+    };
+    for (let i = 0; i < PAGES; i++)
+      table[`/p/${i}`] = { title: `Page ${i}`, links: ['/', `/p/${(i + 1) % PAGES}`], delayMs: 60 };
+    [site] = (await startSites(['127.0.0.2'], () => [
+      siteRoutes({ ...table, '/robots.txt': robotsTxt('User-agent: *\nDisallow: /private\n') }),
+    ])) as [SiteServer];
+    await buildCli();
+  });
+  after(async () => {
+    await browser?.close();
+    await closeAll([site]);
+  });
+
+  async function open(url: string): Promise<Page> {
+    const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    await page.goto(url);
+    return page;
+  }
+
+  test('renders every section of a full snapshot, as text', async () => {
+    const server = await startDashboard({ view: () => FIXTURE });
+    try {
+      const page = await open(server.url);
+      await waitForText(page, '#pages', (v) => v === '12,345');
+      assert.equal(await text(page, '#state'), 'running');
+      assert.equal(await text(page, '#rate'), '42.5');
+      assert.equal(await text(page, '#queued'), '4,321');
+      assert.equal(await text(page, '#inflight'), '3');
+      assert.equal(await text(page, '#hitrate'), '89.5%');
+      assert.equal(await text(page, '#memory'), '120.0 MiB');
+      assert.equal(await text(page, '#bytes'), '250.0 MiB');
+      assert.equal(await text(page, '#elapsed'), '1:02:03');
+      assert.deepEqual(
+        (await rows(page, 'status-table')).map((r) => r.slice(0, 2)),
+        [
+          ['200', '12,000'],
+          ['404', '300'],
+          ['503', '45'],
+        ],
+      );
+      assert.deepEqual((await rows(page, 'reason-table'))[0]!.slice(0, 2), ['robots', '50']);
+      assert.deepEqual((await rows(page, 'links-table'))[0]!.slice(0, 2), ['scope', '900']);
+      assert.deepEqual(await rows(page, 'host-table'), [
+        [
+          'docs.example',
+          '4,000',
+          'in 1.5 s (Retry-After)',
+          '87 ms',
+          '12,000',
+          '5 (http-503)',
+          'rules (200)',
+          '2.0 s',
+        ],
+        ['cdn.example', '321', 'in flight', '12 ms', '345', '0', 'allow-all (404)', '–'],
+      ]);
+      assert.deepEqual(await rows(page, 'trap-table'), [
+        ['calendar', 'docs.example/events/{date}', '33', 'https://docs.example/events/2031-01-01'],
+      ]);
+      const top = await rows(page, 'top-table');
+      assert.deepEqual(
+        top[1],
+        ['2', '0.01000', 'https://docs.example/<script>alert(1)</script>'],
+        'URLs shown as text',
+      );
+      assert.equal(await page.locator('#top-table script').count(), 0);
+      assert.equal(await page.locator('#chart canvas').count(), 1, 'uPlot drew the chart');
+      assert.deepEqual(problems, []);
+      await page.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('crawl --ui: the page follows a real crawl live; crawlstack ui shows it finished', async () => {
+    const out = tempDir();
+    const crawl = await spawnCli([
+      'crawl',
+      `${site.origin}/`,
+      '--out',
+      out,
+      '--allow-private',
+      '--delay',
+      '150',
+      '--delay-factor',
+      '0',
+      '--no-soft404-probe',
+      '--no-trap-detectors',
+      '--ui',
+      '0',
+      '--quiet',
+    ]);
+    let ui: Awaited<ReturnType<typeof spawnCli>> | undefined;
+    try {
+      const url = await eventually(
+        () => /dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(crawl.stderr())?.[1],
+        15_000,
+        'the dashboard URL',
+      );
+      const page = await open(url);
+      // live: pages arrive while the crawl runs
+      await waitForText(page, '#pages', (v) => Number(v.replace(/,/g, '')) >= 5, 20_000);
+      assert.equal(await text(page, '#state'), 'running');
+      assert.equal(await text(page, '#source'), 'live from the crawler');
+      assert.match(await text(page, '#seeds'), new RegExp(`${site.origin}/`));
+      const host = (await rows(page, 'host-table'))[0]!;
+      assert.equal(host[0], new URL(site.origin).host);
+      assert.ok(Number(host[4]!.replace(/,/g, '')) >= 5, `fetched ${host[4]}`);
+      assert.deepEqual((await rows(page, 'status-table'))[0]!.slice(0, 1), ['200']);
+      assert.equal(
+        (await rows(page, 'top-table'))[0]![2],
+        `${site.origin}/`,
+        'the seed holds the most AOPIC cash',
+      );
+      await eventually(async () => ((await page.locator('#chart canvas').count()) === 1 ? true : undefined));
+      assert.notEqual(await text(page, '#memory'), '–');
+      // a fuller picture for the screenshot: later in the crawl (or its end, on a slow machine)
+      await eventually(async () => {
+        const pages = Number((await text(page, '#pages')).replace(/,/g, ''));
+        return pages >= PAGES / 2 || crawl.child.exitCode !== null ? true : undefined;
+      }, 30_000);
+      const shot =
+        process.env.UPDATE_DASHBOARD_SCREENSHOT === '1'
+          ? join(ROOT, 'docs/img/dashboard.png')
+          : join(out, 'dashboard.png');
+      await page.screenshot({ path: shot, fullPage: true });
+      assert.ok(existsSync(shot));
+      await page.close();
+
+      const exit = await crawl.exited;
+      assert.equal(exit.code, 0, crawl.stderr());
+
+      // finished: the files tell the rest (state, cache hit rate, peak memory, links not followed)
+      ui = await spawnCli(['ui', '--out', out, '--port', '0']);
+      const uiUrl = await eventually(
+        () => /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(ui!.stdout())?.[1],
+        15_000,
+        'ui URL',
+      );
+      const done = await open(uiUrl);
+      await waitForText(done, '#state', (v) => v === 'done');
+      assert.equal(await text(done, '#pages'), String(PAGES + 1));
+      assert.equal(await text(done, '#source'), 'from the crawl files');
+      assert.match(await text(done, '#hitrate'), /^\d+\.\d%$/);
+      assert.equal((await text(done, '#memory-label')).toLowerCase(), 'peak memory');
+      assert.equal(await text(done, '#queued'), '0');
+      assert.deepEqual(problems, []);
+      await done.close();
+    } finally {
+      crawl.child.kill('SIGKILL');
+      if (ui !== undefined) {
+        ui.child.kill('SIGINT');
+        const exit = await ui.exited;
+        assert.equal(exit.code, 0, 'ui stops cleanly on Ctrl-C');
+      }
+    }
+  });
+});
