@@ -261,6 +261,21 @@ export class DynamoCrawlTable implements CrawlTableStore {
     );
   }
 
+  /** Adds to the admitted count, kept beside the AOPIC map (`aopicAdmitted`) so setAopic cannot overwrite it. */
+  async addAdmitted(id: string, admitted: number): Promise<void> {
+    if (admitted <= 0) return;
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: id, sk: 'crawl' },
+        UpdateExpression: 'ADD #n :n',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#n': 'aopicAdmitted' },
+        ExpressionAttributeValues: { ':n': admitted },
+      }),
+    );
+  }
+
   /** Adds hosts to the crawl's scope (a seed redirected there). */
   async addAllowedHosts(id: string, hosts: readonly string[]): Promise<void> {
     if (hosts.length === 0) return;
@@ -559,6 +574,19 @@ function crawlFromItem(item: DocItem): CrawlRecord {
   if (typeof item.lost === 'number') crawl.lost = item.lost;
   if (item.watch !== undefined && item.watch !== null) crawl.watch = item.watch as CompletionWatch;
   if (item.aopic !== undefined && item.aopic !== null) crawl.aopic = item.aopic as CloudAopicState;
+  // The admitted count lives beside the map (see addAdmitted).
+  if (typeof item.aopicAdmitted === 'number') {
+    crawl.aopic = {
+      bonus: 0,
+      lambdaSpent: 0,
+      history: 0,
+      fetched: 0,
+      ...crawl.aopic,
+      admitted: item.aopicAdmitted,
+    };
+  } else if (crawl.aopic !== undefined) {
+    crawl.aopic = { ...crawl.aopic, admitted: 0 };
+  }
   return crawl;
 }
 

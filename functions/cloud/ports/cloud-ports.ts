@@ -91,8 +91,13 @@ export interface CrawlTableStore {
   listCrawls(limit: number, after?: string): Promise<{ crawls: CrawlRecord[]; next?: string } | undefined>;
   /** Stores (or clears, with undefined) the scheduler's watch of a crawl. */
   setWatch(id: string, watch: CompletionWatch | undefined): Promise<void>;
-  /** Publishes the crawl's AOPIC state (the scheduler's step). */
+  /**
+   * Publishes the crawl's AOPIC state (the scheduler's step), all but `admitted`, which only
+   * {@link addAdmitted} changes: two overlapping steps must not overwrite each other's count.
+   */
   setAopic(id: string, aopic: CloudAopicState): Promise<void>;
+  /** Adds to the crawl's count of admitted parked URLs (an atomic increment). */
+  addAdmitted(id: string, admitted: number): Promise<void>;
   /** Every host item of a crawl: O(hosts), for the exact sum before a crawl ends. */
   hosts(crawlId: string): Promise<HostRecord[]>;
   /** The crawl's counter shards (see CounterShard): O(1) running totals. */

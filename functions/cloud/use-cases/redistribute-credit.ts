@@ -24,7 +24,7 @@ import type { AopicTotals, CloudAopicState, CrawlCounters, CrawlRecord } from '.
 import type { CrawlTableStore, ParkedUrls } from '../ports/cloud-ports.ts';
 
 export interface RedistributeCreditDeps {
-  table: Pick<CrawlTableStore, 'setAopic'>;
+  table: Pick<CrawlTableStore, 'setAopic' | 'addAdmitted'>;
   parked: ParkedUrls;
   frontier: Frontier;
   /** Queued URLs a crawl should have before parked ones wait (default {@link FRONTIER_TARGET}). */
@@ -96,6 +96,9 @@ export async function redistributeCredit(
         crawl.id,
         tasks.map((t) => t.fp),
       );
+      // An increment, not part of the state written below: a step overlapping this one (its
+      // unpark found these URLs gone and counts 0) must not overwrite the count.
+      if (admitted > 0) await deps.table.addAdmitted(crawl.id, admitted);
       state.admitted += admitted;
       deps.log?.(`crawl ${crawl.id}: admitted ${admitted} parked URLs`);
     }

@@ -118,3 +118,68 @@ describe('completion', () => {
     }
   });
 });
+
+describe('overlapping scheduler runs', () => {
+  it('two ticks at once end a crawl once, with the same counters, and admit each parked URL once', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`] }, clock);
+    // One page fetched, three URLs parked (found on it), nothing queued: the frontier is dry.
+    const counts = {
+      ...emptyHostCounts(),
+      finished: 1,
+      fetched: 1,
+      requests: 1,
+      enqueued: 3,
+      parked: 3,
+      history: 1,
+    };
+    await cloud.table.updateHost(id, 'a.example', {
+      nextAllowedAt: 0,
+      counts,
+      ledger: { firstSeq: '1', lastSeq: '1' },
+    });
+    await cloud.table.addToShard(id, 0, { ...counts, hosts: 1 });
+    const parkedTasks = tasks([`${SITE}/x/1`, `${SITE}/x/2`, `${SITE}/x/3`], 1);
+    const owners = cloud.seen(id).owners;
+    for (const t of parkedTasks) owners.set(t.fp, 'owner');
+    await cloud.parked.park(
+      id,
+      parkedTasks.map((task) => ({ task, owner: 'owner', key: 0.01 })),
+    );
+    const { redistributeCredit } = await import('../../../functions/cloud/use-cases/redistribute-credit.ts');
+    const aopicDeps = { table: cloud.table, parked: cloud.parked, frontier: cloud.frontier };
+    const deps = {
+      table: cloud.table,
+      frontier: { depth: async () => depthOf(0) },
+      clock,
+      aopic: { redistribute: redistributeCredit.bind(null, aopicDeps) },
+    };
+    await Promise.all([completeCrawls(deps), completeCrawls(deps)]);
+    const admittedUrls = cloud.frontier.sent.map((t) => t.url);
+    assert.deepEqual(
+      [...new Set(admittedUrls)].sort(),
+      parkedTasks.map((t) => t.url).sort(),
+      'every parked URL sent',
+    );
+    assert.equal(cloud.table.crawls.get(id)?.aopic?.admitted, 3, 'admitted counted once per URL');
+    // The admitted URLs finish; two overlapping ticks twice over end the crawl once.
+    const done = { ...emptyHostCounts(), finished: 3, fetched: 3, requests: 3 };
+    await cloud.table.updateHost(id, 'a.example', {
+      nextAllowedAt: 0,
+      counts: done,
+      ledger: { firstSeq: '2', lastSeq: '4' },
+    });
+    await cloud.table.addToShard(id, 1, { ...done, hosts: 0 });
+    for (let i = 0; i < 3; i++) {
+      clock.t += 1000;
+      await Promise.all([completeCrawls(deps), completeCrawls(deps)]);
+    }
+    const crawl = cloud.table.crawls.get(id)!;
+    assert.equal(crawl.status, 'done');
+    assert.equal(crawl.counters?.finished, 4);
+    assert.equal(crawl.counters?.discovered, 4);
+    assert.equal(crawl.lost, 0);
+    assert.ok(!cloud.table.registry.has(id));
+  });
+});

@@ -119,7 +119,14 @@ export class MemoryCrawlTable implements CrawlTableStore {
   async setAopic(id: string, aopic: CloudAopicState): Promise<void> {
     this.#call('setAopic');
     const crawl = this.crawls.get(id);
-    if (crawl !== undefined) crawl.aopic = copy(aopic);
+    if (crawl !== undefined) crawl.aopic = { ...copy(aopic), admitted: crawl.aopic?.admitted ?? 0 };
+  }
+  async addAdmitted(id: string, admitted: number): Promise<void> {
+    this.#call('addAdmitted');
+    const crawl = this.crawls.get(id);
+    if (crawl === undefined) return;
+    const aopic = crawl.aopic ?? { bonus: 0, lambdaSpent: 0, admitted: 0, history: 0, fetched: 0 };
+    crawl.aopic = { ...aopic, admitted: aopic.admitted + admitted };
   }
   async hosts(crawlId: string): Promise<HostRecord[]> {
     this.#call('hosts');

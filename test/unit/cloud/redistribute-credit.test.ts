@@ -73,7 +73,7 @@ async function step(record: CrawlRecord, sums: ReturnType<typeof counters>, park
   const written: CloudAopicState[] = [];
   const result = await redistributeCredit(
     {
-      table: { setAopic: async (_id, state) => void written.push(state) },
+      table: { setAopic: async (_id, state) => void written.push(state), addAdmitted: async () => {} },
       parked,
       frontier: { enqueue: async (t) => void sent.push(...t) },
     },
