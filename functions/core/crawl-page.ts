@@ -27,6 +27,7 @@ import { decodeBody, isHtml, mediaType } from './html/charset.ts';
 import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
 import { parseXRobotsTag } from './html/x-robots-tag.ts';
+import { type FinishReason, unfetchedRecord } from './page-record.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
 import type { QualityChecks } from './quality/crawl-quality.ts';
 import { decodeRobotsBody } from './robots/body.ts';
@@ -154,11 +155,11 @@ export async function crawlPage(
     return robotsUnavailable(deps, task, entry);
   }
   if (!rules.isAllowed(task.url)) {
-    return finish(deps, skippedRecord(task, 'robots'), undefined, task.cash);
+    return finish(deps, unfetchedRecord(task, 'robots'), undefined, task.cash);
   }
   const crawlDelayMs = rules.crawlDelayMs;
   const trap = deps.quality?.checkTask(task);
-  if (trap !== undefined) return finish(deps, skippedRecord(task, trap), undefined, task.cash);
+  if (trap !== undefined) return finish(deps, unfetchedRecord(task, trap), undefined, task.cash);
   const probe = deps.quality?.probeFor(origin);
   if (probe !== undefined) {
     if (rules.isAllowed(probe)) return probeSite(deps, probe, entry, crawlDelayMs);
@@ -255,14 +256,7 @@ export async function crawlPage(
     // An exact duplicate's links were already followed from the original; a soft 404 has none.
     if (record.duplicateOf === undefined && genuine) {
       const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
-      followed = await followLinks(
-        deps,
-        task,
-        facts,
-        nofollowPage,
-        record.nearDuplicateOf !== undefined,
-        record.simhash,
-      );
+      followed = await followLinks(deps, task, facts, nofollowPage, record.nearDuplicateOf, record.simhash);
       countDropped(record, 'longUrls', followed.longUrls ?? 0);
     }
     options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
@@ -378,7 +372,7 @@ async function robotsUnavailable(
   failure?: FetchFailure,
 ): Promise<CrawlPageOutcome> {
   if (entry.detail === 'blocked-address') {
-    const record = skippedRecord(task, 'blocked-address');
+    const record = unfetchedRecord(task, 'blocked-address');
     record.detail = failure?.message ?? 'robots.txt: blocked-address';
     return finish(deps, record, undefined, task.cash);
   }
@@ -408,7 +402,7 @@ async function fetchFailed(
       feedback: { ...feedback, blockedUntil: notBefore },
     };
   }
-  const record = skippedRecord(task, failure.error);
+  const record = unfetchedRecord(task, failure.error);
   record.detail = failure.message;
   record.fetchedAt = new Date(failure.timings.startedAt).toISOString();
   record.durationMs = Math.round(failure.timings.totalMs);
@@ -483,7 +477,7 @@ async function probeSite(
 async function retryOrGiveUp(
   deps: CrawlPageDeps,
   task: CrawlTask,
-  reason: string,
+  reason: FinishReason,
   detail: string,
   notBefore: number,
   feedback?: RequestFeedback,
@@ -494,7 +488,7 @@ async function retryOrGiveUp(
       ? { kind: 'retry', task: next, reason, notBefore }
       : { kind: 'retry', task: next, reason, notBefore, feedback };
   }
-  const record = skippedRecord(task, reason);
+  const record = unfetchedRecord(task, reason);
   record.detail = detail;
   return finish(deps, record, feedback, task.cash);
 }
@@ -567,7 +561,7 @@ async function followLinks(
   task: CrawlTask,
   facts: PageFacts,
   nofollowPage: boolean,
-  nearDuplicate: boolean,
+  nearDuplicateOf: string | undefined,
   simhash?: string,
 ): Promise<Followed> {
   const { config } = deps;
@@ -592,7 +586,7 @@ async function followLinks(
     else {
       const skip =
         deps.scope.check(canonical.url, canonical.host, depth) ??
-        deps.quality?.checkLink(canonical.url, task, deps.clock.now(), nearDuplicate);
+        deps.quality?.checkLink(canonical.url, task, deps.clock.now(), nearDuplicateOf);
       if (skip !== undefined) out.skipped = skip;
       else candidates.push({ url: canonical.url, host: canonical.host, fp: fingerprint(canonical.url) });
     }
@@ -684,24 +678,6 @@ function mediaKind(media: string | null, fallback: LinkKind): LinkKind {
     return 'document';
   }
   return 'other';
-}
-
-function skippedRecord(task: CrawlTask, reason: string): PageRecord {
-  return {
-    url: task.url,
-    finalUrl: task.url,
-    status: null,
-    contentType: null,
-    kind: classifyLink('a', task.url),
-    depth: task.depth,
-    bytes: 0,
-    fetchedAt: null,
-    durationMs: null,
-    title: null,
-    contentHash: null,
-    outLinks: 0,
-    reason,
-  };
 }
 
 function captureOf(response: FetchResponse): Capture {

@@ -41,6 +41,12 @@ export interface CrawlTask {
    * page budget such URLs wait until nothing else is left (embedded) or are parked (cloud).
    */
   generated?: boolean;
+  /**
+   * Cloud only: the task was re-sent by the worker in place of a message that had waited in the
+   * queue (politeness) for most of its receives; names that message, so that its re-send has its
+   * own deduplication id, the same one if the re-sending batch is redone.
+   */
+  resentFrom?: string;
 }
 
 /** Where a page's capture is stored (a WARC record inside a file or object). */
