@@ -27,7 +27,7 @@ import { unfetchedRecord } from '../core/page-record.ts';
 import { hostGapMs } from '../core/politeness.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
-import type { CrawlTask, PageRecord } from '../core/types.ts';
+import type { CrawlTask } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
 import type { Clock, Fetcher, RobotsEntry } from '../ports.ts';
 import { AddressGates } from './address-gates.ts';
