@@ -95,7 +95,7 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     // Settled; or idle (the whole queue empty); or, with other crawls keeping the queue busy,
     // quiet: nothing of this crawl moved for longer than any of its messages can wait.
     const kind: CompletionWatch['kind'] = settled ? 'settled' : isEmpty(depth) ? 'idle' : 'quiet';
-    const signature = `${counters.finished}/${counters.discovered}/${counters.parked}/${counters.requests}/${counters.retries}`;
+    const signature = signatureOf(counters);
     const previous = crawl.watch;
     const same = previous !== undefined && previous.kind === kind && previous.signature === signature;
     const watch: CompletionWatch = same
@@ -119,10 +119,21 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     // write: the end is decided on the exact sum of the host ledgers (once per crawl).
     const exact = (await crawlProgress(deps.table, id, { exact: true }))?.view.counters ?? counters;
     if (kind === 'settled' && !isSettled(exact)) {
-      deps.log?.(`crawl ${id}: running totals settled, the ledgers not yet; going on`);
-      await deps.table.setWatch(id, undefined);
-      result[id] = ongoing;
-      continue;
+      // The running totals will not move again for that dead batch: from now on the exact sum
+      // is watched as the running totals were (idle: two ticks; busy queue: the quiet limit).
+      const sameExact = watch.exact !== undefined && watch.exact.signature === signatureOf(exact);
+      const exactWatch = sameExact
+        ? { ...watch.exact!, ticks: watch.exact!.ticks + 1 }
+        : { signature: signatureOf(exact), since: now, ticks: 1 };
+      const stuck = isEmpty(depth)
+        ? exactWatch.ticks >= IDLE_TICKS_TO_END
+        : now - exactWatch.since >= quietLimitMs(crawl, depth);
+      if (!stuck) {
+        if (!sameExact) deps.log?.(`crawl ${id}: running totals settled, the ledgers not yet; going on`);
+        await deps.table.setWatch(id, { ...watch, exact: exactWatch });
+        result[id] = ongoing;
+        continue;
+      }
     }
     const lost = Math.max(0, exact.discovered - exact.finished - exact.parked);
     if (lost > 0) {
@@ -138,6 +149,11 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     result[id] = crawl.status === 'cancelled' ? 'cancelled' : status;
   }
   return result;
+}
+
+/** What must stand still for a crawl to end: a change restarts its watch. */
+function signatureOf(counters: CrawlCounters): string {
+  return `${counters.finished}/${counters.discovered}/${counters.parked}/${counters.requests}/${counters.retries}`;
 }
 
 function isSettled(counters: CrawlCounters): boolean {
