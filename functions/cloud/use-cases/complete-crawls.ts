@@ -11,8 +11,16 @@ import type { AopicStep } from './redistribute-credit.ts';
 
 /** AOPIC's periodic step (see redistribute-credit.ts), behind a seam so tests can do without. */
 export interface CreditRedistribution {
-  /** Runs one step for a running crawl. Must be idempotent: ticks may repeat or overlap. */
-  redistribute(crawl: CrawlRecord, counters: CrawlCounters, totals: AopicTotals): Promise<AopicStep>;
+  /**
+   * Runs one step for a running crawl. Must be idempotent: ticks may repeat or overlap.
+   * `queueEmpty`: the whole queue is empty (the crawl's frontier is dry whatever its totals say).
+   */
+  redistribute(
+    crawl: CrawlRecord,
+    counters: CrawlCounters,
+    totals: AopicTotals,
+    options: { queueEmpty: boolean },
+  ): Promise<AopicStep>;
 }
 
 /** What the scheduler touches. */
@@ -83,18 +91,19 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     const { crawl, view } = progress;
     const { counters } = view;
     const ongoing = crawl.status === 'cancelled' ? 'cancelled' : 'running';
+    depth ??= await queueDepth(deps);
+    const queue = depth;
     let step: AopicStep | undefined;
     if (crawl.status === 'running' && deps.aopic !== undefined) {
-      step = await deps.aopic.redistribute(crawl, counters, progress.aopic);
+      step = await deps.aopic.redistribute(crawl, counters, progress.aopic, { queueEmpty: isEmpty(queue) });
     }
-    depth ??= await queueDepth(deps);
     // Parked URLs are settled too, unless the crawl may still fetch some (they get admitted).
     const admitting = step !== undefined && (step.admitted > 0 || step.pending);
     const settled = !admitting && isSettled(counters);
     const now = deps.clock.now();
     // Settled; or idle (the whole queue empty); or, with other crawls keeping the queue busy,
     // quiet: nothing of this crawl moved for longer than any of its messages can wait.
-    const kind: CompletionWatch['kind'] = settled ? 'settled' : isEmpty(depth) ? 'idle' : 'quiet';
+    const kind: CompletionWatch['kind'] = settled ? 'settled' : isEmpty(queue) ? 'idle' : 'quiet';
     const signature = signatureOf(counters);
     const previous = crawl.watch;
     const same = previous !== undefined && previous.kind === kind && previous.signature === signature;
@@ -102,13 +111,16 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
       ? { ...previous, ticks: previous.ticks + 1 }
       : { kind, signature, since: now, ticks: 1 };
     const waited = now - watch.since;
-    const end =
-      kind === 'settled'
-        ? (watch.ticks >= 2 && isEmpty(depth)) ||
-          waited >= depth.visibilityTimeoutSeconds * 1000 + WORKER_TIMEOUT_MS
+    const end = admitting
+      ? false
+      : kind === 'settled'
+        ? (watch.ticks >= 2 && isEmpty(queue)) ||
+          waited >= queue.visibilityTimeoutSeconds * 1000 + WORKER_TIMEOUT_MS
         : kind === 'idle'
           ? watch.ticks >= IDLE_TICKS_TO_END
-          : !admitting && waited >= quietLimitMs(crawl, depth);
+          : waited >= quietLimitMs(crawl, queue);
+    // What this crawl admitted is in the queue now: read it again for the next crawl.
+    if ((step?.admitted ?? 0) > 0) depth = undefined;
     if (!end) {
       // Written when it starts and while the tick count matters; `since` alone needs no updates.
       if (!same || watch.ticks <= IDLE_TICKS_TO_END) await deps.table.setWatch(id, watch);
@@ -125,9 +137,9 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
       const exactWatch = sameExact
         ? { ...watch.exact!, ticks: watch.exact!.ticks + 1 }
         : { signature: signatureOf(exact), since: now, ticks: 1 };
-      const stuck = isEmpty(depth)
+      const stuck = isEmpty(queue)
         ? exactWatch.ticks >= IDLE_TICKS_TO_END
-        : now - exactWatch.since >= quietLimitMs(crawl, depth);
+        : now - exactWatch.since >= quietLimitMs(crawl, queue);
       if (!stuck) {
         if (!sameExact) deps.log?.(`crawl ${id}: running totals settled, the ledgers not yet; going on`);
         await deps.table.setWatch(id, { ...watch, exact: exactWatch });

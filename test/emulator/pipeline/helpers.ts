@@ -70,6 +70,8 @@ export interface PipelineOptions {
    * finish with 5 s left for its writes).
    */
   visibilityTimeoutSeconds?: number;
+  /** The scheduler's period (default 1 s; the stack's rule says a minute). */
+  scheduleRateMs?: number;
   /** Kill containers of these functions at random points (the stand-in's chaos option). */
   chaos?: Record<string, ChaosOptions>;
 }
@@ -120,7 +122,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       prefix: uniquePrefix(),
       // Scheduler runs overlap as on AWS (each tick invokes); a tick shorter than a loaded run's
       // few hundred ms would pile up containers that a one-minute rule never would.
-      scheduleRateMs: 1000,
+      scheduleRateMs: options.scheduleRateMs ?? 1000,
       // The archiver gathers captures for 1 s instead of 30: pages show up in the API quickly.
       eventSource: {
         waitTimeSeconds: 1,
