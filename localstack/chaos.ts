@@ -24,7 +24,10 @@ export interface ChaosOptions {
 
 /** One kill, with `performance.now()` times of this process (the fixture servers' clock). */
 export interface ChaosKill {
-  /** When the killed invocation started and when its container was killed. */
+  /**
+   * When the killed invocation started, and when its container's thread was gone: whatever it
+   * sent left it before `killedAt` (this process may read it a little later).
+   */
   startedAt: number;
   killedAt: number;
 }

@@ -419,8 +419,9 @@ export class LocalLambda {
     const coldStart = initMs !== undefined;
     switch (run.kind) {
       case 'killed': {
-        const killedAt = performance.now();
+        // When the thread is gone: anything it sent (a request) left it before this moment.
         await this.#discard(container, true);
+        const killedAt = performance.now();
         this.#stats.chaosKills.push({ startedAt: started, killedAt });
         const error = namedError(
           'Runtime.ExitError',

@@ -151,7 +151,10 @@ describe('Lambda containers (worker threads)', () => {
       assert.equal(first.stats.killedContainers, killed);
       assert.equal(first.stats.errors, killed);
       for (const kill of first.stats.chaosKills) {
-        assert.ok(kill.killedAt - kill.startedAt < 320, 'within the drawn window');
+        assert.ok(
+          kill.killedAt - kill.startedAt < 300 + 250,
+          'within the drawn window, plus the end of its thread',
+        );
       }
       await delay(600);
       // A killed invocation's timer (200 ms in) never fired when the kill came first.
