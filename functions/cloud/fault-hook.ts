@@ -44,7 +44,7 @@ export const NO_FAULTS: FaultHook = () => {};
 
 /** The simulated death of the worker. Not a processing error: the worker never catches it. */
 export class InjectedCrashError extends Error {
-  readonly code = 'injected-crash' as const;
+  readonly code = 'INJECTED_CRASH' as const;
   readonly step: FaultStep;
   constructor(step: FaultStep, n: number) {
     super(`injected crash ${step}:${n} (CRAWLSTACK_FAULT)`);
@@ -55,7 +55,7 @@ export class InjectedCrashError extends Error {
 
 /** An ordinary processing error raised on purpose (`throw-url`). */
 export class InjectedFailureError extends Error {
-  readonly code = 'injected-failure' as const;
+  readonly code = 'INJECTED_FAILURE' as const;
   constructor(url: string) {
     super(`injected failure for ${url} (CRAWLSTACK_FAULT throw-url)`);
     this.name = 'InjectedFailureError';
