@@ -7,6 +7,7 @@
  * visibility timeout. Decisions come from a seeded generator, so a seed repeats the same draws
  * (where the kills land still depends on timing).
  */
+import { mulberry32 } from '../functions/core/cache-study/cache-policies.ts';
 
 /** Random kills of one function's containers. */
 export interface ChaosOptions {
@@ -34,14 +35,7 @@ export interface ChaosKill {
 
 /** A small deterministic generator (mulberry32): a seed repeats a run's draws. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(seed);
 }
 
 /** Checks the options; throws a message naming the setting. */

@@ -331,24 +331,19 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
     'sqs:GetQueueUrl',
     'sqs:ReceiveMessage',
   ];
+  const WORKER_TABLE_ACTIONS = [
+    'dynamodb:BatchGetItem',
+    'dynamodb:GetItem',
+    'dynamodb:PutItem',
+    'dynamodb:Query',
+    'dynamodb:UpdateItem',
+  ];
   const EXPECTED: Record<string, Record<string, string[]>> = {
     FrontierWorker: {
-      // Query: the parked index, when a batch finds a crawl's frontier dry (dry-admission.ts).
-      UrlTable: [
-        'dynamodb:BatchGetItem',
-        'dynamodb:GetItem',
-        'dynamodb:PutItem',
-        'dynamodb:Query',
-        'dynamodb:UpdateItem',
-      ],
-      // Query: the counter shards, for the same.
-      CrawlTable: [
-        'dynamodb:BatchGetItem',
-        'dynamodb:GetItem',
-        'dynamodb:PutItem',
-        'dynamodb:Query',
-        'dynamodb:UpdateItem',
-      ],
+      // Query: the parked index and the counter shards, when a batch finds a crawl's frontier
+      // dry (dry-admission.ts).
+      UrlTable: WORKER_TABLE_ACTIONS,
+      CrawlTable: WORKER_TABLE_ACTIONS,
       PageBucket: ['s3:PutObject'],
       FrontierQueue: [...new Set([...EVENT_SOURCE, 'sqs:SendMessage'])].sort(),
       FrontierDlq: ['sqs:SendMessage'],
