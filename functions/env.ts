@@ -80,7 +80,7 @@ const ALL_KEYS = Object.keys(ENV) as EnvKey[];
 /** Thrown at cold start when the deployment did not set a variable the code needs. */
 export class MissingEnvError extends Error {
   /** Stable code for logs and tests. */
-  readonly code = 'missing-env' as const;
+  readonly code = 'MISSING_ENV' as const;
   /** The variable names that were missing or empty. */
   readonly names: readonly string[];
 

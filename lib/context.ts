@@ -37,7 +37,7 @@ export interface StackContext
 /** Thrown when a context value has the wrong shape; names the key and the value. */
 export class ContextValueError extends Error {
   /** Stable code for tests. */
-  readonly code = 'bad-context-value' as const;
+  readonly code = 'BAD_CONTEXT_VALUE' as const;
 
   constructor(key: string, value: unknown, expected: string) {
     super(`context ${key}=${JSON.stringify(value)}: expected ${expected}`);

@@ -91,14 +91,19 @@ export class Functions extends Construct {
       memorySize: LAMBDA_SETTINGS.frontierWorker.memoryMb,
       timeout: WORKER_TIMEOUT,
     });
-    // URL-seen claims (BatchGetItem, then UpdateItem), content hashes (GetItem, PutItem), parking
-    // and credits (UpdateItem).
-    useTable(worker, ENV.urlTable, storage.urlTable, ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem']);
-    // The batch's state and ledger positions (BatchGetItem), host ledgers, budgets and allowed
-    // hosts (UpdateItem), robots.txt entries (GetItem, PutItem).
+    // URL-seen claims (BatchGetItem, then UpdateItem), content hashes (GetItem, PutItem), parking,
+    // credits and unparking (UpdateItem); the richest parked URLs when it finds a crawl's frontier
+    // dry (Query of ParkedIndex).
+    useTable(worker, ENV.urlTable, storage.urlTable, ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'], {
+      indexes: [TABLE_KEYS.parkedIndex],
+    });
+    // The batch's state and ledger positions (BatchGetItem), host ledgers, budgets, allowed hosts
+    // and admitted counts (UpdateItem), robots.txt entries (GetItem, PutItem), a crawl's running
+    // totals when its frontier may be dry (Query of its counter shards).
     useTable(worker, ENV.crawlTable, storage.crawlTable, [
       'GetItem',
       'BatchGetItem',
+      'Query',
       'PutItem',
       'UpdateItem',
     ]);

@@ -23,8 +23,10 @@ import { appendFileSync, type Dirent, readdirSync, readFileSync, statSync } from
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createAwsClients } from '../functions/adapters/aws/clients.ts';
 import type { CfnTemplate } from './cfn-template.ts';
+import type { ChaosOptions } from './chaos.ts';
 import { type Endpoint, startEndpoint } from './endpoint.ts';
 import type { EndpointMetrics } from './endpoint-metrics.ts';
 import { FunctionUrlServer } from './function-url-server.ts';
@@ -84,6 +86,19 @@ export interface CloudLocalOptions {
    * for every source, and per function (logical id) in `byFunction`, which wins.
    */
   eventSource?: EventSourceOverrides & { byFunction?: Record<string, EventSourceOverrides> };
+  /**
+   * Per function (logical id): a timeout other than the template's. Tests shorten the worker's
+   * together with its queue's visibility timeout (below), so that crashed batches return in
+   * seconds; Lambda refuses a queue whose visibility timeout is shorter than the function's.
+   */
+  functions?: Record<string, { timeoutSeconds?: number }>;
+  /** Per queue (logical id): a visibility timeout other than the template's, set before any trigger runs. */
+  queues?: Record<string, { visibilityTimeoutSeconds?: number }>;
+  /**
+   * Per function (logical id): kill its containers at random points of invocations, seeded
+   * (see chaos.ts). Stand-in containers only.
+   */
+  chaos?: Record<string, ChaosOptions>;
   /** Human log lines; default stderr. */
   log?: (message: string) => void;
 }
@@ -271,6 +286,18 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
       assemblyDir,
     });
     for (const note of provisioned.notes) log(`cloud:local: ${note}`);
+    for (const [logicalId, queue] of Object.entries(options.queues ?? {})) {
+      const url = provisioned.resources[logicalId]?.url;
+      if (url === undefined) throw new Error(`queues.${logicalId}: no such queue in the template`);
+      if (queue.visibilityTimeoutSeconds !== undefined) {
+        await clients.sqs.send(
+          new SetQueueAttributesCommand({
+            QueueUrl: url,
+            Attributes: { VisibilityTimeout: String(queue.visibilityTimeoutSeconds) },
+          }),
+        );
+      }
+    }
 
     // Only functions something triggers are loaded; custom-resource providers never run locally.
     const triggered = new Set<string>([
@@ -321,10 +348,12 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         ...options.env,
       };
       functionEnvs[logicalId] = env;
+      const chaos = options.chaos?.[logicalId];
       const lambda = new LocalLambda({
         name: spec.name,
         code: { assetDir: spec.assetDir, handler: spec.handler, env },
-        timeoutSeconds: spec.timeoutSeconds,
+        timeoutSeconds: options.functions?.[logicalId]?.timeoutSeconds ?? spec.timeoutSeconds,
+        ...(chaos === undefined ? {} : { chaos }),
         memoryMb: spec.memoryMb,
         region,
         log,
@@ -342,6 +371,7 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
     for (const mapping of provisioned.eventSourceMappings) {
       const lambda = lambdas[mapping.functionLogicalId];
       if (!mapping.enabled || lambda === undefined) continue;
+      await refuseShortVisibility(clients.sqs, mapping.queueUrl, lambda);
       const overrides: EventSourceOverrides = {
         ...options.eventSource,
         ...options.eventSource?.byFunction?.[mapping.functionLogicalId],
@@ -440,6 +470,32 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
   } catch (error) {
     await stopAll();
     throw error;
+  }
+}
+
+/**
+ * Lambda's CreateEventSourceMapping refuses a queue whose visibility timeout is shorter than the
+ * function's timeout: a batch could become visible again while its invocation still runs, and a
+ * second invocation would get the same messages (the worker's host ledger relies on one consumer
+ * per FIFO group at a time). The stand-in refuses it too.
+ */
+async function refuseShortVisibility(
+  sqs: ReturnType<typeof createAwsClients>['sqs'],
+  queueUrl: string,
+  lambda: LocalLambda,
+): Promise<void> {
+  const response = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['VisibilityTimeout'] }),
+  );
+  const visibility = Number(response.Attributes?.VisibilityTimeout ?? 30);
+  const timeout = lambda.timeoutMs / 1000;
+  if (visibility < timeout) {
+    throw Object.assign(
+      new Error(
+        `Invalid request provided: Queue visibility timeout: ${visibility} seconds is less than Function timeout: ${timeout} seconds (${lambda.name}, ${queueUrl})`,
+      ),
+      { name: 'InvalidParameterValueException' },
+    );
   }
 }
 

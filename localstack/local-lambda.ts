@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import { type ChaosKill, type ChaosOptions, checkChaos, seededRandom } from './chaos.ts';
 import {
   type ContainerFactory,
   type ContainerRun,
@@ -55,6 +56,8 @@ export interface LocalLambdaOptions {
   accountConcurrency?: number;
   /** An idle container is reclaimed after this long (default 5 minutes). */
   idleMs?: number;
+  /** Kill containers at random points of invocations (see chaos.ts); worker-thread containers only. */
+  chaos?: ChaosOptions;
   /**
    * Where handler output, errors and timeouts go (Lambda writes them to its log group). Each line
    * a container writes to stdout or stderr comes with `[<name>] ` in front; without this option
@@ -104,10 +107,12 @@ export interface FunctionStats {
   /** Containers started (each a cold start), and their summed start time, ms. */
   coldStarts: number;
   initMs: number;
-  /** Containers alive now, the most at once, and those killed (timeout, crash, out of memory). */
+  /** Containers alive now, the most at once, and those killed (timeout, crash, out of memory, chaos). */
   containers: number;
   peakContainers: number;
   killedContainers: number;
+  /** Containers killed by chaos, when and during which invocation (see chaos.ts). */
+  chaosKills: ChaosKill[];
   /** One record per invocation (the last {@link MAX_RECORDS}). */
   perInvocation: InvocationRecord[];
 }
@@ -178,6 +183,7 @@ export class LocalLambda {
   readonly #idleMs: number;
   readonly #log: ((message: string) => void) | undefined;
   readonly #start: ContainerFactory;
+  readonly #chaos: { options: ChaosOptions; draw: () => number } | undefined;
   /** Warm containers, most recently used last. */
   readonly #idle: Idle[] = [];
   readonly #live = new Set<LambdaContainer>();
@@ -203,6 +209,12 @@ export class LocalLambda {
     this.#idleMs = options.idleMs ?? 5 * 60_000;
     this.#log = options.log;
     const { code, handler } = options;
+    if (options.chaos !== undefined) {
+      checkChaos(options.name, options.chaos);
+      if (code === undefined)
+        throw new Error(`${options.name}: chaos needs containers that can be killed (code)`);
+      this.#chaos = { options: options.chaos, draw: seededRandom(options.chaos.seed) };
+    }
     if (code !== undefined) {
       // Fails now, not at the first invocation, when the bundle is missing (cdk synth not run).
       const { file, exportName } = resolveHandler(code.assetDir, code.handler);
@@ -237,6 +249,7 @@ export class LocalLambda {
       containers: 0,
       peakContainers: 0,
       killedContainers: 0,
+      chaosKills: [],
       perInvocation: [],
     };
   }
@@ -247,7 +260,12 @@ export class LocalLambda {
   }
 
   stats(): FunctionStats {
-    return { ...this.#stats, containers: this.#live.size, perInvocation: [...this.#stats.perInvocation] };
+    return {
+      ...this.#stats,
+      containers: this.#live.size,
+      chaosKills: [...this.#stats.chaosKills],
+      perInvocation: [...this.#stats.perInvocation],
+    };
   }
 
   /**
@@ -385,15 +403,39 @@ export class LocalLambda {
     const timeout = new Promise<{ kind: 'timeout' }>((resolve) => {
       timer = setTimeout(() => resolve({ kind: 'timeout' }), this.timeoutMs);
     });
-    let run: ContainerRun | { kind: 'timeout' };
+    let chaosTimer: NodeJS.Timeout | undefined;
+    const killAfter = this.#chaosDelay();
+    const killed = new Promise<{ kind: 'killed' }>((resolve) => {
+      if (killAfter !== undefined) chaosTimer = setTimeout(() => resolve({ kind: 'killed' }), killAfter);
+    });
+    let run: ContainerRun | { kind: 'timeout' } | { kind: 'killed' };
     try {
       // Lambda hands the function a JSON document: what does not survive JSON does not arrive.
-      run = await Promise.race([container.run(JSON.stringify(event) ?? 'null', info), timeout]);
+      run = await Promise.race([container.run(JSON.stringify(event) ?? 'null', info), timeout, killed]);
     } finally {
       clearTimeout(timer);
+      clearTimeout(chaosTimer);
     }
     const coldStart = initMs !== undefined;
     switch (run.kind) {
+      case 'killed': {
+        // When the thread is gone: anything it sent (a request) left it before this moment.
+        await this.#discard(container, true);
+        const killedAt = performance.now();
+        this.#stats.chaosKills.push({ startedAt: started, killedAt });
+        const error = namedError(
+          'Runtime.ExitError',
+          `chaos: the execution environment was killed ${Math.round(killedAt - started)} ms into the invocation`,
+        );
+        return this.#finish(
+          requestId,
+          { kind: 'error', error },
+          killedAt - started,
+          undefined,
+          coldStart,
+          initMs,
+        );
+      }
       case 'timeout':
         await this.#discard(container, true);
         return this.#finish(requestId, { kind: 'timeout' }, this.timeoutMs, undefined, coldStart, initMs);
@@ -431,6 +473,29 @@ export class LocalLambda {
         return this.#finish(requestId, { kind: 'ok', result }, durationMs, run.cpuMs, coldStart, initMs);
       }
     }
+  }
+
+  /**
+   * With chaos, whether this invocation gets a kill and when (ms after its start). Both draws are
+   * made for every invocation, so the sequence of decisions follows the seed.
+   */
+  #chaosDelay(): number | undefined {
+    const chaos = this.#chaos;
+    if (chaos === undefined) return undefined;
+    const kill = chaos.draw() < chaos.options.killProbability;
+    const at = chaos.draw();
+    if (!kill) return undefined;
+    return at * (chaos.options.withinMs ?? this.#typicalDurationMs());
+  }
+
+  /** The median duration of the last ok invocations (500 ms before there are any). */
+  #typicalDurationMs(): number {
+    const recent = this.#stats.perInvocation
+      .slice(-50)
+      .filter((r) => r.kind === 'ok')
+      .map((r) => r.durationMs)
+      .sort((a, b) => a - b);
+    return recent.length === 0 ? 500 : recent[Math.floor(recent.length / 2)]!;
   }
 
   /** Records the invocation and completes its outcome. */

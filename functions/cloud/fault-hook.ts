@@ -6,12 +6,20 @@
  *
  *   CRAWLSTACK_FAULT=after-claims:2,after-captures:1,before-ack:3,archive-after-index:1,throw-url:/poison
  *
- * `<step>:<n>` crashes the invocation the n-th time the step is reached (once per cold start):
- * an `InjectedCrashError` that the worker lets escape, so the invocation fails as if the process
+ * `<step>:<n>` crashes the invocation the n-th time the step is reached: an
+ * `InjectedCrashError` that the worker lets escape, so the invocation fails as if the process
  * had died there (nothing after the step happens, the whole batch returns to the queue).
  * `throw-url:<text>` makes every task whose URL contains the text throw an ordinary error, a
  * task whose processing always fails (it must end in the dead-letter queue).
+ *
+ * "The n-th time" is counted across every container when `CRAWLSTACK_FAULT_COUNTERS` names a
+ * folder they share (the tests give each stack a new one): each reach of a step takes the next
+ * number by creating `<step>.<k>` there with O_EXCL, which the file system grants to exactly
+ * one thread or process. Without it each container counts for itself, and a stack of five
+ * containers may crash five times per fault.
  */
+import { closeSync, openSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** Points the worker (and the archiver) report, in the order a record reaches them. */
 export type FaultStep =
@@ -36,7 +44,7 @@ export const NO_FAULTS: FaultHook = () => {};
 
 /** The simulated death of the worker. Not a processing error: the worker never catches it. */
 export class InjectedCrashError extends Error {
-  readonly code = 'injected-crash' as const;
+  readonly code = 'INJECTED_CRASH' as const;
   readonly step: FaultStep;
   constructor(step: FaultStep, n: number) {
     super(`injected crash ${step}:${n} (CRAWLSTACK_FAULT)`);
@@ -47,7 +55,7 @@ export class InjectedCrashError extends Error {
 
 /** An ordinary processing error raised on purpose (`throw-url`). */
 export class InjectedFailureError extends Error {
-  readonly code = 'injected-failure' as const;
+  readonly code = 'INJECTED_FAILURE' as const;
   constructor(url: string) {
     super(`injected failure for ${url} (CRAWLSTACK_FAULT throw-url)`);
     this.name = 'InjectedFailureError';
@@ -62,10 +70,43 @@ const CRASH_STEPS = new Set<FaultStep>([
   'archive-after-index',
 ]);
 
-/** Builds the hook from the variable's value; `undefined` or empty gives {@link NO_FAULTS}. */
-export function faultHookFromSpec(spec: string | undefined): FaultHook {
+/** Counts the reaches of one step; resolves which reach this is (1, 2, ...). */
+type ReachCounter = (step: FaultStep) => number;
+
+/** Counts in this container only. */
+function localCounter(): ReachCounter {
+  const seen = new Map<FaultStep, number>();
+  return (step) => {
+    const n = (seen.get(step) ?? 0) + 1;
+    seen.set(step, n);
+    return n;
+  };
+}
+
+/** Counts across every container that shares `dir` (see the module comment). */
+function sharedCounter(dir: string): ReachCounter {
+  // The lowest number this container has not seen taken yet: numbers below it are all taken.
+  const next = new Map<FaultStep, number>();
+  return (step) => {
+    for (let k = next.get(step) ?? 1; ; k++) {
+      try {
+        closeSync(openSync(join(dir, `${step}.${k}`), 'wx'));
+        next.set(step, k + 1);
+        return k;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    }
+  };
+}
+
+/**
+ * Builds the hook from the variable's value; `undefined` or empty gives {@link NO_FAULTS}.
+ * `counterDir` (CRAWLSTACK_FAULT_COUNTERS): count reaches across the containers sharing it.
+ */
+export function faultHookFromSpec(spec: string | undefined, counterDir?: string): FaultHook {
   if (spec === undefined || spec.trim() === '') return NO_FAULTS;
-  const crashes = new Map<FaultStep, { at: number; seen: number }>();
+  const crashes = new Map<FaultStep, number>();
   const throwUrls: string[] = [];
   for (const part of spec.split(',')) {
     const text = part.trim();
@@ -75,19 +116,23 @@ export function faultHookFromSpec(spec: string | undefined): FaultHook {
     if (name === 'throw-url' && arg !== '') {
       throwUrls.push(arg);
     } else if (CRASH_STEPS.has(name as FaultStep) && /^\d+$/.test(arg) && Number(arg) > 0) {
-      crashes.set(name as FaultStep, { at: Number(arg), seen: 0 });
+      crashes.set(name as FaultStep, Number(arg));
     } else {
       throw new Error(`CRAWLSTACK_FAULT: cannot read ${JSON.stringify(text)}`);
     }
   }
+  const count = counterDir === undefined || counterDir === '' ? localCounter() : sharedCounter(counterDir);
+  const passed = new Set<FaultStep>();
   return (step, url) => {
     if (step === 'before-crawl') {
       if (url !== undefined && throwUrls.some((t) => url.includes(t))) throw new InjectedFailureError(url);
       return;
     }
-    const crash = crashes.get(step);
-    if (crash === undefined) return;
-    crash.seen += 1;
-    if (crash.seen === crash.at) throw new InjectedCrashError(step, crash.at);
+    const at = crashes.get(step);
+    // Once past its number, a step costs nothing more (no file to create).
+    if (at === undefined || passed.has(step)) return;
+    const n = count(step);
+    if (n >= at) passed.add(step);
+    if (n === at) throw new InjectedCrashError(step, at);
   };
 }

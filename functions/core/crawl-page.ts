@@ -23,6 +23,7 @@ import { type CashFlow, pathShape, SELF_LINK_SHARE, splitCash } from './aopic.ts
 import type { CrawlConfig } from './config.ts';
 import { contentHash } from './content-hash.ts';
 import { extractSelectors, shapeExtracted } from './dataset/extract-fields.ts';
+import { RETRIED_FETCH_ERRORS } from './error-policy.ts';
 import { decodeBody, isHtml, mediaType } from './html/charset.ts';
 import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
@@ -123,15 +124,6 @@ export type CrawlPageOutcome =
   | { kind: 'retry'; task: CrawlTask; reason: string; notBefore: number; feedback?: RequestFeedback };
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/** Failures worth another try: the server or the path to it may recover. */
-const TRANSIENT_ERRORS = new Set([
-  'connect',
-  'dns',
-  'timeout-connect',
-  'timeout-headers',
-  'timeout-idle',
-  'timeout-total',
-]);
 /** RFC 9309 §2.3.1.2: follow at least five redirects for robots.txt. */
 const MAX_ROBOTS_REDIRECTS = 5;
 
@@ -392,7 +384,7 @@ async function fetchFailed(
 ): Promise<CrawlPageOutcome> {
   const { config } = deps;
   const feedback: RequestFeedback = { responseMs: failure.timings.totalMs, crawlDelayMs };
-  if (TRANSIENT_ERRORS.has(failure.error) && task.attempt < config.maxRetries) {
+  if (RETRIED_FETCH_ERRORS.has(failure.error) && task.attempt < config.maxRetries) {
     const notBefore = deps.clock.now() + retryBackoffMs(config, task.attempt + 1, deps.random);
     return {
       kind: 'retry',

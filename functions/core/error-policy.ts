@@ -1,11 +1,42 @@
 /**
- * The one rule both runtimes use to decide whether an error raised while crawling a URL is worth
- * another try. Errors say so themselves (`retryable`, set by the class that knows: a batch
- * DynamoDB did not finish is transient, a WARC file that cannot be parsed is not); AWS SDK errors
- * say it through their fault (`$fault: 'client'` is a request that will fail again the same way,
- * unless it is a throttle); anything else (a bug, an unknown failure) is tried again a few times,
- * because a transient cause cannot be ruled out.
+ * What is worth another try, in both runtimes, in one place:
+ *
+ * - an error raised while crawling a URL ({@link judgeError}): errors say so themselves
+ *   (`retryable`, set by the class that knows: a batch DynamoDB did not finish is transient, a
+ *   WARC file that cannot be parsed is not); AWS SDK errors say it through their fault
+ *   (`$fault: 'client'` is a request that will fail again the same way, unless it is a throttle);
+ *   anything else (a bug, an unknown failure) is tried again a few times, because a transient
+ *   cause cannot be ruled out. The cloud worker fails the message (SQS delivers it again), the
+ *   embedded crawler re-queues the task, both up to a limit, then record the URL as failed;
+ * - a fetch that got no response ({@link RETRIED_FETCH_ERRORS}): tried again within the crawl,
+ *   up to `maxRetries` (crawlPage);
+ * - a URL that finished failed ({@link TRANSIENT_REASONS}): a network or server failure that a
+ *   later run may not meet, so running a crawl folder again queues it again (embedded).
  */
+import type { FetchErrorCode } from '../ports.ts';
+import type { FinishReason } from './page-record.ts';
+
+/** Fetch failures another request soon after may not meet: crawlPage retries them, up to maxRetries. */
+export const RETRIED_FETCH_ERRORS: ReadonlySet<FetchErrorCode> = new Set<FetchErrorCode>([
+  'connect',
+  'dns',
+  'timeout-connect',
+  'timeout-headers',
+  'timeout-idle',
+  'timeout-total',
+]);
+
+/**
+ * Reasons a URL finished with that a later run may not meet: the retried fetch failures once
+ * their retries ran out, a TLS or protocol failure (a server fixed since), and an unreachable
+ * robots.txt.
+ */
+export const TRANSIENT_REASONS: readonly FinishReason[] = [
+  ...RETRIED_FETCH_ERRORS,
+  'tls',
+  'protocol',
+  'robots-unreachable',
+];
 
 /** A typed error of this project: a stable code, and whether a retry can help. */
 export interface ClassifiedError {

@@ -1,25 +1,23 @@
 /**
  * The embedded crawl's counters: what each finished step adds, kept in the checkpoint so that
- * they survive restarts.
+ * they survive restarts. What a finished URL adds is the core's rule (`countOutcome`,
+ * functions/core/page-record.ts), the one the cloud worker's host ledgers use too.
  */
 import type { CrawlPageOutcome } from '../core/crawl-page.ts';
+import { countOutcome, isErrorReason, type OutcomeCounts } from '../core/page-record.ts';
 import type { UrlSeenStats } from '../core/url-seen.ts';
 
-/** Persistent counters (they survive restarts through the checkpoint). */
-export interface CrawlCounters {
-  /** URLs finished with an HTTP response. */
-  pages: number;
-  /** URLs finished without one (skips, network failures). */
-  skipped: number;
-  byStatus: Record<string, number>;
-  byReason: Record<string, number>;
-  bytes: number;
+/**
+ * Persistent counters (they survive restarts through the checkpoint): the core's outcome counts
+ * (finished, fetched, bytes, failed, duplicates, by status and reason) plus the embedded crawl's
+ * own. `byStatus.none` counts the URLs finished without a response (the reports' "no response").
+ */
+export interface CrawlCounters extends OutcomeCounts {
   /** Every request made, robots.txt and retries included. */
   requests: number;
   /** Requests that got no response (refused, unreachable, timed out) or a 5xx/429, retries included. */
   failedRequests: number;
   retries: number;
-  duplicates: number;
   /** URLs claimed as new (seeds included). */
   discovered: number;
   seen: UrlSeenStats;
@@ -32,20 +30,48 @@ export interface CrawlCounters {
 /** Counters of a crawl that has done nothing yet. */
 export function emptyCounters(): CrawlCounters {
   return {
-    pages: 0,
-    skipped: 0,
+    finished: 0,
+    fetched: 0,
+    bytes: 0,
+    failed: 0,
+    duplicates: 0,
     byStatus: {},
     byReason: {},
-    bytes: 0,
     requests: 0,
     failedRequests: 0,
     retries: 0,
-    duplicates: 0,
     discovered: 0,
     seen: { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 },
     linksSkipped: {},
     elapsedMs: 0,
   };
+}
+
+/** What the checkpoint of a crawl folder written before the counters were the core's held. */
+interface OlderCounters {
+  /** Now `fetched`. */
+  pages?: number;
+  /** Now `finished - fetched`. */
+  skipped?: number;
+}
+
+/** The counters a checkpoint saved, from any version of crawlstack that wrote one. */
+export function restoreCounters(saved: (Partial<CrawlCounters> & OlderCounters) | undefined): CrawlCounters {
+  const { pages, skipped, ...current } = saved ?? {};
+  const counters: CrawlCounters = { ...emptyCounters(), ...current };
+  if (pages !== undefined && current.fetched === undefined) {
+    counters.fetched = pages;
+    counters.finished = pages + (skipped ?? 0);
+    counters.failed = Object.entries(counters.byReason)
+      .filter(([reason]) => isErrorReason(reason))
+      .reduce((n, [, k]) => n + k, 0);
+  }
+  return counters;
+}
+
+/** URLs finished without an HTTP response (skipped, dropped, failed). */
+export function notFetched(c: CrawlCounters): number {
+  return c.finished - c.fetched;
 }
 
 /** What a finished step adds: its outcome, the URLs it queued, the out-links it did not follow. */
@@ -57,16 +83,13 @@ export function countStep(
 ): void {
   if (outcome.kind === 'done') {
     const { record } = outcome;
-    if (record.status === null) {
-      c.skipped += 1;
-    } else {
-      c.pages += 1;
-      c.bytes += record.bytes;
-    }
-    const statusKey = record.status === null ? 'none' : String(record.status);
-    c.byStatus[statusKey] = (c.byStatus[statusKey] ?? 0) + 1;
-    if (record.reason !== undefined) c.byReason[record.reason] = (c.byReason[record.reason] ?? 0) + 1;
-    if (record.duplicateOf !== undefined) c.duplicates += 1;
+    countOutcome(c, {
+      status: record.status,
+      bytes: record.bytes,
+      ...(record.reason === undefined ? {} : { reason: record.reason }),
+      ...(record.duplicateOf === undefined ? {} : { duplicateOf: record.duplicateOf }),
+    });
+    if (record.status === null) c.byStatus.none = (c.byStatus.none ?? 0) + 1;
   } else if (outcome.kind === 'retry') {
     c.retries += 1;
   }

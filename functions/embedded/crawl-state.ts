@@ -20,6 +20,7 @@ import { AopicLedger, type AopicState } from '../core/aopic.ts';
 import { ClockCache } from '../core/clock-cache.ts';
 import type { CrawlConfig } from '../core/config.ts';
 import { seedTasks } from '../core/crawl-page.ts';
+import { isErrorReason } from '../core/page-record.ts';
 import { CrawlQuality, type QualitySnapshot } from '../core/quality/crawl-quality.ts';
 import type { Fingerprint } from '../core/types.ts';
 import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
@@ -27,7 +28,7 @@ import { ScopeRules } from '../core/url/scope.ts';
 import type { Fetcher, PageStore } from '../ports.ts';
 import { AopicDispatchPolicy } from './aopic-dispatch-policy.ts';
 import { AppendOnlyFile } from './append-only-file.ts';
-import { type CrawlCounters, emptyCounters } from './crawl-counters.ts';
+import { type CrawlCounters, restoreCounters } from './crawl-counters.ts';
 import { CrawlFolderError, storageFailure } from './crawl-errors.ts';
 import { InflightLog } from './inflight-log.ts';
 import { JsonlFile } from './jsonl-file.ts';
@@ -195,7 +196,7 @@ export class CrawlState {
     const scope = new ScopeRules(config, seedUrls(config, canonicalizer));
     const scopeHosts = new Set<string>(checkpoint?.scopeHosts ?? []);
     for (const host of scopeHosts) scope.allowHost(host);
-    const counters: CrawlCounters = { ...emptyCounters(), ...checkpoint?.counters };
+    const counters = restoreCounters(checkpoint?.counters);
     let nearIndex: LocalNearDuplicateIndex | undefined;
     try {
       nearIndex =
@@ -283,12 +284,13 @@ export class CrawlState {
    * leave the counters, and their new outcome is appended to pages.jsonl after the old one.
    */
   #retryFailed(previous: Partial<CrawlConfig> | undefined, log: (line: string) => void): void {
-    const why = reasonsToRetry(previous, this.config, this.counters.pages);
+    const why = reasonsToRetry(previous, this.config, this.counters.fetched);
     const counts = this.db.failedCounts(why.keys());
     if (counts.size === 0) return;
     const c = this.counters;
     for (const [reason, n] of counts) {
-      c.skipped -= n;
+      c.finished -= n;
+      if (isErrorReason(reason)) c.failed -= n;
       c.byReason[reason] = (c.byReason[reason] ?? n) - n;
       if (c.byReason[reason] === 0) delete c.byReason[reason];
       c.byStatus.none = (c.byStatus.none ?? n) - n;

@@ -23,15 +23,16 @@ import {
   type RequestFeedback,
   SEED_OWNER,
 } from '../core/crawl-page.ts';
+import { judgeError } from '../core/error-policy.ts';
 import { unfetchedRecord } from '../core/page-record.ts';
-import { hostGapMs } from '../core/politeness.ts';
+import { hostGapMs, retryBackoffMs } from '../core/politeness.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
 import type { CrawlTask } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
 import type { Clock, Fetcher, RobotsEntry } from '../ports.ts';
 import { AddressGates } from './address-gates.ts';
-import { countStep, requestFailure } from './crawl-counters.ts';
+import { countStep, notFetched, requestFailure } from './crawl-counters.ts';
 import { type CrawlStorageError, storageFailure } from './crawl-errors.ts';
 import {
   type CrawlSnapshot,
@@ -256,14 +257,14 @@ export class EmbeddedCrawler {
     const c = state.counters;
     const now = this.#clock.now();
     const elapsedMs = this.#elapsed(state, now);
-    this.#rate.sample(elapsedMs, c.pages);
+    this.#rate.sample(elapsedMs, c.fetched);
     const memory = process.memoryUsage();
     const snapshot: CrawlSnapshot = {
       at: now,
       elapsedMs,
       state: this.#stopping === undefined ? 'running' : 'stopping',
-      pages: c.pages,
-      skipped: c.skipped,
+      pages: c.fetched,
+      skipped: notFetched(c),
       errors: c.failedRequests,
       queued: hosts.queued,
       running: this.#running.size,
@@ -273,7 +274,7 @@ export class EmbeddedCrawler {
       retries: c.retries,
       duplicates: c.duplicates,
       discovered: c.discovered,
-      pagesPerSecond: this.#rate.rate(elapsedMs, c.pages),
+      pagesPerSecond: this.#rate.rate(elapsedMs, c.fetched),
       rate: this.#rate.points(),
       byStatus: { ...c.byStatus },
       byReason: { ...c.byReason },
@@ -310,7 +311,7 @@ export class EmbeddedCrawler {
 
   #budgetLeft(state: CrawlState): number {
     const max = this.#config.maxPages;
-    return max === undefined ? Number.POSITIVE_INFINITY : max - state.counters.pages - this.#running.size;
+    return max === undefined ? Number.POSITIVE_INFINITY : max - state.counters.fetched - this.#running.size;
   }
 
   #dispatch(state: CrawlState, hosts: HostQueues): void {
@@ -422,14 +423,23 @@ export class EmbeddedCrawler {
         this.#fail(storage);
         return;
       }
-      // A bug, not a network problem: record it and move on.
+      // An adapter failure or a bug, not a network problem (crawlPage returns those). The error
+      // policy both runtimes share says whether another try may help: then the task goes back,
+      // as a failed fetch would, up to maxRetries; else, or after them, the URL is recorded.
       this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
+      const judged = judgeError(error);
       const retry = new StepUnit(state.db, this.#pending);
       appendAll(retry.lookups, unit.lookups);
-      const record = unfetchedRecord(task, 'internal-error');
-      record.detail = (error as Error).message;
-      await retry.page(record);
-      const failed: CrawlPageOutcome = { kind: 'done', record, enqueued: [] };
+      let failed: CrawlPageOutcome;
+      if (judged.retryable && task.attempt < this.#config.maxRetries) {
+        const attempt = task.attempt + 1;
+        const notBefore = this.#clock.now() + retryBackoffMs(this.#config, attempt, this.#random);
+        failed = { kind: 'retry', task: { ...task, attempt }, reason: 'internal-error', notBefore };
+      } else {
+        const record = unfetchedRecord(task, 'internal-error', judged.message);
+        await retry.page(record);
+        failed = { kind: 'done', record, enqueued: [] };
+      }
       this.#commitOrFail(
         state,
         hosts,
@@ -551,7 +561,7 @@ export class EmbeddedCrawler {
       outcome.kind === 'done' && outcome.record.status !== null,
     );
     state.counters.elapsedMs = this.#elapsed(state, now);
-    this.#rate.sample(state.counters.elapsedMs, state.counters.pages);
+    this.#rate.sample(state.counters.elapsedMs, state.counters.fetched);
 
     const failed = retryableFailure(task, outcome);
     state.pagesFile.append(unit.pageLines);
@@ -698,8 +708,8 @@ export class EmbeddedCrawler {
       finishedAt: new Date(finishedAt).toISOString(),
       durationMs: finishedAt - startedAt,
       totalDurationMs: c.elapsedMs,
-      pages: c.pages,
-      skipped: c.skipped,
+      pages: c.fetched,
+      skipped: notFetched(c),
       byStatus: c.byStatus,
       byReason: c.byReason,
       bytes: c.bytes,
@@ -710,7 +720,7 @@ export class EmbeddedCrawler {
       duplicates: c.duplicates,
       discovered: c.discovered,
       queued: hosts.queued,
-      pagesPerSecond: c.elapsedMs > 0 ? Math.round((c.pages / c.elapsedMs) * 1000 * 10) / 10 : 0,
+      pagesPerSecond: c.elapsedMs > 0 ? Math.round((c.fetched / c.elapsedMs) * 1000 * 10) / 10 : 0,
       urlSeen: { ...c.seen, hitRate: c.seen.lookups === 0 ? 0 : c.seen.cacheHits / c.seen.lookups },
       // The kernel's high-water mark: exact, and free (sampling rss in the loop cost ~2% CPU).
       peakRssBytes: process.resourceUsage().maxRSS * 1024,

@@ -8,22 +8,10 @@
  * server down or a network problem, may be gone).
  */
 import type { CrawlConfig } from '../core/config.ts';
+import { TRANSIENT_REASONS as TRANSIENT_FAILURES } from '../core/error-policy.ts';
 
 /** Settings a folder's crawl keeps for good (seeds and scope are checked as its identity). */
 export const FIXED_SETTINGS = ['nearDuplicateDistance'] as const satisfies readonly (keyof CrawlConfig)[];
-
-/** Failures that a network or server problem causes, which may be gone on another run. */
-const TRANSIENT_FAILURES = [
-  'connect',
-  'dns',
-  'tls',
-  'protocol',
-  'timeout-connect',
-  'timeout-headers',
-  'timeout-idle',
-  'timeout-total',
-  'robots-unreachable',
-] as const;
 
 /** Reasons a finished URL is kept for `requeueFailed` (see crawl-db.ts). */
 export const RETRYABLE_REASONS: ReadonlySet<string> = new Set([

@@ -11,7 +11,7 @@ import { createAwsArchiverDeps } from '../wiring/aws-wiring.ts';
 export const handler = createArchiver(
   createAwsArchiverDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'archiver'), {
     // Test seam, inert unless the variable is set (see functions/cloud/fault-hook.ts).
-    fault: faultHookFromSpec(process.env.CRAWLSTACK_FAULT),
+    fault: faultHookFromSpec(process.env.CRAWLSTACK_FAULT, process.env.CRAWLSTACK_FAULT_COUNTERS),
     log: (line) => console.error(`archiver: ${line}`),
   }),
 );

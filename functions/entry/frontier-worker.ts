@@ -12,7 +12,7 @@ import { createAwsWorkerDeps } from '../wiring/aws-wiring.ts';
 export const handler = createFrontierWorker(
   createAwsWorkerDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'frontierWorker'), {
     // Test seam, inert unless the variable is set (see functions/cloud/fault-hook.ts).
-    fault: faultHookFromSpec(process.env.CRAWLSTACK_FAULT),
+    fault: faultHookFromSpec(process.env.CRAWLSTACK_FAULT, process.env.CRAWLSTACK_FAULT_COUNTERS),
     log: (line) => console.error(`frontier-worker: ${line}`),
   }),
 );

@@ -152,7 +152,8 @@ export function createAwsSchedulerDeps(
     captures: new SqsQueueDepth(clients.sqs, env.captureQueueUrl),
     clock: options.clock ?? systemClock,
     aopic: {
-      redistribute: (crawl, counters, totals) => redistributeCredit(aopicDeps, crawl, counters, totals),
+      redistribute: (crawl, counters, totals, options) =>
+        redistributeCredit(aopicDeps, crawl, counters, totals, options),
     },
   };
   if (options.log !== undefined) deps.log = options.log;

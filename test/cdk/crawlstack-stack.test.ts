@@ -331,10 +331,19 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
     'sqs:GetQueueUrl',
     'sqs:ReceiveMessage',
   ];
+  const WORKER_TABLE_ACTIONS = [
+    'dynamodb:BatchGetItem',
+    'dynamodb:GetItem',
+    'dynamodb:PutItem',
+    'dynamodb:Query',
+    'dynamodb:UpdateItem',
+  ];
   const EXPECTED: Record<string, Record<string, string[]>> = {
     FrontierWorker: {
-      UrlTable: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      CrawlTable: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      // Query: the parked index and the counter shards, when a batch finds a crawl's frontier
+      // dry (dry-admission.ts).
+      UrlTable: WORKER_TABLE_ACTIONS,
+      CrawlTable: WORKER_TABLE_ACTIONS,
       PageBucket: ['s3:PutObject'],
       FrontierQueue: [...new Set([...EVENT_SOURCE, 'sqs:SendMessage'])].sort(),
       FrontierDlq: ['sqs:SendMessage'],
@@ -386,13 +395,15 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
     });
   }
 
-  it('Query on the URL table only through ParkedIndex (the scheduler)', () => {
-    const s = grantsOf('Scheduler');
-    const query = s.filter(
-      (st) => st.Action.includes('dynamodb:Query') && st.Resource.some((r) => r.includes('"UrlTable"')),
-    );
-    assert.ok(query.length > 0);
-    for (const st of query) for (const r of st.Resource) assert.match(r, /\/index\/ParkedIndex/);
+  it('Query on the URL table only through ParkedIndex (the scheduler, the worker)', () => {
+    for (const fn of ['Scheduler', 'FrontierWorker']) {
+      const s = grantsOf(fn);
+      const query = s.filter(
+        (st) => st.Action.includes('dynamodb:Query') && st.Resource.some((r) => r.includes('"UrlTable"')),
+      );
+      assert.ok(query.length > 0, fn);
+      for (const st of query) for (const r of st.Resource) assert.match(r, /\/index\/ParkedIndex/, fn);
+    }
   });
 
   it("writes logs only to the function's own log group; no managed policy, no wildcard", () => {

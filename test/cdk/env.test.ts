@@ -55,7 +55,7 @@ describe('functions/env.ts', () => {
       () => readEnv({ ...full, URL_TABLE: '', PAGE_BUCKET: undefined }),
       (e: unknown) => {
         assert.ok(e instanceof MissingEnvError);
-        assert.equal(e.code, 'missing-env');
+        assert.equal(e.code, 'MISSING_ENV');
         assert.deepEqual(e.names, ['URL_TABLE', 'PAGE_BUCKET']);
         assert.match(e.message, /^missing environment variables URL_TABLE, PAGE_BUCKET /);
         return true;

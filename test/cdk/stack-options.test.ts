@@ -191,7 +191,7 @@ describe('readStackContext', () => {
       () => read({ 'crawlstack:dev': 'yes' }),
       (e: unknown) => {
         assert.ok(e instanceof ContextValueError);
-        assert.equal(e.code, 'bad-context-value');
+        assert.equal(e.code, 'BAD_CONTEXT_VALUE');
         assert.match(e.message, /crawlstack:dev="yes": expected true or false/);
         return true;
       },

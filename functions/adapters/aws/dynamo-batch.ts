@@ -14,7 +14,7 @@ const MAX_ROUNDS = 8;
 
 /** DynamoDB kept leaving keys or items unprocessed (throttling); the caller's operation did not complete. */
 export class DynamoBatchIncompleteError extends Error {
-  readonly code = 'dynamo-batch-incomplete' as const;
+  readonly code = 'DYNAMO_BATCH_INCOMPLETE' as const;
   /** Throttling passes: retrying later can help. */
   readonly retryable = true;
   constructor(operation: string, left: number) {

@@ -411,6 +411,8 @@ export class DynamoCrawlTable implements CrawlTableStore {
       {
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
         ExpressionAttributeValues: { ':pk': crawlId, ':p': 'counts#' },
+        // A worker decides from them that a crawl's frontier is dry: it must see its own write.
+        ConsistentRead: true,
       },
       (item) => shards.push({ ...hostFromItem(item), hosts: Number(item.hosts ?? 0) }),
     );
@@ -500,7 +502,11 @@ export class DynamoCrawlTable implements CrawlTableStore {
   }
 
   async #queryAll(
-    input: { KeyConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
+    input: {
+      KeyConditionExpression: string;
+      ExpressionAttributeValues: Record<string, unknown>;
+      ConsistentRead?: boolean;
+    },
     each: (item: DocItem) => void,
   ): Promise<void> {
     let start: Record<string, unknown> | undefined;

@@ -25,7 +25,7 @@ const MAX_ROUNDS = 4;
 
 /** SQS refused some entries of a batch call again and again; the tasks were not all queued. */
 export class SqsSendError extends Error {
-  readonly code = 'sqs-send-failed' as const;
+  readonly code = 'SQS_SEND_FAILED' as const;
   readonly retryable = true;
   constructor(operation: string, failures: { Id?: string; Code?: string; Message?: string }[]) {
     super(

@@ -9,7 +9,7 @@ import { type AddressClass, classifyAddress } from '../../core/net/address-polic
 
 /** Raised (inside the connection set-up) when the guard refuses an address; the fetcher maps it to 'blocked-address'. */
 export class BlockedAddressError extends Error {
-  readonly code = 'ERR_CRAWLSTACK_BLOCKED_ADDRESS';
+  readonly code = 'BLOCKED_ADDRESS';
   override readonly name = 'BlockedAddressError';
 
   constructor(

@@ -29,7 +29,7 @@ const INFLATE_OPTIONS = { finishFlush: constants.Z_SYNC_FLUSH };
 
 /** Raised for bytes that are not gzip where gzip is required, or a member whose trailer does not match. */
 export class GzipFormatError extends Error {
-  readonly code = 'ERR_CRAWLSTACK_GZIP';
+  readonly code = 'GZIP_FORMAT';
   override readonly name = 'GzipFormatError';
 }
 

@@ -203,7 +203,8 @@ export class UndiciFetcher implements Fetcher {
 
 /** Raised into undici to stop a transfer the fetcher has already settled (cap, total timeout). */
 class TransferStoppedError extends Error {
-  readonly code = 'ERR_CRAWLSTACK_TRANSFER_STOPPED';
+  override readonly name = 'TransferStoppedError';
+  readonly code = 'TRANSFER_STOPPED';
 }
 
 /** One request in flight: the undici dispatch handler, the body being decoded and the total timer. */

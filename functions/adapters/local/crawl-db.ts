@@ -143,6 +143,7 @@ const SCHEMA = `
 
 /** The state file was written by an incompatible version of crawlstack. */
 export class CrawlDbVersionError extends Error {
+  override readonly name = 'CrawlDbVersionError';
   readonly code = 'CRAWL_DB_VERSION';
 }
 

@@ -70,6 +70,7 @@ export interface LocalNearDuplicateIndexOptions extends NearDuplicateIndexOption
 
 /** The index in the database was built with another (k, blocks) than the one asked for. */
 export class NearDuplicateLayoutError extends Error {
+  override readonly name = 'NearDuplicateLayoutError';
   readonly code = 'NEAR_DUPLICATE_LAYOUT';
 }
 

@@ -59,7 +59,7 @@ export interface LocalWarcPageStoreOptions {
 }
 
 /** Stable codes of `WarcStoreError`. */
-export type WarcStoreErrorCode = 'closed' | 'invalid-option' | 'resume-mismatch';
+export type WarcStoreErrorCode = 'STORE_CLOSED' | 'INVALID_OPTION' | 'RESUME_MISMATCH';
 
 /** The store cannot do what was asked. None of these is helped by retrying the same call. */
 export class WarcStoreError extends Error {
@@ -135,20 +135,20 @@ export class LocalWarcPageStore implements PageStore {
    * are left alone: new files continue the sequence and index lines are appended. With `resumeAt`,
    * the named file is truncated to `size`, files later in the sequence are deleted, index.cdxj is
    * truncated to `indexSize`, and writing continues in the named file. Throws
-   * `WarcStoreError('resume-mismatch')`, before changing anything, when the files on disk are
+   * `WarcStoreError('RESUME_MISMATCH')`, before changing anything, when the files on disk are
    * shorter than the position or the named file is missing.
    */
   static open(dir: string, options: LocalWarcPageStoreOptions = {}): LocalWarcPageStore {
     const prefix = options.prefix ?? 'crawlstack';
     if (!/^[A-Za-z0-9._-]+$/.test(prefix)) {
       throw new WarcStoreError(
-        'invalid-option',
+        'INVALID_OPTION',
         `prefix must be letters, digits, '.', '_' or '-': ${prefix}`,
       );
     }
     const level = options.gzipLevel ?? DEFAULT_WARC_GZIP_LEVEL;
     if (!Number.isInteger(level) || level < 0 || level > 9) {
-      throw new WarcStoreError('invalid-option', `gzipLevel must be an integer 0-9: ${level}`);
+      throw new WarcStoreError('INVALID_OPTION', `gzipLevel must be an integer 0-9: ${level}`);
     }
     mkdirSync(dir, { recursive: true });
     const files = listWarcFiles(dir, prefix);
@@ -162,7 +162,7 @@ export class LocalWarcPageStore implements PageStore {
       }
       if (indexLength < resumeAt.indexSize) {
         throw new WarcStoreError(
-          'resume-mismatch',
+          'RESUME_MISMATCH',
           `${WARC_INDEX_FILE} has ${indexLength} bytes, the checkpoint expects ${resumeAt.indexSize}`,
         );
       }
@@ -175,7 +175,7 @@ export class LocalWarcPageStore implements PageStore {
       const current = files.find((file) => file.name === resumeAt.file);
       if (!current) {
         throw new WarcStoreError(
-          'resume-mismatch',
+          'RESUME_MISMATCH',
           `the checkpoint's WARC file is missing: ${resumeAt.file}`,
         );
       }
@@ -191,7 +191,7 @@ export class LocalWarcPageStore implements PageStore {
   }
 
   async put(capture: Capture): Promise<StoredRef> {
-    if (this.#closed) throw new WarcStoreError('closed', 'put after close');
+    if (this.#closed) throw new WarcStoreError('STORE_CLOSED', 'put after close');
     if (this.#fd < 0) this.#startFile(capture);
     let request = this.#encode(capture);
     if (this.#hasCaptures && this.#size + request.bytes > this.#maxFileBytes) {
@@ -223,7 +223,7 @@ export class LocalWarcPageStore implements PageStore {
     return { file: this.#file, size: this.#size, indexSize: this.#indexSize };
   }
 
-  /** Closes the files. Idempotent; `put` afterwards throws `WarcStoreError('closed')`. */
+  /** Closes the files. Idempotent; `put` afterwards throws `WarcStoreError('STORE_CLOSED')`. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
@@ -237,13 +237,13 @@ export class LocalWarcPageStore implements PageStore {
       const length = fstatSync(fd).size;
       if (length < size) {
         throw new WarcStoreError(
-          'resume-mismatch',
+          'RESUME_MISMATCH',
           `${name} has ${length} bytes, the checkpoint expects ${size}`,
         );
       }
       const warcinfoId = readWarcinfoId(fd, size);
       if (!warcinfoId)
-        throw new WarcStoreError('resume-mismatch', `${name} does not start with a warcinfo record`);
+        throw new WarcStoreError('RESUME_MISMATCH', `${name} does not start with a warcinfo record`);
       ftruncateSync(fd, size);
       this.#fd = fd;
       this.#file = name;

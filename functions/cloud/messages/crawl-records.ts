@@ -63,6 +63,12 @@ export interface CompletionWatch {
   since: number;
   /** Ticks that saw the same thing. */
   ticks: number;
+  /**
+   * Set once the running totals said "settled" and the exact sum of the ledgers did not (the
+   * totals are short of a batch that died between its ledgers and its shard write): the exact
+   * sum's own watch, so that a crawl that also lost a URL still ends on its own.
+   */
+  exact?: { signature: string; since: number; ticks: number };
 }
 
 /**

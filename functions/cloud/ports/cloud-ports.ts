@@ -100,7 +100,10 @@ export interface CrawlTableStore {
   addAdmitted(id: string, admitted: number): Promise<void>;
   /** Every host item of a crawl: O(hosts), for the exact sum before a crawl ends. */
   hosts(crawlId: string): Promise<HostRecord[]>;
-  /** The crawl's counter shards (see CounterShard): O(1) running totals. */
+  /**
+   * The crawl's counter shards (see CounterShard): O(1) running totals, read after every write
+   * that completed before the call (a worker judges from them that a crawl's frontier is dry).
+   */
   counterShards(crawlId: string): Promise<CounterShard[]>;
   /** Adds to one counter shard (`shard` in 0 .. COUNTER_SHARDS - 1). */
   addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void>;

@@ -11,8 +11,16 @@ import type { AopicStep } from './redistribute-credit.ts';
 
 /** AOPIC's periodic step (see redistribute-credit.ts), behind a seam so tests can do without. */
 export interface CreditRedistribution {
-  /** Runs one step for a running crawl. Must be idempotent: ticks may repeat or overlap. */
-  redistribute(crawl: CrawlRecord, counters: CrawlCounters, totals: AopicTotals): Promise<AopicStep>;
+  /**
+   * Runs one step for a running crawl. Must be idempotent: ticks may repeat or overlap.
+   * `queueEmpty`: the whole queue is empty (the crawl's frontier is dry whatever its totals say).
+   */
+  redistribute(
+    crawl: CrawlRecord,
+    counters: CrawlCounters,
+    totals: AopicTotals,
+    options: { queueEmpty: boolean },
+  ): Promise<AopicStep>;
 }
 
 /** What the scheduler touches. */
@@ -83,32 +91,36 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     const { crawl, view } = progress;
     const { counters } = view;
     const ongoing = crawl.status === 'cancelled' ? 'cancelled' : 'running';
+    depth ??= await queueDepth(deps);
+    const queue = depth;
     let step: AopicStep | undefined;
     if (crawl.status === 'running' && deps.aopic !== undefined) {
-      step = await deps.aopic.redistribute(crawl, counters, progress.aopic);
+      step = await deps.aopic.redistribute(crawl, counters, progress.aopic, { queueEmpty: isEmpty(queue) });
     }
-    depth ??= await queueDepth(deps);
     // Parked URLs are settled too, unless the crawl may still fetch some (they get admitted).
     const admitting = step !== undefined && (step.admitted > 0 || step.pending);
     const settled = !admitting && isSettled(counters);
     const now = deps.clock.now();
     // Settled; or idle (the whole queue empty); or, with other crawls keeping the queue busy,
     // quiet: nothing of this crawl moved for longer than any of its messages can wait.
-    const kind: CompletionWatch['kind'] = settled ? 'settled' : isEmpty(depth) ? 'idle' : 'quiet';
-    const signature = `${counters.finished}/${counters.discovered}/${counters.parked}/${counters.requests}/${counters.retries}`;
+    const kind: CompletionWatch['kind'] = settled ? 'settled' : isEmpty(queue) ? 'idle' : 'quiet';
+    const signature = signatureOf(counters);
     const previous = crawl.watch;
     const same = previous !== undefined && previous.kind === kind && previous.signature === signature;
     const watch: CompletionWatch = same
       ? { ...previous, ticks: previous.ticks + 1 }
       : { kind, signature, since: now, ticks: 1 };
     const waited = now - watch.since;
-    const end =
-      kind === 'settled'
-        ? (watch.ticks >= 2 && isEmpty(depth)) ||
-          waited >= depth.visibilityTimeoutSeconds * 1000 + WORKER_TIMEOUT_MS
+    const end = admitting
+      ? false
+      : kind === 'settled'
+        ? (watch.ticks >= 2 && isEmpty(queue)) ||
+          waited >= queue.visibilityTimeoutSeconds * 1000 + WORKER_TIMEOUT_MS
         : kind === 'idle'
           ? watch.ticks >= IDLE_TICKS_TO_END
-          : !admitting && waited >= quietLimitMs(crawl, depth);
+          : waited >= quietLimitMs(crawl, queue);
+    // What this crawl admitted is in the queue now: read it again for the next crawl.
+    if ((step?.admitted ?? 0) > 0) depth = undefined;
     if (!end) {
       // Written when it starts and while the tick count matters; `since` alone needs no updates.
       if (!same || watch.ticks <= IDLE_TICKS_TO_END) await deps.table.setWatch(id, watch);
@@ -119,10 +131,21 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     // write: the end is decided on the exact sum of the host ledgers (once per crawl).
     const exact = (await crawlProgress(deps.table, id, { exact: true }))?.view.counters ?? counters;
     if (kind === 'settled' && !isSettled(exact)) {
-      deps.log?.(`crawl ${id}: running totals settled, the ledgers not yet; going on`);
-      await deps.table.setWatch(id, undefined);
-      result[id] = ongoing;
-      continue;
+      // The running totals will not move again for that dead batch: from now on the exact sum
+      // is watched as the running totals were (idle: two ticks; busy queue: the quiet limit).
+      const sameExact = watch.exact !== undefined && watch.exact.signature === signatureOf(exact);
+      const exactWatch = sameExact
+        ? { ...watch.exact!, ticks: watch.exact!.ticks + 1 }
+        : { signature: signatureOf(exact), since: now, ticks: 1 };
+      const stuck = isEmpty(queue)
+        ? exactWatch.ticks >= IDLE_TICKS_TO_END
+        : now - exactWatch.since >= quietLimitMs(crawl, queue);
+      if (!stuck) {
+        if (!sameExact) deps.log?.(`crawl ${id}: running totals settled, the ledgers not yet; going on`);
+        await deps.table.setWatch(id, { ...watch, exact: exactWatch });
+        result[id] = ongoing;
+        continue;
+      }
     }
     const lost = Math.max(0, exact.discovered - exact.finished - exact.parked);
     if (lost > 0) {
@@ -138,6 +161,11 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     result[id] = crawl.status === 'cancelled' ? 'cancelled' : status;
   }
   return result;
+}
+
+/** What must stand still for a crawl to end: a change restarts its watch. */
+function signatureOf(counters: CrawlCounters): string {
+  return `${counters.finished}/${counters.discovered}/${counters.parked}/${counters.requests}/${counters.retries}`;
 }
 
 function isSettled(counters: CrawlCounters): boolean {

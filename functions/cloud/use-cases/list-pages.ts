@@ -29,7 +29,7 @@ const INDEX_KEY = /^index\/[^/]{1,64}\/[0-9]{17}-[0-9a-z]{1,64}\.jsonl$/;
 
 /** A cursor that names no place in the crawl's index (forged, or from another deployment). */
 export class InvalidCursorError extends Error {
-  readonly code = 'invalid-cursor' as const;
+  readonly code = 'INVALID_CURSOR' as const;
   readonly retryable = false;
   constructor(why: string) {
     super(`cursor: not a cursor this API returned (${why})`);

@@ -21,7 +21,7 @@ import { AopicLedger, cashOf } from '../../core/aopic.ts';
 import type { CrawlTask } from '../../core/types.ts';
 import type { Frontier } from '../../ports.ts';
 import type { AopicTotals, CloudAopicState, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
-import type { CrawlTableStore, ParkedUrls } from '../ports/cloud-ports.ts';
+import type { CrawlTableStore, ParkedUrl, ParkedUrls } from '../ports/cloud-ports.ts';
 
 export interface RedistributeCreditDeps {
   table: Pick<CrawlTableStore, 'setAopic' | 'addAdmitted'>;
@@ -50,12 +50,45 @@ export interface AopicStep {
 
 export const EMPTY_AOPIC: CloudAopicState = { bonus: 0, lambdaSpent: 0, admitted: 0, history: 0, fetched: 0 };
 
-/** Runs the step for a running crawl, given its summed ledgers. */
+/** What admitting parked URLs touches (the scheduler's step, and a worker that finds the frontier dry). */
+export type AdmissionDeps = Pick<RedistributeCreditDeps, 'parked' | 'frontier'> & {
+  table: Pick<CrawlTableStore, 'addAdmitted'>;
+};
+
+/**
+ * Sends parked URLs to the frontier, then takes them out of the parked set; resolves how many
+ * this call unparked. Safe to repeat and to overlap: a call that dies between the two sends them
+ * again next time (the FIFO deduplication id drops the copy within five minutes), and only URLs
+ * this call unparked are counted, with an atomic increment (an overlapping call finds them gone).
+ */
+export async function admitParked(
+  deps: AdmissionDeps,
+  crawlId: string,
+  entries: readonly ParkedUrl[],
+): Promise<number> {
+  if (entries.length === 0) return 0;
+  // Messages carry the key (cash less the bonus): the worker adds the bonus when it fetches.
+  const tasks: CrawlTask[] = entries.map(({ task, key }) => ({ ...task, cash: key }));
+  await deps.frontier.enqueue(tasks);
+  const admitted = await deps.parked.unpark(
+    crawlId,
+    tasks.map((t) => t.fp),
+  );
+  if (admitted > 0) await deps.table.addAdmitted(crawlId, admitted);
+  return admitted;
+}
+
+/**
+ * Runs the step for a running crawl, given its summed ledgers. `queueEmpty`: the whole frontier
+ * and capture queue are empty, which makes the crawl's frontier dry whatever its running totals
+ * say (they can be short of a batch that died between its ledgers and its shard write).
+ */
 export async function redistributeCredit(
   deps: RedistributeCreditDeps,
   crawl: CrawlRecord,
   counters: CrawlCounters,
   totals: AopicTotals,
+  options: { queueEmpty?: boolean } = {},
 ): Promise<AopicStep> {
   const previous = { ...EMPTY_AOPIC, ...crawl.aopic };
   const state: CloudAopicState = { ...previous, history: totals.history, fetched: counters.fetched };
@@ -81,7 +114,7 @@ export async function redistributeCredit(
   // goes now; poorer ones wait until the frontier runs dry (with a page budget: usually never).
   const fetchedSince = counters.fetched - previous.fetched;
   const recentCash = fetchedSince > 0 ? (state.history - previous.history) / fetchedSince : undefined;
-  const dry = counters.queued <= 0;
+  const dry = counters.queued <= 0 || options.queueEmpty === true;
   const floor = dry || recentCash === undefined ? 0 : crawl.config.aopicAdmitShare * recentCash;
   let admitted = 0;
   let pending = false;
@@ -89,16 +122,9 @@ export async function redistributeCredit(
     const candidates = await deps.parked.richest(crawl.id, room);
     const richest = candidates.filter(({ key }) => dry || cashOf(key, state.bonus) >= floor);
     if (richest.length > 0) {
-      // Messages carry the key (cash less the bonus): the worker adds the bonus when it fetches.
-      const tasks: CrawlTask[] = richest.map(({ task, key }) => ({ ...task, cash: key }));
-      await deps.frontier.enqueue(tasks);
-      admitted = await deps.parked.unpark(
-        crawl.id,
-        tasks.map((t) => t.fp),
-      );
-      // An increment, not part of the state written below: a step overlapping this one (its
-      // unpark found these URLs gone and counts 0) must not overwrite the count.
-      if (admitted > 0) await deps.table.addAdmitted(crawl.id, admitted);
+      // Counted by an increment, not in the state written below: a step overlapping this one
+      // (its unpark found these URLs gone and counts 0) must not overwrite the count.
+      admitted = await admitParked(deps, crawl.id, richest);
       state.admitted += admitted;
       deps.log?.(`crawl ${crawl.id}: admitted ${admitted} parked URLs`);
     }

@@ -10,6 +10,7 @@
  *   4. per host: politeness state + the ledger (counts exactly once per handled record)
  *   5. the batch's own claims enter the warm cache (their pages are finished now); credits to
  *      parked URLs when due; the maxPages budget; hosts a seed redirected to
+ *   6. parked URLs of a crawl whose frontier the batch left dry (dry-admission.ts)
  */
 import { judgeError } from '../../core/error-policy.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
@@ -30,6 +31,7 @@ import { stateKey } from '../ports/cloud-ports.ts';
 import { CREDIT_FLUSH_MS, flushCredits } from './aopic-admission.ts';
 import type { BatchPlan, BatchStats, FrontierWorkerDeps, GroupBatch, MessageVerdict } from './batch-model.ts';
 import type { WorkerContainer } from './container-state.ts';
+import { admitWhenDry } from './dry-admission.ts';
 
 /** What the commit needs besides the plan. */
 export interface CommitEnv {
@@ -112,6 +114,7 @@ async function writeBatch(env: CommitEnv, plan: BatchPlan): Promise<void> {
       await deps.table.addAllowedHosts(b.crawl.id, [...b.redirectedHosts]);
     }),
   );
+  stats.admitted += await admitWhenDry(deps, plan, env.log);
 }
 
 /** One host item write: politeness state and the ledger with this batch's counts. */

@@ -65,6 +65,8 @@ export interface BatchStats {
   /** New URLs parked by AOPIC instead of queued, and credit writes to parked URLs. */
   parked: number;
   credits: number;
+  /** Parked URLs this batch admitted, having found a crawl's frontier dry (dry-admission.ts). */
+  admitted: number;
 }
 
 /** All-zero stats of a batch of `records` messages. */
@@ -83,6 +85,7 @@ export function emptyBatchStats(records: number): BatchStats {
     contentClaims: 0,
     parked: 0,
     credits: 0,
+    admitted: 0,
   };
 }
 

@@ -276,7 +276,7 @@ class MaxHeap {
 }
 
 /** mulberry32: a small, fast, seeded generator of numbers in [0, 1). */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

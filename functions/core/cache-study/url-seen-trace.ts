@@ -13,6 +13,7 @@ export const TRACE_RECORD_BYTES = 8;
 
 /** A trace that is not a whole number of records, or a fingerprint that is not 16 hex digits. */
 export class TraceFormatError extends Error {
+  override readonly name = 'TraceFormatError';
   readonly code = 'TRACE_FORMAT';
 }
 

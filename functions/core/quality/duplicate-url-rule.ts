@@ -89,7 +89,7 @@ export function ruleKey(rule: DuplicateUrlRule): string {
 
 /** Why a value read back from storage is not a rule. */
 export class DuplicateUrlRuleError extends Error {
-  readonly code = 'invalid-duplicate-url-rule';
+  readonly code = 'INVALID_DUPLICATE_URL_RULE';
   override readonly name = 'DuplicateUrlRuleError';
 }
 

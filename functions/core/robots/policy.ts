@@ -11,7 +11,7 @@ export const MAX_ROBOTS_TTL_MS = 86_400_000;
 
 /** The URL given to `robotsUrlFor` is not an absolute URL with an authority. */
 export class RobotsUrlError extends Error {
-  readonly code = 'invalid-url';
+  readonly code = 'INVALID_URL';
   constructor(url: string, options?: { cause?: unknown }) {
     super(`no robots.txt location for "${url}": not an absolute URL with a host`, options);
     this.name = 'RobotsUrlError';

@@ -5,13 +5,13 @@ const ISO_SECONDS = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z$/;
 /**
  * WARC-Date for an ISO 8601 time: UTC, seconds precision (`2026-11-22T10:00:00Z`). WARC 1.1 also
  * allows fractions, but seconds are what every reader (and the 14-digit CDX timestamp) expects.
- * Throws `WarcFormatError('invalid-date')` for a string that is not a date.
+ * Throws `WarcFormatError('INVALID_DATE')` for a string that is not a date.
  */
 export function warcDate(iso: string): string {
   const match = ISO_SECONDS.exec(iso);
   if (match) return `${match[1]}Z`;
   const time = Date.parse(iso);
-  if (Number.isNaN(time)) throw new WarcFormatError('invalid-date', `not a date: ${JSON.stringify(iso)}`);
+  if (Number.isNaN(time)) throw new WarcFormatError('INVALID_DATE', `not a date: ${JSON.stringify(iso)}`);
   return `${new Date(time).toISOString().slice(0, 19)}Z`;
 }
 

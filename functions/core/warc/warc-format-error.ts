@@ -1,5 +1,5 @@
 /** Stable codes for input that cannot be written as a WARC record. */
-export type WarcFormatErrorCode = 'invalid-date';
+export type WarcFormatErrorCode = 'INVALID_DATE';
 
 /**
  * A capture (or warcinfo input) that cannot be serialized. Permanent: retrying the same input

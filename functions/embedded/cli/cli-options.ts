@@ -189,6 +189,7 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
 
 /** A usage error: exit code 1, message printed as is. */
 export class UsageError extends Error {
+  override readonly name = 'UsageError';
   readonly code = 'USAGE';
 }
 

@@ -32,6 +32,7 @@ export interface DashboardServer {
 
 /** The server could not listen (port taken, address not here). */
 export class DashboardListenError extends Error {
+  override readonly name = 'DashboardListenError';
   readonly code = 'DASHBOARD_LISTEN';
 }
 

@@ -4,15 +4,16 @@
  * loopback addresses, and readers for what a crawl left behind.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { ReceiveMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../../functions/adapters/aws/clients.ts';
 import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
 import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
+import type { ChaosOptions } from '../../../localstack/chaos.ts';
 import { type CloudLocal, type CloudLocalMetrics, startCloudLocal } from '../../../localstack/cloud-local.ts';
 import { costBreakdown } from '../../../localstack/cost-model.ts';
 import { eventually, type LoggedRequest, type SiteServer, startSite } from '../../fixtures/site-server.ts';
@@ -63,9 +64,16 @@ export interface PipelineOptions {
   env?: Record<string, string>;
   /**
    * Visibility timeout (s) of the frontier and capture queues: a crashed batch comes back after it
-   * (the template says 225 and 420).
+   * (the template says 225 and 420). The worker's and the archiver's timeouts become a second
+   * less, as Lambda requires (a batch must not become visible while its invocation runs): crawls
+   * must then keep their fetch timeouts well under it (the worker starts no fetch it could not
+   * finish with 5 s left for its writes).
    */
   visibilityTimeoutSeconds?: number;
+  /** The scheduler's period (default 1 s; the stack's rule says a minute). */
+  scheduleRateMs?: number;
+  /** Kill containers of these functions at random points (the stand-in's chaos option). */
+  chaos?: Record<string, ChaosOptions>;
 }
 
 /** The project's root (cdk.out and .tmp are there). */
@@ -101,6 +109,11 @@ async function withSynthLock<T>(start: () => Promise<T>): Promise<T> {
 /** Starts the stack (synthesizing first if cdk.out is stale). */
 export async function startPipeline(options: PipelineOptions = {}): Promise<Pipeline> {
   const logs: string[] = [];
+  // CRAWLSTACK_FAULT's "n-th time" counted across the stack's containers (see fault-hook.ts).
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  const faultCounters =
+    options.env?.CRAWLSTACK_FAULT === undefined ? undefined : mkdtempSync(join(ROOT, '.tmp', 'faults-'));
+  const visibility = options.visibilityTimeoutSeconds;
   // Test files run two at a time, and each pipeline file may find cdk.out stale and synthesize:
   // two `cdk synth` into one cdk.out at once break each other. One start at a time.
   const local = await withSynthLock(() =>
@@ -109,7 +122,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       prefix: uniquePrefix(),
       // Scheduler runs overlap as on AWS (each tick invokes); a tick shorter than a loaded run's
       // few hundred ms would pile up containers that a one-minute rule never would.
-      scheduleRateMs: 1000,
+      scheduleRateMs: options.scheduleRateMs ?? 1000,
       // The archiver gathers captures for 1 s instead of 30: pages show up in the API quickly.
       eventSource: {
         waitTimeSeconds: 1,
@@ -117,7 +130,24 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       },
       // The stand-in crawls fixture sites on loopback: a deployment forbids that by default
       // (crawlstack:allowPrivateAddresses), the stand-in allows it.
-      env: { PRIVATE_ADDRESSES: 'allowed', ...options.env },
+      env: {
+        PRIVATE_ADDRESSES: 'allowed',
+        ...options.env,
+        ...(faultCounters === undefined ? {} : { CRAWLSTACK_FAULT_COUNTERS: faultCounters }),
+      },
+      ...(visibility === undefined
+        ? {}
+        : {
+            queues: {
+              FrontierQueue: { visibilityTimeoutSeconds: visibility },
+              CaptureQueue: { visibilityTimeoutSeconds: visibility },
+            },
+            functions: {
+              FrontierWorker: { timeoutSeconds: visibility - 1 },
+              Archiver: { timeoutSeconds: visibility - 1 },
+            },
+          }),
+      ...(options.chaos === undefined ? {} : { chaos: options.chaos }),
       log: (line) => logs.push(line),
     }),
   );
@@ -127,16 +157,6 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
   const captureQueueUrl = local.provisioned.resources.CaptureQueue?.url as string;
   const captureDlqUrl = local.provisioned.resources.CaptureDlq?.url as string;
   const bucket = local.provisioned.resources.PageBucket?.name as string;
-  if (options.visibilityTimeoutSeconds !== undefined) {
-    for (const url of [queueUrl, captureQueueUrl]) {
-      await clients.sqs.send(
-        new SetQueueAttributesCommand({
-          QueueUrl: url,
-          Attributes: { VisibilityTimeout: String(options.visibilityTimeoutSeconds) },
-        }),
-      );
-    }
-  }
   const headers = { authorization: `Bearer ${local.token}`, 'content-type': 'application/json' };
 
   const api: Pipeline['api'] = async (method, path, body) => {
@@ -235,6 +255,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     async stop() {
       clients.destroy();
       await local.stop();
+      if (faultCounters !== undefined) rmSync(faultCounters, { recursive: true, force: true });
     },
   };
 }

@@ -21,6 +21,12 @@ import {
 } from './helpers.ts';
 
 const DELAY_MS = 40;
+/**
+ * Fault tests: crashed batches return after this visibility timeout; the worker's timeout is a
+ * second less, and it starts a fetch only with the fetch's timeout plus 5 s (its writes) left.
+ */
+const FAULT_VISIBILITY_SECONDS = 12;
+const FAULT_FETCH_TIMEOUT_MS = 3000;
 
 /** Starts sites on 127.0.0.1, .2, .3 (one host each, so one FIFO group each). */
 async function startSites(
@@ -267,8 +273,9 @@ describe('pipeline: the worker and the archiver killed between steps', () => {
   before(async () => {
     pipeline = await startPipeline({
       env: { CRAWLSTACK_FAULT: FAULTS.join(',') },
-      // A crashed batch returns after the queue's visibility timeout: seconds here, not 6 minutes.
-      visibilityTimeoutSeconds: 2,
+      // A crashed batch returns after the queue's visibility timeout: seconds here, not minutes
+      // (the worker's and the archiver's timeouts shrink with it, as Lambda requires).
+      visibilityTimeoutSeconds: FAULT_VISIBILITY_SECONDS,
     });
     sites = await startSites(threeHosts());
   });
@@ -279,8 +286,10 @@ describe('pipeline: the worker and the archiver killed between steps', () => {
 
   it('still ends done with every URL finished once and none lost', async () => {
     const { servers } = sites;
-    const id = await pipeline.startCrawl(crawlConfig(`${servers['127.0.0.1']!.origin}/`));
-    const done = await pipeline.waitForStatus(id, ['done', 'failed'], 60_000);
+    const id = await pipeline.startCrawl(
+      crawlConfig(`${servers['127.0.0.1']!.origin}/`, { totalTimeoutMs: FAULT_FETCH_TIMEOUT_MS }),
+    );
+    const done = await pipeline.waitForStatus(id, ['done', 'failed'], 120_000);
     assert.equal(done.status, 'done');
     const crashes = pipeline.logs.filter((line) => /InjectedCrashError/.test(line));
     for (const fault of FAULTS) {

@@ -199,6 +199,36 @@ async function runCli(args: string[], lastKey: string) {
   }
 }
 
+describe('startCloudLocal: queue and function settings', () => {
+  it("refuses a queue whose visibility timeout is shorter than its function's timeout, as Lambda does", async () => {
+    const start = (options: Parameters<typeof startCloudLocal>[0]) =>
+      startCloudLocal({
+        port: 0,
+        prefix: uniquePrefix(),
+        template: JSON.parse(readFileSync(TEMPLATE, 'utf8')) as CfnTemplate,
+        assemblyDir: FIXTURES,
+        prewarm: false,
+        log: () => {},
+        ...options,
+      });
+    // The worker's timeout is 5 s: a batch could outlive a 4 s visibility and go to two invocations.
+    await assert.rejects(start({ queues: { FrontierQueue0F1E2D3C: { visibilityTimeoutSeconds: 4 } } }), {
+      name: 'InvalidParameterValueException',
+      message: /Queue visibility timeout: 4 seconds is less than Function timeout: 5 seconds/,
+    });
+    // Shorter for both, in the right order: accepted.
+    const local = await start({
+      queues: { FrontierQueue0F1E2D3C: { visibilityTimeoutSeconds: 4 } },
+      functions: { WorkerFunction33333333: { timeoutSeconds: 3 } },
+    });
+    try {
+      assert.equal(local.lambdas.WorkerFunction33333333?.timeoutMs, 3000);
+    } finally {
+      await local.stop();
+    }
+  });
+});
+
 describe('npm run cloud:local', () => {
   it('prints endpoint, api and token, serves, and stops cleanly on SIGTERM', async () => {
     const cli = await runCli([], 'token');

@@ -127,6 +127,46 @@ describe('Lambda containers (worker threads)', () => {
     }
   });
 
+  it('chaos kills containers at random points of invocations, seeded, and nothing after the kill runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crawlstack-containers-'));
+    try {
+      const run = async (seed: number) => {
+        const { lambda } = containerLambda({}, { chaos: { killProbability: 0.5, seed, withinMs: 300 } });
+        const kinds: string[] = [];
+        for (let i = 0; i < 12; i++) {
+          // Each invocation lingers 400 ms: a kill drawn inside [0, 300) ms always lands.
+          const outcome = await lambda.invoke({ action: 'linger', ms: 200, file: join(dir, `${seed}-${i}`) });
+          kinds.push(outcome.kind);
+          if (outcome.kind === 'error')
+            assert.match(String(outcome.error), /chaos: the execution environment was killed/);
+        }
+        return { kinds, stats: lambda.stats() };
+      };
+      const first = await run(42);
+      const again = await run(42);
+      assert.deepEqual(again.kinds, first.kinds, 'a seed repeats which invocations are killed');
+      const killed = first.kinds.filter((k) => k === 'error').length;
+      assert.ok(killed >= 1 && killed < 12, `${killed} of 12 killed`);
+      assert.equal(first.stats.chaosKills.length, killed);
+      assert.equal(first.stats.killedContainers, killed);
+      assert.equal(first.stats.errors, killed);
+      for (const kill of first.stats.chaosKills) {
+        assert.ok(
+          kill.killedAt - kill.startedAt < 300 + 250,
+          'within the drawn window, plus the end of its thread',
+        );
+      }
+      await delay(600);
+      // A killed invocation's timer (200 ms in) never fired when the kill came first.
+      const written = first.kinds.filter((_, i) => existsSync(join(dir, `42-${i}`))).length;
+      const early = first.stats.chaosKills.filter((k) => k.killedAt - k.startedAt < 190).length;
+      assert.ok(written <= 12 - early, `${written} files written, ${early} kills before the write`);
+      assert.notDeepEqual((await run(7)).kinds, first.kinds, 'another seed, other draws');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reclaims idle containers', async () => {
     const { lambda } = containerLambda({}, { idleMs: 100 });
     answer(await lambda.invoke({}));

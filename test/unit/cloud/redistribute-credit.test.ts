@@ -68,7 +68,12 @@ function counters(
   return aggregateCounters(1, [{ ...emptyHostCounts(), ...c }], admitted);
 }
 
-async function step(record: CrawlRecord, sums: ReturnType<typeof counters>, parked: ParkedUrls) {
+async function step(
+  record: CrawlRecord,
+  sums: ReturnType<typeof counters>,
+  parked: ParkedUrls,
+  options: { queueEmpty?: boolean } = {},
+) {
   const sent: CrawlTask[] = [];
   const written: CloudAopicState[] = [];
   const result = await redistributeCredit(
@@ -80,6 +85,7 @@ async function step(record: CrawlRecord, sums: ReturnType<typeof counters>, park
     record,
     sums.counters as CrawlCounters,
     sums.aopic,
+    options,
   );
   return { result, sent, written };
 }
@@ -126,6 +132,21 @@ describe('redistributeCredit', () => {
     assert.deepEqual(
       sent.map((t) => t.fp),
       ['b', 'a'],
+    );
+    assert.equal(parked.size, 0);
+  });
+
+  it('takes an empty queue for a dry frontier, whatever running totals short of a dead batch say', async () => {
+    const { port, parked } = parkedSet([{ fp: 'a', key: 0.0001 }]);
+    // The totals miss the finish of a batch that died between its ledgers and its shard write.
+    const sums = counters({ enqueued: 11, finished: 10, fetched: 10, parked: 1, history: 0.5 });
+    assert.equal(sums.counters.queued, 1);
+    const busy = await step(crawl({ history: 0.1, fetched: 1 }), sums, port);
+    assert.deepEqual(busy.sent, [], 'the totals say one is still queued: the poor one waits');
+    const idle = await step(crawl({ history: 0.1, fetched: 1 }), sums, port, { queueEmpty: true });
+    assert.deepEqual(
+      idle.sent.map((t) => t.fp),
+      ['a'],
     );
     assert.equal(parked.size, 0);
   });

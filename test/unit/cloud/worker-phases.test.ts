@@ -234,6 +234,73 @@ describe('AOPIC admission (aopic-admission.ts)', () => {
   });
 });
 
+describe('parked URLs admitted when a batch leaves the frontier dry (dry-admission.ts, issue 8 item 6)', () => {
+  /** A home page, a chain of numbered pages after it (parked: the page's own path pattern), and `/x`. */
+  function chain(extra: string[] = []) {
+    return new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/`]: { status: 200, body: page('home', ['/p/1', ...extra]) },
+      [`${SITE}/p/1`]: { status: 200, body: page('one', ['/p/2', '/']) },
+      [`${SITE}/x`]: { status: 200, body: page('x', []) },
+    });
+  }
+  const sentUrl = (cloud: MemoryCloud, url: string) => cloud.frontier.sent.find((t) => t.url === url);
+
+  it('the batch that finishes the last queued URL admits the parked ones itself, not the next tick', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = chain();
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([messageFor(tasks([`${SITE}/`])[0]!)]);
+    const one = sentUrl(cloud, `${SITE}/p/1`);
+    assert.ok(one !== undefined, '/p/1 is an ordinary link of the home page: queued');
+    cloud.table.calls.length = 0;
+    const m = messageFor(one);
+    const { stats } = await worker([m]);
+    assert.equal(stats.parked, 1, '/p/2 parked');
+    assert.equal(stats.admitted, 1, 'and admitted by the same batch: nothing else was queued');
+    assert.ok(sentUrl(cloud, `${SITE}/p/2`) !== undefined);
+    assert.equal(cloud.table.calls.filter((c) => c === 'counterShards').length, 1, 'one read of the totals');
+    const counters = cloud.table.counters(id);
+    assert.equal(counters.parked, 0);
+    assert.equal(counters.queued, 1, '/p/2 is queued now');
+    // Redelivered (its ledger went through): acknowledged, nothing read, nothing admitted again.
+    const again = await worker([{ ...m, receiveCount: 2 }]);
+    assert.equal(again.stats.admitted, 0);
+  });
+
+  it('admits nothing while other URLs of the crawl are queued (the scheduler keeps AOPIC order)', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = chain(['/x']);
+    const { tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([messageFor(tasks([`${SITE}/`])[0]!)]);
+    const { stats } = await worker([messageFor(sentUrl(cloud, `${SITE}/p/1`)!)]);
+    assert.equal(stats.parked, 1);
+    assert.equal(stats.admitted, 0, '/x is still queued');
+    assert.equal(sentUrl(cloud, `${SITE}/p/2`), undefined);
+    // The batch that finishes /x leaves the frontier dry: it admits /p/2.
+    const last = await worker([messageFor(sentUrl(cloud, `${SITE}/x`)!)]);
+    assert.equal(last.stats.admitted, 1);
+    assert.ok(sentUrl(cloud, `${SITE}/p/2`) !== undefined);
+  });
+
+  it('breadth-first crawls and crawls that queue everything never read the totals', async () => {
+    for (const settings of [{ order: 'bfs' }, { aopicAdmitShare: 0 }]) {
+      const clock = new TestClock();
+      const cloud = new MemoryCloud();
+      const { tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base, ...settings }, clock);
+      const worker = workerOver(cloud, chain(), clock);
+      await worker([messageFor(tasks([`${SITE}/`])[0]!)]);
+      await worker([messageFor(sentUrl(cloud, `${SITE}/p/1`)!)]);
+      assert.ok(sentUrl(cloud, `${SITE}/p/2`) !== undefined, 'queued at once');
+      assert.ok(!cloud.table.calls.includes('counterShards'), JSON.stringify(settings));
+    }
+  });
+});
+
 describe('nothing reaches the DLQ unrecorded (issue 8, items 2 and 3)', () => {
   it('a record that must wait with few receives left is re-sent as a new message, not deferred toward the DLQ', async () => {
     const clock = new TestClock();

@@ -59,13 +59,13 @@ describe('CrawlState.open', () => {
   test('the same folder again resumes: counters, ledger and scope hosts from the checkpoint', async () => {
     const dir = tempDir();
     const first = await open(dir);
-    first.counters.pages = 7;
+    first.counters.fetched = 7;
     first.scopeHosts.add('www.a.test');
     first.policy.ledger.collect(0.25);
     await first.close();
     const again = await open(dir);
     assert.equal(again.resumed, true);
-    assert.equal(again.counters.pages, 7);
+    assert.equal(again.counters.fetched, 7);
     assert.equal(again.counters.discovered, 2, 'seeds are not queued twice');
     assert.equal(again.policy.ledger.state.lambda, 0.25);
     assert.equal(again.scope.check('http://www.a.test/p', 'www.a.test', 1), undefined);

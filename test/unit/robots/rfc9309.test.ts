@@ -466,7 +466,7 @@ describe('R-2.3-a: robotsUrlFor', () => {
     assert.throws(
       () => robotsUrlFor('mailto:someone@example.com'),
       (e: unknown) => {
-        return e instanceof RobotsUrlError && e.code === 'invalid-url';
+        return e instanceof RobotsUrlError && e.code === 'INVALID_URL';
       },
     );
   });

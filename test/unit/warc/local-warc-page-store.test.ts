@@ -385,13 +385,13 @@ describe('LocalWarcPageStore', () => {
       const indexBefore = readFileSync(join(dir, WARC_INDEX_FILE));
       assert.throws(
         () => open(dir, { resumeAt: checkpoint }),
-        (error: unknown) => error instanceof WarcStoreError && error.code === 'resume-mismatch',
+        (error: unknown) => error instanceof WarcStoreError && error.code === 'RESUME_MISMATCH',
       );
       assert.equal(statSync(path).size, checkpoint.size - 10);
       assert.deepEqual(readFileSync(join(dir, WARC_INDEX_FILE)), indexBefore);
       assert.throws(
         () => open(dir, { resumeAt: { ...checkpoint, file: 'crawlstack-20991231000000-00042.warc.gz' } }),
-        (error: unknown) => error instanceof WarcStoreError && error.code === 'resume-mismatch',
+        (error: unknown) => error instanceof WarcStoreError && error.code === 'RESUME_MISMATCH',
       );
     } finally {
       remove();
@@ -408,15 +408,15 @@ describe('LocalWarcPageStore', () => {
       store.close();
       await assert.rejects(
         store.put(makeCapture(2)),
-        (error: unknown) => error instanceof WarcStoreError && error.code === 'closed',
+        (error: unknown) => error instanceof WarcStoreError && error.code === 'STORE_CLOSED',
       );
       assert.throws(
         () => open(dir, { prefix: '../evil' }),
-        (error: unknown) => error instanceof WarcStoreError && error.code === 'invalid-option',
+        (error: unknown) => error instanceof WarcStoreError && error.code === 'INVALID_OPTION',
       );
       assert.throws(
         () => open(dir, { gzipLevel: 12 }),
-        (error: unknown) => error instanceof WarcStoreError && error.code === 'invalid-option',
+        (error: unknown) => error instanceof WarcStoreError && error.code === 'INVALID_OPTION',
       );
       assert.equal(existsSync(join(dir, WARC_INDEX_FILE)), true);
     } finally {

@@ -50,7 +50,7 @@ describe('dates and SURT', () => {
     assert.equal(cdxTimestamp('2026-11-22T10:00:05Z'), '20261122100005');
     assert.throws(
       () => warcDate('yesterday'),
-      (error: unknown) => error instanceof WarcFormatError && error.code === 'invalid-date',
+      (error: unknown) => error instanceof WarcFormatError && error.code === 'INVALID_DATE',
     );
   });
 
