@@ -9,7 +9,6 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import {
   BatchWriteCommand,
   GetCommand,
@@ -17,6 +16,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { type AwsClients, createAwsClients } from '../../../functions/adapters/aws/clients.ts';
 import { EXTERNAL_ENDPOINT, openTestEndpoint, type TestEndpoint, uniquePrefix } from './helpers.ts';
 
@@ -253,7 +253,7 @@ describe('IAM on the stand-in endpoint', {
       text,
     );
     const observed = ep.standIn?.iam.observed().Fn?.['s3:GetObject'];
-    assert.ok(observed !== undefined && observed.denied >= 1, 'counted as the role\'s call');
+    assert.ok(observed !== undefined && observed.denied >= 1, "counted as the role's call");
     const expired = await fetch(
       await url('public/a', { expiresIn: 60, signingDate: new Date(Date.now() - 120_000) }),
     );
