@@ -13,7 +13,13 @@ import { ReceiveMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/clien
 import { type AwsClients, createAwsClients } from '../../../functions/adapters/aws/clients.ts';
 import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
 import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
-import { type CloudLocal, type CloudLocalMetrics, startCloudLocal } from '../../../localstack/cloud-local.ts';
+import type { CfnTemplate } from '../../../localstack/cfn-template.ts';
+import {
+  type CloudLocal,
+  type CloudLocalMetrics,
+  startCloudLocal,
+  synthesizedTemplate,
+} from '../../../localstack/cloud-local.ts';
 import { costBreakdown } from '../../../localstack/cost-model.ts';
 import { eventually, type LoggedRequest, type SiteServer, startSite } from '../../fixtures/site-server.ts';
 
@@ -66,6 +72,8 @@ export interface PipelineOptions {
    * (the template says 225 and 420).
    */
   visibilityTimeoutSeconds?: number;
+  /** Changes the synthesized template before the stack starts (e.g. takes a grant away). */
+  template?: (template: CfnTemplate) => CfnTemplate;
 }
 
 /** The project's root (cdk.out and .tmp are there). */
@@ -103,8 +111,14 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
   const logs: string[] = [];
   // Test files run two at a time, and each pipeline file may find cdk.out stale and synthesize:
   // two `cdk synth` into one cdk.out at once break each other. One start at a time.
-  const local = await withSynthLock(() =>
+  const local = await withSynthLock(async () =>
     startCloudLocal({
+      ...(options.template === undefined
+        ? {}
+        : await (async () => {
+            const { template, assemblyDir } = await synthesizedTemplate();
+            return { template: options.template!(template), assemblyDir };
+          })()),
       port: 0,
       prefix: uniquePrefix(),
       // Scheduler runs overlap as on AWS (each tick invokes); a tick shorter than a loaded run's
