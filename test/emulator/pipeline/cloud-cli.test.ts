@@ -6,9 +6,11 @@
  * and whose Api role lacks its S3 grants: each error a user can act on, with its exit code.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { encodeTrace } from '../../../functions/core/cache-study/url-seen-trace.ts';
 import type { LinkRecord, PageRecord } from '../../../functions/core/types.ts';
 import {
   CLOUD_LOCAL_FILE,
@@ -200,6 +202,28 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, /warc: (\d+) objects \(0 fetched, 0 B; \1 already here\)/);
     assert.deepEqual(readJsonl<PageRecord>(join(out, 'pages.jsonl')), records, 'the same pages.jsonl');
+    // A file cut short (an interrupted run) is fetched again; trace objects (when the cloud records
+    // them: trace/<crawl>/) become url-seen.trace, in key order, for cache-study.
+    const warcFile = readdirSync(join(out, 'warc')).find((f) => f.endsWith('.warc.gz'))!;
+    truncateSync(join(out, 'warc', warcFile), 100);
+    const trace = [encodeTrace(['0123456789abcdef', 'fedcba9876543210']), encodeTrace(['0123456789abcdef'])];
+    for (const [i, body] of trace.entries()) {
+      await p.clients.s3.send(
+        new PutObjectCommand({
+          Bucket: p.bucket,
+          Key: `trace/${id}/2026112600000000${i}-batch.trace`,
+          Body: body,
+        }),
+      );
+    }
+    const resumed = await cli(['cloud', 'download', id, '--out', out]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /warc: (\d+) objects \(1 fetched, [\d.]+ KiB; \d+ already here\)/);
+    assert.match(resumed.stderr, /trace: 2 objects \(2 fetched/);
+    await assertWarcMatchesPages(out, records);
+    assert.deepEqual(readFileSync(join(out, 'url-seen.trace')), Buffer.concat(trace));
+    const study = await runCli(['cache-study', '--out', out, '--sizes', '1-2'], { env: cleanEnv() });
+    assert.equal(study.code, 0, study.stderr);
     // Another crawl's download is refused.
     writeFileSync(join(out, 'cloud', 'cloud.json'), JSON.stringify({ crawlId: 'another' }));
     const refused = await cli(['cloud', 'download', id, '--out', out]);
@@ -234,7 +258,16 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
 
   it('Ctrl-C stops watching (130) and the crawl keeps running; cancel stops it', async () => {
     // A gap of a minute between requests to a host: the crawl runs for longer than this test.
-    const started = await cli(['cloud', 'start', sites.seed, '--allow-private', '--delay', '60000']);
+    const started = await cli([
+      'cloud',
+      'start',
+      sites.seed,
+      '--allow-private',
+      '--delay',
+      '60000',
+      '--extract',
+      'heading=h1',
+    ]);
     assert.equal(started.code, 0, started.stderr);
     const id = started.stdout.trim();
     const watch = await spawnCli(['cloud', 'watch', id], project, cleanEnv());
@@ -245,6 +278,12 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
     assert.match(watch.stderr(), new RegExp(`stopped watching; crawl ${id} keeps running in the cloud`));
     const running = await cli(['cloud', 'status', id, '--json']);
     assert.equal((JSON.parse(running.stdout) as { status: string }).status, 'running');
+    // A running crawl downloads what is archived so far; a crawl with extract fields asks for its
+    // dataset, which an API without the endpoint does not have.
+    const partial = await cli(['cloud', 'download', id, '--out', join(tempDir(), 'partial')]);
+    assert.equal(partial.code, 0, partial.stderr);
+    assert.match(partial.stderr, /note: the crawl is still running: this is what is archived so far/);
+    assert.match(partial.stderr, /note: the API has no dataset \(GET \/crawls\/\S+\/dataset answered 404/);
     const cancelled = await cli(['cloud', 'cancel', id]);
     assert.equal(cancelled.code, 0, cancelled.stderr);
     assert.match(cancelled.stdout, new RegExp(`crawl ${id} cancelled`));

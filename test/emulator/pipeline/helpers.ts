@@ -38,6 +38,8 @@ export interface Pipeline {
   dlqUrl: string;
   captureQueueUrl: string;
   captureDlqUrl: string;
+  /** The page bucket. */
+  bucket: string;
   api(
     method: string,
     path: string,
@@ -176,6 +178,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     dlqUrl,
     captureQueueUrl,
     captureDlqUrl,
+    bucket,
     api,
     async startCrawl(config) {
       const response = await api('POST', '/crawls', config);
