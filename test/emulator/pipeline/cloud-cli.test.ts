@@ -334,6 +334,15 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
     const none = await runCli(['cloud', 'list'], { cwd: tempDir(), env: cleanEnv() });
     assert.equal(none.code, 1);
     assert.match(none.stderr, /no API given: pass --api URL/);
+    const typo = await cli(['cloud', 'strat']);
+    assert.equal(typo.code, 1);
+    assert.match(
+      typo.stderr,
+      /no cloud command "strat" \(commands: start, status, watch, list, pages, cancel, download\)/,
+    );
+    const help = await cli(['help', 'cloud']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^usage: crawlstack cloud <command>/);
   });
 });
 

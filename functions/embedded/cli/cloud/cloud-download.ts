@@ -210,7 +210,7 @@ async function fetchKind(
         counts.present += 1;
         return;
       }
-      await fetchObject(object, path, relist);
+      await fetchArchiveObject(object, path, relist);
       counts.fetched += 1;
       counts.bytes += object.size;
     });
@@ -225,8 +225,12 @@ async function fetchKind(
   return paths.sort();
 }
 
-/** Streams one object to `path` (through `path.part`), checking its size. */
-async function fetchObject(
+/**
+ * Streams one listed object to `path` (through `path.part`), checking its size. A URL that
+ * expired (S3's "Request has expired") is replaced by `relist` (the same page listed again);
+ * any other refusal names what the API's role lacks.
+ */
+export async function fetchArchiveObject(
   object: Listed,
   path: string,
   relist: (key: string) => Promise<string | undefined>,

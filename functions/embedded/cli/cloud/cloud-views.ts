@@ -77,8 +77,9 @@ export function summaryOfView(view: CrawlProgressView, now: number, outDir: stri
 }
 
 /**
- * Pages per second over the last 10 s of status polls (the local line's window). The cloud has
- * no per-page clock the CLI can see: the rate comes from the fetched counter between polls.
+ * Pages per second over about the last 10 s (the local line's window), from the fetched counter
+ * of the status polls: since the newest poll at least 10 s old, or the first one. The cloud has
+ * no per-page clock the CLI can see.
  */
 export class PollRate {
   readonly #samples: { at: number; pages: number }[] = [];
