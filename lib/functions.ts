@@ -156,7 +156,9 @@ export class Functions extends Construct {
     useQueue(api, ENV.frontierQueueUrl, frontier.queue, ['SendMessage']);
     api.addEnvironment(ENV.retentionDays, retention);
     api.addEnvironment(ENV.privateAddresses, privateAddresses);
-    // GET /crawls/{id}/pages: ListObjectsV2 of the index objects, ranged GetObject.
+    // GET /crawls/{id}/pages: ListObjectsV2 of the index objects, ranged GetObject. GET
+    // /crawls/{id}/objects: ListObjectsV2 of the archive, and presigned GetObject URLs for the
+    // caller's downloads (warc/, index/, links/, trace/): S3 authorizes those GETs as this role's.
     useBucket(api, ENV.pageBucket, storage.pageBucket, ['GetObject', 'ListBucket']);
     // AWS_IAM: callers sign requests (SigV4) and need lambda:InvokeFunctionUrl; see
     // `api.grantInvokeUrl(principal)`. No CORS: the API is for programs, not browsers.

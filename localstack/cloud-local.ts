@@ -14,8 +14,9 @@
  * access key, which the stand-in endpoint maps to the function's execution role and its policies.
  *
  * Prints `endpoint=`, `api=` and `token=` lines on stdout (with a SigV4 key: `auth=sigv4`,
- * `region=` and `access_key_id=` instead of the token; logs go to stderr) and runs until
- * SIGINT/SIGTERM. Tests use {@link startCloudLocal}.
+ * `region=` and `access_key_id=` instead of the token; logs go to stderr), writes the same to
+ * `.tmp/cloud-local.json` for `crawlstack cloud`, and runs until SIGINT/SIGTERM. Tests use
+ * {@link startCloudLocal}.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +26,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createAwsClients } from '../functions/adapters/aws/clients.ts';
+import {
+  CLOUD_LOCAL_FILE,
+  removeCloudLocalInfo,
+  writeCloudLocalInfo,
+} from '../functions/embedded/cli/cloud/cloud-local-file.ts';
 import type { CfnTemplate } from './cfn-template.ts';
 import type { ChaosOptions } from './chaos.ts';
 import { type Endpoint, startEndpoint } from './endpoint.ts';
@@ -553,6 +559,7 @@ async function main(): Promise<void> {
       assembly: { type: 'string' },
       synth: { type: 'boolean' },
       'no-synth': { type: 'boolean' },
+      'info-file': { type: 'string' },
     },
   });
   const options: CloudLocalOptions = {};
@@ -591,14 +598,21 @@ async function main(): Promise<void> {
   if (Object.keys(local.urls).length > 1) {
     for (const [id, url] of Object.entries(local.urls)) lines.push(`url.${id}=${url}`);
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
-  process.stderr.write('cloud:local: ready; Ctrl-C stops\n');
-
+  // The same, for `crawlstack cloud` run from the project folder (removed again when it stops).
+  const infoPath = writeCloudLocalInfo(values['info-file'] ?? join(PROJECT_DIR, CLOUD_LOCAL_FILE), {
+    api: local.api,
+    auth: local.auth,
+    ...(local.auth === 'bearer' ? { token: local.token } : {}),
+    region: local.region,
+    endpoint: local.endpoint,
+    pid: process.pid,
+  });
   let signalled = false;
   const shutdown = (signal: string) => {
     if (signalled) process.exit(1); // a second signal: stop waiting
     signalled = true;
     process.stderr.write(`cloud:local: ${signal}, stopping\n`);
+    removeCloudLocalInfo(infoPath, process.pid);
     local.stop().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -607,8 +621,11 @@ async function main(): Promise<void> {
       },
     );
   };
+  // Before the lines go out: whoever reads them may stop us at once.
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stderr.write(`cloud:local: ready (crawlstack cloud finds it through ${infoPath}); Ctrl-C stops\n`);
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -29,7 +29,13 @@ import {
   s3Authorizations,
   sqsAuthorizations,
 } from './iam-actions.ts';
-import { accessKeyIdOf, type IamDenial, IamEnforcer, signingRegionOf } from './iam-enforcer.ts';
+import {
+  accessKeyIdOf,
+  type IamDenial,
+  IamEnforcer,
+  presignedRefusal,
+  signingRegionOf,
+} from './iam-enforcer.ts';
 
 /** Where to listen. */
 export interface EndpointOptions {
@@ -89,17 +95,28 @@ function dynamoDenied(res: ServerResponse, denial: IamDenial): void {
 
 /** S3's answer (HTTP 403, an XML error; a HEAD gets the status alone). */
 function s3Denied(req: IncomingMessage, res: ServerResponse, denial: IamDenial): void {
+  s3Error(req, res, 403, 'AccessDenied', denial.message);
+}
+
+/** An S3 error answer (XML, no body for HEAD). */
+function s3Error(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+): void {
   const requestId = randomBytes(8).toString('hex').toUpperCase();
   const escapeXml = (s: string) =>
     s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
   const body =
     req.method === 'HEAD'
       ? ''
-      : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${escapeXml(
-          denial.message,
+      : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${escapeXml(
+          message,
         )}</Message><RequestId>${requestId}</RequestId><HostId>${requestId}</HostId></Error>`;
   req.resume();
-  res.writeHead(403, {
+  res.writeHead(status, {
     'content-type': 'application/xml',
     'content-length': Buffer.byteLength(body),
     'x-amz-request-id': requestId,
@@ -167,8 +184,8 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     },
     partitionKey: (table) => partitionKeys.get(table),
   });
-  const regionOf = (headers: IncomingMessage['headers']) =>
-    signingRegionOf(headers) ?? options.region ?? 'us-east-1';
+  const regionOf = (headers: IncomingMessage['headers'], rawUrl?: string) =>
+    signingRegionOf(headers, rawUrl) ?? options.region ?? 'us-east-1';
   // fauxqs' own startFauxqs() binds 0.0.0.0; its app is used here without listening at all:
   // requests are handed to its router in process, which also saves a hop per request.
   const fauxqs = buildApp({ logger: false, ...(options.region ? { defaultRegion: options.region } : {}) });
@@ -351,7 +368,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       for await (const chunk of req) chunks.push(chunk as Buffer);
       body = Buffer.concat(chunks);
     }
-    const region = regionOf(req.headers);
+    const region = regionOf(req.headers, url);
     const keys = body === undefined ? [] : deleteObjectsKeys(body.toString('utf8'));
     const denial = await iam.check(accessKeyId, s3Authorizations(method, url, req.headers, keys), region);
     if (denial !== undefined) {
@@ -407,6 +424,12 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       recorder.count('s3', operation);
       if (method === 'PUT' || method === 'POST')
         recorder.s3Upload(Number(req.headers['content-length'] ?? 0));
+      // A presigned URL (the API hands them out for downloads) is refused once it expired.
+      const expired = presignedRefusal(url, Date.now());
+      if (expired !== undefined) {
+        s3Error(req, res, 403, 'AccessDenied', expired);
+        return;
+      }
       const accessKeyId = accessKeyIdOf(req.headers, url);
       if (iam.caller(accessKeyId) !== undefined) {
         authorizeS3(req, res, operation, accessKeyId).catch((error: unknown) => {

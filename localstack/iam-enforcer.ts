@@ -65,11 +65,37 @@ export function accessKeyIdOf(headers: IncomingHttpHeaders, rawUrl?: string): st
   return undefined;
 }
 
-/** The region of a SigV4 credential scope (`Credential=AKID/date/region/service/aws4_request`). */
-export function signingRegionOf(headers: IncomingHttpHeaders): string | undefined {
+/**
+ * The region of a SigV4 credential scope (`Credential=AKID/date/region/service/aws4_request`), from
+ * the header or, for a presigned URL, its `X-Amz-Credential` parameter.
+ */
+export function signingRegionOf(headers: IncomingHttpHeaders, rawUrl?: string): string | undefined {
   const authorization = headers.authorization;
   const header = Array.isArray(authorization) ? authorization[0] : authorization;
-  return header === undefined ? undefined : /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(header)?.[1];
+  if (header !== undefined) return /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(header)?.[1];
+  if (rawUrl?.includes('X-Amz-Credential=')) {
+    return new URL(rawUrl, 'http://local').searchParams.get('X-Amz-Credential')?.split('/')[2] || undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Why S3 refuses a presigned (query-string SigV4) request by its dates, in S3's words, or
+ * undefined: signed at `X-Amz-Date`, valid for `X-Amz-Expires` seconds (1 to 604,800).
+ */
+export function presignedRefusal(rawUrl: string, nowMs: number): string | undefined {
+  if (!rawUrl.includes('X-Amz-Credential=')) return undefined;
+  const query = new URL(rawUrl, 'http://local').searchParams;
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(query.get('X-Amz-Date') ?? '');
+  const expires = Number(query.get('X-Amz-Expires'));
+  if (m === null || !Number.isInteger(expires)) {
+    return 'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.';
+  }
+  if (expires < 1 || expires > 604_800) {
+    return 'X-Amz-Expires must be less than a week (in seconds) that is 604800';
+  }
+  const signedAt = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
+  return nowMs > signedAt + expires * 1000 ? 'Request has expired' : undefined;
 }
 
 /** Condition keys a policy document tests, lowercased (so only those go into the cache key). */

@@ -6,13 +6,25 @@
  *   GET    /crawls/{id}            status, config, counters, URL-seen hit rate
  *   GET    /crawls/{id}/pages      ?limit=1..1000&cursor=   page records (from the S3 index), where
  *                                                            each body is stored
+ *   GET    /crawls/{id}/objects    ?kind=warc|index|links|trace&limit=1..1000&cursor=   the
+ *                                  archive's objects with sizes and presigned GET URLs (downloads)
  *   DELETE /crawls/{id}            cancel: queued URLs are dropped without fetching
  *
- * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400).
+ * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400). An AWS call the
+ * API's own role may not make is a 500 with `code: "access-denied"` and AWS's message, which
+ * names the action (a stack whose grants do not match its code).
  */
 import { Hono } from 'hono';
-import type { CrawlTableStore, ObjectReader } from '../cloud/ports/cloud-ports.ts';
+import type { CrawlTableStore, ObjectLinks, ObjectReader } from '../cloud/ports/cloud-ports.ts';
 import { crawlProgress } from '../cloud/use-cases/crawl-progress.ts';
+import {
+  ARCHIVE_KINDS,
+  type ArchiveKind,
+  DOWNLOAD_URL_SECONDS,
+  decodeArchiveCursor,
+  encodeArchiveCursor,
+  listArchive,
+} from '../cloud/use-cases/list-archive.ts';
 import {
   decodePageCursor,
   encodePageCursor,
@@ -27,6 +39,8 @@ export interface ApiDeps extends StartCrawlDeps {
   table: CrawlTableStore;
   /** The page bucket: the crawl's index objects. */
   pages: ObjectReader;
+  /** The page bucket's objects as download links (listings and presigned GETs). */
+  archive: ObjectLinks;
   log?: (line: string) => void;
   /**
    * Publishes a count of a custom metric (functions/metrics.ts). A 500 is counted here, so the
@@ -51,6 +65,9 @@ function limitOf(text: string | undefined, fallback: number, max: number): numbe
   }
   return limit;
 }
+
+/** What the AWS SDK names an authorization failure (S3 and SQS, DynamoDB and others). */
+const ACCESS_DENIED = new Set(['AccessDenied', 'AccessDeniedException']);
 
 /** Builds the app. */
 export function createApiApp(deps: ApiDeps): Hono {
@@ -142,6 +159,31 @@ export function createApiApp(deps: ApiDeps): Hono {
     });
   });
 
+  app.get('/crawls/:id/objects', async (c) => {
+    const id = c.req.param('id');
+    const limit = limitOf(c.req.query('limit'), DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
+    const problems: string[] = typeof limit === 'string' ? [limit] : [];
+    const kind = c.req.query('kind') as ArchiveKind | undefined;
+    if (kind === undefined || !ARCHIVE_KINDS.includes(kind))
+      problems.push(`kind: expected one of ${ARCHIVE_KINDS.join(', ')}, got ${JSON.stringify(kind ?? null)}`);
+    const cursorText = c.req.query('cursor');
+    const after =
+      cursorText === undefined || kind === undefined || !ARCHIVE_KINDS.includes(kind)
+        ? undefined
+        : decodeArchiveCursor(cursorText, kind, id);
+    if (cursorText !== undefined && after === undefined && problems.length === 0)
+      problems.push('cursor: not a cursor this API returned');
+    if (problems.length > 0) return c.json({ error: 'invalid query', problems }, 400);
+    if ((await deps.table.getCrawl(id)) === undefined) return c.json({ error: 'no such crawl' }, 404);
+    const listing = await listArchive(deps.archive, id, kind as ArchiveKind, limit as number, after);
+    return c.json({
+      kind,
+      expiresInSeconds: DOWNLOAD_URL_SECONDS,
+      objects: listing.objects,
+      ...(listing.next === undefined ? {} : { cursor: encodeArchiveCursor(listing.next) }),
+    });
+  });
+
   app.delete('/crawls/:id', async (c) => {
     const id = c.req.param('id');
     const status = await deps.table.cancelCrawl(id);
@@ -151,13 +193,17 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json({ id, status });
   });
 
-  for (const path of ['/crawls', '/crawls/:id', '/crawls/:id/pages']) {
+  for (const path of ['/crawls', '/crawls/:id', '/crawls/:id/pages', '/crawls/:id/objects']) {
     app.all(path, (c) => c.json({ error: `method ${c.req.method} not allowed on ${c.req.path}` }, 405));
   }
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}` }, 404));
   app.onError((error, c) => {
     log(`API error on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`);
     deps.metric?.(METRICS.apiInternalErrors, 1);
+    // The role lacks a grant its code needs: AWS's message names the action and the resource,
+    // which is what the operator must fix (callers are IAM principals of the account).
+    if (ACCESS_DENIED.has(error.name))
+      return c.json({ error: 'internal error', code: 'access-denied', detail: error.message }, 500);
     return c.json({ error: 'internal error' }, 500);
   });
   return app;

@@ -11,6 +11,7 @@ import { DynamoParkedUrls } from '../adapters/aws/dynamo-parked-urls.ts';
 import { createRobotsWarmCache, DynamoRobotsCache } from '../adapters/aws/dynamo-robots-cache.ts';
 import { DynamoSeenStore } from '../adapters/aws/dynamo-seen-store.ts';
 import { retentionOf } from '../adapters/aws/retention.ts';
+import { S3ObjectLinks } from '../adapters/aws/s3-object-links.ts';
 import { S3Objects } from '../adapters/aws/s3-objects.ts';
 import { SqsCaptureQueue } from '../adapters/aws/sqs-capture-queue.ts';
 import {
@@ -120,6 +121,7 @@ export function createAwsApiDeps(
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
     seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
     pages: new S3Objects(clients.s3, env.pageBucket),
+    archive: new S3ObjectLinks(clients.s3, env.pageBucket),
     clock: options.clock ?? systemClock,
     newId: options.newId ?? randomUUID,
     forbidPrivate: env.privateAddresses !== 'allowed',

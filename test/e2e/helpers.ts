@@ -316,10 +316,18 @@ export interface CliProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `crawlstack <args>` (the bundled CLI) with Node 22, in `cwd`. */
-export async function spawnCli(args: readonly string[], cwd = ROOT): Promise<CliProcess> {
+/** Starts `crawlstack <args>` (the bundled CLI) with Node 22, in `cwd` (with `env`, else ours). */
+export async function spawnCli(
+  args: readonly string[],
+  cwd = ROOT,
+  env?: NodeJS.ProcessEnv,
+): Promise<CliProcess> {
   const bin = await buildCli();
-  const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(env === undefined ? {} : { env }),
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (s: string) => {
@@ -337,9 +345,9 @@ export async function spawnCli(args: readonly string[], cwd = ROOT): Promise<Cli
 /** Runs `crawlstack <args>` to its end (killed after `timeoutMs`). */
 export async function runCli(
   args: readonly string[],
-  options: { cwd?: string; timeoutMs?: number } = {},
+  options: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = await spawnCli(args, options.cwd);
+  const proc = await spawnCli(args, options.cwd, options.env);
   const timer = setTimeout(() => proc.child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
   const { code, signal } = await proc.exited;
   clearTimeout(timer);

@@ -8,7 +8,14 @@
  *     "warc": { "gz": "<base64 request member + response member>", "requestLength": 412 } }
  *   { ..., "warc": { "stored": { "bucket", "key", "offset", "length" } } }
  *   { ... }                                         (no "warc": skipped, failed, redirected early)
+ *
+ * An HTML page also carries its out-links, the `links` of its links.jsonl line (from = page.url),
+ * which the archiver writes beside the index; when they would make the message too big, the
+ * worker stores them as their own links object and the message names its key:
+ *
+ *   { ..., "links": [{ "url", "kind", "skipped"? }, ...] }      { ..., "links": { "stored": "<key>" } }
  */
+import type { OutLink } from '../../core/types.ts';
 import type { PageItem, WarcLocation } from './crawl-records.ts';
 import { parseJsonObject } from './task-message.ts';
 
@@ -28,6 +35,10 @@ export interface CaptureMessage {
   records?: InlineRecords;
   /** Where the worker stored a capture too big for a message (the response record's location). */
   stored?: WarcLocation;
+  /** The page's distinct out-links (links.jsonl's `links`, capped by maxLinksPerPage). */
+  links?: OutLink[];
+  /** Key of the links object the worker stored itself (links too big for a message). */
+  linksStored?: string;
 }
 
 /**
@@ -55,6 +66,8 @@ export function encodeCaptureMessage(message: CaptureMessage): string {
   } else if (message.stored !== undefined) {
     out.warc = { stored: message.stored };
   }
+  if (message.links !== undefined) out.links = message.links;
+  else if (message.linksStored !== undefined) out.links = { stored: message.linksStored };
   return JSON.stringify(out);
 }
 
@@ -114,6 +127,30 @@ export function decodeCaptureMessage(body: string): DecodedCapture {
       }
     }
   }
+  const links = decodeLinks(m.links, problems);
+  if (Array.isArray(links)) message.links = links;
+  else if (links !== undefined) message.linksStored = links.stored;
   if (problems.length > 0) return { ok: false, problem: problems.join('; ') };
   return { ok: true, message };
+}
+
+/** `links`: absent, a list of out-links, or `{ stored: key }`; problems are added to `problems`. */
+function decodeLinks(value: unknown, problems: string[]): OutLink[] | { stored: string } | undefined {
+  if (value === undefined) return undefined;
+  if (Array.isArray(value)) {
+    const bad = value.findIndex(
+      (l: unknown) =>
+        l === null ||
+        typeof l !== 'object' ||
+        typeof (l as OutLink).url !== 'string' ||
+        typeof (l as OutLink).kind !== 'string' ||
+        ((l as OutLink).skipped !== undefined && typeof (l as OutLink).skipped !== 'string'),
+    );
+    if (bad >= 0) problems.push(`links[${bad}] must be { url, kind, skipped? } with strings`);
+    return value as OutLink[];
+  }
+  const stored = (value as { stored?: unknown } | null)?.stored;
+  if (typeof stored === 'string' && stored !== '') return { stored };
+  problems.push('links must be a list of out-links or { stored: key }');
+  return undefined;
 }

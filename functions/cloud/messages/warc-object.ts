@@ -39,6 +39,16 @@ export function indexKey(crawlId: string, epochMs: number, hash: string): string
   return `${indexPrefix(crawlId)}${stampOf(epochMs)}-${hash}.jsonl`;
 }
 
+/** Prefix of a crawl's links objects (the link graph: links.jsonl lines). */
+export function linksPrefix(crawlId: string): string {
+  return `links/${crawlId}/`;
+}
+
+/** `links/<crawlId>/<stamp>-<hash>.jsonl`: one `{ from, links }` line per HTML page. */
+export function linksKey(crawlId: string, epochMs: number, hash: string): string {
+  return `${linksPrefix(crawlId)}${stampOf(epochMs)}-${hash}.jsonl`;
+}
+
 /** What opens a WARC object. */
 export interface WarcObjectInput {
   /** The object key (its last segment becomes WARC-Filename). */

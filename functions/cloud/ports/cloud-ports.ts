@@ -211,6 +211,23 @@ export interface ObjectReader {
   read(key: string, from: number): Promise<Uint8Array>;
 }
 
+/** An object of the page bucket: its key and size in bytes. */
+export interface StoredObject {
+  key: string;
+  size: number;
+}
+
+/**
+ * The page bucket as the API hands it out for downloads: listings with sizes, and URLs that read
+ * one object without any other credentials (S3 presigned GETs, signed with the API's role).
+ */
+export interface ObjectLinks {
+  /** Objects under `prefix` strictly after `startAfter`, in key order, at most `max` of them. */
+  list(prefix: string, startAfter: string | undefined, max: number): Promise<StoredObject[]>;
+  /** A URL that GETs `key` (ranges allowed) until `expiresInSeconds` from now. */
+  presignGet(key: string, expiresInSeconds: number): Promise<string>;
+}
+
 /** The per-crawl stores of the URL table and robots cache. */
 export interface CrawlStores {
   seen: OwnedSeenStore;

@@ -4,13 +4,16 @@
  *
  *   warc/<crawl>/<yyyy>/<mm>/<dd>/<stamp>-<hash>.warc.gz   warcinfo, then each capture's request
  *                                                          and response members, concatenated
+ *   links/<crawl>/<stamp>-<hash>.jsonl                     the link graph: one links.jsonl
+ *                                                          line { from, links } per HTML page
+ *                                                          (only when the batch has any)
  *   index/<crawl>/<stamp>-<hash>.jsonl                     one page record per line, with
  *                                                          warc: { bucket, key, offset, length }
  *
  * `<hash>` comes from the batch's message ids and `<stamp>` from their send times, and the
  * warcinfo record from the hash: the same batch delivered again writes the same bytes to the same
- * keys. The WARC object is written before the index that points into it, so an index line always
- * points at stored bytes. A URL archived twice (the worker crashed after sending its capture and
+ * keys. The WARC and links objects are written before the index, so an index line always points
+ * at stored bytes and its page's links are stored. A URL archived twice (the worker crashed after sending its capture and
  * before its ledger, and fetched it again) is skipped when it comes again in the same batch or to
  * the same container; see docs/cloud.md for what a reader can still see.
  */
@@ -23,7 +26,7 @@ import {
   type InlineRecords,
 } from '../messages/capture-message.ts';
 import type { PageItem } from '../messages/crawl-records.ts';
-import { buildWarcObject, idsHash, indexKey, warcKey } from '../messages/warc-object.ts';
+import { buildWarcObject, idsHash, indexKey, linksKey, warcKey } from '../messages/warc-object.ts';
 import type { DeadLetterSink, ObjectStore } from '../ports/cloud-ports.ts';
 
 /** One capture-queue message as the handler hands it over. */
@@ -66,6 +69,8 @@ export interface ArchiveStats {
   deadLettered: number;
   warcObjects: number;
   indexObjects: number;
+  /** Links objects written (the link graph). */
+  linksObjects: number;
   /** Bytes of the WARC objects written. */
   warcBytes: number;
 }
@@ -118,6 +123,7 @@ export function createCaptureArchiver(
       deadLettered: 0,
       warcObjects: 0,
       indexObjects: 0,
+      linksObjects: 0,
       warcBytes: 0,
     };
     const byCrawl = new Map<string, Decoded[]>();
@@ -163,7 +169,7 @@ export function createCaptureArchiver(
     const stamp = Math.max(...list.map((d) => d.sent));
     const cache = indexedOf(crawlId);
     const inBatch = new Set<string>();
-    const pages: { page: PageItem; records?: InlineRecords; stored?: CaptureMessage['stored'] }[] = [];
+    const pages: CaptureMessage[] = [];
     for (const { capture } of list) {
       const fp = capture.page.fp;
       if (inBatch.has(fp) || cache.has(fp)) {
@@ -199,6 +205,18 @@ export function createCaptureArchiver(
       stats.warcBytes += object.body.length;
       located = object.responses;
       fault('archive-after-warc');
+    }
+    // The link graph of the pages indexed here (a page whose links the worker stored itself has
+    // its own links object already).
+    const graph = pages.filter((p) => p.links !== undefined);
+    if (graph.length > 0) {
+      const text = graph.map((p) => `${JSON.stringify({ from: p.page.url, links: p.links })}\n`).join('');
+      await deps.objects.put(
+        linksKey(crawlId, stamp, hash),
+        Buffer.from(text, 'utf8'),
+        'application/x-ndjson',
+      );
+      stats.linksObjects += 1;
     }
     let part = 0;
     for (const p of pages) {

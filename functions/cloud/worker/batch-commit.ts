@@ -5,8 +5,8 @@
  *
  *   1. SendMessageBatch of every new link (a URL claimed by a page reaches the frontier, or
  *      2. the parked set, before the page is acknowledged)
- *   3. SendMessageBatch of the captures (page records + WARC records) to the archiver; a capture
- *      too big for a message is stored as its own WARC object first
+ *   3. SendMessageBatch of the captures (page records + WARC records + out-links) to the archiver;
+ *      a capture too big for a message has its records (then its links) stored as objects first
  *   4. per host: politeness state + the ledger (counts exactly once per handled record)
  *   5. the batch's own claims enter the warm cache (their pages are finished now); credits to
  *      parked URLs when due; the maxPages budget; hosts a seed redirected to
@@ -26,7 +26,7 @@ import {
   emptyHostCounts,
   sequenceKey,
 } from '../messages/crawl-records.ts';
-import { buildWarcObject, idsHash, warcKey } from '../messages/warc-object.ts';
+import { buildWarcObject, idsHash, linksKey, warcKey } from '../messages/warc-object.ts';
 import { stateKey } from '../ports/cloud-ports.ts';
 import { CREDIT_FLUSH_MS, flushCredits } from './aopic-admission.ts';
 import type { BatchPlan, BatchStats, FrontierWorkerDeps, GroupBatch, MessageVerdict } from './batch-model.ts';
@@ -146,28 +146,56 @@ function shardOf(messageId: string): number {
   return h % COUNTER_SHARDS;
 }
 
-/** The message body of a capture; one too big for SQS is stored first and pointed at. */
+/**
+ * The message body of a capture. One too big for SQS has the bigger of its two bulky parts stored
+ * first, then the other if still needed: its WARC records (as their own WARC object, pointed at)
+ * and its out-links (as their own links object, named; 6,000 links of up to 2,048 characters do
+ * not fit in a message).
+ */
 async function captureBody(env: CommitEnv, capture: CaptureMessage): Promise<string> {
   const { deps } = env;
-  const body = encodeCaptureMessage(capture);
-  if (body.length <= CAPTURE_MESSAGE_LIMIT || capture.records === undefined) return body;
+  let body = encodeCaptureMessage(capture);
+  const fits = () => Buffer.byteLength(body, 'utf8') <= CAPTURE_MESSAGE_LIMIT;
+  if (fits()) return body;
   const now = deps.clock.now();
   const hash = idsHash([capture.page.messageId, capture.page.fp]);
-  const key = warcKey(capture.crawlId, now, hash);
-  const object = buildWarcObject({
-    key,
-    hash,
-    date: now,
-    software: env.software,
-    fields: { 'crawl-id': capture.crawlId },
-    parts: [capture.records],
-  });
-  await deps.objects.put(key, object.body, 'application/warc');
-  env.stats.storedCaptures += 1;
-  const where = object.responses[0]!;
-  return encodeCaptureMessage({
-    crawlId: capture.crawlId,
-    page: capture.page,
-    stored: { bucket: deps.objects.bucket, key, offset: where.offset, length: where.length },
-  });
+  const storeRecords = async (message: CaptureMessage): Promise<CaptureMessage> => {
+    const key = warcKey(capture.crawlId, now, hash);
+    const object = buildWarcObject({
+      key,
+      hash,
+      date: now,
+      software: env.software,
+      fields: { 'crawl-id': capture.crawlId },
+      parts: [message.records!],
+    });
+    await deps.objects.put(key, object.body, 'application/warc');
+    env.stats.storedCaptures += 1;
+    const where = object.responses[0]!;
+    const { records: _r, ...rest } = message;
+    return {
+      ...rest,
+      stored: { bucket: deps.objects.bucket, key, offset: where.offset, length: where.length },
+    };
+  };
+  const storeLinks = async (message: CaptureMessage): Promise<CaptureMessage> => {
+    const key = linksKey(capture.crawlId, now, hash);
+    const line = `${JSON.stringify({ from: capture.page.url, links: message.links })}\n`;
+    await deps.objects.put(key, Buffer.from(line, 'utf8'), 'application/x-ndjson');
+    env.stats.storedLinks += 1;
+    const { links: _l, ...rest } = message;
+    return { ...rest, linksStored: key };
+  };
+  const parts: { size: number; store: typeof storeLinks }[] = [];
+  if (capture.records !== undefined)
+    parts.push({ size: Math.ceil(capture.records.members.length / 3) * 4, store: storeRecords });
+  if (capture.links !== undefined)
+    parts.push({ size: JSON.stringify(capture.links).length, store: storeLinks });
+  let message = capture;
+  for (const part of parts.sort((a, b) => b.size - a.size)) {
+    message = await part.store(message);
+    body = encodeCaptureMessage(message);
+    if (fits()) break;
+  }
+  return body;
 }

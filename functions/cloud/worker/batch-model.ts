@@ -60,6 +60,8 @@ export interface BatchStats {
   captures: number;
   /** Captures too big for a message, stored by the worker as their own WARC object. */
   storedCaptures: number;
+  /** Out-links too many for a message, stored by the worker as their own links object. */
+  storedLinks: number;
   /** Content hashes registered in the store (pages with new links). */
   contentClaims: number;
   /** New URLs parked by AOPIC instead of queued, and credit writes to parked URLs. */
@@ -82,6 +84,7 @@ export function emptyBatchStats(records: number): BatchStats {
     errors: 0,
     captures: 0,
     storedCaptures: 0,
+    storedLinks: 0,
     contentClaims: 0,
     parked: 0,
     credits: 0,

@@ -166,8 +166,9 @@ async function crawlRecord(
     const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
     // The page's new links wait here until the step tells where its cash went (see admitLinks).
     const links: CrawlTask[] = [];
+    const graph: { record?: LinkRecord } = {};
     const outcome = await crawlPage(
-      stepDeps(env, batch, group, { seenStats, claimed, content, owner, links }),
+      stepDeps(env, batch, group, { seenStats, claimed, content, owner, links, graph }),
       { ...task, cash: cashNow(task, batch.crawl) },
     );
     stats.crawled += 1;
@@ -216,6 +217,7 @@ async function crawlRecord(
       outcome.enqueued.length,
       record.warc?.file,
       parked,
+      graph.record,
     );
   }
 }
@@ -324,6 +326,7 @@ function recordDone(
   enqueued: number,
   captureRef: string | undefined,
   parked = 0,
+  graph?: LinkRecord,
 ): MessageVerdict {
   const item = pageItemFromRecord(record, {
     fp: task.fp,
@@ -332,7 +335,13 @@ function recordDone(
     enqueued,
   });
   const records = captureRef === undefined ? undefined : batch.buffer.take({ file: captureRef });
-  batch.captures.push({ crawlId: batch.crawl.id, page: item, ...(records === undefined ? {} : { records }) });
+  batch.captures.push({
+    crawlId: batch.crawl.id,
+    page: item,
+    ...(records === undefined ? {} : { records }),
+    // The page's line of the link graph (the archiver writes it beside the index).
+    ...(graph === undefined ? {} : { links: graph.links }),
+  });
   // crawlPage widened this container's scope to where a seed moved; share it with the others.
   if (task.depth === 0 && record.redirectTo !== undefined && record.reason !== 'too-many-redirects') {
     const host = URL.parse(record.redirectTo)?.hostname;
@@ -365,6 +374,8 @@ interface StepBuffers {
   owner: string;
   /** The page's new links, before admission. */
   links: CrawlTask[];
+  /** The page's out-links as crawlPage recorded them (links.jsonl's line). */
+  graph: { record?: LinkRecord };
 }
 
 /** The crawl step's ports for one record: the crawl's stores, with the worker's URL-seen rules. */
@@ -400,6 +411,7 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
       page: async () => {},
       // Links the defences refused are counted per reason (the cloud's traps report).
       links: async (links: LinkRecord) => {
+        buffers.graph.record = links;
         const skipped = group.counts.linksSkipped;
         for (const link of links.links) {
           if (link.skipped !== undefined) skipped[link.skipped] = (skipped[link.skipped] ?? 0) + 1;

@@ -341,6 +341,25 @@ export function buildConfig(
   seeds: string[],
   overrides: CrawlConfigInput | object = {},
 ): CrawlConfig {
+  return validateConfig(configInput(parsed, seeds, overrides));
+}
+
+/** Validates a config input with the one schema; the problems name the flags too. */
+export function validateConfig(input: Record<string, unknown>): CrawlConfig {
+  const result = parseCrawlConfig(input);
+  if (!result.ok) throw new UsageError(result.problems.map(withFlagName).join('\n'));
+  return result.config;
+}
+
+/**
+ * The config as the user gave it (file, flags, seeds), before the schema fills in defaults: what
+ * `crawlstack cloud start` sends, so the deployment's own defaults apply to the rest.
+ */
+export function configInput(
+  parsed: ParsedCommand,
+  seeds: string[],
+  overrides: CrawlConfigInput | object = {},
+): Record<string, unknown> {
   let input: Record<string, unknown> = {};
   const configPath = parsed.values.config;
   if (typeof configPath === 'string') {
@@ -389,9 +408,7 @@ export function buildConfig(
       'seeds: no seed URL given (write the URLs to crawl after the command, or "seeds" in --config)',
     );
   }
-  const result = parseCrawlConfig(input);
-  if (!result.ok) throw new UsageError(result.problems.map(withFlagName).join('\n'));
-  return result.config;
+  return input;
 }
 
 /**

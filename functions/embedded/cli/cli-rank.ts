@@ -65,15 +65,14 @@ export interface Ranking {
 
 /**
  * Ranks the pages a crawl fetched (HTML pages with a 2xx answer) by their AOPIC importance
- * estimate, read from the crawl's state, and computes true PageRank over the crawled link graph
+ * estimate, read from the crawl's state (or, for a downloaded cloud crawl, which has none, the
+ * estimate each page recorded in pages.jsonl when fetched), and computes true PageRank over the crawled link graph
  * (links.jsonl, edges between crawled pages) to compare the two orders.
  */
 export function rankCrawl(outDir: string): Ranking {
   const statePath = join(outDir, 'state.sqlite');
-  if (!existsSync(statePath) || !existsSync(join(outDir, 'pages.jsonl'))) {
-    throw new UsageError(
-      `${outDir} holds no crawl (no state.sqlite or pages.jsonl); give the --out of a crawl`,
-    );
+  if (!existsSync(join(outDir, 'pages.jsonl'))) {
+    throw new UsageError(`${outDir} holds no crawl (no pages.jsonl); give the --out of a crawl`);
   }
   const pages: PageRecord[] = readLines<PageRecord>(join(outDir, 'pages.jsonl')).filter(
     (p) => p.status !== null && p.status >= 200 && p.status < 300 && p.kind === 'page',
@@ -82,16 +81,23 @@ export function rankCrawl(outDir: string): Ranking {
   for (const page of pages) if (!index.has(page.url)) index.set(page.url, index.size);
   const urls = [...index.keys()];
 
-  const db = new CrawlDb(statePath);
   let estimates: number[];
-  try {
-    const ledger = new AopicLedger(db.getMeta<{ aopic?: AopicState }>('checkpoint')?.aopic);
-    estimates = urls.map((url) => {
-      const cash = db.pageCash(fingerprint(url));
-      return cash === undefined ? 0 : cash.history + Math.max(0, ledger.cashOf(cash.key));
-    });
-  } finally {
-    db.close();
+  if (existsSync(statePath)) {
+    const db = new CrawlDb(statePath);
+    try {
+      const ledger = new AopicLedger(db.getMeta<{ aopic?: AopicState }>('checkpoint')?.aopic);
+      estimates = urls.map((url) => {
+        const cash = db.pageCash(fingerprint(url));
+        return cash === undefined ? 0 : cash.history + Math.max(0, ledger.cashOf(cash.key));
+      });
+    } finally {
+      db.close();
+    }
+  } else {
+    // A downloaded cloud crawl has no local state: the estimate each page recorded when fetched.
+    const recorded = new Map<string, number>();
+    for (const page of pages) if (!recorded.has(page.url)) recorded.set(page.url, page.importance ?? 0);
+    estimates = urls.map((url) => recorded.get(url) ?? 0);
   }
   const total = estimates.reduce((a, b) => a + b, 0) || 1;
 

@@ -1,5 +1,6 @@
 /**
- * The `crawlstack` command line: `crawl`, `hunt`, `canonicalize`, `rank`, `help`, `--version`.
+ * The `crawlstack` command line: `crawl`, `hunt`, `canonicalize`, `rank`, `cloud`, `help`,
+ * `--version`.
  * Exit codes: 0 done, 1 bad usage, configuration or output folder, 2 the crawl failed, 130
  * interrupted. Everything printed from pages goes through terminal-text.ts.
  */
@@ -65,6 +66,7 @@ ${formatRows([
   ['crawlstack cache-study --out DIR', 'replay the URL-seen trace through LRU, CLOCK, RANDOM, STATIC, MIN'],
   ['crawlstack ui --out DIR', 'the dashboard of a running or finished crawl'],
   ['crawlstack export --out DIR', 'pages or the dataset as JSON Lines or CSV'],
+  ['crawlstack cloud <command>', 'start, watch, list, download crawls of a deployed crawler'],
   ['crawlstack help [command]', 'this help, or a command’s'],
   ['crawlstack --version', 'the version'],
 ])}
@@ -81,6 +83,9 @@ const HELP: Record<string, string> = {
   ui: UI_HELP,
   export: EXPORT_HELP,
 };
+
+/** Every command (`cloud` has its help in its own module, loaded on demand). */
+const COMMANDS = [...Object.keys(HELP), 'cloud'];
 
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -101,6 +106,9 @@ export async function main(argv: string[]): Promise<number> {
         return await exportCommand(rest);
       case 'ui':
         return await uiCommand(rest);
+      case 'cloud':
+        // Loaded on demand: the AWS SDK's signer and credential chain stay out of every other start.
+        return await (await import('./cloud/cli-cloud.ts')).cloudCommand(rest);
       case '--version':
       case '-V':
       case 'version':
@@ -111,19 +119,20 @@ export async function main(argv: string[]): Promise<number> {
       case '--help':
       case '-h': {
         const topic = command === 'help' ? rest[0] : undefined;
-        if (topic !== undefined && HELP[topic] === undefined) {
-          throw new UsageError(`no command "${topic}" (commands: ${Object.keys(HELP).join(', ')})`);
+        if (topic !== undefined && HELP[topic] === undefined && topic !== 'cloud') {
+          throw new UsageError(`no command "${topic}" (commands: ${COMMANDS.join(', ')})`);
         }
-        print(topic === undefined ? USAGE : (HELP[topic] as string));
+        if (topic === 'cloud') print((await import('./cloud/cli-cloud.ts')).CLOUD_HELP);
+        else print(topic === undefined ? USAGE : (HELP[topic] as string));
         return command === undefined ? EXIT.usage : EXIT.ok;
       }
       default:
         throw new UsageError(
-          `unknown command "${command}" (commands: ${Object.keys(HELP).join(', ')}; see crawlstack --help)`,
+          `unknown command "${command}" (commands: ${COMMANDS.join(', ')}; see crawlstack --help)`,
         );
     }
   } catch (error) {
-    return reportError(error, command !== undefined && HELP[command] !== undefined ? command : undefined);
+    return reportError(error, command !== undefined && COMMANDS.includes(command) ? command : undefined);
   }
 }
 

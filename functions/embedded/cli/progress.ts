@@ -104,8 +104,15 @@ export function formatDuration(ms: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : `${m}:${String(sec).padStart(2, '0')}`;
 }
 
+/**
+ * What the summary shows: a local crawl's summary, or a cloud crawl's built from its status (whose
+ * state is the cloud's: running, done, cancelled, failed; no process of ours to measure, so its
+ * CPU and memory are 0 and left out).
+ */
+export type SummaryView = Omit<CrawlSummary, 'state'> & { state: string };
+
 /** The human summary printed when a crawl ends. */
-export function formatSummary(s: CrawlSummary): string {
+export function formatSummary(s: SummaryView): string {
   const statuses = Object.entries(s.byStatus)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([status, n]) => `${status === 'none' ? 'no response' : status}: ${n}`)
@@ -128,5 +135,5 @@ export function formatSummary(s: CrawlSummary): string {
     `  resources    ${(s.cpuMs / Math.max(1, s.pages)).toFixed(2)} CPU ms/page, peak RSS ${formatBytes(s.peakRssBytes)}`,
     `  output       ${s.outDir}`,
   ];
-  return lines.join('\n');
+  return lines.filter((line) => !(line.startsWith('  resources') && s.peakRssBytes === 0)).join('\n');
 }

@@ -19,6 +19,7 @@ import type { PageItem } from '../../../functions/cloud/messages/crawl-records.t
 import { CaptureBuffer } from '../../../functions/cloud/worker/capture-buffer.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import { seedTasks } from '../../../functions/core/crawl-page.ts';
+import type { LinkRecord, OutLink } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { type SiteServer, startSite } from '../../fixtures/site-server.ts';
 import { makeCapture, parseWarc } from '../../unit/warc/warc-test-kit.ts';
@@ -26,8 +27,21 @@ import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 
 let sent = Date.UTC(2026, 10, 22, 10, 0, 0);
 
+/** The out-links page `i` carries in these tests (links.jsonl's `links`). */
+function linksOf(i: number): OutLink[] {
+  return [
+    { url: `http://127.0.0.1:8080/page/${i + 1}`, kind: 'page' },
+    { url: 'https://elsewhere.example/', kind: 'page', skipped: 'scope' },
+  ];
+}
+
 /** A capture message for page `i` of `crawlId`, as the worker would send it. */
-async function captureRecord(crawlId: string, i: number, withWarc = true): Promise<SQSRecord> {
+async function captureRecord(
+  crawlId: string,
+  i: number,
+  withWarc = true,
+  withLinks = false,
+): Promise<SQSRecord> {
   const buffer = new CaptureBuffer({ newId: randomUUID });
   const ref = withWarc ? await buffer.put(makeCapture(i)) : undefined;
   const page: PageItem = {
@@ -44,7 +58,12 @@ async function captureRecord(crawlId: string, i: number, withWarc = true): Promi
     ...(withWarc ? {} : { reason: 'robots' }),
   };
   const records = ref === undefined ? undefined : buffer.take(ref);
-  const body = encodeCaptureMessage({ crawlId, page, ...(records === undefined ? {} : { records }) });
+  const body = encodeCaptureMessage({
+    crawlId,
+    page,
+    ...(records === undefined ? {} : { records }),
+    ...(withLinks ? { links: linksOf(i) } : {}),
+  });
   sent += 1;
   return {
     messageId: randomUUID(),
@@ -163,6 +182,44 @@ describe('archiver', () => {
     );
   });
 
+  it("writes the batch's link graph as one links object beside the index, once per URL, the same bytes on redelivery", async () => {
+    const crawl = `crawl-${randomUUID()}`;
+    const records = [
+      await captureRecord(crawl, 1, true, true),
+      await captureRecord(crawl, 2, true, true),
+      await captureRecord(crawl, 3, true, false), // not HTML: no links line
+      await captureRecord(crawl, 4, false, false),
+    ];
+    const again = { ...records[0]!, messageId: randomUUID() }; // page 1's capture a second time
+    await h.archiver()({ Records: [...records, again] });
+    const keys = await list(`links/${crawl}/`);
+    assert.equal(keys.length, 1, 'one links object for the batch');
+    const index = await list(`index/${crawl}/`);
+    assert.equal(
+      keys[0]!.slice(`links/${crawl}/`.length),
+      index[0]!.slice(`index/${crawl}/`.length),
+      'named as the index',
+    );
+    const bytes = await get(keys[0]!);
+    const lines = new TextDecoder()
+      .decode(bytes)
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as LinkRecord);
+    assert.deepEqual(lines, [
+      { from: 'http://127.0.0.1:8080/page/1?b=2&a=1', links: linksOf(1) },
+      { from: 'http://127.0.0.1:8080/page/2?b=2&a=1', links: linksOf(2) },
+    ]);
+    // Redelivered to a fresh container: the same key, the same bytes.
+    await h.archiver()({ Records: [again, ...records].reverse() });
+    assert.deepEqual(await list(`links/${crawl}/`), keys);
+    assert.deepEqual(await get(keys[0]!), bytes);
+    // A batch without any links line writes no links object.
+    const plain = `crawl-${randomUUID()}`;
+    await h.archiver()({ Records: [await captureRecord(plain, 1)] });
+    assert.deepEqual(await list(`links/${plain}/`), []);
+  });
+
   it('sends a message that is not a capture to the DLQ and archives the rest', async () => {
     const crawl = `crawl-${randomUUID()}`;
     const good = await captureRecord(crawl, 1);
@@ -204,12 +261,23 @@ describe('worker: a capture too big for a message', () => {
   let big: SiteServer;
   // Random bytes do not compress: a 300 KB body makes a capture message well over the limit.
   const body = randomBytes(300_000).toString('base64');
+  // 3,000 distinct links of ~120 characters: ~450 KB of links JSON, in a page that gzips small.
+  const LINKS = 3000;
+  const manyLinks = `<html><body>${Array.from(
+    { length: LINKS },
+    (_, i) => `<a href="/l/${String(i).padStart(5, '0')}-${'x'.repeat(90)}">${i}</a>`,
+  ).join('\n')}</body></html>`;
   before(async () => {
     h = await openWorkerHarness();
     big = await startSite((req, res) => {
       if (req.url === '/robots.txt') {
         res.writeHead(404);
         res.end();
+        return;
+      }
+      if (req.url === '/links') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(manyLinks);
         return;
       }
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -265,6 +333,45 @@ describe('worker: a capture too big for a message', () => {
     assert.match(record, /^WARC\/1\.1\r\nWARC-Type: response\r\n/);
     assert.ok(record.endsWith(`${body}\r\n\r\n`), 'the whole body');
     assert.equal((await list(h, `warc/${id}/`)).length, 2, 'plus the batch object of the small page');
+  });
+
+  it('stores out-links too many for a message as their own links object, named in the message', async () => {
+    // maxDepth 0: the links are recorded (skipped as max-depth), not claimed and queued.
+    const config = {
+      seeds: [`${big.origin}/links`],
+      scope: 'any',
+      allowPrivate: true,
+      delayMs: 0,
+      delayFactor: 0,
+      maxDepth: 0,
+    };
+    const id = await h.startCrawl(config);
+    const parsed = parseCrawlConfig(config);
+    assert.ok(parsed.ok);
+    const tasks = seedTasks(id, config.seeds, new UrlCanonicalizer(parsed.config)).tasks;
+    const response = await h.worker()(tasks.map((t, i) => h.record(t, 2000 + i)));
+    assert.deepEqual(response.batchItemFailures, []);
+    const captures = await h.receiveCaptures();
+    assert.equal(captures.length, 1);
+    const message = captures[0]!.body;
+    assert.ok(message.length <= CAPTURE_MESSAGE_LIMIT, `the message fits (${message.length} bytes)`);
+    const stored = (JSON.parse(message) as { links?: { stored?: string } }).links?.stored;
+    assert.match(stored ?? '', new RegExp(`^links/${id}/\\d{17}-[0-9a-f]{16}\\.jsonl$`));
+    assert.ok(message.includes('"gz"'), 'the WARC records (the smaller part) stay in the message');
+    assert.deepEqual(await list(h, `links/${id}/`), [stored]);
+
+    await h.archiver()({ Records: captures });
+    assert.deepEqual(await list(h, `links/${id}/`), [stored], 'the archiver writes no second line for it');
+    const object = await h.aws.clients.s3.send(
+      new GetObjectCommand({ Bucket: h.env.pageBucket, Key: stored! }),
+    );
+    const lines = (await object.Body!.transformToString()).trimEnd().split('\n');
+    assert.equal(lines.length, 1);
+    const record = JSON.parse(lines[0]!) as LinkRecord;
+    assert.equal(record.from, `${big.origin}/links`);
+    assert.equal(record.links.length, LINKS);
+    assert.ok(record.links.every((l) => l.skipped === 'max-depth'));
+    assert.equal((await h.pages(id))[0]?.url, `${big.origin}/links`);
   });
 });
 

@@ -13,8 +13,14 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../../functions/adapters/aws/clients.ts';
 import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
 import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
+import type { CfnTemplate } from '../../../localstack/cfn-template.ts';
 import type { ChaosOptions } from '../../../localstack/chaos.ts';
-import { type CloudLocal, type CloudLocalMetrics, startCloudLocal } from '../../../localstack/cloud-local.ts';
+import {
+  type CloudLocal,
+  type CloudLocalMetrics,
+  startCloudLocal,
+  synthesizedTemplate,
+} from '../../../localstack/cloud-local.ts';
 import { costBreakdown } from '../../../localstack/cost-model.ts';
 import { eventually, type LoggedRequest, type SiteServer, startSite } from '../../fixtures/site-server.ts';
 
@@ -33,6 +39,8 @@ export interface Pipeline {
   dlqUrl: string;
   captureQueueUrl: string;
   captureDlqUrl: string;
+  /** The page bucket. */
+  bucket: string;
   api(
     method: string,
     path: string,
@@ -74,6 +82,8 @@ export interface PipelineOptions {
   scheduleRateMs?: number;
   /** Kill containers of these functions at random points (the stand-in's chaos option). */
   chaos?: Record<string, ChaosOptions>;
+  /** Changes the synthesized template before the stack starts (e.g. takes a grant away). */
+  template?: (template: CfnTemplate) => CfnTemplate;
 }
 
 /** The project's root (cdk.out and .tmp are there). */
@@ -116,8 +126,14 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
   const visibility = options.visibilityTimeoutSeconds;
   // Test files run two at a time, and each pipeline file may find cdk.out stale and synthesize:
   // two `cdk synth` into one cdk.out at once break each other. One start at a time.
-  const local = await withSynthLock(() =>
+  const local = await withSynthLock(async () =>
     startCloudLocal({
+      ...(options.template === undefined
+        ? {}
+        : await (async () => {
+            const { template, assemblyDir } = await synthesizedTemplate();
+            return { template: options.template!(template), assemblyDir };
+          })()),
       port: 0,
       prefix: uniquePrefix(),
       // Scheduler runs overlap as on AWS (each tick invokes); a tick shorter than a loaded run's
@@ -182,6 +198,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     dlqUrl,
     captureQueueUrl,
     captureDlqUrl,
+    bucket,
     api,
     async startCrawl(config) {
       const response = await api('POST', '/crawls', config);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -149,6 +149,8 @@ describe('startCloudLocal', () => {
 
 /** `npm run cloud:local` with the fixture template and `args`, until stdout has `lastKey=`. */
 async function runCli(args: string[], lastKey: string) {
+  // Not the project's .tmp/cloud-local.json: that one is a developer's running cloud:local.
+  const infoFile = join(mkdtempSync(join(tmpdir(), 'crawlstack-info-')), '.tmp', 'cloud-local.json');
   const child = spawn(
     process.execPath,
     [
@@ -163,6 +165,8 @@ async function runCli(args: string[], lastKey: string) {
       '--template',
       TEMPLATE,
       '--no-synth',
+      '--info-file',
+      infoFile,
       ...args,
     ],
     { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -192,7 +196,7 @@ async function runCli(args: string[], lastKey: string) {
       `stdout has only key=value lines: ${stdout}`,
     );
     const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1);
-    return { lines, value, stop };
+    return { lines, value, stop, infoFile, pid: child.pid };
   } catch (error) {
     await stop();
     throw error;
@@ -240,11 +244,23 @@ describe('npm run cloud:local', () => {
       });
       assert.equal(response.status, 404);
       assert.deepEqual(await response.json(), { message: 'no route' });
+      // The same for `crawlstack cloud`, which reads it when no API is given (owner-only: a secret).
+      const info = JSON.parse(readFileSync(cli.infoFile, 'utf8')) as Record<string, unknown>;
+      assert.deepEqual(info, {
+        api: cli.value('api'),
+        auth: 'bearer',
+        token: cli.value('token'),
+        region: process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1',
+        endpoint: cli.value('endpoint'),
+        pid: cli.pid,
+      });
+      assert.equal(statSync(cli.infoFile).mode & 0o777, 0o600);
     } finally {
       const { code, stderr } = await cli.stop();
       assert.equal(code, 0, stderr);
       assert.match(stderr, /SIGTERM, stopping/);
     }
+    assert.equal(existsSync(cli.infoFile), false, 'removed when it stops');
   });
 
   it('checks SigV4 signatures instead of a token when given a key', async () => {
@@ -265,6 +281,9 @@ describe('npm run cloud:local', () => {
       );
       assert.equal(cli.value('access_key_id'), 'AKIAIOSFODNN7EXAMPLE');
       assert.equal(cli.value('token'), undefined);
+      const info = JSON.parse(readFileSync(cli.infoFile, 'utf8')) as Record<string, unknown>;
+      assert.equal(info.auth, 'sigv4');
+      assert.equal(info.token, undefined);
       const response = await fetch(`${cli.value('api')}/nowhere`, { headers: { authorization: 'Bearer x' } });
       assert.equal(response.status, 403);
     } finally {

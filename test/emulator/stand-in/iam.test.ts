@@ -16,6 +16,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { type AwsClients, createAwsClients } from '../../../functions/adapters/aws/clients.ts';
 import { EXTERNAL_ENDPOINT, openTestEndpoint, type TestEndpoint, uniquePrefix } from './helpers.ts';
 
@@ -232,6 +233,32 @@ describe('IAM on the stand-in endpoint', {
     );
     const head = await refusal(fn.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'private/b' })));
     assert.equal(head.status, 403);
+  });
+
+  it("takes a presigned GET as its signer's request: what the role may read, its denials, refused once expired", async () => {
+    const url = (key: string, options: { expiresIn: number; signingDate?: Date }) =>
+      getSignedUrl(fn.s3, new GetObjectCommand({ Bucket: bucket, Key: key }), options);
+    // Anyone holding the URL, without credentials of their own (what `crawlstack cloud download` does).
+    const allowed = await fetch(await url('public/a', { expiresIn: 60 }));
+    assert.equal(allowed.status, 200);
+    assert.equal(await allowed.text(), 'a');
+    const denied = await fetch(await url('private/b', { expiresIn: 60 }));
+    assert.equal(denied.status, 403);
+    const text = await denied.text();
+    assert.match(text, /<Code>AccessDenied<\/Code>/);
+    assert.ok(
+      text.includes(
+        `User: ${SESSION} is not authorized to perform: s3:GetObject on resource: &quot;arn:aws:s3:::${bucket}/private/b&quot; with an explicit deny`,
+      ),
+      text,
+    );
+    const observed = ep.standIn?.iam.observed().Fn?.['s3:GetObject'];
+    assert.ok(observed !== undefined && observed.denied >= 1, "counted as the role's call");
+    const expired = await fetch(
+      await url('public/a', { expiresIn: 60, signingDate: new Date(Date.now() - 120_000) }),
+    );
+    assert.equal(expired.status, 403);
+    assert.match(await expired.text(), /<Code>AccessDenied<\/Code><Message>Request has expired<\/Message>/);
   });
 
   it("refuses SQS calls in SQS's words, batches as their single action", async () => {

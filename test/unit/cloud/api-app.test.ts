@@ -22,6 +22,7 @@ function api(
     frontier: cloud.frontier,
     seen: (id) => cloud.seen(id),
     pages: cloud.objects,
+    archive: cloud.objects,
     clock: { now: () => Date.UTC(2026, 10, 26) },
     newId: () => `00000000-0000-4000-8000-00000000000${++n}`,
     ...extra,
@@ -109,6 +110,22 @@ describe('API errors reach the alarm', () => {
     assert.match(logs.join('\n'), /createCrawl failed/);
   });
 
+  it("an AWS call the API's role may not make is a 500 naming the action (AWS's message)", async () => {
+    const cloud = new MemoryCloud();
+    const counted: [string, number][] = [];
+    const { call } = api(cloud, { metric: (name, value) => counted.push([name, value]) });
+    const id = (await call('POST', '/crawls', { seeds: ['https://example.org/'] })).json.id as string;
+    const message =
+      'User: arn:aws:sts::1:assumed-role/api/Api is not authorized to perform: s3:ListBucket on resource: "arn:aws:s3:::pages" because no identity-based policy allows the s3:ListBucket action';
+    cloud.objects.keys = async () => {
+      throw Object.assign(new Error(message), { name: 'AccessDenied' });
+    };
+    const response = await call('GET', `/crawls/${id}/pages`);
+    assert.equal(response.status, 500);
+    assert.deepEqual(response.json, { error: 'internal error', code: 'access-denied', detail: message });
+    assert.deepEqual(counted, [['ApiInternalErrors', 1]], 'still counted for the alarm');
+  });
+
   it('writes the count as one CloudWatch EMF line', () => {
     const line = JSON.parse(emfLine('ApiInternalErrors', 1, 1_700_000_000_000, { Function: 'Api' }));
     assert.deepEqual(line._aws.CloudWatchMetrics, [
@@ -121,6 +138,58 @@ describe('API errors reach the alarm', () => {
     assert.equal(line.Function, 'Api');
     assert.equal(line.ApiInternalErrors, 1);
     assert.equal(line._aws.Timestamp, 1_700_000_000_000);
+  });
+});
+
+describe('GET /crawls/{id}/objects: the archive as download links', () => {
+  it('lists one kind at a time, in key order, with sizes and URLs, paged by a cursor', async () => {
+    const { cloud, call } = api();
+    const id = (await call('POST', '/crawls', { seeds: ['https://example.org/'] })).json.id as string;
+    const warc = [1, 2, 3].map(
+      (i) => `warc/${id}/2026/11/26/2026112612000000${i}-000000000000000${i}.warc.gz`,
+    );
+    for (const [i, key] of warc.entries()) await cloud.objects.put(key, new Uint8Array(10 + i));
+    await cloud.objects.put(`index/${id}/20261126120000001-0000000000000001.jsonl`, new Uint8Array(5));
+    await cloud.objects.put(`warc/${'0'.repeat(8)}-other/x.warc.gz`, new Uint8Array(1)); // another crawl
+    const first = await call('GET', `/crawls/${id}/objects?kind=warc&limit=2`);
+    assert.equal(first.status, 200);
+    assert.equal(first.json.kind, 'warc');
+    assert.equal(first.json.expiresInSeconds, 900);
+    const objects = first.json.objects as { key: string; size: number; url: string }[];
+    assert.deepEqual(
+      objects.map((o) => [o.key, o.size]),
+      [
+        [warc[0], 10],
+        [warc[1], 11],
+      ],
+    );
+    assert.equal(objects[0]!.url, `memory://memory-bucket/${warc[0]}?expires=900`);
+    const second = await call('GET', `/crawls/${id}/objects?kind=warc&limit=2&cursor=${first.json.cursor}`);
+    assert.deepEqual(
+      (second.json.objects as { key: string }[]).map((o) => o.key),
+      [warc[2]],
+    );
+    assert.equal(second.json.cursor, undefined, 'a short page is the last');
+    const index = await call('GET', `/crawls/${id}/objects?kind=index`);
+    assert.equal((index.json.objects as unknown[]).length, 1);
+    assert.deepEqual((await call('GET', `/crawls/${id}/objects?kind=trace`)).json.objects, []);
+  });
+
+  it('400 for a missing or unknown kind and a cursor of another kind or crawl; 404 for an unknown crawl', async () => {
+    const { call } = api();
+    const id = (await call('POST', '/crawls', { seeds: ['https://example.org/'] })).json.id as string;
+    for (const query of [
+      '',
+      '?kind=pages',
+      `?kind=warc&cursor=${Buffer.from(`index/${id}/a`).toString('base64url')}`,
+    ]) {
+      const response = await call('GET', `/crawls/${id}/objects${query}`);
+      assert.equal(response.status, 400, query);
+      assert.match((response.json.problems as string[])[0]!, /^(kind|cursor): /);
+    }
+    const unknown = await call('GET', '/crawls/00000000-0000-4000-8000-000000000009/objects?kind=warc');
+    assert.equal(unknown.status, 404);
+    assert.equal((await call('POST', `/crawls/${id}/objects`)).status, 405);
   });
 });
 

@@ -17,6 +17,7 @@ import {
 } from '../../../functions/cloud/messages/warc-object.ts';
 import { CaptureBuffer } from '../../../functions/cloud/worker/capture-buffer.ts';
 import { StepContentSeen } from '../../../functions/cloud/worker/step-content-seen.ts';
+import type { OutLink } from '../../../functions/core/types.ts';
 import type { ContentSeenStore } from '../../../functions/ports.ts';
 import { makeCapture, parseWarc } from '../warc/warc-test-kit.ts';
 
@@ -65,6 +66,25 @@ describe('capture messages', () => {
     assert.equal(b.message.stored, undefined);
   });
 
+  it("carries the page's out-links, or the key of the links object the worker stored", () => {
+    const links: OutLink[] = [
+      { url: 'https://example.org/b', kind: 'page' },
+      { url: 'https://other.example/', kind: 'page', skipped: 'scope' },
+    ];
+    const a = decodeCaptureMessage(encodeCaptureMessage({ crawlId: 'c1', page, links }));
+    assert.ok(a.ok);
+    assert.deepEqual(a.message.links, links);
+    assert.equal(a.message.linksStored, undefined);
+    const key = 'links/c1/20261122100000000-0123456789abcdef.jsonl';
+    const b = decodeCaptureMessage(encodeCaptureMessage({ crawlId: 'c1', page, linksStored: key }));
+    assert.ok(b.ok);
+    assert.equal(b.message.linksStored, key);
+    assert.equal(b.message.links, undefined);
+    const c = decodeCaptureMessage(encodeCaptureMessage({ crawlId: 'c1', page }));
+    assert.ok(c.ok);
+    assert.equal(c.message.links, undefined, 'a page without a links line has none');
+  });
+
   it('says what is wrong with a body that is not a capture', () => {
     const problem = (body: string) => {
       const d = decodeCaptureMessage(body);
@@ -89,6 +109,8 @@ describe('capture messages', () => {
       /gzip members/,
     );
     assert.match(problem(JSON.stringify({ ...body, warc: { stored: { bucket: 'b' } } })), /stored/);
+    assert.match(problem(JSON.stringify({ ...body, links: [{ url: 1, kind: 'page' }] })), /links\[0\]/);
+    assert.match(problem(JSON.stringify({ ...body, links: { stored: 3 } })), /links must be/);
   });
 });
 

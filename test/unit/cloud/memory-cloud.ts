@@ -29,11 +29,13 @@ import type {
   HostUpdate,
   HostUpdateResult,
   MessageVisibility,
+  ObjectLinks,
   ObjectReader,
   ObjectStore,
   OwnedSeenStore,
   ParkedUrl,
   ParkedUrls,
+  StoredObject,
   VisibilityChange,
   WarmRobotsCache,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
@@ -325,7 +327,7 @@ export class MemoryVisibility implements MessageVisibility {
 }
 
 /** The page bucket in memory. */
-export class MemoryObjects implements ObjectStore, ObjectReader {
+export class MemoryObjects implements ObjectStore, ObjectReader, ObjectLinks {
   readonly bucket = 'memory-bucket';
   readonly objects = new Map<string, Uint8Array>();
   async put(key: string, body: Uint8Array, _contentType?: string): Promise<void> {
@@ -341,6 +343,13 @@ export class MemoryObjects implements ObjectStore, ObjectReader {
     const object = this.objects.get(key);
     if (object === undefined) throw Object.assign(new Error(`no object ${key}`), { name: 'NoSuchKey' });
     return object.subarray(from);
+  }
+  async list(prefix: string, startAfter: string | undefined, max: number): Promise<StoredObject[]> {
+    const keys = await this.keys(prefix, startAfter, max);
+    return keys.map((key) => ({ key, size: this.objects.get(key)?.length ?? 0 }));
+  }
+  async presignGet(key: string, expiresInSeconds: number): Promise<string> {
+    return `memory://${this.bucket}/${key}?expires=${expiresInSeconds}`;
   }
 }
 

@@ -1,0 +1,40 @@
+/**
+ * What went wrong talking to a deployed crawler, said so a user can act on it. Each failure has a
+ * stable code and the exit code it ends the command with (as for `crawl`: 1 for what the user
+ * must change in how they call it, 2 for what failed on the way).
+ */
+
+/** Stable codes of {@link CloudCliError}. */
+export type CloudCliErrorCode =
+  /** No AWS credentials found by the default chain. */
+  | 'no-credentials'
+  /** Requests were signed for another region than the function's. */
+  | 'wrong-region'
+  /** The function URL refused the caller (403), or the local stand-in refused the token (401). */
+  | 'access-denied'
+  /** The API's own role may not make an AWS call its code needs (a 500 naming the action). */
+  | 'api-access-denied'
+  /** No such crawl (404). */
+  | 'not-found'
+  /** The API refused the request (400): its problems are listed. */
+  | 'invalid'
+  /** Nothing answered at the URL (connection refused, name not found, timeout). */
+  | 'unreachable'
+  /** Where the API is could not be found out (no --api, no stack output, ...). */
+  | 'no-api'
+  /** The API or S3 answered with an error the user cannot fix from here. */
+  | 'server';
+
+/** A failure of a `crawlstack cloud` command, with the message to print. */
+export class CloudCliError extends Error {
+  readonly code: CloudCliErrorCode;
+  /** The command's exit code: 1 usage, configuration, credentials; 2 failed. */
+  readonly exitCode: 1 | 2;
+
+  constructor(code: CloudCliErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CloudCliError';
+    this.code = code;
+    this.exitCode = code === 'server' || code === 'unreachable' || code === 'api-access-denied' ? 2 : 1;
+  }
+}
