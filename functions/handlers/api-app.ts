@@ -6,6 +6,8 @@
  *   GET    /crawls/{id}            status, config, counters, URL-seen hit rate
  *   GET    /crawls/{id}/pages      ?limit=1..1000&cursor=   page records (from the S3 index), where
  *                                                            each body is stored
+ *   GET    /crawls/{id}/dataset    ?limit=1..10000&cursor=  the `extract` rows as JSON Lines; the
+ *                                                            next answer in `Link: <...>; rel="next"`
  *   DELETE /crawls/{id}            cancel: queued URLs are dropped without fetching
  *
  * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400).
@@ -13,6 +15,7 @@
 import { Hono } from 'hono';
 import type { CrawlTableStore, ObjectReader } from '../cloud/ports/cloud-ports.ts';
 import { crawlProgress } from '../cloud/use-cases/crawl-progress.ts';
+import { listDataset } from '../cloud/use-cases/list-dataset.ts';
 import {
   decodePageCursor,
   encodePageCursor,
@@ -40,6 +43,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 const DEFAULT_PAGE_LIMIT = 100;
 const MAX_PAGE_LIMIT = 1000;
 const MAX_CRAWL_LIMIT = 100;
+const DEFAULT_DATASET_LIMIT = 1000;
+const MAX_DATASET_LIMIT = 10_000;
 
 /** Crawl ids are UUIDs (`startCrawl`): anything else names no crawl, and is never sent to a store (a 3,000-character id is over DynamoDB's key size). */
 const CRAWL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -142,6 +147,34 @@ export function createApiApp(deps: ApiDeps): Hono {
     });
   });
 
+  // The dataset as JSON Lines (the embedded mode's dataset.jsonl rows); the next answer's URL is
+  // in the Link header (RFC 8288), absent on the last.
+  app.get('/crawls/:id/dataset', async (c) => {
+    const id = c.req.param('id');
+    const limit = limitOf(c.req.query('limit'), DEFAULT_DATASET_LIMIT, MAX_DATASET_LIMIT);
+    const problems: string[] = typeof limit === 'string' ? [limit] : [];
+    const cursorText = c.req.query('cursor');
+    const cursor = cursorText === undefined ? undefined : decodePageCursor(cursorText, id);
+    if (cursorText !== undefined && cursor === undefined)
+      problems.push('cursor: not a cursor this API returned');
+    if (problems.length > 0) return c.json({ error: 'invalid query', problems }, 400);
+    if ((await deps.table.getCrawl(id)) === undefined) return c.json({ error: 'no such crawl' }, 404);
+    let listing: Awaited<ReturnType<typeof listDataset>>;
+    try {
+      listing = await listDataset(deps.pages, id, limit as number, cursor);
+    } catch (error) {
+      if (error instanceof InvalidCursorError)
+        return c.json({ error: 'invalid query', problems: [error.message] }, 400);
+      throw error;
+    }
+    c.header('content-type', 'application/x-ndjson; charset=utf-8');
+    if (listing.cursor !== undefined) {
+      const next = `/crawls/${id}/dataset?limit=${limit}&cursor=${encodePageCursor(listing.cursor)}`;
+      c.header('link', `<${next}>; rel="next"`);
+    }
+    return c.body(listing.lines, 200);
+  });
+
   app.delete('/crawls/:id', async (c) => {
     const id = c.req.param('id');
     const status = await deps.table.cancelCrawl(id);
@@ -151,7 +184,7 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json({ id, status });
   });
 
-  for (const path of ['/crawls', '/crawls/:id', '/crawls/:id/pages']) {
+  for (const path of ['/crawls', '/crawls/:id', '/crawls/:id/pages', '/crawls/:id/dataset']) {
     app.all(path, (c) => c.json({ error: `method ${c.req.method} not allowed on ${c.req.path}` }, 405));
   }
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}` }, 404));
