@@ -17,6 +17,7 @@ import {
   type HostRecord,
   sequenceKey,
 } from '../../../functions/cloud/messages/crawl-records.ts';
+import { isTraceBody } from '../../../functions/cloud/messages/trace-message.ts';
 import type {
   BatchState,
   BatchStateRequest,
@@ -300,10 +301,11 @@ export class MemoryCaptures implements CaptureSink {
   async send(bodies: readonly string[]): Promise<void> {
     this.bodies.push(...bodies);
   }
+  /** The page records of the capture messages (trace messages left out). */
   pages(): { url: string; reason?: string; status: number | null }[] {
-    return this.bodies.map(
-      (b) => (JSON.parse(b) as { page: { url: string; reason?: string; status: number | null } }).page,
-    );
+    return this.bodies
+      .filter((b) => !isTraceBody(b))
+      .map((b) => (JSON.parse(b) as { page: { url: string; reason?: string; status: number | null } }).page);
   }
 }
 
