@@ -8,6 +8,7 @@
  *                                                            each body is stored
  *   GET    /crawls/{id}/dataset    ?limit=1..10000&cursor=  the `extract` rows as JSON Lines; the
  *                                                            next answer in `Link: <...>; rel="next"`
+ *   GET    /crawls/{id}/snapshot   the dashboard's view of the crawl (bounded reads)
  *   DELETE /crawls/{id}            cancel: queued URLs are dropped without fetching
  *
  * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400).
@@ -15,6 +16,7 @@
 import { Hono } from 'hono';
 import type { CrawlTableStore, ObjectReader } from '../cloud/ports/cloud-ports.ts';
 import { crawlProgress } from '../cloud/use-cases/crawl-progress.ts';
+import { cloudCrawlSnapshot } from '../cloud/use-cases/crawl-snapshot.ts';
 import { listDataset } from '../cloud/use-cases/list-dataset.ts';
 import {
   decodePageCursor,
@@ -175,6 +177,14 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.body(listing.lines, 200);
   });
 
+  // What the dashboard shows (functions/embedded/ui): counters, a bounded host table, the rate
+  // and the most important pages from the newest index objects.
+  app.get('/crawls/:id/snapshot', async (c) => {
+    const snapshot = await cloudCrawlSnapshot(deps, c.req.param('id'));
+    if (snapshot === undefined) return c.json({ error: 'no such crawl' }, 404);
+    return c.json(snapshot);
+  });
+
   app.delete('/crawls/:id', async (c) => {
     const id = c.req.param('id');
     const status = await deps.table.cancelCrawl(id);
@@ -184,7 +194,13 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json({ id, status });
   });
 
-  for (const path of ['/crawls', '/crawls/:id', '/crawls/:id/pages', '/crawls/:id/dataset']) {
+  for (const path of [
+    '/crawls',
+    '/crawls/:id',
+    '/crawls/:id/pages',
+    '/crawls/:id/dataset',
+    '/crawls/:id/snapshot',
+  ]) {
     app.all(path, (c) => c.json({ error: `method ${c.req.method} not allowed on ${c.req.path}` }, 405));
   }
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}` }, 404));

@@ -100,6 +100,11 @@ export interface CrawlTableStore {
   addAdmitted(id: string, admitted: number): Promise<void>;
   /** Every host item of a crawl: O(hosts), for the exact sum before a crawl ends. */
   hosts(crawlId: string): Promise<HostRecord[]>;
+  /**
+   * At most `limit` host items of a crawl (the first by host name: one bounded read, whatever the
+   * number of hosts), for the dashboard's host table.
+   */
+  someHosts(crawlId: string, limit: number): Promise<HostRecord[]>;
   /** The crawl's counter shards (see CounterShard): O(1) running totals. */
   counterShards(crawlId: string): Promise<CounterShard[]>;
   /** Adds to one counter shard (`shard` in 0 .. COUNTER_SHARDS - 1). */

@@ -133,6 +133,14 @@ export class MemoryCrawlTable implements CrawlTableStore {
     this.#call('hosts');
     return [...this.hostItems.entries()].filter(([k]) => k.startsWith(`${crawlId} `)).map(([, h]) => copy(h));
   }
+  async someHosts(crawlId: string, limit: number): Promise<HostRecord[]> {
+    this.#call('someHosts');
+    return [...this.hostItems.entries()]
+      .filter(([k]) => k.startsWith(`${crawlId} `))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, limit)
+      .map(([, h]) => copy(h));
+  }
   async doneSeqs(crawlId: string, hosts: readonly string[]): Promise<Map<string, string>> {
     this.#call('doneSeqs');
     const out = new Map<string, string>();
