@@ -7,9 +7,12 @@
  *                                                               a few items, O(1) in hosts)
  *   host table                                                  one Query of at most `hostRows`
  *                                                               host items (the first by name)
- *   pages per second over time, the most important pages       the crawl's newest index objects
+ *   pages per second over time                                  the crawl's newest index objects
  *                                                               (one LIST of the last minutes'
  *                                                               keys, at most `indexObjects` GETs)
+ *   the most important pages                                    those, and the crawl's first index
+ *                                                               object (AOPIC fetches the richest
+ *                                                               pages first: one LIST, one GET)
  *
  * The rate comes from the archive, so it lags the crawl by the archiver's batching window (up to
  * a minute); the counters do not.
@@ -36,7 +39,7 @@ export interface SnapshotBounds {
   indexBytes?: number;
   /** How far back the rate goes, ms. Default 15 minutes. */
   windowMs?: number;
-  /** Width of a rate point, ms. Default 10 s. */
+  /** Width of a rate point, ms. Default: 1 s to 60 s, so the pages read make at most 120 points. */
   bucketMs?: number;
   /** Pages in `topPages`. Default 20. */
   topPages?: number;
@@ -55,6 +58,9 @@ const LIST_CHUNK = 1000;
 const MAX_LISTS = 3;
 /** The live pages-per-second figure: the archived pages of this last stretch. */
 const RATE_SPAN_MS = 60_000;
+/** Widths of a rate point to choose from, and the points a chart gets at most. */
+const BUCKETS_MS = [1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000];
+const MAX_POINTS = 120;
 
 /** The crawl's dashboard snapshot; undefined for an unknown crawl. */
 export async function cloudCrawlSnapshot(
@@ -69,13 +75,13 @@ export async function cloudCrawlSnapshot(
   const now = deps.clock.now();
   const createdAt = Date.parse(crawl.createdAt);
   const end = crawl.finishedAt === undefined ? now : Date.parse(crawl.finishedAt);
-  const bucketMs = bounds.bucketMs ?? 10_000;
 
-  const [hostItems, recent] = await Promise.all([
+  const [hostItems, recent, first] = await Promise.all([
     deps.table.someHosts(id, bounds.hostRows ?? 50),
     newestPages(deps.pages, id, end - (bounds.windowMs ?? 15 * 60_000), bounds),
+    firstPages(deps.pages, id),
   ]);
-  const rate = rateSeries(recent, createdAt, bucketMs, c.fetched);
+  const rate = rateSeries(recent, createdAt, bounds.bucketMs, c.fetched);
   const hostTable: DashboardHost[] = hostItems
     .map((h) => {
       const row: DashboardHost = {
@@ -113,7 +119,7 @@ export async function cloudCrawlSnapshot(
     // Trap findings with examples live in each worker container (per-container detectors); the
     // counters say how many links they refused (linksSkipped).
     traps: [],
-    topPages: topPages(recent, bounds.topPages ?? 20),
+    topPages: topPages([...first, ...recent], bounds.topPages ?? 20),
     urlSeen: view.urlSeen,
   };
   return snapshot;
@@ -148,15 +154,29 @@ async function newestPages(
     if (bytes >= maxBytes) break;
     const body = await reader.read(key, 0);
     bytes += body.length;
-    for (const line of Buffer.from(body.buffer, body.byteOffset, body.byteLength)
-      .toString('utf8')
-      .split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        pages.push(JSON.parse(line) as PageItem);
-      } catch {
-        // A line that does not parse is not the archiver's: skipped, the snapshot is a view.
-      }
+    pages.push(...pageLines(body));
+  }
+  return pages;
+}
+
+/**
+ * The page records of the crawl's first index object: AOPIC fetches the pages holding the most
+ * cash first, so the crawl's most important pages are mostly there, not in its newest objects.
+ */
+async function firstPages(reader: ObjectReader, id: string): Promise<PageItem[]> {
+  const [key] = await reader.keys(indexPrefix(id), undefined, 1);
+  return key === undefined ? [] : pageLines(await reader.read(key, 0));
+}
+
+function pageLines(body: Uint8Array): PageItem[] {
+  const pages: PageItem[] = [];
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      pages.push(JSON.parse(line) as PageItem);
+    } catch {
+      // A line that does not parse is not the archiver's: skipped, the snapshot is a view.
     }
   }
   return pages;
@@ -180,11 +200,14 @@ function fetchedTimes(pages: readonly PageItem[]): Fetched[] {
 function rateSeries(
   pages: readonly PageItem[],
   createdAt: number,
-  bucketMs: number,
+  bucketMsAsked: number | undefined,
   fetched: number,
 ): DashboardRatePoint[] {
   const times = fetchedTimes(pages);
   if (times.length === 0) return [];
+  const span = Math.max(...times.map((t) => t.at)) - Math.min(...times.map((t) => t.at));
+  const bucketMs =
+    bucketMsAsked ?? BUCKETS_MS.find((ms) => span / ms <= MAX_POINTS) ?? BUCKETS_MS[BUCKETS_MS.length - 1]!;
   const counts = new Map<number, number>();
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;

@@ -66,6 +66,8 @@ export interface PipelineOptions {
    * (the template says 225 and 420).
    */
   visibilityTimeoutSeconds?: number;
+  /** Serve the cloud dashboard too (`local.dashboard`). */
+  dashboard?: boolean;
 }
 
 /** The project's root (cdk.out and .tmp are there). */
@@ -119,6 +121,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       // (crawlstack:allowPrivateAddresses), the stand-in allows it.
       env: { PRIVATE_ADDRESSES: 'allowed', ...options.env },
       log: (line) => logs.push(line),
+      ...(options.dashboard === true ? { dashboard: {} } : {}),
     }),
   );
   const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });

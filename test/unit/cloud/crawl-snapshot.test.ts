@@ -80,7 +80,8 @@ async function bigCrawl(clock: TestClock): Promise<MemoryCloud> {
     const lines: string[] = [];
     for (let j = 0; j < 20; j++) {
       n += 1;
-      lines.push(JSON.stringify(pageAt(n, start + minute * MINUTE + j * 1000, n / 10_000)));
+      // The seed's first page holds the most cash (AOPIC fetches it first).
+      lines.push(JSON.stringify(pageAt(n, start + minute * MINUTE + j * 1000, n === 1 ? 0.5 : n / 10_000)));
     }
     await cloud.objects.put(
       indexKey(CRAWL, start + minute * MINUTE + 59_000, `${String(minute).padStart(16, '0')}`),
@@ -101,8 +102,8 @@ describe('cloud crawl snapshot (GET /crawls/{id}/snapshot)', () => {
     const snapshot = (await cloudCrawlSnapshot({ table: cloud.table, pages: reader, clock }, CRAWL))!;
     assert.ok(!cloud.table.calls.includes('hosts'), 'no read of every host');
     assert.equal(cloud.table.calls.filter((c) => c === 'someHosts').length, 1);
-    assert.equal(reader.lists, 1, 'one LIST: the keys of the last 15 minutes');
-    assert.equal(reader.gets, 4, 'the four newest index objects');
+    assert.equal(reader.lists, 2, 'the keys of the last 15 minutes, and the first key');
+    assert.equal(reader.gets, 5, 'the four newest index objects and the first');
 
     assert.equal(snapshot.state, 'running');
     assert.equal(snapshot.pages, 2000);
@@ -136,9 +137,10 @@ describe('cloud crawl snapshot (GET /crawls/{id}/snapshot)', () => {
       [2000 - 54, 2000 - 36, 2000 - 18, 2000],
     );
     assert.ok(snapshot.pagesPerSecond > 0.2 && snapshot.pagesPerSecond < 0.4, `${snapshot.pagesPerSecond}`);
-    // The most important pages among those read, most important first.
+    // The most important pages among those read (the first index object too), most important first.
     assert.equal(snapshot.topPages.length, 20);
-    assert.equal(snapshot.topPages[0]?.url, 'http://h5.example/p600');
+    assert.equal(snapshot.topPages[0]?.url, 'http://h1.example/p1');
+    assert.equal(snapshot.topPages[1]?.url, 'http://h5.example/p600');
     const importance = snapshot.topPages.map((p) => p.importance);
     assert.deepEqual(
       importance,
@@ -171,5 +173,24 @@ describe('cloud crawl snapshot (GET /crawls/{id}/snapshot)', () => {
     const unknown = await app.request('/crawls/99999999-2222-4333-8444-555555555555/snapshot');
     assert.equal(unknown.status, 404);
     assert.equal((await app.request(`/crawls/${CRAWL}/snapshot`, { method: 'DELETE' })).status, 405);
+  });
+});
+
+describe('the rate chart of a short crawl', () => {
+  it('gets points of a second or two, not one point per 10 s', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const start = clock.now();
+    runningCrawl(cloud, { seeds: ['http://h0.example/'] }, clock, CRAWL);
+    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify(pageAt(i + 1, start + i * 250, 0.1)));
+    await cloud.objects.put(
+      indexKey(CRAWL, start + 11_000, '0000000000000000'),
+      new TextEncoder().encode(`${lines.join('\n')}\n`),
+      'application/x-ndjson',
+    );
+    clock.t = start + 12_000;
+    const snapshot = (await cloudCrawlSnapshot({ table: cloud.table, pages: cloud.objects, clock }, CRAWL))!;
+    assert.equal(snapshot.rate.length, 10, 'ten 1 s points over 10 s of fetches');
+    assert.equal(snapshot.rate[0]?.elapsedMs, 1000);
   });
 });

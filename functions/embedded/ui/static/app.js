@@ -143,9 +143,11 @@ function drawChart(rate) {
 function renderCrawls(view) {
   const select = $('crawl');
   if (!view.crawls) return;
+  // The shown crawl's status from its snapshot (the list is a few seconds older).
+  const shown = { id: view.crawlId, status: view.snapshot.state, createdAt: '', seeds: view.seeds };
   const options = view.crawls.some((c) => c.id === view.crawlId)
-    ? view.crawls
-    : [{ id: view.crawlId, status: view.snapshot.state, createdAt: '', seeds: view.seeds }, ...view.crawls];
+    ? view.crawls.map((c) => (c.id === view.crawlId ? { ...c, status: shown.status } : c))
+    : [shown, ...view.crawls];
   const key = options.map((c) => `${c.id} ${c.status}`).join(',');
   if (select.dataset.key !== key) {
     select.replaceChildren(
