@@ -41,7 +41,7 @@ describe('pipeline: dataset, URL-seen trace and snapshot of a crawl', () => {
     await site?.close();
   });
 
-  it('answers the dataset rows of the pages, writes the trace, shows the crawl in a snapshot', async () => {
+  it('answers the dataset rows of the pages, writes the trace, shows the crawl in a snapshot', async (t) => {
     const id = await pipeline.startCrawl({
       seeds: [`${site.origin}/`],
       allowPrivate: true,
@@ -120,5 +120,25 @@ describe('pipeline: dataset, URL-seen trace and snapshot of a crawl', () => {
     assert.ok(snapshot.rate.length > 0);
     assert.equal(snapshot.rate.at(-1)?.pages, PRODUCTS + 1);
     assert.equal(snapshot.urlSeen?.lookups, done.urlSeen.lookups);
+
+    // What a view costs: bounded reads (the scheduler's ticks run meanwhile: a little more).
+    if (pipeline.local.metrics().endpoint !== undefined) {
+      const before = pipeline.local.metrics().endpoint!;
+      const views = 5;
+      for (let i = 0; i < views; i++) {
+        assert.equal((await fetch(`${pipeline.local.api}/crawls/${id}/snapshot`, { headers })).status, 200);
+      }
+      const after = pipeline.local.metrics().endpoint!;
+      const per = (a: number | undefined, b: number | undefined) => ((a ?? 0) - (b ?? 0)) / views;
+      const reads = {
+        readUnits: per(after.dynamodb.readRequestUnits, before.dynamodb.readRequestUnits),
+        lists: per(after.requests.s3.ListObjectsV2, before.requests.s3.ListObjectsV2),
+        gets: per(after.requests.s3.GetObject, before.requests.s3.GetObject),
+      };
+      t.diagnostic(`per snapshot: ${JSON.stringify(reads)}`);
+      assert.equal(reads.lists, 2);
+      assert.ok(reads.gets <= 5, `${reads.gets} GETs`);
+      assert.ok(reads.readUnits <= 12, `${reads.readUnits} read units`);
+    }
   });
 });
