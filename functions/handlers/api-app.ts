@@ -13,7 +13,7 @@
  *
  * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400).
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { CrawlTableStore, ObjectReader } from '../cloud/ports/cloud-ports.ts';
 import { crawlProgress } from '../cloud/use-cases/crawl-progress.ts';
 import { cloudCrawlSnapshot } from '../cloud/use-cases/crawl-snapshot.ts';
@@ -23,6 +23,7 @@ import {
   encodePageCursor,
   InvalidCursorError,
   listPages,
+  type PageCursor,
 } from '../cloud/use-cases/list-pages.ts';
 import { type StartCrawlDeps, startCrawl } from '../cloud/use-cases/start-crawl.ts';
 import { METRICS } from '../metrics.ts';
@@ -125,9 +126,18 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json(progress.view);
   });
 
-  app.get('/crawls/:id/pages', async (c) => {
-    const id = c.req.param('id');
-    const limit = limitOf(c.req.query('limit'), DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
+  /**
+   * The /pages and /dataset contract: `limit` and `cursor` from the query, then `read` from the
+   * crawl's index at the cursor. Resolves the read, or the answer: 400 naming a bad limit or a
+   * cursor this API did not return, 404 for an unknown crawl.
+   */
+  async function readIndex<T>(
+    c: Context,
+    limits: { fallback: number; max: number },
+    read: (id: string, limit: number, cursor: PageCursor | undefined) => Promise<T>,
+  ): Promise<{ id: string; limit: number; value: T } | Response> {
+    const id = c.req.param('id') ?? '';
+    const limit = limitOf(c.req.query('limit'), limits.fallback, limits.max);
     const problems: string[] = typeof limit === 'string' ? [limit] : [];
     const cursorText = c.req.query('cursor');
     const cursor = cursorText === undefined ? undefined : decodePageCursor(cursorText, id);
@@ -135,14 +145,23 @@ export function createApiApp(deps: ApiDeps): Hono {
       problems.push('cursor: not a cursor this API returned');
     if (problems.length > 0) return c.json({ error: 'invalid query', problems }, 400);
     if ((await deps.table.getCrawl(id)) === undefined) return c.json({ error: 'no such crawl' }, 404);
-    let list: Awaited<ReturnType<typeof listPages>>;
     try {
-      list = await listPages(deps.pages, id, limit as number, cursor);
+      return { id, limit: limit as number, value: await read(id, limit as number, cursor) };
     } catch (error) {
       if (error instanceof InvalidCursorError)
         return c.json({ error: 'invalid query', problems: [error.message] }, 400);
       throw error;
     }
+  }
+
+  app.get('/crawls/:id/pages', async (c) => {
+    const read = await readIndex(
+      c,
+      { fallback: DEFAULT_PAGE_LIMIT, max: MAX_PAGE_LIMIT },
+      (id, limit, cursor) => listPages(deps.pages, id, limit, cursor),
+    );
+    if (read instanceof Response) return read;
+    const list = read.value;
     return c.json({
       pages: list.pages.map(({ messageId: _m, enqueued: _e, ...page }) => page),
       ...(list.cursor === undefined ? {} : { cursor: encodePageCursor(list.cursor) }),
@@ -152,23 +171,13 @@ export function createApiApp(deps: ApiDeps): Hono {
   // The dataset as JSON Lines (the embedded mode's dataset.jsonl rows); the next answer's URL is
   // in the Link header (RFC 8288), absent on the last.
   app.get('/crawls/:id/dataset', async (c) => {
-    const id = c.req.param('id');
-    const limit = limitOf(c.req.query('limit'), DEFAULT_DATASET_LIMIT, MAX_DATASET_LIMIT);
-    const problems: string[] = typeof limit === 'string' ? [limit] : [];
-    const cursorText = c.req.query('cursor');
-    const cursor = cursorText === undefined ? undefined : decodePageCursor(cursorText, id);
-    if (cursorText !== undefined && cursor === undefined)
-      problems.push('cursor: not a cursor this API returned');
-    if (problems.length > 0) return c.json({ error: 'invalid query', problems }, 400);
-    if ((await deps.table.getCrawl(id)) === undefined) return c.json({ error: 'no such crawl' }, 404);
-    let listing: Awaited<ReturnType<typeof listDataset>>;
-    try {
-      listing = await listDataset(deps.pages, id, limit as number, cursor);
-    } catch (error) {
-      if (error instanceof InvalidCursorError)
-        return c.json({ error: 'invalid query', problems: [error.message] }, 400);
-      throw error;
-    }
+    const read = await readIndex(
+      c,
+      { fallback: DEFAULT_DATASET_LIMIT, max: MAX_DATASET_LIMIT },
+      (id, limit, cursor) => listDataset(deps.pages, id, limit, cursor),
+    );
+    if (read instanceof Response) return read;
+    const { id, limit, value: listing } = read;
     c.header('content-type', 'application/x-ndjson; charset=utf-8');
     if (listing.cursor !== undefined) {
       const next = `/crawls/${id}/dataset?limit=${limit}&cursor=${encodePageCursor(listing.cursor)}`;

@@ -10,39 +10,19 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { type Pipeline, startPipeline } from '../emulator/pipeline/helpers.ts';
 import { eventually, type SiteServer } from '../fixtures/site-server.ts';
-import { closeAll, robotsTxt, siteRoutes, startSites } from '../fixtures/sites.ts';
+import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
+import { launchChromium, noBrowser, openPage, ringSite, rows, text, waitForText } from './browser.ts';
 import { ROOT, tempDir } from './helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const noBrowser = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install -y chromium)`;
 /** Pages of the big site besides its home page: at 150 ms apiece, a crawl of several seconds. */
 const PAGES = 40;
 
-const text = (page: Page, selector: string) => page.locator(selector).innerText();
-const waitForText = (page: Page, selector: string, ok: (value: string) => boolean, timeoutMs = 30_000) =>
-  eventually(async () => (ok(await text(page, selector)) ? true : undefined), timeoutMs, selector);
-const rows = (page: Page, table: string) =>
-  page
-    .locator(`#${table} tbody tr`)
-    .evaluateAll((trs) =>
-      trs.map((tr) =>
-        [...tr.querySelectorAll('td')].map((td) => (td as unknown as { innerText: string }).innerText.trim()),
-      ),
-    );
 const count = (value: string) => Number(value.replace(/,/g, ''));
+/** The stand-in's functions and the archiver's 1 s window take seconds, not milliseconds. */
+const SLOW = 30_000;
 
 describe('cloud dashboard in Chromium', { skip: noBrowser }, () => {
   let browser: Browser;
@@ -52,15 +32,10 @@ describe('cloud dashboard in Chromium', { skip: noBrowser }, () => {
   const problems: string[] = [];
 
   before(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-    const table: Record<string, { title: string; links?: string[]; delayMs?: number }> = {
-      '/': { title: 'Home', links: Array.from({ length: PAGES }, (_, i) => `/p/${i}`) },
-    };
-    for (let i = 0; i < PAGES; i++)
-      table[`/p/${i}`] = { title: `Page ${i}`, links: ['/', `/p/${(i + 1) % PAGES}`] };
+    browser = await launchChromium();
     [small, big] = (await startSites(['127.0.0.5', '127.0.0.6'], () => [
       siteRoutes({ '/': { title: 'Small', links: ['/a'] }, '/a': { title: 'A' } }),
-      siteRoutes({ ...table, '/robots.txt': robotsTxt('User-agent: *\nDisallow: /private\n') }),
+      ringSite(PAGES),
     ])) as [SiteServer, SiteServer];
     pipeline = await startPipeline({ dashboard: true });
   });
@@ -70,15 +45,7 @@ describe('cloud dashboard in Chromium', { skip: noBrowser }, () => {
     await closeAll([small, big].filter((s) => s !== undefined));
   });
 
-  async function open(url: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    await page.goto(url);
-    return page;
-  }
+  const open = (url: string): Promise<Page> => openPage(browser, url, problems);
 
   const config = (seed: string, delayMs: number) => ({
     seeds: [seed],
@@ -99,7 +66,7 @@ describe('cloud dashboard in Chromium', { skip: noBrowser }, () => {
 
     const page = await open(dashboard);
     // The newest crawl, live from the API through the local server.
-    await waitForText(page, '#source', (v) => v === 'from the cloud API');
+    await waitForText(page, '#source', (v) => v === 'from the cloud API', SLOW);
     assert.match(await text(page, '#seeds'), new RegExp(`${big.origin}/`));
     assert.deepEqual(
       await page
@@ -109,7 +76,7 @@ describe('cloud dashboard in Chromium', { skip: noBrowser }, () => {
     );
     assert.equal(await page.locator('#crawl').inputValue(), second);
     // Pages arrive as the archiver writes them (its window is 1 s here).
-    await waitForText(page, '#pages', (v) => count(v) >= 5);
+    await waitForText(page, '#pages', (v) => count(v) >= 5, SLOW);
     assert.match(await text(page, '#state'), /^(running|done)$/);
     assert.deepEqual((await rows(page, 'status-table'))[0]!.slice(0, 1), ['200']);
     const host = (await rows(page, 'host-table'))[0]!;
@@ -124,8 +91,8 @@ describe('cloud dashboard in Chromium', { skip: noBrowser }, () => {
 
     // The crawl ends on the page: done, every page, the disallowed URL counted.
     await pipeline.waitForStatus(second, ['done'], 90_000);
-    await waitForText(page, '#state', (v) => v === 'done');
-    await waitForText(page, '#pages', (v) => count(v) === PAGES + 1);
+    await waitForText(page, '#state', (v) => v === 'done', SLOW);
+    await waitForText(page, '#pages', (v) => count(v) === PAGES + 1, SLOW);
     const shot =
       process.env.UPDATE_DASHBOARD_SCREENSHOT === '1'
         ? join(ROOT, 'docs/img/cloud-dashboard.png')
@@ -136,8 +103,8 @@ describe('cloud dashboard in Chromium', { skip: noBrowser }, () => {
     // Switching crawls: the list names the page's crawl in its query.
     await page.locator('#crawl').selectOption(first);
     await page.waitForURL(new RegExp(`\\?crawl=${first}$`));
-    await waitForText(page, '#seeds', (v) => v.includes(`${small.origin}/`));
-    await waitForText(page, '#pages', (v) => v === '2');
+    await waitForText(page, '#seeds', (v) => v.includes(`${small.origin}/`), SLOW);
+    await waitForText(page, '#pages', (v) => v === '2', SLOW);
     assert.equal(await text(page, '#state'), 'done');
     assert.deepEqual(problems, []);
     await page.close();
