@@ -5,6 +5,7 @@
  *   npm run bench:cloud -- --only site        # one scenario (site, broad, site-1s, broad-1s)
  *   npm run bench:cloud -- --scale 0.5        # smaller webs (faster, noisier)
  *   npm run bench:cloud -- --json out.json    # also write the numbers as JSON
+ *   npm run bench:cloud -- --seen-trace off   # crawls without the URL-seen trace (seenTrace: false)
  *
  * Each scenario starts the whole stack on the local stand-in in this process (`startCloudLocal`:
  * the synthesized template, the real bundled handlers, the template's event source settings),
@@ -49,6 +50,8 @@ const { values } = parseArgs({
     scale: { type: 'string', default: '1' },
     json: { type: 'string' },
     seed: { type: 'string', default: '7' },
+    /** `off`: crawl with `seenTrace: false` (what the URL-seen trace costs); default on. */
+    'seen-trace': { type: 'string', default: 'on' },
     /** Frontier pollers (the stack's workerMaxConcurrency); default: the template's. */
     'worker-pollers': { type: 'string' },
   },
@@ -134,6 +137,7 @@ async function run(scenario: Scenario): Promise<Result> {
         scope: 'any',
         allowPrivate: true,
         delayMs: scenario.delayMs,
+        seenTrace: values['seen-trace'] !== 'off',
       }),
     })) as { id: string };
     let view: CrawlProgressView;

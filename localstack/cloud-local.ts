@@ -14,9 +14,10 @@
  * access key, which the stand-in endpoint maps to the function's execution role and its policies.
  *
  * Prints `endpoint=`, `api=` and `token=` lines on stdout (with a SigV4 key: `auth=sigv4`,
- * `region=` and `access_key_id=` instead of the token; logs go to stderr), writes the same to
- * `.tmp/cloud-local.json` for `crawlstack cloud`, and runs until SIGINT/SIGTERM. Tests use
- * {@link startCloudLocal}.
+ * `region=` and `access_key_id=` instead of the token; logs go to stderr), and `dashboard=`: the
+ * dashboard page for the stand-in's crawls on 127.0.0.1 (`--dashboard-port`, `--no-dashboard`);
+ * writes the same to `.tmp/cloud-local.json` for `crawlstack cloud`, and runs until
+ * SIGINT/SIGTERM. Tests use {@link startCloudLocal}.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -31,6 +32,7 @@ import {
   removeCloudLocalInfo,
   writeCloudLocalInfo,
 } from '../functions/embedded/cli/cloud/cloud-local-file.ts';
+import { bearerAuth, startCloudDashboard } from '../functions/embedded/ui/cloud-dashboard.ts';
 import type { CfnTemplate } from './cfn-template.ts';
 import type { ChaosOptions } from './chaos.ts';
 import { type Endpoint, startEndpoint } from './endpoint.ts';
@@ -107,6 +109,11 @@ export interface CloudLocalOptions {
   chaos?: Record<string, ChaosOptions>;
   /** Human log lines; default stderr. */
   log?: (message: string) => void;
+  /**
+   * Serve the dashboard for the stand-in's crawls on 127.0.0.1 (`port` 0: a free one); it calls
+   * the API with the bearer token. Not with `sigv4` (`crawlstack cloud ui` signs its calls).
+   */
+  dashboard?: { port?: number };
 }
 
 /** What a test may change in an event source mapping. */
@@ -144,6 +151,8 @@ export interface CloudLocal {
   provisioned: ProvisionResult;
   /** The local functions by logical id (tests invoke them directly). */
   lambdas: Record<string, LocalLambda>;
+  /** The dashboard's URL, when one was asked for (`dashboard`) and the API takes the token. */
+  dashboard?: string;
   metrics(): CloudLocalMetrics;
   /** Stops triggers (waiting for running invocations), then the endpoint if it was started here. */
   stop(): Promise<void>;
@@ -446,6 +455,20 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
     }
 
     const api = Object.values(urls)[0] ?? '';
+    let dashboard: string | undefined;
+    if (options.dashboard !== undefined && api !== '') {
+      if (options.sigv4 !== undefined) {
+        log('cloud:local: no dashboard with SigV4 auth (crawlstack cloud ui signs its own calls)');
+      } else {
+        const served = await startCloudDashboard({
+          api,
+          auth: bearerAuth(token ?? ''),
+          port: options.dashboard.port ?? 0,
+        });
+        stoppers.push(() => served.close());
+        dashboard = served.url;
+      }
+    }
     const metrics = (): CloudLocalMetrics => {
       const out: CloudLocalMetrics = { functions: {}, eventSources: {}, schedules: {} };
       if (endpoint !== undefined) {
@@ -467,6 +490,7 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
       urls,
       provisioned,
       lambdas,
+      ...(dashboard === undefined ? {} : { dashboard }),
       metrics,
       stop: () => {
         stopping ??= stopAll();
@@ -560,6 +584,8 @@ async function main(): Promise<void> {
       synth: { type: 'boolean' },
       'no-synth': { type: 'boolean' },
       'info-file': { type: 'string' },
+      'dashboard-port': { type: 'string' },
+      'no-dashboard': { type: 'boolean' },
     },
   });
   const options: CloudLocalOptions = {};
@@ -584,6 +610,9 @@ async function main(): Promise<void> {
   }
   if (values.template !== undefined) options.template = values.template;
   if (values.assembly !== undefined) options.assemblyDir = values.assembly;
+  if (values['no-dashboard'] !== true) {
+    options.dashboard = { port: parseNumber(values['dashboard-port'], 'dashboard-port') ?? 0 };
+  }
   if (values.synth) options.synth = 'always';
   if (values['no-synth']) options.synth = 'never';
 
@@ -594,6 +623,7 @@ async function main(): Promise<void> {
   } else {
     lines.push(`token=${local.token}`);
   }
+  if (local.dashboard !== undefined) lines.push(`dashboard=${local.dashboard}`);
   // More than one function URL: name each (api= is the first).
   if (Object.keys(local.urls).length > 1) {
     for (const [id, url] of Object.entries(local.urls)) lines.push(`url.${id}=${url}`);

@@ -8,15 +8,20 @@
  *                                                            each body is stored
  *   GET    /crawls/{id}/objects    ?kind=warc|index|links|trace&limit=1..1000&cursor=   the
  *                                  archive's objects with sizes and presigned GET URLs (downloads)
+ *   GET    /crawls/{id}/dataset    ?limit=1..10000&cursor=  the `extract` rows as JSON Lines; the
+ *                                                            next answer in `Link: <...>; rel="next"`
+ *   GET    /crawls/{id}/snapshot   the dashboard's view of the crawl (bounded reads)
  *   DELETE /crawls/{id}            cancel: queued URLs are dropped without fetching
  *
  * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400). An AWS call the
  * API's own role may not make is a 500 with `code: "access-denied"` and AWS's message, which
  * names the action (a stack whose grants do not match its code).
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { CrawlTableStore, ObjectLinks, ObjectReader } from '../cloud/ports/cloud-ports.ts';
 import { crawlProgress } from '../cloud/use-cases/crawl-progress.ts';
+import { cloudCrawlSnapshot } from '../cloud/use-cases/crawl-snapshot.ts';
+import { listDataset } from '../cloud/use-cases/list-dataset.ts';
 import {
   ARCHIVE_KINDS,
   type ArchiveKind,
@@ -30,6 +35,7 @@ import {
   encodePageCursor,
   InvalidCursorError,
   listPages,
+  type PageCursor,
 } from '../cloud/use-cases/list-pages.ts';
 import { type StartCrawlDeps, startCrawl } from '../cloud/use-cases/start-crawl.ts';
 import { METRICS } from '../metrics.ts';
@@ -54,6 +60,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 const DEFAULT_PAGE_LIMIT = 100;
 const MAX_PAGE_LIMIT = 1000;
 const MAX_CRAWL_LIMIT = 100;
+const DEFAULT_DATASET_LIMIT = 1000;
+const MAX_DATASET_LIMIT = 10_000;
 
 /** Crawl ids are UUIDs (`startCrawl`): anything else names no crawl, and is never sent to a store (a 3,000-character id is over DynamoDB's key size). */
 const CRAWL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -135,9 +143,18 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json(progress.view);
   });
 
-  app.get('/crawls/:id/pages', async (c) => {
-    const id = c.req.param('id');
-    const limit = limitOf(c.req.query('limit'), DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
+  /**
+   * The /pages and /dataset contract: `limit` and `cursor` from the query, then `read` from the
+   * crawl's index at the cursor. Resolves the read, or the answer: 400 naming a bad limit or a
+   * cursor this API did not return, 404 for an unknown crawl.
+   */
+  async function readIndex<T>(
+    c: Context,
+    limits: { fallback: number; max: number },
+    read: (id: string, limit: number, cursor: PageCursor | undefined) => Promise<T>,
+  ): Promise<{ id: string; limit: number; value: T } | Response> {
+    const id = c.req.param('id') ?? '';
+    const limit = limitOf(c.req.query('limit'), limits.fallback, limits.max);
     const problems: string[] = typeof limit === 'string' ? [limit] : [];
     const cursorText = c.req.query('cursor');
     const cursor = cursorText === undefined ? undefined : decodePageCursor(cursorText, id);
@@ -145,14 +162,23 @@ export function createApiApp(deps: ApiDeps): Hono {
       problems.push('cursor: not a cursor this API returned');
     if (problems.length > 0) return c.json({ error: 'invalid query', problems }, 400);
     if ((await deps.table.getCrawl(id)) === undefined) return c.json({ error: 'no such crawl' }, 404);
-    let list: Awaited<ReturnType<typeof listPages>>;
     try {
-      list = await listPages(deps.pages, id, limit as number, cursor);
+      return { id, limit: limit as number, value: await read(id, limit as number, cursor) };
     } catch (error) {
       if (error instanceof InvalidCursorError)
         return c.json({ error: 'invalid query', problems: [error.message] }, 400);
       throw error;
     }
+  }
+
+  app.get('/crawls/:id/pages', async (c) => {
+    const read = await readIndex(
+      c,
+      { fallback: DEFAULT_PAGE_LIMIT, max: MAX_PAGE_LIMIT },
+      (id, limit, cursor) => listPages(deps.pages, id, limit, cursor),
+    );
+    if (read instanceof Response) return read;
+    const list = read.value;
     return c.json({
       pages: list.pages.map(({ messageId: _m, enqueued: _e, ...page }) => page),
       ...(list.cursor === undefined ? {} : { cursor: encodePageCursor(list.cursor) }),
@@ -184,6 +210,32 @@ export function createApiApp(deps: ApiDeps): Hono {
     });
   });
 
+  // The dataset as JSON Lines (the embedded mode's dataset.jsonl rows); the next answer's URL is
+  // in the Link header (RFC 8288), absent on the last.
+  app.get('/crawls/:id/dataset', async (c) => {
+    const read = await readIndex(
+      c,
+      { fallback: DEFAULT_DATASET_LIMIT, max: MAX_DATASET_LIMIT },
+      (id, limit, cursor) => listDataset(deps.pages, id, limit, cursor),
+    );
+    if (read instanceof Response) return read;
+    const { id, limit, value: listing } = read;
+    c.header('content-type', 'application/x-ndjson; charset=utf-8');
+    if (listing.cursor !== undefined) {
+      const next = `/crawls/${id}/dataset?limit=${limit}&cursor=${encodePageCursor(listing.cursor)}`;
+      c.header('link', `<${next}>; rel="next"`);
+    }
+    return c.body(listing.lines, 200);
+  });
+
+  // What the dashboard shows (functions/embedded/ui): counters, a bounded host table, the rate
+  // and the most important pages from the newest index objects.
+  app.get('/crawls/:id/snapshot', async (c) => {
+    const snapshot = await cloudCrawlSnapshot(deps, c.req.param('id'));
+    if (snapshot === undefined) return c.json({ error: 'no such crawl' }, 404);
+    return c.json(snapshot);
+  });
+
   app.delete('/crawls/:id', async (c) => {
     const id = c.req.param('id');
     const status = await deps.table.cancelCrawl(id);
@@ -193,7 +245,14 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json({ id, status });
   });
 
-  for (const path of ['/crawls', '/crawls/:id', '/crawls/:id/pages', '/crawls/:id/objects']) {
+  for (const path of [
+    '/crawls',
+    '/crawls/:id',
+    '/crawls/:id/pages',
+    '/crawls/:id/objects',
+    '/crawls/:id/dataset',
+    '/crawls/:id/snapshot',
+  ]) {
     app.all(path, (c) => c.json({ error: `method ${c.req.method} not allowed on ${c.req.path}` }, 405));
   }
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}` }, 404));

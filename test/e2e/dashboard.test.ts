@@ -9,27 +9,16 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startDashboard } from '../../functions/embedded/ui/dashboard-server.ts';
 import type { DashboardView } from '../../functions/embedded/ui/dashboard-snapshot.ts';
 import { eventually, type SiteServer } from '../fixtures/site-server.ts';
-import { closeAll, robotsTxt, siteRoutes, startSites } from '../fixtures/sites.ts';
+import { closeAll, startSites } from '../fixtures/sites.ts';
+import { launchChromium, noBrowser, openPage, ringSite, rows, text, waitForText } from './browser.ts';
 import { buildCli, ROOT, spawnCli, tempDir } from './helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** Pages of the crawled site besides its home page: enough for the crawl to run ~10 s. */
 const PAGES = 60;
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const noBrowser = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install -y chromium)`;
 
 const FIXTURE: DashboardView = {
   outDir: '/crawls/docs',
@@ -97,35 +86,15 @@ const FIXTURE: DashboardView = {
   },
 };
 
-const text = (page: Page, selector: string) => page.locator(selector).innerText();
-/** Polls an element's text until `ok` accepts it (in the test: the page's CSP forbids eval). */
-const waitForText = (page: Page, selector: string, ok: (value: string) => boolean, timeoutMs = 10_000) =>
-  eventually(async () => (ok(await text(page, selector)) ? true : undefined), timeoutMs, selector);
-const rows = (page: Page, table: string) =>
-  page
-    .locator(`#${table} tbody tr`)
-    .evaluateAll((trs) =>
-      trs.map((tr) =>
-        [...tr.querySelectorAll('td')].map((td) => (td as unknown as { innerText: string }).innerText.trim()),
-      ),
-    );
-
 describe('dashboard in Chromium', { skip: noBrowser }, () => {
   let browser: Browser;
   let site: SiteServer;
   const problems: string[] = [];
 
   before(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-    // A small site that takes a few seconds to crawl one page at a time, with a Crawl-delay.
-    const table: Record<string, { title: string; links?: string[]; delayMs?: number }> = {
-      '/': { title: 'Home', links: Array.from({ length: PAGES }, (_, i) => `/p/${i}`) },
-    };
-    for (let i = 0; i < PAGES; i++)
-      table[`/p/${i}`] = { title: `Page ${i}`, links: ['/', `/p/${(i + 1) % PAGES}`], delayMs: 60 };
-    [site] = (await startSites(['127.0.0.2'], () => [
-      siteRoutes({ ...table, '/robots.txt': robotsTxt('User-agent: *\nDisallow: /private\n') }),
-    ])) as [SiteServer];
+    browser = await launchChromium();
+    // A small site that takes a few seconds to crawl one page at a time.
+    [site] = (await startSites(['127.0.0.2'], () => [ringSite(PAGES, 60)])) as [SiteServer];
     await buildCli();
   });
   after(async () => {
@@ -133,15 +102,7 @@ describe('dashboard in Chromium', { skip: noBrowser }, () => {
     await closeAll([site]);
   });
 
-  async function open(url: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    await page.goto(url);
-    return page;
-  }
+  const open = (url: string): Promise<Page> => openPage(browser, url, problems);
 
   test('renders every section of a full snapshot, as text', async () => {
     const server = await startDashboard({ view: () => FIXTURE });

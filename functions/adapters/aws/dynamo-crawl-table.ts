@@ -334,6 +334,19 @@ export class DynamoCrawlTable implements CrawlTableStore {
     return hosts;
   }
 
+  /** At most `limit` host items of a crawl: one Query page, whatever the number of hosts. */
+  async someHosts(crawlId: string, limit: number): Promise<HostRecord[]> {
+    const response = await this.#doc.send(
+      new QueryCommand({
+        TableName: this.#table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'host#' },
+        Limit: limit,
+      }),
+    );
+    return (response.Items ?? []).map((item) => hostFromItem(item));
+  }
+
   /**
    * Writes a host's politeness state and adds its counts. With a `ledger`, the write is
    * conditional on the ledger not having counted `firstSeq` yet; when it has (the same messages

@@ -3,9 +3,10 @@
  * arithmetic over them: a crawl's counters are the sum of its host ledgers plus its seeds.
  */
 import type { CrawlConfig } from '../../core/config.ts';
+import type { ExtractedValue } from '../../core/dataset/extract-fields.ts';
 import { countOutcome, type FinishedOutcome, type OutcomeCounts } from '../../core/page-record.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
-import type { Fingerprint, PageRecord } from '../../core/types.ts';
+import type { DroppedCounts, Fingerprint, PageRecord } from '../../core/types.ts';
 
 /** Life of a crawl: `running` until the scheduler sees nothing left, or DELETE cancels it. */
 export type CrawlStatus = 'running' | 'done' | 'cancelled' | 'failed';
@@ -344,6 +345,10 @@ export interface PageItem {
   cash?: number;
   importance?: number;
   warc?: WarcLocation;
+  /** The crawl's `extract` fields of the page (the dataset row, see functions/core/dataset/). */
+  extracted?: Record<string, ExtractedValue>;
+  /** What the per-page caps left out (links, extract values and characters), when any tripped. */
+  dropped?: DroppedCounts;
   /** The SQS message whose processing wrote this record. */
   messageId: string;
   /** New URLs this page queued. */
@@ -384,6 +389,8 @@ export function pageItemFromRecord(
   if (record.cash !== undefined) item.cash = record.cash;
   if (record.importance !== undefined) item.importance = record.importance;
   if (where.warc !== undefined) item.warc = where.warc;
+  if (record.extracted !== undefined) item.extracted = record.extracted;
+  if (record.dropped !== undefined) item.dropped = record.dropped;
   return item;
 }
 

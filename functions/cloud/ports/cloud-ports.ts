@@ -101,6 +101,11 @@ export interface CrawlTableStore {
   /** Every host item of a crawl: O(hosts), for the exact sum before a crawl ends. */
   hosts(crawlId: string): Promise<HostRecord[]>;
   /**
+   * At most `limit` host items of a crawl (the first by host name: one bounded read, whatever the
+   * number of hosts), for the dashboard's host table.
+   */
+  someHosts(crawlId: string, limit: number): Promise<HostRecord[]>;
+  /**
    * The crawl's counter shards (see CounterShard): O(1) running totals, read after every write
    * that completed before the call (a worker judges from them that a crawl's frontier is dry).
    */

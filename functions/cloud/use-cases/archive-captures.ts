@@ -9,6 +9,9 @@
  *                                                          (only when the batch has any)
  *   index/<crawl>/<stamp>-<hash>.jsonl                     one page record per line, with
  *                                                          warc: { bucket, key, offset, length }
+ *   trace/<crawl>/<stamp>-<hash>.bin                       the batch's URL-seen trace messages
+ *                                                          (trace-message.ts), 8 bytes per look-up,
+ *                                                          in the order the workers sent them
  *
  * `<hash>` comes from the batch's message ids and `<stamp>` from their send times, and the
  * warcinfo record from the hash: the same batch delivered again writes the same bytes to the same
@@ -26,6 +29,7 @@ import {
   type InlineRecords,
 } from '../messages/capture-message.ts';
 import type { PageItem } from '../messages/crawl-records.ts';
+import { decodeTraceMessage, isTraceBody, type TraceMessage, traceKey } from '../messages/trace-message.ts';
 import { buildWarcObject, idsHash, indexKey, linksKey, warcKey } from '../messages/warc-object.ts';
 import type { DeadLetterSink, ObjectStore } from '../ports/cloud-ports.ts';
 
@@ -73,6 +77,9 @@ export interface ArchiveStats {
   linksObjects: number;
   /** Bytes of the WARC objects written. */
   warcBytes: number;
+  /** URL-seen trace objects written, and the look-ups in them. */
+  traceObjects: number;
+  traceLookups: number;
 }
 
 /** The batch's outcome: ids of messages to retry (their crawl's objects could not be written). */
@@ -125,17 +132,27 @@ export function createCaptureArchiver(
       indexObjects: 0,
       linksObjects: 0,
       warcBytes: 0,
+      traceObjects: 0,
+      traceLookups: 0,
     };
+    const traces = new Map<string, { id: string; sent: number; trace: TraceMessage }[]>();
     const byCrawl = new Map<string, Decoded[]>();
     for (const record of records) {
-      const decoded = decodeCaptureMessage(record.body);
+      const trace = isTraceBody(record.body) ? decodeTraceMessage(record.body) : undefined;
+      if (trace?.ok === true) {
+        const list = traces.get(trace.message.crawlId) ?? [];
+        list.push({ id: record.messageId, sent: record.sentTimestamp, trace: trace.message });
+        traces.set(trace.message.crawlId, list);
+        continue;
+      }
+      const decoded = trace === undefined ? decodeCaptureMessage(record.body) : trace;
       if (!decoded.ok) {
-        // No retry can make it a capture: to the DLQ with the reason, and acknowledged.
+        // No retry can make it a capture (or a trace): to the DLQ with the reason, and acknowledged.
         await deps.deadLetters.send({
           body: record.body,
           groupId: 'capture',
           messageId: record.messageId,
-          reason: 'invalid-capture',
+          reason: trace === undefined ? 'invalid-capture' : 'invalid-trace',
           detail: decoded.problem,
           receiveCount: record.receiveCount,
         });
@@ -148,19 +165,43 @@ export function createCaptureArchiver(
     }
 
     const failed: string[] = [];
-    for (const [crawlId, list] of byCrawl) {
+    for (const crawlId of new Set([...byCrawl.keys(), ...traces.keys()])) {
+      const list = byCrawl.get(crawlId) ?? [];
+      const traceList = traces.get(crawlId) ?? [];
       try {
+        // The trace first: archiveCrawl may find nothing new to index and write nothing.
+        await archiveTrace(crawlId, traceList, stats);
         await archiveCrawl(crawlId, list, stats);
       } catch (error) {
         if (error instanceof InjectedCrashError) throw error;
         log(
           `archiving ${list.length} captures of ${crawlId} failed, they will be redelivered: ${describe(error)}`,
         );
-        failed.push(...list.map((d) => d.id));
+        failed.push(...list.map((d) => d.id), ...traceList.map((t) => t.id));
       }
     }
     return { failed, stats };
   };
+
+  /**
+   * One object of the crawl's trace messages, in the order they were sent (a worker batch's
+   * look-ups stay in order; batches of different containers interleave by send time). Named like
+   * the other objects from the messages' ids and send times: a redelivered batch writes the same
+   * bytes to the same key.
+   */
+  async function archiveTrace(
+    crawlId: string,
+    list: { id: string; sent: number; trace: TraceMessage }[],
+    stats: ArchiveStats,
+  ): Promise<void> {
+    if (list.length === 0) return;
+    list.sort((a, b) => a.sent - b.sent || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const body = Buffer.concat(list.map((t) => t.trace.lookups));
+    const key = traceKey(crawlId, Math.max(...list.map((t) => t.sent)), idsHash(list.map((t) => t.id)));
+    await deps.objects.put(key, body, 'application/octet-stream');
+    stats.traceObjects += 1;
+    stats.traceLookups += body.length / 8;
+  }
 
   async function archiveCrawl(crawlId: string, list: Decoded[], stats: ArchiveStats): Promise<void> {
     // Deterministic order and names: the same messages give the same objects.

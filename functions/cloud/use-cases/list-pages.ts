@@ -59,13 +59,16 @@ export function decodePageCursor(text: string, crawlId: string): PageCursor | un
 
 /**
  * Up to `limit` page records after `cursor`. A URL that appears twice within the records read
- * by one call (a capture archived twice after a crash) is returned once.
+ * by one call (a capture archived twice after a crash) is returned once. `until`, called with each
+ * record listed, ends the listing right after that record when it answers true (the dataset
+ * stops on the size of its answer).
  */
 export async function listPages(
   reader: ObjectReader,
   crawlId: string,
   limit: number,
   cursor?: PageCursor,
+  until?: (page: PageItem) => boolean,
 ): Promise<PageListing> {
   const pages: PageItem[] = [];
   const seen = new Set<string>();
@@ -85,7 +88,7 @@ export async function listPages(
       if (seen.has(page.fp)) continue;
       seen.add(page.fp);
       pages.push(page);
-      if (pages.length >= limit) {
+      if (pages.length >= limit || until?.(page) === true) {
         return position >= bytes.length ? { key, offset: -1 } : { key, offset: offset + position };
       }
     }

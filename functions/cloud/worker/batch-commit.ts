@@ -6,7 +6,8 @@
  *   1. SendMessageBatch of every new link (a URL claimed by a page reaches the frontier, or
  *      2. the parked set, before the page is acknowledged)
  *   3. SendMessageBatch of the captures (page records + WARC records + out-links) to the archiver;
- *      a capture too big for a message has its records (then its links) stored as objects first
+ *      a capture too big for a message has its records (then its links) stored as objects  first; the batch's URL-seen
+ *      look-ups (seenTrace) in the same calls
  *   4. per host: politeness state + the ledger (counts exactly once per handled record)
  *   5. the batch's own claims enter the warm cache (their pages are finished now); credits to
  *      parked URLs when due; the maxPages budget; hosts a seed redirected to
@@ -26,6 +27,7 @@ import {
   emptyHostCounts,
   sequenceKey,
 } from '../messages/crawl-records.ts';
+import { encodeTraceMessages } from '../messages/trace-message.ts';
 import { buildWarcObject, idsHash, linksKey, warcKey } from '../messages/warc-object.ts';
 import { stateKey } from '../ports/cloud-ports.ts';
 import { CREDIT_FLUSH_MS, flushCredits } from './aopic-admission.ts';
@@ -77,8 +79,15 @@ async function writeBatch(env: CommitEnv, plan: BatchPlan): Promise<void> {
   for (const batch of plan.crawls.values()) {
     for (const capture of batch.captures) bodies.push(await captureBody(env, capture));
   }
-  if (bodies.length > 0) await deps.captures.send(bodies);
   stats.captures += bodies.length;
+  // The batch's URL-seen look-ups ride in the same calls (see trace-message.ts).
+  for (const batch of plan.crawls.values()) {
+    const traces = encodeTraceMessages(batch.crawl.id, batch.lookups);
+    bodies.push(...traces);
+    stats.traceMessages += traces.length;
+    stats.traceLookups += batch.lookups.length;
+  }
+  if (bodies.length > 0) await deps.captures.send(bodies);
   env.fault('after-captures');
   const writeTime = deps.clock.now();
   const counted = await Promise.all(

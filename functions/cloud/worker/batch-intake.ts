@@ -197,6 +197,7 @@ function newCrawlBatch(
     budget: state.budgets.get(crawl.id) ?? 0,
     redirectedHosts: new Set(),
     claimed: [],
+    lookups: [],
   };
 }
 

@@ -58,6 +58,9 @@ export interface BatchStats {
   errors: number;
   /** Capture messages sent to the archiver. */
   captures: number;
+  /** URL-seen trace messages sent to the archiver (seenTrace), and the look-ups they hold. */
+  traceMessages: number;
+  traceLookups: number;
   /** Captures too big for a message, stored by the worker as their own WARC object. */
   storedCaptures: number;
   /** Out-links too many for a message, stored by the worker as their own links object. */
@@ -83,6 +86,8 @@ export function emptyBatchStats(records: number): BatchStats {
     deadLettered: 0,
     errors: 0,
     captures: 0,
+    traceMessages: 0,
+    traceLookups: 0,
     storedCaptures: 0,
     storedLinks: 0,
     contentClaims: 0,
@@ -155,6 +160,11 @@ export interface CrawlBatch {
   claimed: string[];
   /** New URLs to park instead of queue (written before the ledgers, like the sends). */
   parks: { task: CrawlTask; owner: string; key: number }[];
+  /**
+   * Fingerprints the batch's URL-seen tests looked up, in order (the crawl's `seenTrace`): sent
+   * to the archiver with the captures, as trace messages (trace-message.ts).
+   */
+  lookups: string[];
 }
 
 /** One FIFO group's share of a batch: its host's state, kept in memory and written once. */

@@ -12,6 +12,7 @@ import { CrawlQuality } from '../../core/quality/crawl-quality.ts';
 import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
 import { ScopeRules } from '../../core/url/scope.ts';
 import type { Clock } from '../../ports.ts';
+import { cloudExtractSettings } from '../extract-budget.ts';
 import type { CrawlRecord } from '../messages/crawl-records.ts';
 import { RecentNearDuplicates } from './recent-near-duplicates.ts';
 
@@ -163,7 +164,7 @@ export class WorkerContainer {
   #newContext(crawl: CrawlRecord): CrawlContext {
     // The item holds a validated config; parsing again fills defaults added since it was written.
     const parsed = parseCrawlConfig(crawl.config);
-    const config = parsed.ok ? parsed.config : crawl.config;
+    const config = cloudExtractSettings(parsed.ok ? parsed.config : crawl.config);
     const canonicalizer = new UrlCanonicalizer(config);
     const seeds: string[] = [];
     for (const seed of config.seeds) {

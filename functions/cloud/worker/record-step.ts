@@ -403,6 +403,8 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
     seen: new UrlSeen(ctx.cache, seen, buffers.seenStats, {
       cacheable: (fps) => cacheable(env, batch.crawl.id, fps),
       remember: (fps) => buffers.claimed.push(...fps),
+      // The URL-seen trace of the cache study: the batch's look-ups in the order they happened.
+      ...(ctx.config.seenTrace ? { trace: (fps: readonly string[]) => void batch.lookups.push(...fps) } : {}),
     }),
     contentSeen: buffers.content,
     frontier: { enqueue: async (tasks) => void buffers.links.push(...tasks) },

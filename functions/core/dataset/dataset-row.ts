@@ -9,7 +9,7 @@ export type DatasetRow = { url: string } & Record<string, ExtractedValue>;
  * 2xx answer, or a crawl without `extract` fields). `url` comes first and is always the page's
  * (the configuration schema refuses a field named `url`).
  */
-export function datasetRow(record: PageRecord): DatasetRow | undefined {
+export function datasetRow(record: Pick<PageRecord, 'url' | 'extracted'>): DatasetRow | undefined {
   if (record.extracted === undefined) return undefined;
   const row: DatasetRow = { url: record.url, ...record.extracted };
   row.url = record.url;

@@ -13,9 +13,21 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DashboardView } from './dashboard-snapshot.ts';
 
+/** An answer of an extra route. */
+export interface DashboardReply {
+  status: number;
+  type: string;
+  body: string;
+}
+
 export interface DashboardServerOptions {
-  /** The crawl now (called once per second while a page is open, and per /api/view). */
-  view: () => DashboardView;
+  /**
+   * The crawl now (called once per second while a page is open, and per /api/view), given the
+   * query of the page's request (the cloud dashboard reads `crawl` there).
+   */
+  view: (query: URLSearchParams) => DashboardView | Promise<DashboardView>;
+  /** More GET routes (the cloud dashboard's crawl list and API proxy); undefined: not one of them. */
+  routes?: (path: string, query: URLSearchParams) => Promise<DashboardReply | undefined>;
   /** Address to listen on (default 127.0.0.1). */
   host?: string;
   /** Port (default 0: any free port). */
@@ -50,27 +62,44 @@ export async function startDashboard(options: DashboardServerOptions): Promise<D
   const assets = loadAssets();
   const host = options.host ?? '127.0.0.1';
   const everyMs = options.everyMs ?? 1000;
-  const clients = new Set<ServerResponse>();
+  /** Open event streams, with the query each asked for. */
+  const clients = new Map<ServerResponse, string>();
   let timer: NodeJS.Timeout | undefined;
+  let pushing: Promise<void> | undefined;
 
-  const viewJson = () => {
+  const viewJson = async (query: string) => {
     try {
-      return JSON.stringify(options.view());
+      return JSON.stringify(await options.view(new URLSearchParams(query)));
     } catch (error) {
       return JSON.stringify({ error: (error as Error).message });
     }
   };
+  // One view per distinct query, written to every stream that asked for it; a push still
+  // running (a slow cloud API) is not started again.
   const push = () => {
-    const data = `event: view\ndata: ${viewJson()}\n\n`;
-    for (const client of clients) client.write(data);
+    pushing ??= (async () => {
+      const byQuery = new Map<string, Promise<string>>();
+      for (const [client, query] of clients) {
+        let json = byQuery.get(query);
+        if (json === undefined) {
+          json = viewJson(query);
+          byQuery.set(query, json);
+        }
+        const data = await json;
+        if (!client.writableEnded) client.write(`event: view\ndata: ${data}\n\n`);
+      }
+    })().finally(() => {
+      pushing = undefined;
+    });
+    return pushing;
   };
 
-  const server = createServer((req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!addressedToLoopback(req))
       return send(res, 403, 'text/plain', 'dashboard answers on loopback only\n');
-    const path = (req.url ?? '/').split('?')[0]!;
+    const [path = '/', query = ''] = (req.url ?? '/').split('?');
     if (req.method !== 'GET') return send(res, 405, 'text/plain', 'GET only\n');
-    if (path === '/api/view') return send(res, 200, 'application/json', viewJson());
+    if (path === '/api/view') return send(res, 200, 'application/json', await viewJson(query));
     if (path === '/favicon.ico') return send(res, 200, 'image/svg+xml', FAVICON);
     if (path === '/api/events') {
       res.writeHead(200, {
@@ -78,8 +107,9 @@ export async function startDashboard(options: DashboardServerOptions): Promise<D
         'cache-control': 'no-store',
         connection: 'keep-alive',
       });
-      res.write(`retry: 2000\nevent: view\ndata: ${viewJson()}\n\n`);
-      clients.add(res);
+      res.write('retry: 2000\n\n');
+      clients.set(res, query);
+      res.write(`event: view\ndata: ${await viewJson(query)}\n\n`);
       if (timer === undefined) {
         timer = setInterval(push, everyMs);
         timer.unref();
@@ -93,9 +123,17 @@ export async function startDashboard(options: DashboardServerOptions): Promise<D
       });
       return;
     }
+    const routed = await options.routes?.(path, new URLSearchParams(query));
+    if (routed !== undefined) return send(res, routed.status, routed.type, routed.body);
     const asset = assets.get(path === '/' ? '/index.html' : path);
     if (asset === undefined) return send(res, 404, 'text/plain', 'not found\n');
     send(res, 200, asset.type, asset.body);
+  };
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, 'text/plain', `dashboard: ${(error as Error).message}\n`);
+      else res.end();
+    });
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -114,10 +152,11 @@ export async function startDashboard(options: DashboardServerOptions): Promise<D
       new Promise<void>((resolve) => {
         clearInterval(timer);
         // The last view (the crawl's end), then `end`: the page stops reconnecting.
-        push();
-        for (const client of clients) client.end('event: end\ndata: {}\n\n');
-        server.close(() => resolve());
-        server.closeAllConnections();
+        void push().finally(() => {
+          for (const client of clients.keys()) client.end('event: end\ndata: {}\n\n');
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
       }),
   };
 }

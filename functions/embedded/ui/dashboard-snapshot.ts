@@ -79,11 +79,27 @@ export interface DashboardSnapshot {
   memory?: { rssBytes: number; heapUsedBytes?: number; peak?: boolean };
 }
 
+/** A crawl the cloud dashboard can show (`GET /crawls` of the cloud API). */
+export interface DashboardCrawl {
+  id: string;
+  status: string;
+  createdAt: string;
+  finishedAt?: string;
+  seeds: string[];
+}
+
 /** What the server sends: the crawl's identity and its snapshot. */
 export interface DashboardView {
+  /** The crawl's folder (embedded), or `crawl <id>` (cloud). */
   outDir: string;
   seeds: string[];
-  /** Where the numbers come from: the crawler in this process, its status.json, or its files. */
-  source: 'live' | 'status' | 'files';
+  /**
+   * Where the numbers come from: the crawler in this process, its status.json, its files, or the
+   * cloud API's snapshot.
+   */
+  source: 'live' | 'status' | 'files' | 'cloud';
   snapshot: DashboardSnapshot;
+  /** Cloud: the crawls the page can switch to (newest first), and the one shown. */
+  crawls?: DashboardCrawl[];
+  crawlId?: string;
 }

@@ -84,6 +84,8 @@ export interface PipelineOptions {
   chaos?: Record<string, ChaosOptions>;
   /** Changes the synthesized template before the stack starts (e.g. takes a grant away). */
   template?: (template: CfnTemplate) => CfnTemplate;
+  /** Serve the cloud dashboard too (`local.dashboard`). */
+  dashboard?: boolean;
 }
 
 /** The project's root (cdk.out and .tmp are there). */
@@ -165,6 +167,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
           }),
       ...(options.chaos === undefined ? {} : { chaos: options.chaos }),
       log: (line) => logs.push(line),
+      ...(options.dashboard === true ? { dashboard: {} } : {}),
     }),
   );
   const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });

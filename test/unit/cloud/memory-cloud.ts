@@ -17,6 +17,7 @@ import {
   type HostRecord,
   sequenceKey,
 } from '../../../functions/cloud/messages/crawl-records.ts';
+import { isTraceBody } from '../../../functions/cloud/messages/trace-message.ts';
 import type {
   BatchState,
   BatchStateRequest,
@@ -133,6 +134,14 @@ export class MemoryCrawlTable implements CrawlTableStore {
   async hosts(crawlId: string): Promise<HostRecord[]> {
     this.#call('hosts');
     return [...this.hostItems.entries()].filter(([k]) => k.startsWith(`${crawlId} `)).map(([, h]) => copy(h));
+  }
+  async someHosts(crawlId: string, limit: number): Promise<HostRecord[]> {
+    this.#call('someHosts');
+    return [...this.hostItems.entries()]
+      .filter(([k]) => k.startsWith(`${crawlId} `))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, limit)
+      .map(([, h]) => copy(h));
   }
   async doneSeqs(crawlId: string, hosts: readonly string[]): Promise<Map<string, string>> {
     this.#call('doneSeqs');
@@ -302,10 +311,11 @@ export class MemoryCaptures implements CaptureSink {
   async send(bodies: readonly string[]): Promise<void> {
     this.bodies.push(...bodies);
   }
+  /** The page records of the capture messages (trace messages left out). */
   pages(): { url: string; reason?: string; status: number | null }[] {
-    return this.bodies.map(
-      (b) => (JSON.parse(b) as { page: { url: string; reason?: string; status: number | null } }).page,
-    );
+    return this.bodies
+      .filter((b) => !isTraceBody(b))
+      .map((b) => (JSON.parse(b) as { page: { url: string; reason?: string; status: number | null } }).page);
   }
 }
 

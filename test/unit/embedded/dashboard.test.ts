@@ -278,7 +278,7 @@ describe('dashboard server', () => {
       assert.match(index.type, /^text\/html/);
       assert.match(index.body, /<script src="vendor\/uPlot\.iife\.min\.js"><\/script>/);
       const script = await get(`${server.url}app.js`);
-      assert.match(script.body, /new EventSource\('api\/events'\)/);
+      assert.match(script.body, /new EventSource\(`api\/events\$\{window\.location\.search\}`\)/);
       const uplot = await get(`${server.url}vendor/uPlot.iife.min.js`);
       assert.equal(uplot.status, 200);
       assert.match(uplot.body, /uPlot/);

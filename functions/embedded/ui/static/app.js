@@ -1,12 +1,14 @@
 // The crawlstack dashboard: reads the crawl's view from server-sent events (api/events; one per
 // second) and draws it. Plain browser JavaScript, no build step. Everything from the crawl (URLs,
-// patterns, reasons) is set as text, never as HTML: it comes from the web.
+// patterns, reasons) is set as text, never as HTML: it comes from the web. The cloud dashboard
+// (cloud-dashboard.ts) serves the same page with a list of crawls to pick from (`?crawl=<id>`).
 
 const $ = (id) => document.getElementById(id);
 const ERROR_REASONS = new Set([
   'gave-up',
   'robots-unreachable',
   'internal-error',
+  'dlq',
   'dns',
   'connect',
   'tls',
@@ -137,17 +139,58 @@ function drawChart(rate) {
   }
 }
 
+/** The cloud dashboard's crawl list: a choice of crawls, the shown one selected. */
+function renderCrawls(view) {
+  const select = $('crawl');
+  if (!view.crawls) return;
+  // The shown crawl's status from its snapshot (the list is a few seconds older).
+  const shown = { id: view.crawlId, status: view.snapshot.state, createdAt: '', seeds: view.seeds };
+  const options = view.crawls.some((c) => c.id === view.crawlId)
+    ? view.crawls.map((c) => (c.id === view.crawlId ? { ...c, status: shown.status } : c))
+    : [shown, ...view.crawls];
+  const key = options.map((c) => `${c.id} ${c.status}`).join(',');
+  if (select.dataset.key !== key) {
+    select.replaceChildren(
+      ...options.map((c) => {
+        const option = document.createElement('option');
+        option.value = c.id;
+        option.textContent = `${c.seeds[0] ?? c.id} (${c.status}${c.createdAt ? `, ${new Date(c.createdAt).toLocaleString()}` : ''})`;
+        return option;
+      }),
+    );
+    select.dataset.key = key;
+  }
+  select.value = view.crawlId;
+  select.hidden = false;
+}
+
 function render(view) {
+  if (view.error !== undefined) {
+    $('updated').textContent = view.error;
+    return;
+  }
   lastView = view;
+  renderCrawls(view);
   const s = view.snapshot;
   const state = $('state');
   state.textContent = s.state;
-  state.className = `badge ${s.state === 'running' ? '' : s.state === 'not running' ? 'stale' : s.state === 'interrupted' ? 'interrupted' : 'done'}`;
+  const badge =
+    s.state === 'running'
+      ? ''
+      : s.state === 'not running' || s.state === 'cancelled'
+        ? 'stale'
+        : s.state === 'interrupted' || s.state === 'failed'
+          ? 'interrupted'
+          : 'done';
+  state.className = `badge ${badge}`;
   $('seeds').textContent = `${view.seeds.join(' ')}  ·  ${view.outDir}`;
   $('source').textContent =
-    { live: 'live from the crawler', status: 'from status.json', files: 'from the crawl files' }[
-      view.source
-    ] || view.source;
+    {
+      live: 'live from the crawler',
+      status: 'from status.json',
+      files: 'from the crawl files',
+      cloud: 'from the cloud API',
+    }[view.source] || view.source;
   $('updated').textContent = `updated ${new Date(s.at).toLocaleTimeString()}`;
   $('pages').textContent = int(s.pages);
   $('rate').textContent = s.pagesPerSecond === undefined ? '–' : s.pagesPerSecond.toFixed(1);
@@ -219,7 +262,8 @@ function render(view) {
 }
 
 function connect() {
-  const events = new EventSource('api/events');
+  // The page's own query (`?crawl=<id>` on the cloud dashboard) names the crawl to follow.
+  const events = new EventSource(`api/events${window.location.search}`);
   events.addEventListener('view', (event) => render(JSON.parse(event.data)));
   // The server is stopping (the crawl ended): keep the last view, do not reconnect.
   events.addEventListener('end', () => {
@@ -231,6 +275,9 @@ function connect() {
   };
 }
 
+$('crawl').addEventListener('change', (event) => {
+  window.location.search = `?crawl=${encodeURIComponent(event.target.value)}`;
+});
 window.addEventListener('resize', () => {
   if (chart !== undefined) chart.setSize({ width: Math.max(300, $('chart').clientWidth), height: 240 });
 });
