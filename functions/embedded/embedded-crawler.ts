@@ -6,10 +6,12 @@
  * Phases: opening (crawl-state.ts: state, outputs, resume), the dispatch loop (here: choose a
  * host, run its step, commit the step), the order (aopic-dispatch-policy.ts) and the per-host
  * queues (host-queues.ts). Layout of `outDir`: state.sqlite (seen set, frontier, checkpoints),
- * pages.jsonl, links.jsonl, warc/*.warc.gz + warc/index.cdxj, summary.json, traps.json.
+ * pages.jsonl, links.jsonl, sitemaps.jsonl, warc/*.warc.gz + warc/index.cdxj, summary.json, traps.json,
+ * rules.json.
  */
 
 import type { LookupFunction } from '../adapters/http/address-guard.ts';
+import { gunzipFile } from '../adapters/http/gunzip-file.ts';
 import type { QueuedTask } from '../adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
 import { encodeTrace } from '../core/cache-study/url-seen-trace.ts';
@@ -44,7 +46,7 @@ import { CrawlState } from './crawl-state.ts';
 import type { HostSlot } from './host-heap.ts';
 import { HostQueues } from './host-queues.ts';
 import { RETRYABLE_REASONS } from './resume-rules.ts';
-import { type Lesson, StepQuality } from './step-quality.ts';
+import { type Lesson, StepQuality, StepUrlRules } from './step-quality.ts';
 
 export type { CrawlCounters } from './crawl-counters.ts';
 export { CrawlFolderError, CrawlStorageError } from './crawl-errors.ts';
@@ -389,6 +391,8 @@ export class EmbeddedCrawler {
   async #step(state: CrawlState, hosts: HostQueues, slot: HostSlot, task: QueuedTask) {
     const unit = new StepUnit(state.db, this.#pending);
     const quality = new StepQuality(state.quality);
+    // Its observations join the step's lessons, committed with it.
+    const urlRules = state.urlRules && new StepUrlRules(state.urlRules, quality.lessons);
     let outcome: CrawlPageOutcome;
     // Set when the response is in and the host was handed to its next request (see #release).
     let released = false;
@@ -411,7 +415,8 @@ export class EmbeddedCrawler {
         await unit.page(record);
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
-        outcome = await crawlPage(this.#deps(state, unit, quality, hostReleased), task, this.#pageOptions());
+        const deps = this.#deps(state, unit, quality, urlRules, hostReleased);
+        outcome = await crawlPage(deps, task, this.#pageOptions());
       }
     } catch (error) {
       unit.release();
@@ -483,14 +488,16 @@ export class EmbeddedCrawler {
     state: CrawlState,
     unit: StepUnit,
     quality: StepQuality,
+    urlRules: StepUrlRules | undefined,
     hostReleased: (feedback: RequestFeedback) => Promise<void>,
   ): CrawlPageDeps {
-    return {
+    const deps: CrawlPageDeps = {
       config: this.#config,
       clock: this.#clock,
       random: this.#random,
       fetcher: state.fetcher,
-      robots: state.robots,
+      // robots.txt entries are stored with the step's commit, with the sitemaps they queued
+      robots: unit.robotsCache(state.robots),
       seen: new UrlSeen(
         state.seenCache,
         unit,
@@ -507,7 +514,10 @@ export class EmbeddedCrawler {
       quality,
       importanceOf: (cash: number) => state.policy.ledger.fetched(cash),
       hostReleased,
+      gunzip: gunzipFile,
     };
+    if (urlRules !== undefined) deps.urlRules = urlRules;
+    return deps;
   }
 
   #pageOptions(): CrawlPageOptions {
@@ -573,6 +583,7 @@ export class EmbeddedCrawler {
       ...(outcome.kind === 'done' && outcome.record.status !== null ? { hostFetched: slot.host } : {}),
       checkpoint: state.checkpoint(),
     });
+    for (const [origin, entry] of unit.robotsEntries) state.robots.remember(origin, entry);
     unit.release();
     state.inflight.finished(task.fp);
 

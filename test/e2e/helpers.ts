@@ -57,6 +57,8 @@ export const FAST: Omit<CrawlConfigInput, 'seeds'> = {
   // requests exactly. test/e2e/quality.test.ts covers both, with the defaults.
   soft404Probe: false,
   trapDetectors: false,
+  // Sitemaps add a /sitemap.xml request per site; test/e2e/sitemaps.test.ts turns them on.
+  sitemaps: false,
   delayMs: 0,
   delayFactor: 0,
   retryBaseDelayMs: 20,
