@@ -392,7 +392,11 @@ export const RULES_FILE = 'rules.json';
  * The duplicate-URL learner, with what the last save held. A saved state this version cannot
  * read is dropped with a log line: the rules are learned again from the pages still to come.
  */
-function openUrlRules(config: CrawlConfig, saved: SavedQuality, log: (line: string) => void): DuplicateUrlRules {
+function openUrlRules(
+  config: CrawlConfig,
+  saved: SavedQuality,
+  log: (line: string) => void,
+): DuplicateUrlRules {
   const options = { minSupport: config.duplicateUrlRuleSupport, auditShare: config.duplicateUrlRuleAudit };
   try {
     return new DuplicateUrlRules(options, saved.duplicateUrlRules);

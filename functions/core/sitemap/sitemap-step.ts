@@ -228,7 +228,6 @@ async function followEntries(
   );
   const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
   return { enqueued, cashFlow: { cash: task.cash, toLambda, credits } };
-} };
 }
 
 function notSitemap(reason: string, gzip: boolean): SitemapFileRecord {
