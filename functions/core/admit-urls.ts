@@ -7,7 +7,9 @@
 
 import type { Frontier } from '../ports.ts';
 import type { CashFlow } from './aopic.ts';
-import type { CrawlTask, Fingerprint } from './types.ts';
+import type { UrlRuleChecks } from './crawl-page.ts';
+import { DUPLICATE_URL_RULE_REASON } from './quality/duplicate-url-rules.ts';
+import type { CrawlTask, Fingerprint, SkipReason } from './types.ts';
 import type { UrlSeen } from './url-seen.ts';
 
 /** A URL that passed canonicalization, the duplicate-URL rules, scope and the trap checks. */
@@ -78,4 +80,16 @@ export async function admitUrls(
     deps.seen.remember(tasks.map((t) => t.fp));
   }
   return { enqueued: tasks, credits };
+}
+
+/**
+ * `duplicate-url-rule` for a link to a page already fetched under another form, which the host's
+ * rules merge into this URL (see `DuplicateUrlRules.heldAs`): not claimed, not fetched again.
+ */
+export function heldLink(
+  rules: UrlRuleChecks | undefined,
+  url: string,
+  host: string,
+): SkipReason | undefined {
+  return rules?.heldAs(url, host) === undefined ? undefined : DUPLICATE_URL_RULE_REASON;
 }

@@ -20,7 +20,7 @@ import type {
   RobotsCache,
   RobotsEntry,
 } from '../ports.ts';
-import { type Admission, admitUrls, type Followed } from './admit-urls.ts';
+import { type Admission, admitUrls, type Followed, heldLink } from './admit-urls.ts';
 import { type CashFlow, pathShape, SELF_LINK_SHARE, splitCash } from './aopic.ts';
 import type { CrawlConfig } from './config.ts';
 import { contentHash } from './content-hash.ts';
@@ -84,7 +84,7 @@ export interface CrawlPageDeps {
 }
 
 /** What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper of it). */
-export type UrlRuleChecks = Pick<DuplicateUrlRules, 'rewrite' | 'observePage' | 'observeRedirect'>;
+export type UrlRuleChecks = Pick<DuplicateUrlRules, 'rewrite' | 'heldAs' | 'observePage' | 'observeRedirect'>;
 
 /** What the runtime needs to schedule the host's next request. */
 export interface RequestFeedback {
@@ -157,9 +157,15 @@ export async function crawlPage(
   const { config } = deps;
   const origin = new URL(task.url).origin;
 
-  // 0. A queued form that a host's duplicate-URL rule merged since it was queued: no request.
+  // 0. A queued form that a host's duplicate-URL rules merged since it was queued: no request.
   const merged = mergedByRule(deps, task);
   if (merged !== undefined) return mergeQueued(deps, task, merged);
+  const held = heldByRule(deps, task);
+  if (held !== undefined) {
+    const record = skippedRecord(task, DUPLICATE_URL_RULE_REASON);
+    record.detail = `already fetched as ${held}, which the host's rules merge into this URL`;
+    return finish(deps, record, undefined, task.cash);
+  }
 
   // 1. robots.txt before any other request to the origin.
   const entry = await deps.robots.get(origin);
@@ -612,6 +618,12 @@ function mergedByRule(deps: CrawlPageDeps, task: CrawlTask): RuleRewrite | undef
   return deps.urlRules.rewrite(task.url, task.host);
 }
 
+/** The form a queued task's page was already fetched under, by the host's rules (see `heldAs`). */
+function heldByRule(deps: CrawlPageDeps, task: CrawlTask): string | undefined {
+  if (deps.urlRules === undefined || task.redirects > 0 || task.sitemap !== undefined) return undefined;
+  return deps.urlRules.heldAs(task.url, task.host);
+}
+
 /**
  * Skips a queued task that a rule merges (`duplicate-url-rule`, no request) and passes it on to
  * the URL it is merged into: queued with the task's cash when new, credited when known.
@@ -707,6 +719,7 @@ async function followLinks(
     else {
       const skip =
         deps.scope.check(url, canonical.host, depth) ??
+        heldLink(deps.urlRules, url, canonical.host) ??
         deps.quality?.checkLink(url, task, deps.clock.now(), nearDuplicate);
       if (skip !== undefined) out.skipped = skip;
       else candidates.push({ url, host: canonical.host, fp: fingerprint(url) });

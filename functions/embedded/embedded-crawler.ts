@@ -345,7 +345,7 @@ export class EmbeddedCrawler {
         parked.push(slot);
         continue;
       }
-      if (policy.holdBack(task.cash, this.#running.size)) {
+      if (policy.holdBack(task, this.#running.size)) {
         // Better URLs are in flight: wait for their hosts rather than spend budget on this one.
         hosts.putBack(slot, now);
         return;

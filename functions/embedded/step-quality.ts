@@ -118,6 +118,10 @@ export class StepUrlRules implements UrlRuleChecks {
     return this.#rules.rewrite(url, host);
   }
 
+  heldAs(url: string, host: string) {
+    return this.#rules.heldAs(url, host);
+  }
+
   observePage(observation: PageObservation) {
     this.#lessons.push({ o: observation });
     return this.#rules.observePage(observation);

@@ -213,6 +213,28 @@ export class DuplicateUrlRules {
     return result;
   }
 
+  /**
+   * A page of the host fetched under another form that the active rules rewrite into `url`,
+   * when the host's memory holds one (it was fetched before the rules applied): fetching `url`
+   * would fetch that page again. Undefined when `url` is not the form the rules give, when the
+   * memory holds no such page (or only a miss), and for the audit sample, which is fetched to
+   * keep testing the rules.
+   */
+  heldAs(url: string, host: string): string | undefined {
+    const rules = this.#rules.peek(host);
+    const memory = this.#memory.get(host);
+    if (rules === undefined || memory === undefined || rules.active.length === 0) return undefined;
+    const active = rules.active;
+    let index: LruMap<string, Imaged> | undefined;
+    if (active.length === 1) index = memory.indexes.get(ruleKey(active[0]!));
+    else if (memory.compositeFor === active) index = memory.composite;
+    const held = index?.peek(url);
+    if (held === undefined || held.hash === NO_PAGE || held.url === url) return undefined;
+    if (memory.observations.peek(url) !== undefined || rewriteUrl(active, url).url !== url) return undefined;
+    if (this.#auditShare > 0 && auditPoint(url) < this.#auditShare) return undefined;
+    return held.url;
+  }
+
   /** How the host's active rules rewrite two URLs, and whether they end as one (no audit sample). */
   explain(a: string, b: string, host: string): MergeExplanation {
     const active = this.#rules.peek(host)?.active ?? [];

@@ -7,13 +7,13 @@
  */
 
 import type { FetchResponse, RobotsEntry } from '../../ports.ts';
-import { type Admission, admitUrls, type Followed } from '../admit-urls.ts';
+import { type Admission, admitUrls, type Followed, heldLink } from '../admit-urls.ts';
 import type { CrawlPageDeps } from '../crawl-page.ts';
 import { robotsUrlFor, rulesFromEntry } from '../robots/policy.ts';
 import type { CrawlTask, Fingerprint, OutLink, PageRecord, SitemapFileRecord } from '../types.ts';
 import { fingerprint } from '../url/fingerprint.ts';
 import { sitemapEntryShares } from './sitemap-cash.ts';
-import { followSitemap, type SitemapFetch, sitemapPlan } from './sitemap-plan.ts';
+import { followSitemap, readsFirst, type SitemapFetch, sitemapPlan } from './sitemap-plan.ts';
 import { readSitemap, type SitemapRead } from './sitemap-reader.ts';
 
 /** Depth of a site's own sitemap files: virtual pages linked from the site's root page. */
@@ -66,7 +66,11 @@ export async function queueSitemaps(
   return enqueued;
 }
 
-/** The site's sitemap fingerprints when `task` is its root page `/` (they share its cash), else none. */
+/**
+ * The site's sitemap fingerprints that share its root page's cash when `task` is that page `/`:
+ * the guessed `/sitemap.xml` (files the site names are read first, before the root page, and
+ * hold no share of it), else none.
+ */
 export function rootSitemaps(
   deps: CrawlPageDeps,
   task: CrawlTask,
@@ -74,7 +78,9 @@ export function rootSitemaps(
   entry: RobotsEntry,
 ): Fingerprint[] {
   if (task.url !== `${origin}/` || task.sitemap !== undefined) return [];
-  return plannedSitemaps(deps, origin, entry).map((fetch) => fingerprint(fetch.url));
+  return plannedSitemaps(deps, origin, entry).flatMap((fetch) =>
+    readsFirst(fetch) ? [] : [fingerprint(fetch.url)],
+  );
 }
 
 /**
@@ -199,7 +205,9 @@ async function followEntries(
     if (inFile.has(url)) continue;
     inFile.add(url);
     const skip =
-      deps.scope.check(url, canonical.host, depth) ?? deps.quality?.checkLink(url, task, now, false);
+      deps.scope.check(url, canonical.host, depth) ??
+      heldLink(deps.urlRules, url, canonical.host) ??
+      deps.quality?.checkLink(url, task, now, false);
     if (skip !== undefined) {
       out.skipped = skip;
       summary.outOfScope += 1;

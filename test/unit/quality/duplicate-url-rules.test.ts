@@ -276,6 +276,43 @@ describe('DuplicateUrlRules: learning', () => {
     assert.ok(kept > 400 && kept < 600, `${kept} of 2000 audited`);
   });
 
+  test('heldAs: a page fetched under a merged form before the rules applied is not fetched again', () => {
+    const rules = learner();
+    see(rules, '/x/index.html', 'x'); // fetched before any rule: the crawl holds x under this form
+    see(rules, '/y/index.html', null); // a miss under a merged form holds nothing
+    assert.equal(rules.heldAs(`${O}/x/`, H), undefined, 'no active rule yet');
+    for (const dir of ['a', 'b', 'c']) {
+      see(rules, `/${dir}/`, dir);
+      see(rules, `/${dir}/index.html`, dir);
+    }
+    assert.equal(rules.heldAs(`${O}/x/`, H), `${O}/x/index.html`);
+    assert.equal(rules.heldAs(`${O}/y/`, H), undefined, 'a miss');
+    assert.equal(rules.heldAs(`${O}/z/`, H), undefined, 'nothing fetched under another form');
+    assert.equal(rules.heldAs(`${O}/a/`, H), undefined, 'fetched itself');
+    assert.equal(rules.heldAs(`${O}/x/index.html`, H), undefined, 'not the form the rules give');
+    // two active rules together (the composite index)
+    for (const dir of ['d', 'e', 'f']) {
+      see(rules, `/${dir}/`, dir);
+      see(rules, `/${dir}`, dir);
+    }
+    assert.equal(rules.activeRules(H).length, 2);
+    see(rules, '/w', 'w');
+    assert.equal(rules.heldAs(`${O}/w/`, H), `${O}/w`);
+    assert.equal(rules.heldAs(`${O}/x/`, H), `${O}/x/index.html`);
+    // the audit sample is fetched anyway, to keep testing the rules
+    const audited = new DuplicateUrlRules({ auditShare: 0.5 });
+    for (const dir of ['a', 'b', 'c']) {
+      see(audited, `/${dir}/`, dir);
+      see(audited, `/${dir}/index.html`, dir);
+    }
+    let held = 0;
+    for (let i = 0; i < 200; i++) {
+      see(audited, `/p${i}/index.html`, `p${i}`);
+      if (audited.heldAs(`${O}/p${i}/`, H) !== undefined) held++;
+    }
+    assert.ok(held > 60 && held < 140, `${held} of 200 held, the rest audited`);
+  });
+
   test('explain shows which rules merged two URLs', () => {
     const rules = learner();
     for (const dir of ['a', 'b', 'c']) {
