@@ -55,7 +55,7 @@ describe('AopicDispatchPolicy', () => {
     assert.equal(unlimited.holdBack(task(0), 5), false);
   });
 
-  test('a sitemap the site names goes before the pages of its host and is never held back; a guessed one is not', () => {
+  test('a sitemap the site names goes before the pages of its host, a guessed one waits; neither is held back', () => {
     const ledger = new AopicLedger({ lambda: 0, bonus: 0.25, known: 4, history: 0 });
     const fetch = { scope: 'http://a.test/', granted: true, level: 0, files: 100, entries: 1000 };
     const named = task(0, { sitemap: { ...fetch, url: 'http://a.test/s.xml', from: 'robots' } });
@@ -78,7 +78,10 @@ describe('AopicDispatchPolicy', () => {
     );
     policy.holdBack(task(1), 0);
     assert.equal(policy.holdBack(named, 5), false);
-    assert.equal(policy.holdBack(guessed, 5), true);
+    assert.equal(policy.holdBack(guessed, 5), false, 'a sitemap is never held back');
+    // ...and a rich one does not raise the bar for the pages after it
+    for (let i = 0; i < 20; i++) policy.holdBack(task(100, { sitemap: guessed.sitemap! }), 5);
+    assert.equal(policy.holdBack(task(0.9), 5), false);
   });
 
   test('books a step, applies credits in batches and redistributes the lambda page on time', () => {
