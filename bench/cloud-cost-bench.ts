@@ -25,8 +25,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { CrawlProgressView } from '../functions/cloud/crawl-progress.ts';
-import type { PageItem } from '../functions/cloud/crawl-records.ts';
+import type { PageItem } from '../functions/cloud/messages/crawl-records.ts';
+import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { type CloudLocalMetrics, startCloudLocal } from '../localstack/cloud-local.ts';
 import { type CostBreakdown, costBreakdown, dollarTotal, LIST_PRICES } from '../localstack/cost-model.ts';
 import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/generate-web.ts';
@@ -110,6 +110,8 @@ async function run(scenario: Scenario): Promise<Result> {
   // The template's settings (20 frontier pollers, 20 s long polls, archiver window 30 s); only
   // the schedule runs every 5 s instead of every minute, so a crawl is seen done sooner.
   const local = await startCloudLocal({
+    // The fixture servers are on loopback: allowed on the stand-in, forbidden by default on AWS.
+    env: { PRIVATE_ADDRESSES: 'allowed' },
     port: 0,
     prefix: `bench${process.pid.toString(36)}${scenario.name.replace(/\W/g, '')}`,
     scheduleRateMs: 5000,

@@ -40,7 +40,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { CrawlProgressView } from '../functions/cloud/crawl-progress.ts';
+import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { parseCrawlConfig } from '../functions/core/config.ts';
 import type { LinkRecord } from '../functions/core/types.ts';
 import { type CrawlSummary, EmbeddedCrawler } from '../functions/embedded/embedded-crawler.ts';
@@ -206,6 +206,8 @@ async function crawlCloud(
   const { startCloudLocal } = await import('../localstack/cloud-local.ts');
   const served = await serveWeb(web);
   const local = await startCloudLocal({
+    // The fixture servers are on loopback: allowed on the stand-in, forbidden by default on AWS.
+    env: { PRIVATE_ADDRESSES: 'allowed' },
     port: 0,
     prefix: `quality${process.pid.toString(36)}${order}`,
     scheduleRateMs: 1000,

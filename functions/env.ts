@@ -21,6 +21,21 @@ export const ENV = {
   captureQueueUrl: 'CAPTURE_QUEUE_URL',
   /** URL of the capture queue's dead-letter queue. */
   captureDlqUrl: 'CAPTURE_DLQ_URL',
+  /**
+   * The frontier's redrive `maxReceiveCount`: the worker finishes a message itself before SQS
+   * would move it to the DLQ unrecorded (re-sends one that only waited, records one that kept failing).
+   */
+  frontierMaxReceives: 'FRONTIER_MAX_RECEIVES',
+  /**
+   * Days the crawl's items are kept after their last write (`expiresAt`, the tables' TTL); `0`
+   * keeps them. The page bucket's lifecycle expires objects after the same number of days.
+   */
+  retentionDays: 'RETENTION_DAYS',
+  /**
+   * `forbidden` (the stack's default): no crawl may set `allowPrivate` (the API refuses it, the
+   * worker never lifts the SSRF guard); `allowed`: crawls may (the local stand-in crawls loopback).
+   */
+  privateAddresses: 'PRIVATE_ADDRESSES',
 } as const;
 
 /** A property name of {@link ENV}. */
@@ -45,9 +60,12 @@ export const FUNCTION_ENV = {
     'frontierDlqUrl',
     'captureQueueUrl',
     'pageBucket',
+    'frontierMaxReceives',
+    'retentionDays',
+    'privateAddresses',
   ],
-  api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket'],
-  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl'],
+  api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket', 'retentionDays', 'privateAddresses'],
+  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl', 'retentionDays'],
   archiver: ['crawlTable', 'captureDlqUrl', 'pageBucket'],
 } as const satisfies Record<string, readonly EnvKey[]>;
 

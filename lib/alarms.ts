@@ -5,6 +5,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { METRIC_NAMESPACE, METRICS } from '../functions/metrics.ts';
 
 /** Properties of {@link Alarms}. */
 export interface AlarmsProps {
@@ -20,7 +21,18 @@ export interface AlarmsProps {
   readonly throttleAlarm: boolean;
   /** Notified when an alarm fires and when it clears. @default - no action */
   readonly topic?: sns.ITopic;
+  /** The frontier and capture queues: alarms on the age of their oldest message. */
+  readonly frontier?: sqs.IQueue;
+  readonly captures?: sqs.IQueue;
 }
+
+/**
+ * A frontier message older than this means a crawl stopped making progress on some host (at 1
+ * page per second, a host with 20,000 queued URLs takes about 6 hours; more is a stuck group).
+ */
+export const FRONTIER_AGE_ALARM_SECONDS = 6 * 3600;
+/** The archiver gathers captures for a minute per batch: one older than this is not draining. */
+export const CAPTURE_AGE_ALARM_SECONDS = 30 * 60;
 
 /** CloudWatch alarms on the signs that a crawl is losing work. */
 export class Alarms extends Construct {
@@ -72,6 +84,47 @@ export class Alarms extends Construct {
         props.topic,
       );
     }
+
+    // Hono answers an unexpected error with a normal 500, which Lambda's Errors metric never
+    // counts: the API publishes its own count (functions/metrics.ts) and this alarm watches it.
+    this.#add(
+      new cloudwatch.Alarm(this, 'ApiInternalErrorsAlarm', {
+        alarmDescription: 'crawlstack: the API answered 500 (an unexpected error)',
+        metric: new cloudwatch.Metric({
+          namespace: METRIC_NAMESPACE,
+          metricName: METRICS.apiInternalErrors,
+          dimensionsMap: { Function: 'Api' },
+          period: Duration.minutes(5),
+          statistic: cloudwatch.Stats.SUM,
+        }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      props.topic,
+    );
+
+    // Work that waits too long: a stuck frontier group, an archiver that does not drain.
+    const ageAlarm = (alarmId: string, queue: sqs.IQueue | undefined, seconds: number, what: string) => {
+      if (queue === undefined) return;
+      this.#add(
+        new cloudwatch.Alarm(this, alarmId, {
+          alarmDescription: `crawlstack: the oldest ${what} message is over ${seconds} s old`,
+          metric: queue.metricApproximateAgeOfOldestMessage({
+            period: Duration.minutes(5),
+            statistic: cloudwatch.Stats.MAXIMUM,
+          }),
+          threshold: seconds,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+        props.topic,
+      );
+    };
+    ageAlarm('FrontierAgeAlarm', props.frontier, FRONTIER_AGE_ALARM_SECONDS, 'frontier');
+    ageAlarm('CaptureAgeAlarm', props.captures, CAPTURE_AGE_ALARM_SECONDS, 'capture');
 
     if (props.throttleAlarm) {
       // The event source's maxConcurrency keeps the worker under its own cap, so a throttle

@@ -10,7 +10,8 @@ export const CONTEXT_KEYS = {
   dev: 'crawlstack:dev',
   maxReceiveCount: 'crawlstack:maxReceiveCount',
   workerMaxConcurrency: 'crawlstack:workerMaxConcurrency',
-  pageExpiryDays: 'crawlstack:pageExpiryDays',
+  retentionDays: 'crawlstack:retentionDays',
+  allowPrivateAddresses: 'crawlstack:allowPrivateAddresses',
   tracing: 'crawlstack:tracing',
   throttleAlarm: 'crawlstack:throttleAlarm',
   alarmTopicArn: 'crawlstack:alarmTopicArn',
@@ -23,7 +24,8 @@ export interface StackContext
     | 'dev'
     | 'maxReceiveCount'
     | 'workerMaxConcurrency'
-    | 'pageExpiryDays'
+    | 'retentionDays'
+    | 'allowPrivateAddresses'
     | 'tracing'
     | 'throttleAlarm'
     | 'alarmTopicArn'
@@ -76,7 +78,8 @@ export function readStackContext(node: Node): StackContext {
     dev: bool(node, CONTEXT_KEYS.dev),
     maxReceiveCount: int(node, CONTEXT_KEYS.maxReceiveCount),
     workerMaxConcurrency: int(node, CONTEXT_KEYS.workerMaxConcurrency),
-    pageExpiryDays: int(node, CONTEXT_KEYS.pageExpiryDays),
+    retentionDays: int(node, CONTEXT_KEYS.retentionDays),
+    allowPrivateAddresses: bool(node, CONTEXT_KEYS.allowPrivateAddresses),
     tracing: bool(node, CONTEXT_KEYS.tracing),
     throttleAlarm: bool(node, CONTEXT_KEYS.throttleAlarm),
     alarmTopicArn: str(node, CONTEXT_KEYS.alarmTopicArn),

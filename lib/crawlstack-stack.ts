@@ -1,17 +1,16 @@
-import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { FRONTIER_VISIBILITY_SECONDS } from '../functions/lambda-settings.ts';
 import { Alarms } from './alarms.ts';
 import { Captures } from './captures.ts';
 import { Frontier } from './frontier.ts';
-import {
-  ARCHIVER_BATCHING_WINDOW_SECONDS,
-  ARCHIVER_TIMEOUT,
-  Functions,
-  WORKER_TIMEOUT,
-} from './functions.ts';
+import { ARCHIVER_BATCHING_WINDOW_SECONDS, ARCHIVER_TIMEOUT, Functions } from './functions.ts';
 import { Storage } from './storage.ts';
+
+/** Days a crawl's items and pages are kept by default. */
+export const DEFAULT_RETENTION_DAYS = 90;
 
 /** Properties of {@link CrawlstackStack}; lib/app.ts fills them from `crawlstack:*` context. */
 export interface CrawlstackStackProps extends StackProps {
@@ -25,8 +24,19 @@ export interface CrawlstackStackProps extends StackProps {
   readonly maxReceiveCount?: number;
   /** Cap on concurrent frontier worker invocations (2-1000). @default 5 */
   readonly workerMaxConcurrency?: number;
-  /** Delete stored pages after this many days. @default - never */
-  readonly pageExpiryDays?: number;
+  /**
+   * Days a crawl's data is kept: every DynamoDB item expires this long after its last write (TTL
+   * on `expiresAt`), and the page bucket's objects this long after they were written. Must exceed
+   * the longest crawl (a running crawl's URL-seen claims are written once, when found). 0 keeps
+   * everything. @default 90
+   */
+  readonly retentionDays?: number;
+  /**
+   * Let crawls set `allowPrivate` (lift the SSRF guard: loopback, private, link-local and metadata
+   * addresses, e.g. 169.254.169.254 inside Lambda). Off: the API refuses such a crawl and the
+   * worker keeps the guard. Only for deployments whose API callers are trusted. @default false
+   */
+  readonly allowPrivateAddresses?: boolean;
   /** Log retention of the three functions. @default ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** X-Ray active tracing on the functions. @default false */
@@ -64,10 +74,14 @@ export class CrawlstackStack extends Stack {
       ...props,
     });
     const dev = props.dev ?? false;
+    const retentionDays = props.retentionDays ?? DEFAULT_RETENTION_DAYS;
+    if (!Number.isInteger(retentionDays) || retentionDays < 0 || retentionDays > 3650) {
+      throw new Error(`retentionDays must be an integer from 0 (keep forever) to 3650, got ${retentionDays}`);
+    }
     const removalPolicy = dev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
 
     this.frontier = new Frontier(this, 'Frontier', {
-      workerTimeout: WORKER_TIMEOUT,
+      visibilityTimeout: Duration.seconds(FRONTIER_VISIBILITY_SECONDS),
       maxReceiveCount: props.maxReceiveCount,
     });
     this.captures = new Captures(this, 'Captures', {
@@ -77,12 +91,15 @@ export class CrawlstackStack extends Stack {
     this.storage = new Storage(this, 'Storage', {
       removalPolicy,
       autoDeleteObjects: dev,
-      pageExpiryDays: props.pageExpiryDays,
+      retentionDays,
     });
     this.functions = new Functions(this, 'Functions', {
       frontier: this.frontier,
       captures: this.captures,
       storage: this.storage,
+      maxReceiveCount: this.frontier.maxReceiveCount,
+      retentionDays,
+      allowPrivateAddresses: props.allowPrivateAddresses ?? false,
       workerMaxConcurrency: props.workerMaxConcurrency,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       logRemovalPolicy: removalPolicy,
@@ -91,6 +108,8 @@ export class CrawlstackStack extends Stack {
     this.alarms = new Alarms(this, 'Alarms', {
       dlq: this.frontier.dlq,
       captureDlq: this.captures.dlq,
+      frontier: this.frontier.queue,
+      captures: this.captures.queue,
       functions: {
         FrontierWorker: this.functions.frontierWorker,
         Api: this.functions.api,

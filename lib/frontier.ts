@@ -6,11 +6,11 @@ import { pinLogicalId } from './logical-id.ts';
 /** Properties of {@link Frontier}. */
 export interface FrontierProps {
   /**
-   * The frontier worker's timeout. The queue's visibility timeout is six times it, the figure
-   * AWS recommends for an SQS event source: Lambda's poller may hold a batch a while before the
-   * function starts, and a retried invocation must not see its messages reappear mid-run.
+   * The frontier queue's visibility timeout (functions/lambda-settings.ts derives it from the
+   * worker's timeout): Lambda's poller may hold a batch a while before the function starts, and a
+   * retried invocation must not see its messages reappear mid-run.
    */
-  readonly workerTimeout: Duration;
+  readonly visibilityTimeout: Duration;
   /**
    * Receives before SQS moves a message to the dead-letter queue. Higher than the usual 3-5:
    * a politeness deferral returns a message to the queue with a visibility delay, and every such
@@ -34,11 +34,15 @@ export class Frontier extends Construct {
   /** Its dead-letter queue (logical ID `FrontierDlq`). */
   readonly dlq: sqs.Queue;
 
+  /** The redrive's maxReceiveCount. */
+  readonly maxReceiveCount: number;
+
   constructor(scope: Construct, id: string, props: FrontierProps) {
     super(scope, id);
     const maxReceiveCount = props.maxReceiveCount ?? 10;
-    if (!Number.isInteger(maxReceiveCount) || maxReceiveCount < 1 || maxReceiveCount > 1000) {
-      throw new Error(`maxReceiveCount must be an integer from 1 to 1000, got ${maxReceiveCount}`);
+    this.maxReceiveCount = maxReceiveCount;
+    if (!Number.isInteger(maxReceiveCount) || maxReceiveCount < 3 || maxReceiveCount > 1000) {
+      throw new Error(`maxReceiveCount must be an integer from 3 to 1000, got ${maxReceiveCount}`);
     }
 
     // High-throughput FIFO (dedup scope and throughput limit per message group) on both queues:
@@ -59,7 +63,7 @@ export class Frontier extends Construct {
     this.dlq = new sqs.Queue(this, 'FrontierDlq', highThroughputFifo);
     this.queue = new sqs.Queue(this, 'FrontierQueue', {
       ...highThroughputFifo,
-      visibilityTimeout: Duration.seconds(props.workerTimeout.toSeconds() * 6),
+      visibilityTimeout: props.visibilityTimeout,
       deadLetterQueue: { queue: this.dlq, maxReceiveCount },
     });
     pinLogicalId(this.dlq);

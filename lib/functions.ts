@@ -6,7 +6,8 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENV } from '../functions/env.ts';
+import { ENV, TABLE_KEYS } from '../functions/env.ts';
+import { LAMBDA_SETTINGS } from '../functions/lambda-settings.ts';
 import type { Captures } from './captures.ts';
 import type { Frontier } from './frontier.ts';
 import { useBucket, useQueue, useTable } from './grants.ts';
@@ -15,10 +16,10 @@ import { createNodeFunction } from './node-function.ts';
 import type { Storage } from './storage.ts';
 
 /** The frontier worker's timeout; the frontier's visibility timeout is derived from it. */
-export const WORKER_TIMEOUT = Duration.seconds(60);
+export const WORKER_TIMEOUT = Duration.seconds(LAMBDA_SETTINGS.frontierWorker.timeoutSeconds);
 
 /** The archiver's timeout; the capture queue's visibility timeout is derived from it. */
-export const ARCHIVER_TIMEOUT = Duration.seconds(60);
+export const ARCHIVER_TIMEOUT = Duration.seconds(LAMBDA_SETTINGS.archiver.timeoutSeconds);
 
 /**
  * How long the archiver's event source gathers captures before invoking it (or until
@@ -38,6 +39,12 @@ export interface FunctionsProps {
   readonly captures: Captures;
   /** The tables and bucket the functions read and write. */
   readonly storage: Storage;
+  /** The frontier's redrive maxReceiveCount (the worker finishes messages before it). */
+  readonly maxReceiveCount: number;
+  /** Days items are kept after their last write (TTL); 0 keeps them. */
+  readonly retentionDays: number;
+  /** Crawls may set `allowPrivate` (lift the SSRF guard). */
+  readonly allowPrivateAddresses: boolean;
   /** Cap on concurrent worker invocations fed by the frontier (2-1000). @default 5 */
   readonly workerMaxConcurrency?: number;
   /** Retention of each function's log group. */
@@ -68,6 +75,7 @@ export class Functions extends Construct {
     if (!Number.isInteger(workerMaxConcurrency) || workerMaxConcurrency < 2 || workerMaxConcurrency > 1000) {
       throw new Error(`workerMaxConcurrency must be an integer from 2 to 1000, got ${workerMaxConcurrency}`);
     }
+    const retention = String(props.retentionDays);
     const common = {
       logRetention: props.logRetention,
       logRemovalPolicy: props.logRemovalPolicy,
@@ -80,20 +88,34 @@ export class Functions extends Construct {
       description: 'crawlstack: fetches frontier URLs, extracts and enqueues new links, sends captures',
       // Mostly waiting on the network: half of 512 MB halves the GB-seconds of the waits, and
       // still holds a batch of 10 pages at the default 10 MB body cap.
-      memorySize: 256,
+      memorySize: LAMBDA_SETTINGS.frontierWorker.memoryMb,
       timeout: WORKER_TIMEOUT,
     });
-    useTable(worker, ENV.urlTable, storage.urlTable, 'readWrite');
-    useTable(worker, ENV.crawlTable, storage.crawlTable, 'readWrite');
+    // URL-seen claims (BatchGetItem, then UpdateItem), content hashes (GetItem, PutItem), parking
+    // and credits (UpdateItem).
+    useTable(worker, ENV.urlTable, storage.urlTable, ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem']);
+    // The batch's state and ledger positions (BatchGetItem), host ledgers, budgets and allowed
+    // hosts (UpdateItem), robots.txt entries (GetItem, PutItem).
+    useTable(worker, ENV.crawlTable, storage.crawlTable, [
+      'GetItem',
+      'BatchGetItem',
+      'PutItem',
+      'UpdateItem',
+    ]);
     // Finished pages go to the archiver through the capture queue; the worker writes to the
     // bucket only a capture too big for a message (put only: it never reads pages).
-    useQueue(worker, ENV.captureQueueUrl, captures.queue, 'send');
-    useBucket(worker, ENV.pageBucket, storage.pageBucket, 'write');
-    // Send: new links. Consume (also granted by the event source): delete, and change visibility
-    // to defer a message until its host may be fetched again.
-    useQueue(worker, ENV.frontierQueueUrl, frontier.queue, 'sendAndConsume');
+    useQueue(worker, ENV.captureQueueUrl, captures.queue, ['SendMessage']);
+    useBucket(worker, ENV.pageBucket, storage.pageBucket, ['PutObject']);
+    // New links, and deferring a message until its host may be fetched again (receive and delete
+    // come with the event source).
+    useQueue(worker, ENV.frontierQueueUrl, frontier.queue, ['SendMessage', 'ChangeMessageVisibility']);
     // The worker moves messages that keep failing for a known reason to the DLQ itself.
-    useQueue(worker, ENV.frontierDlqUrl, frontier.dlq, 'send');
+    useQueue(worker, ENV.frontierDlqUrl, frontier.dlq, ['SendMessage']);
+    // ...and finishes a message before its last receive, so SQS's redrive takes nothing unrecorded.
+    worker.addEnvironment(ENV.frontierMaxReceives, String(props.maxReceiveCount));
+    worker.addEnvironment(ENV.retentionDays, retention);
+    const privateAddresses = props.allowPrivateAddresses ? 'allowed' : 'forbidden';
+    worker.addEnvironment(ENV.privateAddresses, privateAddresses);
     worker.addEventSource(
       new SqsEventSource(frontier.queue, {
         batchSize: 10,
@@ -111,16 +133,26 @@ export class Functions extends Construct {
       ...common,
       entry: 'api.ts',
       description: 'crawlstack: HTTP API to start, inspect and cancel crawls',
-      memorySize: 256,
-      timeout: Duration.seconds(15),
+      memorySize: LAMBDA_SETTINGS.api.memoryMb,
+      timeout: Duration.seconds(LAMBDA_SETTINGS.api.timeoutSeconds),
     });
-    useTable(api, ENV.crawlTable, storage.crawlTable, 'readWrite');
-    useTable(api, ENV.urlTable, storage.urlTable, 'read');
-    // Starting a crawl claims its seeds in the URL table (a conditional UpdateItem); nothing else.
-    storage.urlTable.grant(api, 'dynamodb:UpdateItem');
-    // Send: seeds. GetQueueAttributes (part of send): queue depth in the crawl status.
-    useQueue(api, ENV.frontierQueueUrl, frontier.queue, 'send');
-    useBucket(api, ENV.pageBucket, storage.pageBucket, 'read');
+    // The crawl item, the registry and the catalog (PutItem), status (GetItem, Query), GET /crawls
+    // (Query of the catalog, BatchGetItem of its crawl items), cancel (UpdateItem).
+    useTable(api, ENV.crawlTable, storage.crawlTable, [
+      'PutItem',
+      'GetItem',
+      'BatchGetItem',
+      'UpdateItem',
+      'Query',
+    ]);
+    // Claiming the seeds: a URL-seen claim reads first (BatchGetItem) and claims with a conditional
+    // UpdateItem. (The first build granted read only: POST /crawls could not work on AWS.)
+    useTable(api, ENV.urlTable, storage.urlTable, ['BatchGetItem', 'UpdateItem']);
+    useQueue(api, ENV.frontierQueueUrl, frontier.queue, ['SendMessage']);
+    api.addEnvironment(ENV.retentionDays, retention);
+    api.addEnvironment(ENV.privateAddresses, privateAddresses);
+    // GET /crawls/{id}/pages: ListObjectsV2 of the index objects, ranged GetObject.
+    useBucket(api, ENV.pageBucket, storage.pageBucket, ['GetObject', 'ListBucket']);
     // AWS_IAM: callers sign requests (SigV4) and need lambda:InvokeFunctionUrl; see
     // `api.grantInvokeUrl(principal)`. No CORS: the API is for programs, not browsers.
     this.apiUrl = api.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
@@ -129,13 +161,19 @@ export class Functions extends Construct {
       ...common,
       entry: 'scheduler.ts',
       description: 'crawlstack: completes crawls and redistributes AOPIC credit',
-      memorySize: 256,
-      timeout: Duration.seconds(60),
+      memorySize: LAMBDA_SETTINGS.scheduler.memoryMb,
+      timeout: Duration.seconds(LAMBDA_SETTINGS.scheduler.timeoutSeconds),
     });
-    useTable(scheduler, ENV.crawlTable, storage.crawlTable, 'readWrite');
-    useTable(scheduler, ENV.urlTable, storage.urlTable, 'readWrite');
-    // Send: admits deferred URLs. GetQueueAttributes: an empty frontier is one sign a crawl is done.
-    useQueue(scheduler, ENV.frontierQueueUrl, frontier.queue, 'send');
+    // The registry and counters (Query), crawl items (GetItem), watch, AOPIC state and the end of
+    // a crawl (UpdateItem), leaving the registry (DeleteItem).
+    useTable(scheduler, ENV.crawlTable, storage.crawlTable, ['GetItem', 'Query', 'UpdateItem', 'DeleteItem']);
+    // Admission: the richest parked URLs (Query of ParkedIndex), unparking them (UpdateItem).
+    useTable(scheduler, ENV.urlTable, storage.urlTable, ['UpdateItem'], {
+      indexes: [TABLE_KEYS.parkedIndex],
+    });
+    // Admits parked URLs; an empty frontier is one sign a crawl is done.
+    useQueue(scheduler, ENV.frontierQueueUrl, frontier.queue, ['SendMessage', 'GetQueueAttributes']);
+    scheduler.addEnvironment(ENV.retentionDays, retention);
     const rule = new events.Rule(this, 'ScheduleRule', {
       description: 'crawlstack: runs the scheduler every minute',
       schedule: events.Schedule.rate(Duration.minutes(1)),
@@ -153,21 +191,21 @@ export class Functions extends Construct {
 
     // The scheduler ends a crawl only when its last captures are archived: it watches the
     // capture queue's depth (GetQueueAttributes), nothing more.
-    useQueue(scheduler, ENV.captureQueueUrl, captures.queue, 'inspect');
+    useQueue(scheduler, ENV.captureQueueUrl, captures.queue, ['GetQueueAttributes']);
 
     const archiver = createNodeFunction(this, 'Archiver', {
       ...common,
       entry: 'archiver.ts',
       description: 'crawlstack: writes captured pages as WARC objects and the page index to S3',
       // A batch is at most Lambda's 6 MB payload; concatenating it needs a few times that.
-      memorySize: 256,
+      memorySize: LAMBDA_SETTINGS.archiver.memoryMb,
       timeout: ARCHIVER_TIMEOUT,
     });
-    useBucket(archiver, ENV.pageBucket, storage.pageBucket, 'write');
+    useBucket(archiver, ENV.pageBucket, storage.pageBucket, ['PutObject']);
     // Reads the crawl item once per crawl and container, for the warcinfo record.
-    useTable(archiver, ENV.crawlTable, storage.crawlTable, 'read');
+    useTable(archiver, ENV.crawlTable, storage.crawlTable, ['GetItem']);
     // Messages that are not captures go to the DLQ with the reason (the redrive catches crashes).
-    useQueue(archiver, ENV.captureDlqUrl, captures.dlq, 'send');
+    useQueue(archiver, ENV.captureDlqUrl, captures.dlq, ['SendMessage']);
     archiver.addEventSource(
       new SqsEventSource(captures.queue, {
         batchSize: ARCHIVER_BATCH_SIZE,

@@ -1,63 +1,88 @@
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { EnvName } from '../functions/env.ts';
 
 // Each helper sets the environment variable that tells the function where a resource is AND
-// grants the matching permission, so a function can never know a resource it may not use, nor
-// hold a permission for a resource it cannot find. Grants come from CDK's own grant methods:
-// least privilege, scoped to the one resource's ARN (and its indexes / objects).
+// grants exactly the API calls the function makes on it, so a function can never know a resource
+// it may not use, nor hold a permission it does not need. Actions are listed by the caller (next
+// to the function, with the adapter methods that make them); resources are the one table (and
+// the named indexes), queue or bucket.
 
-/** What a function may do with a DynamoDB table. */
-export type TableAccess = 'read' | 'readWrite';
+/** A DynamoDB API call (the IAM action without its `dynamodb:` prefix). */
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem';
 
-/**
- * What a function may do with an SQS queue. `send` includes GetQueueAttributes (queue depth);
- * `inspect` is only that (GetQueueAttributes, GetQueueUrl): watching a queue's depth.
- */
-export type QueueAccess = 'send' | 'consume' | 'sendAndConsume' | 'inspect';
+/** An SQS API call a function makes itself (the event source's own calls come with `consume`). */
+export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility' | 'GetQueueAttributes';
 
-/** What a function may do with an S3 bucket. `write` is PutObject (and multipart abort), not delete. */
-export type BucketAccess = 'read' | 'write' | 'readWrite';
+/** An S3 API call on the page bucket. */
+export type BucketAction = 'PutObject' | 'GetObject' | 'ListBucket';
 
-/** Sets `envName` to the table's name and grants `access` to its items. */
+/** Sets `envName` to the table's name and allows `actions` on it (and `Query` on `indexes`). */
 export function useTable(
   fn: lambda.Function,
   envName: EnvName,
   table: dynamodb.ITable,
-  access: TableAccess,
+  actions: readonly TableAction[],
+  options: { indexes?: readonly string[]; indexActions?: readonly TableAction[] } = {},
 ): void {
   fn.addEnvironment(envName, table.tableName);
-  if (access === 'read') table.grantReadData(fn);
-  else table.grantReadWriteData(fn);
+  if (actions.length > 0) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: actions.map((a) => `dynamodb:${a}`), resources: [table.tableArn] }),
+    );
+  }
+  const indexes = options.indexes ?? [];
+  if (indexes.length > 0) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: (options.indexActions ?? ['Query']).map((a) => `dynamodb:${a}`),
+        resources: indexes.map((index) => `${table.tableArn}/index/${index}`),
+      }),
+    );
+  }
 }
 
-/** Sets `envName` to the queue's URL and grants `access` to its messages. */
+/**
+ * Sets `envName` to the queue's URL and allows `actions` on it. A function fed by the queue gets
+ * the event source's own calls (ReceiveMessage, DeleteMessage, ...) from the event source itself.
+ */
 export function useQueue(
   fn: lambda.Function,
   envName: EnvName,
   queue: sqs.IQueue,
-  access: QueueAccess,
+  actions: readonly QueueAction[],
 ): void {
   fn.addEnvironment(envName, queue.queueUrl);
-  if (access === 'inspect') {
-    queue.grant(fn, 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl');
-    return;
+  if (actions.length > 0) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: actions.map((a) => `sqs:${a}`), resources: [queue.queueArn] }),
+    );
   }
-  if (access !== 'consume') queue.grantSendMessages(fn);
-  if (access !== 'send') queue.grantConsumeMessages(fn);
 }
 
-/** Sets `envName` to the bucket's name and grants `access` to its objects. */
+/** Sets `envName` to the bucket's name and allows `actions` (object actions on its objects). */
 export function useBucket(
   fn: lambda.Function,
   envName: EnvName,
   bucket: s3.IBucket,
-  access: BucketAccess,
+  actions: readonly BucketAction[],
 ): void {
   fn.addEnvironment(envName, bucket.bucketName);
-  if (access !== 'write') bucket.grantRead(fn);
-  // grantPut, not grantWrite: grantWrite also allows DeleteObject, which no function needs.
-  if (access !== 'read') bucket.grantPut(fn);
+  const objectActions = actions.filter((a) => a !== 'ListBucket');
+  if (objectActions.length > 0) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: objectActions.map((a) => `s3:${a}`),
+        resources: [bucket.arnForObjects('*')],
+      }),
+    );
+  }
+  if (actions.includes('ListBucket')) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+    );
+  }
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -38,7 +39,20 @@ export function createNodeFunction(
     retention: props.logRetention,
     removalPolicy: props.logRemovalPolicy,
   });
+  // Our own role instead of CDK's default (which attaches AWSLambdaBasicExecutionRole: logs on
+  // Resource *): the function may write to its own log group only.
+  const role = new iam.Role(scope, `${id}Role`, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: `crawlstack: execution role of ${id}`,
+  });
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: [logGroup.logGroupArn],
+    }),
+  );
   const fn = new nodejs.NodejsFunction(scope, id, {
+    role,
     entry: join(ROOT, 'functions', 'entry', props.entry),
     handler: 'handler',
     projectRoot: ROOT,

@@ -11,8 +11,8 @@ export interface StorageProps {
   readonly removalPolicy: RemovalPolicy;
   /** Empty the bucket on stack deletion (a custom resource); only sensible in dev. */
   readonly autoDeleteObjects: boolean;
-  /** Delete stored pages this many days after they were written. @default - kept forever */
-  readonly pageExpiryDays?: number;
+  /** Delete stored pages this many days after they were written; 0 keeps them. */
+  readonly retentionDays: number;
 }
 
 /** Days after which WARC segments move to Standard-IA (read rarely once a crawl is over). */
@@ -38,10 +38,8 @@ export class Storage extends Construct {
 
   constructor(scope: Construct, id: string, props: StorageProps) {
     super(scope, id);
-    const { removalPolicy, pageExpiryDays } = props;
-    if (pageExpiryDays !== undefined && (!Number.isInteger(pageExpiryDays) || pageExpiryDays < 1)) {
-      throw new Error(`pageExpiryDays must be a positive integer, got ${pageExpiryDays}`);
-    }
+    const { removalPolicy } = props;
+    const pageExpiryDays = props.retentionDays > 0 ? props.retentionDays : undefined;
 
     const common = {
       // Crawls are bursty and idle between runs: on demand costs nothing while idle.

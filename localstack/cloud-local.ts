@@ -315,6 +315,9 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         ...templateEnv,
         ...awsEnv,
         ...credentials,
+        // The stand-in crawls fixture sites on loopback: a deployment forbids private addresses
+        // by default (crawlstack:allowPrivateAddresses), the stand-in allows them unless told.
+        PRIVATE_ADDRESSES: 'allowed',
         ...options.env,
       };
       functionEnvs[logicalId] = env;

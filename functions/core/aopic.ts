@@ -30,6 +30,24 @@ export function splitCash(cash: number, links: number, tax: number): CashSplit {
   return { share: (cash - toLambda) / links, toLambda };
 }
 
+/** Cash a page holds now, given its stored key (its cash minus the bonus when it became known). */
+export function cashOf(key: number, bonus: number): number {
+  return key + bonus;
+}
+
+/** The key to store for a page that holds `cash` now, when every known page has received `bonus`. */
+export function keyOf(cash: number, bonus: number): number {
+  return cash - bonus;
+}
+
+/**
+ * A page's importance estimate: (its history + its cash) over all history plus the cash in
+ * circulation (1.0, the seeds' initial cash, conserved by every movement).
+ */
+export function importanceOf(pageHistoryAndCash: number, allHistory: number): number {
+  return pageHistoryAndCash / (allHistory + 1);
+}
+
 /** A step's cash movements, for the runtime to apply with its own storage. */
 export interface CashFlow {
   /** Cash the fetched (or dropped) page held. */
@@ -53,6 +71,23 @@ export interface CashFlow {
  * reached, just not ahead of pages other pages point to.
  */
 export const SELF_LINK_SHARE = 0.1;
+
+/**
+ * What an ordinary link of a fetched page received: the page's cash less the tax, split over
+ * every candidate link, new (`newLinks`) or already known (the flow's credits).
+ */
+export function ordinaryShare(flow: CashFlow, newLinks: number, tax: number): number {
+  return splitCash(flow.cash, newLinks + flow.credits.length, tax).share;
+}
+
+/**
+ * AOPIC admission where the frontier has no priorities (cloud): a new link is queued at once when
+ * it received at least `admitShare` of an ordinary link's share of its page, and waits (parked)
+ * otherwise. Compared within the page, the rule does not drift as cash thins out with depth.
+ */
+export function admitsNow(linkCash: number, ordinary: number, admitShare: number): boolean {
+  return linkCash >= admitShare * ordinary;
+}
 
 /**
  * The path of an absolute URL with every run of digits replaced by `#`: `/calendar/2026/11` and
@@ -121,16 +156,16 @@ export class AopicLedger {
    * seeds' initial cash, conserved by every movement).
    */
   importance(history: number, cash: number): number {
-    return (history + cash) / (this.state.history + 1);
+    return importanceOf(history + cash, this.state.history);
   }
 
   /** Cash a page holds now, given its stored key (cash minus the bonus when it became known). */
   cashOf(key: number): number {
-    return key + this.state.bonus;
+    return cashOf(key, this.state.bonus);
   }
 
   /** The key to store for a page that becomes known now holding `cash`. */
   keyFor(cash: number): number {
-    return cash - this.state.bonus;
+    return keyOf(cash, this.state.bonus);
   }
 }

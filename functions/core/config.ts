@@ -50,6 +50,38 @@ const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
 
 /**
+ * Upper bounds of the numeric settings: what a laptop, and a 256 MB Lambda running ten pages at
+ * once, can honour. A wait longer than `setTimeout`'s 2^31 - 1 ms fires at once (Node warns and
+ * uses 1 ms), so no duration may come near it.
+ */
+export const CONFIG_LIMITS = {
+  /** Waits between requests to one host, and caps on them: a day. */
+  waitMs: 86_400_000,
+  /** The first retry's wait: an hour (it doubles per retry, capped by maxRetryAfterMs). */
+  retryBaseDelayMs: 3_600_000,
+  /** Network timeouts: ten minutes. */
+  timeoutMs: 600_000,
+  /** Decoded body bytes: 16 MiB (a worker holds up to ten bodies at once in 256 MB). */
+  maxBodyBytes: 16 * 1024 * 1024,
+  /** robots.txt bytes parsed: 2 MiB (RFC 9309 asks for at least 500 KiB). */
+  maxRobotsBytes: 2 * 1024 * 1024,
+  /** URL-seen cache entries: 2^20 (about 25 MB of typed arrays per crawl). */
+  seenCacheSize: 1_048_576,
+  /** Page budgets. */
+  pages: 1_000_000_000,
+  maxDepth: 1000,
+  maxUrlLength: 16_384,
+  maxSegmentRepeats: 100,
+  delayFactor: 1000,
+  /** How often the lambda page is redistributed: an hour. */
+  redistributeEveryMs: 3_600_000,
+} as const;
+
+/** A bounded integer setting: the message names the limit. */
+const atMost = (base: z.ZodNumber, limit: number, unit = '') =>
+  base.max(limit, `at most ${limit.toLocaleString('en-US')}${unit}`);
+
+/**
  * One named field of `extract`: the elements a CSS selector matches, the text of each (or the
  * value of `attr`), the first value (default) or `all` of them. The string form
  * `"selector"` / `"selector@attr"` is short for `{ selector, attr, all: true }`.
@@ -94,34 +126,34 @@ export const crawlConfigSchema = z
     /** Regular expressions; a URL matching any of them is skipped. */
     exclude: z.array(z.string()).default([]),
     /** Stop after this many pages fetched (responses of any status). Unlimited when absent. */
-    maxPages: positiveInt.optional(),
+    maxPages: atMost(positiveInt, CONFIG_LIMITS.pages).optional(),
     /** Seeds are depth 0. */
-    maxDepth: nonNegativeInt.default(25),
+    maxDepth: atMost(nonNegativeInt, CONFIG_LIMITS.maxDepth).default(25),
     /** Per-host budget of requests (pages), a trap defence. */
-    maxPagesPerHost: positiveInt.default(50_000),
+    maxPagesPerHost: atMost(positiveInt, CONFIG_LIMITS.pages).default(50_000),
     /** URLs longer than this (in characters, canonical form) are skipped. */
-    maxUrlLength: positiveInt.default(2048),
+    maxUrlLength: atMost(positiveInt, CONFIG_LIMITS.maxUrlLength).default(2048),
     /**
      * A path in which one segment occurs more than this many times is a trap (`/a/a/`,
      * `/files/a/b/a/`); numeric segments do not count (`/2024/01/01/`).
      */
-    maxSegmentRepeats: positiveInt.default(1),
+    maxSegmentRepeats: atMost(positiveInt, CONFIG_LIMITS.maxSegmentRepeats).default(1),
     /** Requests in flight across all hosts (never more than one per host). */
     concurrency: positiveInt.max(1024).default(16),
     /** Minimum gap between two requests to one host, in ms. */
-    delayMs: nonNegativeInt.default(1000),
+    delayMs: atMost(nonNegativeInt, CONFIG_LIMITS.waitMs, ' ms (a day)').default(1000),
     /** The gap is at least this multiple of the host's last response time. */
-    delayFactor: z.number().nonnegative().default(5),
+    delayFactor: atMost(z.number().nonnegative(), CONFIG_LIMITS.delayFactor).default(5),
     /** Caps the factor-based gap, in ms. */
-    maxDelayMs: nonNegativeInt.default(60_000),
+    maxDelayMs: atMost(nonNegativeInt, CONFIG_LIMITS.waitMs, ' ms (a day)').default(60_000),
     /** Crawl-delay from robots.txt is honoured up to this many ms. */
-    maxCrawlDelayMs: nonNegativeInt.default(30_000),
+    maxCrawlDelayMs: atMost(nonNegativeInt, CONFIG_LIMITS.waitMs, ' ms (a day)').default(30_000),
     /** Retry-After (429/503) is honoured up to this many ms, for the whole host. */
-    maxRetryAfterMs: nonNegativeInt.default(600_000),
+    maxRetryAfterMs: atMost(nonNegativeInt, CONFIG_LIMITS.waitMs, ' ms (a day)').default(600_000),
     /** Retries after a 5xx, 429 or timeout before giving up. */
     maxRetries: nonNegativeInt.max(20).default(2),
     /** First retry waits this long; each next one twice as long (with jitter). */
-    retryBaseDelayMs: nonNegativeInt.default(2000),
+    retryBaseDelayMs: atMost(nonNegativeInt, CONFIG_LIMITS.retryBaseDelayMs, ' ms (an hour)').default(2000),
     userAgent: z.string().min(1).default('crawlstack/0.1 (+https://github.com/crawlstack/crawlstack)'),
     /** Product token matched against robots.txt `User-agent` lines. */
     robotsAgent: z
@@ -130,26 +162,28 @@ export const crawlConfigSchema = z
       .default('crawlstack'),
     /** Lift the SSRF guard: allow loopback, private, link-local and other internal addresses. */
     allowPrivate: z.boolean().default(false),
-    connectTimeoutMs: positiveInt.default(10_000),
+    connectTimeoutMs: atMost(positiveInt, CONFIG_LIMITS.timeoutMs, ' ms').default(10_000),
     /** From request sent to response headers received. */
-    headersTimeoutMs: positiveInt.default(20_000),
+    headersTimeoutMs: atMost(positiveInt, CONFIG_LIMITS.timeoutMs, ' ms').default(20_000),
     /** Longest silence between two body chunks. */
-    idleTimeoutMs: positiveInt.default(20_000),
+    idleTimeoutMs: atMost(positiveInt, CONFIG_LIMITS.timeoutMs, ' ms').default(20_000),
     /** Whole request, body included: a body trickling at 1 byte/s is cut here. */
-    totalTimeoutMs: positiveInt.default(60_000),
+    totalTimeoutMs: atMost(positiveInt, CONFIG_LIMITS.timeoutMs, ' ms').default(60_000),
     /** Cap on the decoded (decompressed) body. */
-    maxBodyBytes: positiveInt.default(10 * 1024 * 1024),
+    maxBodyBytes: atMost(positiveInt, CONFIG_LIMITS.maxBodyBytes, ' bytes (16 MiB)').default(
+      10 * 1024 * 1024,
+    ),
     maxRedirects: nonNegativeInt.max(50).default(10),
     /** robots.txt bytes parsed (RFC 9309 asks for at least 500 KiB). */
-    maxRobotsBytes: z
-      .number()
-      .int()
-      .min(512_000)
-      .default(512 * 1024),
+    maxRobotsBytes: atMost(
+      z.number().int().min(512_000),
+      CONFIG_LIMITS.maxRobotsBytes,
+      ' bytes (2 MiB)',
+    ).default(512 * 1024),
     /** A fetched robots.txt is used at most this long (RFC 9309: 24 h at most). */
     robotsTtlMs: positiveInt.max(86_400_000).default(86_400_000),
     /** After a 5xx or unreachable robots.txt the host is disallowed and retried after this long. */
-    robotsErrorTtlMs: positiveInt.default(300_000),
+    robotsErrorTtlMs: atMost(positiveInt, CONFIG_LIMITS.waitMs, ' ms (a day)').default(300_000),
     /** Query parameters removed during canonicalization (`*` ends a prefix; case-insensitive). */
     stripParams: z.array(z.string().min(1)).default([...DEFAULT_STRIP_PARAMS]),
     /** Sort query parameters during canonicalization. */
@@ -159,7 +193,7 @@ export const crawlConfigSchema = z
     /** Honour rel=nofollow, meta robots nofollow and X-Robots-Tag nofollow. */
     respectNofollow: z.boolean().default(true),
     /** Entries in the in-memory URL-seen cache (Mercator used 2^18). */
-    seenCacheSize: positiveInt.default(262_144),
+    seenCacheSize: atMost(positiveInt, CONFIG_LIMITS.seenCacheSize).default(262_144),
     /**
      * Record the URL-seen trace (each fingerprint looked up, 8 bytes) for `crawlstack
      * cache-study`: about a thirteenth of links.jsonl's size.
@@ -179,7 +213,9 @@ export const crawlConfigSchema = z
     /** AOPIC: share of a fetched page's cash that goes to the virtual "lambda page". */
     aopicTax: z.number().min(0).max(1).default(0.1),
     /** AOPIC: how often the lambda page's cash is spread over all known pages, ms. */
-    redistributeEveryMs: positiveInt.default(2000),
+    redistributeEveryMs: atMost(positiveInt, CONFIG_LIMITS.redistributeEveryMs, ' ms (an hour)').default(
+      2000,
+    ),
     /**
      * AOPIC in the cloud (SQS has no priorities): a new URL that receives less than this share
      * of what an ordinary link of its page receives is parked (a link to the page's own path

@@ -29,6 +29,7 @@ import { decodeBody, isHtml, mediaType } from './html/charset.ts';
 import { classifyLink } from './html/classify.ts';
 import { extractPage, type PageFacts } from './html/extract.ts';
 import { parseXRobotsTag } from './html/x-robots-tag.ts';
+import { type FinishReason, unfetchedRecord } from './page-record.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
 import type { QualityChecks } from './quality/crawl-quality.ts';
 import { type RuleRewrite, ruleKey } from './quality/duplicate-url-rule.ts';
@@ -162,7 +163,7 @@ export async function crawlPage(
   if (merged !== undefined) return mergeQueued(deps, task, merged);
   const held = heldByRule(deps, task);
   if (held !== undefined) {
-    const record = skippedRecord(task, DUPLICATE_URL_RULE_REASON);
+    const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
     record.detail = `already fetched as ${held}, which the host's rules merge into this URL`;
     return finish(deps, record, undefined, task.cash);
   }
@@ -178,12 +179,12 @@ export async function crawlPage(
     return robotsUnavailable(deps, task, entry);
   }
   if (!rules.isAllowed(task.url)) {
-    return finish(deps, skippedRecord(task, 'robots'), undefined, task.cash);
+    return finish(deps, unfetchedRecord(task, 'robots'), undefined, task.cash);
   }
   const crawlDelayMs = rules.crawlDelayMs;
   const sitemap = task.sitemap;
   const trap = sitemap === undefined ? deps.quality?.checkTask(task) : undefined;
-  if (trap !== undefined) return finish(deps, skippedRecord(task, trap), undefined, task.cash);
+  if (trap !== undefined) return finish(deps, unfetchedRecord(task, trap), undefined, task.cash);
   const probe = deps.quality?.probeFor(origin);
   if (probe !== undefined) {
     if (rules.isAllowed(probe)) return probeSite(deps, probe, entry, crawlDelayMs);
@@ -296,7 +297,7 @@ export async function crawlPage(
         task,
         facts,
         nofollowPage,
-        record.nearDuplicateOf !== undefined,
+        record.nearDuplicateOf,
         record.simhash,
         rootSitemaps(deps, task, origin, entry),
       );
@@ -431,7 +432,7 @@ async function robotsUnavailable(
   failure?: FetchFailure,
 ): Promise<CrawlPageOutcome> {
   if (entry.detail === 'blocked-address') {
-    const record = skippedRecord(task, 'blocked-address');
+    const record = unfetchedRecord(task, 'blocked-address');
     record.detail = failure?.message ?? 'robots.txt: blocked-address';
     return finish(deps, record, undefined, task.cash);
   }
@@ -461,7 +462,7 @@ async function fetchFailed(
       feedback: { ...feedback, blockedUntil: notBefore },
     };
   }
-  const record = skippedRecord(task, failure.error);
+  const record = unfetchedRecord(task, failure.error);
   record.detail = failure.message;
   record.fetchedAt = new Date(failure.timings.startedAt).toISOString();
   record.durationMs = Math.round(failure.timings.totalMs);
@@ -528,7 +529,7 @@ async function probeSite(
 async function retryOrGiveUp(
   deps: CrawlPageDeps,
   task: CrawlTask,
-  reason: string,
+  reason: FinishReason,
   detail: string,
   notBefore: number,
   feedback?: RequestFeedback,
@@ -539,7 +540,7 @@ async function retryOrGiveUp(
       ? { kind: 'retry', task: next, reason, notBefore }
       : { kind: 'retry', task: next, reason, notBefore, feedback };
   }
-  const record = skippedRecord(task, reason);
+  const record = unfetchedRecord(task, reason);
   record.detail = detail;
   return finish(deps, record, feedback, task.cash);
 }
@@ -633,7 +634,7 @@ async function mergeQueued(
   task: CrawlTask,
   merged: RuleRewrite,
 ): Promise<CrawlPageOutcome> {
-  const record = skippedRecord(task, DUPLICATE_URL_RULE_REASON);
+  const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
   record.detail = `merged into ${merged.url} by ${merged.rules.map(ruleKey).join(', ')}`;
   const skip = deps.scope.check(merged.url, task.host, task.depth);
   if (skip !== undefined) {
@@ -688,7 +689,7 @@ async function followLinks(
   task: CrawlTask,
   facts: PageFacts,
   nofollowPage: boolean,
-  nearDuplicate: boolean,
+  nearDuplicateOf: string | undefined,
   simhash?: string,
   sitemaps: readonly Fingerprint[] = [],
 ): Promise<Followed> {
@@ -720,7 +721,7 @@ async function followLinks(
       const skip =
         deps.scope.check(url, canonical.host, depth) ??
         heldLink(deps.urlRules, url, canonical.host) ??
-        deps.quality?.checkLink(url, task, deps.clock.now(), nearDuplicate);
+        deps.quality?.checkLink(url, task, deps.clock.now(), nearDuplicateOf);
       if (skip !== undefined) out.skipped = skip;
       else candidates.push({ url, host: canonical.host, fp: fingerprint(url) });
     }
@@ -801,24 +802,6 @@ function mediaKind(media: string | null, fallback: LinkKind): LinkKind {
     return 'document';
   }
   return 'other';
-}
-
-function skippedRecord(task: CrawlTask, reason: string): PageRecord {
-  return {
-    url: task.url,
-    finalUrl: task.url,
-    status: null,
-    contentType: null,
-    kind: classifyLink('a', task.url),
-    depth: task.depth,
-    bytes: 0,
-    fetchedAt: null,
-    durationMs: null,
-    title: null,
-    contentHash: null,
-    outLinks: 0,
-    reason,
-  };
 }
 
 function captureOf(response: FetchResponse): Capture {

@@ -46,6 +46,12 @@ export interface CrawlTask {
   sitemap?: SitemapFetch;
   /** The `<lastmod>` of the sitemap entry that made this URL known (recorded on its page record). */
   lastmod?: string;
+  /**
+   * Cloud only: the task was re-sent by the worker in place of a message that had waited in the
+   * queue (politeness) for most of its receives; names that message, so that its re-send has its
+   * own deduplication id, the same one if the re-sending batch is redone.
+   */
+  resentFrom?: string;
 }
 
 /** Where a page's capture is stored (a WARC record inside a file or object). */

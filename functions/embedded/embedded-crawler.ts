@@ -25,10 +25,11 @@ import {
   type RequestFeedback,
   SEED_OWNER,
 } from '../core/crawl-page.ts';
+import { unfetchedRecord } from '../core/page-record.ts';
 import { hostGapMs } from '../core/politeness.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
-import type { CrawlTask, PageRecord } from '../core/types.ts';
+import type { CrawlTask } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
 import type { Clock, Fetcher, RobotsEntry } from '../ports.ts';
 import { AddressGates } from './address-gates.ts';
@@ -408,7 +409,7 @@ export class EmbeddedCrawler {
         (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined) ??
         (crashes >= MAX_CRASHES ? 'crashed' : undefined);
       if (blocked !== undefined) {
-        const record = unrequestedRecord(task, blocked);
+        const record = unfetchedRecord(task, blocked);
         if (blocked === 'crashed') {
           record.detail = `the crawl process died ${crashes} times while this page was in progress; not tried again`;
         }
@@ -430,7 +431,7 @@ export class EmbeddedCrawler {
       this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
       const retry = new StepUnit(state.db, this.#pending);
       appendAll(retry.lookups, unit.lookups);
-      const record = unrequestedRecord(task, 'internal-error');
+      const record = unfetchedRecord(task, 'internal-error');
       record.detail = (error as Error).message;
       await retry.page(record);
       const failed: CrawlPageOutcome = { kind: 'done', record, enqueued: [] };
@@ -762,24 +763,6 @@ function retryableFailure(
 /** `push(...items)` without the engine's limit on arguments (a page may have 100,000 links). */
 function appendAll<T>(target: T[], items: readonly T[]): void {
   for (const item of items) target.push(item);
-}
-
-function unrequestedRecord(task: CrawlTask, reason: string): PageRecord {
-  return {
-    url: task.url,
-    finalUrl: task.url,
-    status: null,
-    contentType: null,
-    kind: 'page',
-    depth: task.depth,
-    bytes: 0,
-    fetchedAt: null,
-    durationMs: null,
-    title: null,
-    contentHash: null,
-    outLinks: 0,
-    reason,
-  };
 }
 
 export { SEED_OWNER };

@@ -1,3 +1,5 @@
+import type { FinishReason } from '../core/page-record.ts';
+
 /** Scheduling state of one host (politeness key) in the embedded crawler. */
 export interface HostSlot {
   host: string;
@@ -16,7 +18,7 @@ export interface HostSlot {
   /** Page requests made (the per-host budget). */
   fetched: number;
   /** Set when the host is given up (robots.txt unreachable): remaining tasks are recorded, not fetched. */
-  dead?: string;
+  dead?: FinishReason;
   /** Origin of its last request (where its robots.txt lives), for reports. */
   origin?: string;
   /** Duration of its last request, ms. */

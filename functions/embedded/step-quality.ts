@@ -23,7 +23,7 @@ export type Lesson =
   /** A queued task refused before its fetch (its pattern was recognized since). */
   | { t: TaskPart }
   /** A link that named a date (the calendar detector counts it) or that was refused. */
-  | { l: string; from: TaskPart; now: number; near: boolean }
+  | { l: string; from: TaskPart; now: number; near?: string }
   /** A site's soft-404 probe answer. */
   | { p: string; a: ProbeAnswer }
   /** A judged page: what `learn` needs of its record. */
@@ -83,11 +83,13 @@ export class StepQuality implements QualityChecks {
     return genuine;
   }
 
-  checkLink(url: string, parent: CrawlTask, now: number, parentNearDuplicate = false) {
-    const reason = this.#quality.checkLink(url, parent, now, parentNearDuplicate);
+  checkLink(url: string, parent: CrawlTask, now: number, parentNearDuplicateOf?: string) {
+    const reason = this.#quality.checkLink(url, parent, now, parentNearDuplicateOf);
     // Other links change nothing the crawl decides with (a recency in a bounded map at most).
     if (reason !== undefined || mayNameDate(url)) {
-      this.lessons.push({ l: url, from: taskPart(parent), now, near: parentNearDuplicate });
+      const lesson: Lesson = { l: url, from: taskPart(parent), now };
+      if (parentNearDuplicateOf !== undefined) lesson.near = parentNearDuplicateOf;
+      this.lessons.push(lesson);
     }
     return reason;
   }

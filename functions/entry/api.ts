@@ -2,13 +2,16 @@
  * Lambda entry of the HTTP API (function URL): wires the AWS adapters at cold start.
  */
 
-import { createAwsApiDeps } from '../adapters/aws/aws-deps.ts';
 import { createAwsClients } from '../adapters/aws/clients.ts';
 import { readFunctionEnv } from '../env.ts';
 import { createApiHandler } from '../handlers/api.ts';
+import { emfLine } from '../metrics.ts';
+import { createAwsApiDeps } from '../wiring/aws-wiring.ts';
 
 export const handler = createApiHandler(
   createAwsApiDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'api'), {
     log: (line) => console.error(`api: ${line}`),
+    // One EMF line on stdout per 500: CloudWatch makes it a metric point the stack alarms on.
+    metric: (name, value) => console.log(emfLine(name, value, Date.now(), { Function: 'Api' })),
   }),
 );

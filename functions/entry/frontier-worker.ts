@@ -3,11 +3,11 @@
  * The warm state (URL-seen caches, robots entries, fetchers) lives in what is built here.
  */
 
-import { createAwsWorkerDeps } from '../adapters/aws/aws-deps.ts';
 import { createAwsClients } from '../adapters/aws/clients.ts';
 import { faultHookFromSpec } from '../cloud/fault-hook.ts';
 import { readFunctionEnv } from '../env.ts';
 import { createFrontierWorker } from '../handlers/frontier-worker.ts';
+import { createAwsWorkerDeps } from '../wiring/aws-wiring.ts';
 
 export const handler = createFrontierWorker(
   createAwsWorkerDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'frontierWorker'), {

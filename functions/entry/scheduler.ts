@@ -3,10 +3,10 @@
  * AOPIC step, see functions/cloud/redistribute-credit.ts).
  */
 
-import { createAwsSchedulerDeps } from '../adapters/aws/aws-deps.ts';
 import { createAwsClients } from '../adapters/aws/clients.ts';
 import { readFunctionEnv } from '../env.ts';
 import { createScheduler } from '../handlers/scheduler.ts';
+import { createAwsSchedulerDeps } from '../wiring/aws-wiring.ts';
 
 export const handler = createScheduler(
   createAwsSchedulerDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'scheduler'), {

@@ -4,7 +4,7 @@
  * in functions/cloud/archive-captures.ts; this file only translates.
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { type ArchiverDeps, createCaptureArchiver } from '../cloud/archive-captures.ts';
+import { type ArchiverDeps, createCaptureArchiver } from '../cloud/use-cases/archive-captures.ts';
 
 /**
  * Builds the handler; call once per container (its closure remembers which URLs it indexed).

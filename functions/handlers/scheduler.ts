@@ -3,7 +3,11 @@
  * the AOPIC step of each running crawl, then completion.
  */
 import type { ScheduledEvent } from 'aws-lambda';
-import { type CompleteCrawlsDeps, completeCrawls, type TickResult } from '../cloud/complete-crawls.ts';
+import {
+  type CompleteCrawlsDeps,
+  completeCrawls,
+  type TickResult,
+} from '../cloud/use-cases/complete-crawls.ts';
 
 /** Builds the handler; the event's content does not matter (every tick does the same work). */
 export function createScheduler(deps: CompleteCrawlsDeps): (event?: ScheduledEvent) => Promise<TickResult> {

@@ -18,8 +18,8 @@ const FUNCTIONS: Record<FunctionRole, string> = {
   scheduler: 'Scheduler',
   archiver: 'Archiver',
 };
-/** What each environment variable must point at. */
-const ENV_TARGET: Record<keyof typeof ENV, string> = {
+/** What each environment variable must hold: a reference to a resource, or a setting's value. */
+const ENV_TARGET: Record<keyof typeof ENV, string | { value: string }> = {
   urlTable: 'UrlTable',
   crawlTable: 'CrawlTable',
   frontierQueueUrl: 'FrontierQueue',
@@ -27,6 +27,9 @@ const ENV_TARGET: Record<keyof typeof ENV, string> = {
   pageBucket: 'PageBucket',
   captureQueueUrl: 'CaptureQueue',
   captureDlqUrl: 'CaptureDlq',
+  frontierMaxReceives: { value: '10' },
+  retentionDays: { value: '90' },
+  privateAddresses: { value: 'forbidden' },
 };
 const byType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const props = (id: string) => {
@@ -70,7 +73,7 @@ describe('logical IDs (the contract with the local stand-in)', () => {
     }
     assert.deepEqual(
       Object.fromEntries(fns.map(([id, fn]) => [id, [fn.Properties?.MemorySize, fn.Properties?.Timeout]])),
-      { FrontierWorker: [256, 60], Api: [256, 15], Scheduler: [256, 60], Archiver: [256, 60] },
+      { FrontierWorker: [256, 45], Api: [256, 15], Scheduler: [256, 60], Archiver: [256, 60] },
     );
   });
 });
@@ -160,7 +163,10 @@ describe('queues', () => {
         RedrivePolicy: undefined,
       },
     );
-    assert.equal(queue.VisibilityTimeout, 6 * 60, '6 x the worker timeout');
+    // 5 x the worker timeout, and with one more timeout still inside the 300 s FIFO deduplication
+    // window, so a crashed batch's re-sent links are dropped as duplicates (issue 8, item 5).
+    assert.equal(queue.VisibilityTimeout, 5 * 45);
+    assert.ok((queue.VisibilityTimeout as number) + 45 < 300);
     assert.deepEqual(queue.RedrivePolicy, {
       deadLetterTargetArn: { 'Fn::GetAtt': ['FrontierDlq', 'Arn'] },
       maxReceiveCount: 10,
@@ -283,7 +289,7 @@ describe('storage', () => {
     });
   });
 
-  it('aborts stale multipart uploads and moves WARC to infrequent access, without expiry', () => {
+  it('aborts stale multipart uploads, moves WARC to infrequent access, expires pages with the retention (90 days)', () => {
     const rules = (props('PageBucket').LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
     assert.deepEqual(rules, [
       {
@@ -297,6 +303,7 @@ describe('storage', () => {
         Prefix: 'warc/',
         Transitions: [{ StorageClass: 'STANDARD_IA', TransitionInDays: 30 }],
       },
+      { Id: 'expire-pages', Status: 'Enabled', ExpirationInDays: 90 },
     ]);
   });
 });
@@ -306,118 +313,111 @@ describe('environment variables', () => {
     it(`gives ${id} exactly the variables functions/env.ts lists for it`, () => {
       const vars = (props(id).Environment as { Variables: Record<string, unknown> }).Variables;
       const expected: Record<string, unknown> = { NODE_OPTIONS: '--enable-source-maps' };
-      for (const key of FUNCTION_ENV[role]) expected[ENV[key]] = { Ref: ENV_TARGET[key] };
+      for (const key of FUNCTION_ENV[role]) {
+        const target = ENV_TARGET[key];
+        expected[ENV[key]] = typeof target === 'string' ? { Ref: target } : target.value;
+      }
       assert.deepEqual(vars, expected);
     });
   }
 });
 
-describe('least-privilege grants', () => {
-  const TABLE_WRITES = [
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:DeleteItem',
-    'dynamodb:BatchWriteItem',
+describe('least-privilege grants: exactly the calls each function makes', () => {
+  // The event source mapping needs these on its queue (granted with it).
+  const EVENT_SOURCE = [
+    'sqs:ChangeMessageVisibility',
+    'sqs:DeleteMessage',
+    'sqs:GetQueueAttributes',
+    'sqs:GetQueueUrl',
+    'sqs:ReceiveMessage',
   ];
-  const TABLE_READS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
-  const SEND = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
-  const CONSUME = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility'];
-  const hasAll = (set: Set<string>, actions: string[], what: string) => {
-    for (const a of actions) assert.ok(set.has(a), `${what} has ${a}`);
+  const EXPECTED: Record<string, Record<string, string[]>> = {
+    FrontierWorker: {
+      UrlTable: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      CrawlTable: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      PageBucket: ['s3:PutObject'],
+      FrontierQueue: [...new Set([...EVENT_SOURCE, 'sqs:SendMessage'])].sort(),
+      FrontierDlq: ['sqs:SendMessage'],
+      CaptureQueue: ['sqs:SendMessage'],
+      CaptureDlq: [],
+    },
+    Api: {
+      // POST /crawls claims the seeds: a read, then a conditional UpdateItem (issue 8, item 1).
+      UrlTable: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+      CrawlTable: [
+        'dynamodb:BatchGetItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+      ],
+      PageBucket: ['s3:GetObject', 's3:ListBucket'],
+      FrontierQueue: ['sqs:SendMessage'],
+      FrontierDlq: [],
+      CaptureQueue: [],
+      CaptureDlq: [],
+    },
+    Scheduler: {
+      UrlTable: ['dynamodb:Query', 'dynamodb:UpdateItem'],
+      CrawlTable: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      PageBucket: [],
+      FrontierQueue: ['sqs:GetQueueAttributes', 'sqs:SendMessage'],
+      FrontierDlq: [],
+      CaptureQueue: ['sqs:GetQueueAttributes'],
+      CaptureDlq: [],
+    },
+    Archiver: {
+      UrlTable: [],
+      CrawlTable: ['dynamodb:GetItem'],
+      PageBucket: ['s3:PutObject'],
+      FrontierQueue: [],
+      FrontierDlq: [],
+      CaptureQueue: EVENT_SOURCE,
+      CaptureDlq: ['sqs:SendMessage'],
+    },
   };
-  const hasNone = (set: Set<string>, actions: string[], what: string) => {
-    for (const a of actions) assert.ok(!set.has(a), `${what} must not have ${a}`);
-  };
 
-  it('lets the worker read and write both tables, put (not read) pages, send captures, consume the frontier', () => {
-    const s = grantsOf('FrontierWorker');
-    hasAll(
-      allowedOn(s, 'UrlTable'),
-      [...TABLE_READS, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      'worker/UrlTable',
-    );
-    hasAll(
-      allowedOn(s, 'CrawlTable'),
-      [...TABLE_READS, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      'worker/CrawlTable',
-    );
-    // Only a capture too big for a message is written by the worker itself.
-    const bucket = allowedOn(s, 'PageBucket');
-    hasAll(bucket, ['s3:PutObject'], 'worker/PageBucket');
-    hasNone(
-      bucket,
-      ['s3:GetObject*', 's3:List*', 's3:DeleteObject', 's3:DeleteObject*', 's3:PutBucketPolicy'],
-      'worker/PageBucket',
-    );
-    hasAll(allowedOn(s, 'FrontierQueue'), [...SEND, ...CONSUME], 'worker/FrontierQueue');
-    const dlq = allowedOn(s, 'FrontierDlq');
-    assert.deepEqual([...dlq].sort(), SEND, 'worker may only send to the DLQ');
-    assert.deepEqual([...allowedOn(s, 'CaptureQueue')].sort(), SEND, 'worker only sends captures');
-    assert.equal(allowedOn(s, 'CaptureDlq').size, 0);
-  });
+  for (const [fn, byResource] of Object.entries(EXPECTED)) {
+    it(`${fn}: exactly its calls on each resource`, () => {
+      const s = grantsOf(fn);
+      for (const [resource, actions] of Object.entries(byResource)) {
+        assert.deepEqual([...allowedOn(s, resource)].sort(), actions, `${fn} on ${resource}`);
+      }
+    });
+  }
 
-  it('lets the archiver consume captures, put objects, read crawls and send to its DLQ, nothing else', () => {
-    const s = grantsOf('Archiver');
-    hasAll(allowedOn(s, 'CaptureQueue'), CONSUME, 'archiver/CaptureQueue');
-    hasNone(allowedOn(s, 'CaptureQueue'), ['sqs:SendMessage'], 'archiver/CaptureQueue');
-    assert.deepEqual([...allowedOn(s, 'CaptureDlq')].sort(), SEND, 'archiver/CaptureDlq');
-    const bucket = allowedOn(s, 'PageBucket');
-    hasAll(bucket, ['s3:PutObject'], 'archiver/PageBucket');
-    hasNone(bucket, ['s3:GetObject*', 's3:DeleteObject', 's3:DeleteObject*'], 'archiver/PageBucket');
-    const crawlTable = allowedOn(s, 'CrawlTable');
-    hasAll(crawlTable, ['dynamodb:GetItem'], 'archiver/CrawlTable');
-    hasNone(crawlTable, TABLE_WRITES, 'archiver/CrawlTable');
-    assert.equal(allowedOn(s, 'UrlTable').size, 0);
-    assert.equal(allowedOn(s, 'FrontierQueue').size, 0);
-  });
-
-  it('lets the API read the URL table and claim seeds there (UpdateItem), no other write', () => {
-    const s = grantsOf('Api');
-    const urlTable = allowedOn(s, 'UrlTable');
-    hasAll(urlTable, [...TABLE_READS, 'dynamodb:UpdateItem'], 'api/UrlTable');
-    hasNone(
-      urlTable,
-      TABLE_WRITES.filter((a) => a !== 'dynamodb:UpdateItem'),
-      'api/UrlTable',
-    );
-    hasAll(
-      allowedOn(s, 'CrawlTable'),
-      [...TABLE_READS, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      'api/CrawlTable',
-    );
-    assert.deepEqual(
-      [...allowedOn(s, 'FrontierQueue')].sort(),
-      SEND,
-      'api sends seeds and reads queue depth',
-    );
-    assert.equal(allowedOn(s, 'FrontierDlq').size, 0);
-    const bucket = allowedOn(s, 'PageBucket');
-    hasAll(bucket, ['s3:GetObject*'], 'api/PageBucket');
-    assert.ok(
-      ![...bucket].some((a) => a.startsWith('s3:Put') || a.startsWith('s3:Delete')),
-      'api/PageBucket read-only',
-    );
-  });
-
-  it('gives the scheduler no bucket access, only send on the frontier, only the capture queue depth', () => {
+  it('Query on the URL table only through ParkedIndex (the scheduler)', () => {
     const s = grantsOf('Scheduler');
-    assert.equal(allowedOn(s, 'PageBucket').size, 0);
-    assert.ok(!s.some((st) => st.Action.some((a) => a.startsWith('s3:'))), 'scheduler has no s3 action');
-    assert.deepEqual([...allowedOn(s, 'FrontierQueue')].sort(), SEND);
-    assert.equal(allowedOn(s, 'FrontierDlq').size, 0);
-    assert.deepEqual([...allowedOn(s, 'CaptureQueue')].sort(), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl']);
-    hasAll(allowedOn(s, 'UrlTable'), ['dynamodb:UpdateItem', 'dynamodb:Query'], 'scheduler/UrlTable');
-    hasAll(allowedOn(s, 'CrawlTable'), ['dynamodb:UpdateItem', 'dynamodb:Query'], 'scheduler/CrawlTable');
+    const query = s.filter(
+      (st) => st.Action.includes('dynamodb:Query') && st.Resource.some((r) => r.includes('"UrlTable"')),
+    );
+    assert.ok(query.length > 0);
+    for (const st of query) for (const r of st.Resource) assert.match(r, /\/index\/ParkedIndex/);
   });
 
-  it('has no wildcard action and no wildcard resource in any role policy', () => {
+  it("writes logs only to the function's own log group; no managed policy, no wildcard", () => {
     const roles = byType('AWS::IAM::Role').map(([id]) => id);
     assert.equal(roles.length, 4);
+    for (const [fnRole, fn] of Object.values(FUNCTIONS).map((fn) => [roleOf(template, fn), fn])) {
+      const role = resources[fnRole!]!;
+      assert.equal(
+        role.Properties?.ManagedPolicyArns,
+        undefined,
+        `${fn}: no AWSLambdaBasicExecutionRole (logs on *)`,
+      );
+      const logs = grantsOf(fn!).filter((st) => st.Action.some((a) => a.startsWith('logs:')));
+      assert.equal(logs.length, 1, fn);
+      assert.deepEqual(logs[0]!.Action.sort(), ['logs:CreateLogStream', 'logs:PutLogEvents']);
+      assert.ok(
+        logs[0]!.Resource.every((r) => r.includes(`${fn}Logs`)),
+        `${fn}: ${logs[0]!.Resource}`,
+      );
+    }
     for (const role of roles) {
       for (const st of statementsOf(template, role)) {
         for (const action of st.Action) {
           assert.notEqual(action, '*', `${role}: Action *`);
-          assert.doesNotMatch(action, /^[a-z0-9-]+:\*$/, `${role}: service-wide ${action}`);
+          assert.doesNotMatch(action, /\*/, `${role}: wildcard action ${action}`);
         }
         assert.ok(!st.Resource.includes('"*"'), `${role}: Resource * on ${st.Action.join(',')}`);
       }
@@ -454,9 +454,30 @@ describe('alarms', () => {
     }
   });
 
+  it("alarms on the API's own 500 count, which Lambda's Errors metric never sees", () => {
+    const found = find('ApiInternalErrors', { Name: 'Function', Value: 'Api' });
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.Namespace, 'crawlstack');
+  });
+
+  it('alarms on the age of the oldest frontier and capture message', () => {
+    for (const [queue, seconds] of [
+      ['FrontierQueue', 6 * 3600],
+      ['CaptureQueue', 1800],
+    ] as const) {
+      const found = alarms.filter(
+        (a) =>
+          a.MetricName === 'ApproximateAgeOfOldestMessage' &&
+          JSON.stringify(a.Dimensions).includes(JSON.stringify({ 'Fn::GetAtt': [queue, 'QueueName'] })),
+      );
+      assert.equal(found.length, 1, queue);
+      assert.equal(found[0]?.Threshold, seconds);
+    }
+  });
+
   it('alarms on worker throttles, with no actions unless a topic is given', () => {
     assert.equal(find('Throttles', { Ref: 'FrontierWorker' }).length, 1);
-    assert.equal(alarms.length, 7);
+    assert.equal(alarms.length, 10);
     for (const a of alarms) assert.equal(a.AlarmActions, undefined);
   });
 });

@@ -10,6 +10,9 @@ const full = {
   PAGE_BUCKET: 'pages',
   CAPTURE_QUEUE_URL: 'https://sqs.example/captures',
   CAPTURE_DLQ_URL: 'https://sqs.example/captures-dlq',
+  FRONTIER_MAX_RECEIVES: '10',
+  RETENTION_DAYS: '90',
+  PRIVATE_ADDRESSES: 'forbidden',
 };
 
 describe('functions/env.ts', () => {
@@ -28,6 +31,9 @@ describe('functions/env.ts', () => {
       pageBucket: 'pages',
       captureQueueUrl: 'https://sqs.example/captures',
       captureDlqUrl: 'https://sqs.example/captures-dlq',
+      frontierMaxReceives: '10',
+      retentionDays: '90',
+      privateAddresses: 'forbidden',
     });
   });
 
@@ -38,6 +44,7 @@ describe('functions/env.ts', () => {
       crawlTable: 'crawls',
       frontierQueueUrl: 'https://sqs.example/q.fifo',
       captureQueueUrl: 'https://sqs.example/captures',
+      retentionDays: '90',
     });
     assert.throws(() => readFunctionEnv(schedulerOnly, 'frontierWorker'), /FRONTIER_DLQ_URL, PAGE_BUCKET/);
     assert.deepEqual(Object.keys(readFunctionEnv(full, 'api')).sort(), [...FUNCTION_ENV.api].sort());

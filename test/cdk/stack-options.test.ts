@@ -13,7 +13,7 @@ const custom = synthStack(
   {
     maxReceiveCount: 25,
     workerMaxConcurrency: 50,
-    pageExpiryDays: 90,
+    retentionDays: 120,
     alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:crawl-alarms',
     throttleAlarm: false,
     tracing: true,
@@ -21,13 +21,22 @@ const custom = synthStack(
   },
   fast,
 );
-const shortLived = synthStack({ pageExpiryDays: 7 }, fast);
+const shortLived = synthStack({ retentionDays: 7 }, fast);
+const forever = synthStack({ retentionDays: 0 }, fast);
+const trusting = synthStack({ allowPrivateAddresses: true }, fast);
 after(() => {
-  for (const s of [dev, custom, shortLived]) s.dispose();
+  for (const s of [dev, custom, shortLived, forever, trusting]) s.dispose();
 });
 
 const resourcesOf = (s: SynthResult) => s.template.toJSON().Resources as Record<string, CfnResource>;
 const ofType = (s: SynthResult, type: string) => Object.values(resourcesOf(s)).filter((r) => r.Type === type);
+/** A function's environment variables in a synthesized stack. */
+const envOf = (s: SynthResult, id: string) => {
+  const fn = resourcesOf(s)[id];
+  assert.ok(fn, `function ${id}`);
+  const environment = fn.Properties?.Environment as { Variables: Record<string, unknown> } | undefined;
+  return environment?.Variables ?? {};
+};
 const lifecycle = (s: SynthResult) => {
   const config = resourcesOf(s).PageBucket?.Properties?.LifecycleConfiguration as { Rules: { Id: string }[] };
   assert.ok(config, 'PageBucket has a lifecycle configuration');
@@ -64,13 +73,32 @@ describe('stack props', () => {
     });
   });
 
-  it('expires pages after pageExpiryDays and keeps the IA transition when it comes first', () => {
+  it('expires pages and items after retentionDays and keeps the IA transition when it comes first', () => {
     const rules = lifecycle(custom);
     assert.deepEqual(
       rules.map((r) => r.Id),
       ['abort-incomplete-multipart', 'warc-to-infrequent-access', 'expire-pages'],
     );
-    assert.deepEqual(rules[2], { Id: 'expire-pages', Status: 'Enabled', ExpirationInDays: 90 });
+    assert.deepEqual(rules[2], { Id: 'expire-pages', Status: 'Enabled', ExpirationInDays: 120 });
+    // The same days reach every function that writes items, for their TTL.
+    for (const id of ['FrontierWorker', 'Api', 'Scheduler']) {
+      const env = envOf(custom, id);
+      assert.equal(env.RETENTION_DAYS, '120', id);
+    }
+  });
+
+  it('forbids allowPrivate unless the stack allows private addresses', () => {
+    for (const id of ['FrontierWorker', 'Api']) {
+      const vars = (s: SynthResult) => envOf(s, id);
+      assert.equal(vars(custom).PRIVATE_ADDRESSES, 'forbidden', `${id}: forbidden by default`);
+      assert.equal(vars(trusting).PRIVATE_ADDRESSES, 'allowed', id);
+    }
+  });
+
+  it('keeps everything with retentionDays 0', () => {
+    assert.ok(!lifecycle(forever).some((r) => r.Id === 'expire-pages'));
+    const env = envOf(forever, 'FrontierWorker');
+    assert.equal(env.RETENTION_DAYS, '0');
   });
 
   it('drops the IA transition when pages expire within 30 days', () => {
@@ -83,7 +111,7 @@ describe('stack props', () => {
 
   it('sends every alarm and its recovery to the imported topic', () => {
     const alarms = ofType(custom, 'AWS::CloudWatch::Alarm');
-    assert.equal(alarms.length, 6, 'no throttles alarm when throttleAlarm is false');
+    assert.equal(alarms.length, 9, 'no throttles alarm when throttleAlarm is false');
     for (const alarm of alarms) {
       assert.deepEqual(alarm.Properties?.AlarmActions, ['arn:aws:sns:eu-west-1:123456789012:crawl-alarms']);
       assert.deepEqual(alarm.Properties?.OKActions, ['arn:aws:sns:eu-west-1:123456789012:crawl-alarms']);
@@ -106,7 +134,8 @@ describe('stack props', () => {
       ['maxReceiveCount', { maxReceiveCount: 1001 }],
       ['workerMaxConcurrency', { workerMaxConcurrency: 1 }],
       ['workerMaxConcurrency', { workerMaxConcurrency: 2.5 }],
-      ['pageExpiryDays', { pageExpiryDays: 0 }],
+      ['retentionDays', { retentionDays: -1 }],
+      ['maxReceiveCount', { maxReceiveCount: 2 }],
     ];
     for (const [name, props] of attempts) {
       assert.throws(() => synthStack(props, fast), new RegExp(`^Error: ${name} must be`), name);
@@ -123,7 +152,8 @@ describe('readStackContext', () => {
       dev: undefined,
       maxReceiveCount: undefined,
       workerMaxConcurrency: undefined,
-      pageExpiryDays: undefined,
+      retentionDays: undefined,
+      allowPrivateAddresses: undefined,
       tracing: undefined,
       throttleAlarm: undefined,
       alarmTopicArn: undefined,
@@ -136,7 +166,8 @@ describe('readStackContext', () => {
       'crawlstack:dev': 'true',
       'crawlstack:maxReceiveCount': '12',
       'crawlstack:workerMaxConcurrency': '40',
-      'crawlstack:pageExpiryDays': '365',
+      'crawlstack:retentionDays': '365',
+      'crawlstack:allowPrivateAddresses': 'true',
       'crawlstack:tracing': 'false',
       'crawlstack:throttleAlarm': 'false',
       'crawlstack:alarmTopicArn': 'arn:aws:sns:us-east-1:123456789012:t',
@@ -146,7 +177,8 @@ describe('readStackContext', () => {
       dev: true,
       maxReceiveCount: 12,
       workerMaxConcurrency: 40,
-      pageExpiryDays: 365,
+      retentionDays: 365,
+      allowPrivateAddresses: true,
       tracing: false,
       throttleAlarm: false,
       alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:t',

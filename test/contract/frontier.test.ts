@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { SqsFrontier } from '../../functions/adapters/aws/sqs-frontier.ts';
-import { decodeTask, deduplicationId, messageGroupId } from '../../functions/cloud/task-message.ts';
+import { decodeTask, deduplicationId, messageGroupId } from '../../functions/cloud/messages/task-message.ts';
 import type { CrawlTask } from '../../functions/core/types.ts';
 import { eventually } from '../fixtures/site-server.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';

@@ -5,6 +5,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ContentSeenStore } from '../../ports.ts';
 import { isConditionalCheckFailed } from './dynamo-batch.ts';
+import { KEEP_FOREVER, type Retention, withExpiry } from './retention.ts';
 
 /**
  * One conditional `PutItem` per hash (`attribute_not_exists(pk) OR url = :url`, so a repeat by
@@ -16,11 +17,18 @@ export class DynamoContentSeenStore implements ContentSeenStore {
   readonly #doc: DynamoDBDocumentClient;
   readonly #table: string;
   readonly #crawlId: string;
+  readonly #retention: Retention;
 
-  constructor(doc: DynamoDBDocumentClient, table: string, crawlId: string) {
+  constructor(
+    doc: DynamoDBDocumentClient,
+    table: string,
+    crawlId: string,
+    options: { retention?: Retention } = {},
+  ) {
     this.#doc = doc;
     this.#table = table;
     this.#crawlId = crawlId;
+    this.#retention = options.retention ?? KEEP_FOREVER;
   }
 
   async claim(hash: string, url: string): Promise<string | undefined> {
@@ -29,7 +37,7 @@ export class DynamoContentSeenStore implements ContentSeenStore {
       await this.#doc.send(
         new PutCommand({
           TableName: this.#table,
-          Item: { pk, url },
+          Item: withExpiry({ pk, url }, this.#retention),
           ConditionExpression: 'attribute_not_exists(pk) OR #u = :u',
           ExpressionAttributeNames: { '#u': 'url' },
           ExpressionAttributeValues: { ':u': url },

@@ -20,24 +20,41 @@ import {
   type QueryCommandOutput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { BatchState, BatchStateRequest, CrawlTableStore, HostUpdate } from '../../cloud/cloud-ports.ts';
-import { stateKey } from '../../cloud/cloud-ports.ts';
 import {
   type CloudAopicState,
   type CompletionWatch,
+  type CounterShard,
   type CrawlCounters,
   type CrawlRecord,
   type CrawlStatus,
   emptyHostCounts,
+  type HostCounts,
   type HostRecord,
   sequenceKey,
-} from '../../cloud/crawl-records.ts';
+} from '../../cloud/messages/crawl-records.ts';
+import type {
+  BatchState,
+  BatchStateRequest,
+  CrawlTableStore,
+  HostUpdate,
+  HostUpdateResult,
+} from '../../cloud/ports/cloud-ports.ts';
+import { stateKey } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlConfig } from '../../core/config.ts';
+import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
+import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { robotsEntryFromItem, robotsKey } from './dynamo-robots-cache.ts';
+import { KEEP_FOREVER, type Retention, withExpiry } from './retention.ts';
 
 /** Partition key of the registry of running crawls. */
 export const REGISTRY_PK = 'crawls';
+
+/** Partition key of the catalog of every crawl (sort key `<createdAt>#<id>`: newest last). */
+export const CATALOG_PK = 'catalog';
+
+/** A catalog sort key: ISO time, '#', a crawl id. */
+const CATALOG_SK = /^\d{4}-\d{2}-\d{2}T[0-9:.]{8,12}Z#[0-9a-f-]{36}$/;
 
 /**
  * Plain counter attributes of a host item (by-status, by-reason and skipped-link counts are
@@ -64,10 +81,13 @@ const COUNT_FIELDS = [
 export class DynamoCrawlTable implements CrawlTableStore {
   readonly #doc: DynamoDBDocumentClient;
   readonly #table: string;
+  readonly #retention: Retention;
 
-  constructor(doc: DynamoDBDocumentClient, table: string) {
+  /** `retention`: host, budget and robots items expire that long after their last write, a crawl item after it ends. */
+  constructor(doc: DynamoDBDocumentClient, table: string, options: { retention?: Retention } = {}) {
     this.#doc = doc;
     this.#table = table;
+    this.#retention = options.retention ?? KEEP_FOREVER;
   }
 
   // --- crawl item and registry ----------------------------------------------------------------
@@ -87,6 +107,43 @@ export class DynamoCrawlTable implements CrawlTableStore {
         Item: { pk: REGISTRY_PK, sk: crawl.id, createdAt: crawl.createdAt },
       }),
     );
+    // GET /crawls pages through this (one small item per crawl; crawls start rarely).
+    await this.#doc.send(
+      new PutCommand({
+        TableName: this.#table,
+        Item: withExpiry(
+          { pk: CATALOG_PK, sk: `${crawl.createdAt}#${crawl.id}`, id: crawl.id },
+          this.#retention,
+        ),
+      }),
+    );
+  }
+
+  async listCrawls(
+    limit: number,
+    after?: string,
+  ): Promise<{ crawls: CrawlRecord[]; next?: string } | undefined> {
+    if (after !== undefined && !CATALOG_SK.test(after)) return undefined;
+    const response: QueryCommandOutput = await this.#doc.send(
+      new QueryCommand({
+        TableName: this.#table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': CATALOG_PK },
+        ScanIndexForward: false,
+        Limit: limit,
+        ...(after === undefined ? {} : { ExclusiveStartKey: { pk: CATALOG_PK, sk: after } }),
+      }),
+    );
+    const ids = (response.Items ?? []).map((item) => item.id as string);
+    const items = await batchGetAll(
+      this.#doc,
+      this.#table,
+      ids.map((id) => ({ pk: id, sk: 'crawl' })),
+    );
+    const byId = new Map(items.map((item) => [item.pk as string, crawlFromItem(item)]));
+    const crawls = ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+    const last = response.LastEvaluatedKey?.sk;
+    return typeof last === 'string' ? { crawls, next: last } : { crawls };
   }
 
   async getCrawl(id: string): Promise<CrawlRecord | undefined> {
@@ -128,24 +185,28 @@ export class DynamoCrawlTable implements CrawlTableStore {
     end: { status: 'done' | 'failed'; finishedAt: string; counters: CrawlCounters; lost: number },
   ): Promise<void> {
     const { finishedAt, counters, lost } = end;
+    // A finished crawl's item goes with the rest of its items, the retention after its end.
+    const expiresAt = this.#retention.expiresAt();
     const finish = async (toDone: boolean) => {
       await this.#doc.send(
         new UpdateCommand({
           TableName: this.#table,
           Key: { pk: id, sk: 'crawl' },
-          UpdateExpression: `SET #fa = if_not_exists(#fa, :at), #c = :counters, #l = :lost${toDone ? ', #s = :done' : ''}`,
+          UpdateExpression: `SET #fa = if_not_exists(#fa, :at), #c = :counters, #l = :lost${toDone ? ', #s = :done' : ''}${expiresAt === undefined ? '' : ', #x = :x'}`,
           ConditionExpression: toDone ? '#s = :running' : 'attribute_exists(pk)',
           ExpressionAttributeNames: {
             '#fa': 'finishedAt',
             '#c': 'counters',
             '#l': 'lost',
             ...(toDone ? { '#s': 'status' } : {}),
+            ...(expiresAt === undefined ? {} : { '#x': TABLE_KEYS.expiresAt }),
           },
           ExpressionAttributeValues: {
             ':at': finishedAt,
             ':counters': counters,
             ':lost': lost,
             ...(toDone ? { ':done': end.status, ':running': 'running' } : {}),
+            ...(expiresAt === undefined ? {} : { ':x': expiresAt }),
           },
         }),
       );
@@ -200,6 +261,21 @@ export class DynamoCrawlTable implements CrawlTableStore {
     );
   }
 
+  /** Adds to the admitted count, kept beside the AOPIC map (`aopicAdmitted`) so setAopic cannot overwrite it. */
+  async addAdmitted(id: string, admitted: number): Promise<void> {
+    if (admitted <= 0) return;
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: id, sk: 'crawl' },
+        UpdateExpression: 'ADD #n :n',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#n': 'aopicAdmitted' },
+        ExpressionAttributeValues: { ':n': admitted },
+      }),
+    );
+  }
+
   /** Adds hosts to the crawl's scope (a seed redirected there). */
   async addAllowedHosts(id: string, hosts: readonly string[]): Promise<void> {
     if (hosts.length === 0) return;
@@ -220,10 +296,27 @@ export class DynamoCrawlTable implements CrawlTableStore {
       new UpdateCommand({
         TableName: this.#table,
         Key: { pk: id, sk: 'budget' },
-        UpdateExpression: 'ADD fetched :n',
-        ExpressionAttributeValues: { ':n': fetched },
+        ...this.#expiring('ADD fetched :n', { ':n': fetched }),
       }),
     );
+  }
+
+  /** An update expression with the item's expiry set too (when the retention gives one). */
+  #expiring(
+    expression: string,
+    values: Record<string, unknown>,
+  ): {
+    UpdateExpression: string;
+    ExpressionAttributeValues: Record<string, unknown>;
+    ExpressionAttributeNames?: Record<string, string>;
+  } {
+    const expiresAt = this.#retention.expiresAt();
+    if (expiresAt === undefined) return { UpdateExpression: expression, ExpressionAttributeValues: values };
+    return {
+      UpdateExpression: `${expression} SET #x = :x`,
+      ExpressionAttributeValues: { ...values, ':x': expiresAt },
+      ExpressionAttributeNames: { '#x': TABLE_KEYS.expiresAt },
+    };
   }
 
   // --- hosts ----------------------------------------------------------------------------------
@@ -247,7 +340,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
    * were handled twice, e.g. after their visibility ran out), the counts are dropped and only the
    * politeness state is written. Resolves whether the counts were added.
    */
-  async updateHost(crawlId: string, host: string, update: HostUpdate): Promise<boolean> {
+  async updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult> {
     const names: Record<string, string> = { '#na': 'nextAllowedAt', '#h': 'host' };
     const values: Record<string, unknown> = { ':na': update.nextAllowedAt, ':h': host };
     const set = ['#na = :na', '#h = :h'];
@@ -256,21 +349,22 @@ export class DynamoCrawlTable implements CrawlTableStore {
       values[':cd'] = update.crawlDelayMs;
       set.push('#cd = :cd');
     }
+    // Probe answers are politeness-like state: written even when the ledger had counted the records.
+    let p = 0;
+    for (const [origin, answer] of Object.entries(update.probes ?? {})) {
+      p += 1;
+      names[`#p${p}`] = `probe:${origin}`;
+      values[`:p${p}`] = JSON.stringify(answer);
+      set.push(`#p${p} = :p${p}`);
+    }
+    const expiresAt = this.#retention.expiresAt();
+    if (expiresAt !== undefined) {
+      names['#x'] = TABLE_KEYS.expiresAt;
+      values[':x'] = expiresAt;
+      set.push('#x = :x');
+    }
     const politeness = { names: { ...names }, values: { ...values }, set: [...set] };
-    const add: string[] = [];
-    let n = 0;
-    const addCount = (attribute: string, value: number) => {
-      if (value === 0) return;
-      n += 1;
-      names[`#a${n}`] = attribute;
-      values[`:a${n}`] = value;
-      add.push(`#a${n} :a${n}`);
-    };
-    const c = update.counts;
-    for (const field of COUNT_FIELDS) addCount(field, c[field]);
-    for (const [status, count] of Object.entries(c.byStatus)) addCount(`s:${status}`, count);
-    for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
-    for (const [reason, count] of Object.entries(c.linksSkipped)) addCount(`l:${reason}`, count);
+    const add = countAdds(update.counts, names, values);
     let condition: string | undefined;
     if (update.ledger !== undefined) {
       names['#ds'] = 'doneSeq';
@@ -281,7 +375,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
     }
     const key = { pk: crawlId, sk: `host#${host}` };
     try {
-      await this.#doc.send(
+      const response = await this.#doc.send(
         new UpdateCommand({
           TableName: this.#table,
           Key: key,
@@ -289,9 +383,12 @@ export class DynamoCrawlTable implements CrawlTableStore {
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ...(condition === undefined ? {} : { ConditionExpression: condition }),
+          // The old request count tells whether this write gave the host its first request.
+          ReturnValues: 'UPDATED_OLD',
         }),
       );
-      return true;
+      const before = Number(response.Attributes?.requests ?? 0);
+      return { counted: true, firstRequest: update.counts.requests > 0 && before === 0 };
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }
@@ -304,7 +401,47 @@ export class DynamoCrawlTable implements CrawlTableStore {
         ExpressionAttributeValues: politeness.values,
       }),
     );
-    return false;
+    return { counted: false, firstRequest: false };
+  }
+
+  /** Every counter shard of a crawl (one Query of at most COUNTER_SHARDS small items). */
+  async counterShards(crawlId: string): Promise<CounterShard[]> {
+    const shards: CounterShard[] = [];
+    await this.#queryAll(
+      {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'counts#' },
+      },
+      (item) => shards.push({ ...hostFromItem(item), hosts: Number(item.hosts ?? 0) }),
+    );
+    return shards;
+  }
+
+  /** Adds a batch's counted totals to one shard (unconditional: see CounterShard). */
+  async addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const add = countAdds(counts, names, values);
+    if (counts.hosts > 0) {
+      names['#hosts'] = 'hosts';
+      values[':hosts'] = counts.hosts;
+      add.push('#hosts :hosts');
+    }
+    if (add.length === 0) return;
+    const expiresAt = this.#retention.expiresAt();
+    if (expiresAt !== undefined) {
+      names['#x'] = TABLE_KEYS.expiresAt;
+      values[':x'] = expiresAt;
+    }
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: crawlId, sk: `counts#${shard}` },
+        UpdateExpression: `ADD ${add.join(', ')}${expiresAt === undefined ? '' : ' SET #x = :x'}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 
   // --- the worker's batch read ----------------------------------------------------------------
@@ -381,6 +518,24 @@ export class DynamoCrawlTable implements CrawlTableStore {
   }
 }
 
+/** The ADD clauses of a counts write (by-status, by-reason and skipped-link counts prefixed). */
+function countAdds(c: HostCounts, names: Record<string, string>, values: Record<string, unknown>): string[] {
+  const add: string[] = [];
+  let n = 0;
+  const addCount = (attribute: string, value: number) => {
+    if (value === 0) return;
+    n += 1;
+    names[`#a${n}`] = attribute;
+    values[`:a${n}`] = value;
+    add.push(`#a${n} :a${n}`);
+  };
+  for (const field of COUNT_FIELDS) addCount(field, c[field]);
+  for (const [status, count] of Object.entries(c.byStatus)) addCount(`s:${status}`, count);
+  for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
+  for (const [reason, count] of Object.entries(c.linksSkipped)) addCount(`l:${reason}`, count);
+  return add;
+}
+
 function dedupeKeys(keys: DocItem[]): DocItem[] {
   const seen = new Set<string>();
   return keys.filter((key) => {
@@ -419,6 +574,19 @@ function crawlFromItem(item: DocItem): CrawlRecord {
   if (typeof item.lost === 'number') crawl.lost = item.lost;
   if (item.watch !== undefined && item.watch !== null) crawl.watch = item.watch as CompletionWatch;
   if (item.aopic !== undefined && item.aopic !== null) crawl.aopic = item.aopic as CloudAopicState;
+  // The admitted count lives beside the map (see addAdmitted).
+  if (typeof item.aopicAdmitted === 'number') {
+    crawl.aopic = {
+      bonus: 0,
+      lambdaSpent: 0,
+      history: 0,
+      fetched: 0,
+      ...crawl.aopic,
+      admitted: item.aopicAdmitted,
+    };
+  } else if (crawl.aopic !== undefined) {
+    crawl.aopic = { ...crawl.aopic, admitted: 0 };
+  }
   return crawl;
 }
 
@@ -430,6 +598,11 @@ function hostFromItem(item: DocItem): HostRecord {
     else if (name.startsWith('r:')) counts.byReason[name.slice(2)] = Number(value);
     else if (name.startsWith('l:')) counts.linksSkipped[name.slice(2)] = Number(value);
   }
+  const probes: Record<string, ProbeAnswer> = {};
+  for (const [name, value] of Object.entries(item)) {
+    if (name.startsWith('probe:') && typeof value === 'string')
+      probes[name.slice(6)] = JSON.parse(value) as ProbeAnswer;
+  }
   const host: HostRecord = {
     ...counts,
     host: String(item.host ?? (item.sk as string).slice(5)),
@@ -437,5 +610,6 @@ function hostFromItem(item: DocItem): HostRecord {
   };
   if (typeof item.doneSeq === 'string') host.doneSeq = item.doneSeq;
   if (typeof item.crawlDelayMs === 'number') host.crawlDelayMs = item.crawlDelayMs;
+  if (Object.keys(probes).length > 0) host.probes = probes;
   return host;
 }

@@ -5,8 +5,9 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
-import type { WarmRobotsCache } from '../../cloud/cloud-ports.ts';
+import type { WarmRobotsCache } from '../../cloud/ports/cloud-ports.ts';
 import type { Clock, RobotsEntry } from '../../ports.ts';
+import { KEEP_FOREVER, type Retention, withExpiry } from './retention.ts';
 
 /**
  * Largest gzipped body kept in an item. DynamoDB items are at most 400 KB, and RFC 9309 asks
@@ -84,13 +85,15 @@ export class DynamoRobotsCache implements WarmRobotsCache {
   readonly #crawlId: string;
   readonly #warm: RobotsWarmCache;
   readonly #clock: Clock;
+  readonly #retention: Retention;
 
   constructor(
     doc: DynamoDBDocumentClient,
     table: string,
     crawlId: string,
-    options: { warm?: RobotsWarmCache; clock?: Clock } = {},
+    options: { warm?: RobotsWarmCache; clock?: Clock; retention?: Retention } = {},
   ) {
+    this.#retention = options.retention ?? KEEP_FOREVER;
     this.#doc = doc;
     this.#table = table;
     this.#crawlId = crawlId;
@@ -123,7 +126,10 @@ export class DynamoRobotsCache implements WarmRobotsCache {
 
   async put(origin: string, entry: RobotsEntry): Promise<void> {
     await this.#doc.send(
-      new PutCommand({ TableName: this.#table, Item: robotsItem(this.#crawlId, origin, entry) }),
+      new PutCommand({
+        TableName: this.#table,
+        Item: withExpiry(robotsItem(this.#crawlId, origin, entry), this.#retention),
+      }),
     );
     this.#warm.set(this.#warmKey(origin), entry);
   }

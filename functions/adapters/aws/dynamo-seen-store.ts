@@ -3,10 +3,11 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
-import type { ClaimGate, OwnedSeenStore } from '../../cloud/cloud-ports.ts';
+import type { ClaimGate, OwnedSeenStore } from '../../cloud/ports/cloud-ports.ts';
 import type { Fingerprint } from '../../core/types.ts';
 import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
+import { KEEP_FOREVER, type Retention } from './retention.ts';
 
 /** Options of {@link DynamoSeenStore}. */
 export interface DynamoSeenStoreOptions {
@@ -21,6 +22,8 @@ export interface DynamoSeenStoreOptions {
   concurrency?: number;
   /** Owners of recently answered fingerprints kept for {@link DynamoSeenStore.ownerOf}. Default 20,000. */
   ownersKept?: number;
+  /** When claims expire (the table's TTL). Default: never. */
+  retention?: Retention;
 }
 
 /**
@@ -40,6 +43,7 @@ export class DynamoSeenStore implements OwnedSeenStore {
   readonly #concurrency: number;
   readonly #owners: LRUCache<Fingerprint, string>;
   readonly #parked: LRUCache<Fingerprint, true>;
+  readonly #retention: Retention;
 
   constructor(
     doc: DynamoDBDocumentClient,
@@ -54,6 +58,7 @@ export class DynamoSeenStore implements OwnedSeenStore {
     this.#concurrency = options.concurrency ?? 16;
     this.#owners = new LRUCache({ max: options.ownersKept ?? 20_000 });
     this.#parked = new LRUCache({ max: options.ownersKept ?? 20_000 });
+    this.#retention = options.retention ?? KEEP_FOREVER;
   }
 
   isParked(fp: Fingerprint): boolean {
@@ -123,14 +128,19 @@ export class DynamoSeenStore implements OwnedSeenStore {
     try {
       // An update, not a put: a claim repeated by its owner (a redelivered page whose first
       // read missed the item) must keep what the item holds since (AOPIC's parked state).
+      const expiresAt = this.#retention.expiresAt();
       await this.#doc.send(
         new UpdateCommand({
           TableName: this.#table,
           Key: { pk: this.#key(fp) },
-          UpdateExpression: 'SET #o = :o',
+          UpdateExpression:
+            expiresAt === undefined ? 'SET #o = :o' : 'SET #o = :o, #x = if_not_exists(#x, :x)',
           ConditionExpression: 'attribute_not_exists(pk) OR #o = :o',
-          ExpressionAttributeNames: { '#o': 'owner' },
-          ExpressionAttributeValues: { ':o': owner },
+          ExpressionAttributeNames: {
+            '#o': 'owner',
+            ...(expiresAt === undefined ? {} : { '#x': TABLE_KEYS.expiresAt }),
+          },
+          ExpressionAttributeValues: { ':o': owner, ...(expiresAt === undefined ? {} : { ':x': expiresAt }) },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );

@@ -3,7 +3,7 @@
  * worker) PUTs WARC and index objects; the API lists and reads index objects.
  */
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { ObjectReader, ObjectStore } from '../../cloud/cloud-ports.ts';
+import type { ObjectReader, ObjectStore } from '../../cloud/ports/cloud-ports.ts';
 
 /** One bucket: PutObject, ListObjectsV2 (in key order), ranged GetObject. */
 export class S3Objects implements ObjectStore, ObjectReader {

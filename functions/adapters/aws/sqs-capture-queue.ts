@@ -4,7 +4,7 @@
  * SqsDeadLetterQueue.)
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { CaptureSink } from '../../cloud/cloud-ports.ts';
+import type { CaptureSink } from '../../cloud/ports/cloud-ports.ts';
 import { sendMessageBatch } from './sqs-frontier.ts';
 
 /** SQS: at most 10 entries and 256 KiB of bodies per SendMessageBatch. */

@@ -9,6 +9,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { deduplicationId, encodeTask, messageGroupId } from '../../cloud/messages/task-message.ts';
 import type {
   CloudFrontier,
   DeadLetter,
@@ -16,8 +17,7 @@ import type {
   MessageVisibility,
   QueueDepth,
   VisibilityChange,
-} from '../../cloud/cloud-ports.ts';
-import { deduplicationId, encodeTask, messageGroupId } from '../../cloud/task-message.ts';
+} from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlTask } from '../../core/types.ts';
 
 const SEND_CHUNK = 10;

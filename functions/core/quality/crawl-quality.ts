@@ -114,17 +114,20 @@ export class CrawlQuality {
   }
 
   /**
-   * A reason not to follow a link found on `parent`. `parentNearDuplicate`: the parent page was
-   * itself a (near-)duplicate of an earlier page; then a link to the parent's own path pattern
-   * (`/calendar/2026/11` -> `/calendar/2026/12`, `/search?color=red` -> `/search?color=red&page=2`)
-   * is a generator producing more of the same, and is not followed: the cheapest signal there is,
-   * available after one look-alike page instead of the ten the template rule waits for.
+   * A reason not to follow a link found on `parent`. `parentNearDuplicateOf`: the earlier page the
+   * parent page nearly duplicates. When that page has the parent's own path pattern, a link to the
+   * pattern (`/calendar/2026/11` -> `/calendar/2026/12`, `/search?color=red` ->
+   * `/search?color=red&page=2`) is a generator producing more of the same, and is not followed: the
+   * cheapest signal there is, after one look-alike page instead of the ten the template rule waits
+   * for. A parent that reads like a page of another pattern says nothing about its own: a home
+   * page served again as `/p0`, or `/blog/` as `/blog/page/1.html`, must not stop `/p1` or
+   * `/blog/page/2.html` (it did: issue 8, item 10).
    */
   checkLink(
     url: string,
     parent: CrawlTask,
     now: number,
-    parentNearDuplicate = false,
+    parentNearDuplicateOf?: string,
   ): SkipReason | undefined {
     const calendar = this.#calendar?.check(url, now);
     if (calendar !== undefined) return calendar;
@@ -135,10 +138,13 @@ export class CrawlQuality {
         return 'link-generator';
       }
     }
-    if (parentNearDuplicate && this.#selfGenerated !== undefined) {
+    if (parentNearDuplicateOf !== undefined && this.#selfGenerated !== undefined) {
       const link = urlShape(url);
       const from = urlShape(parent.url);
-      if (link.host === from.host && pathPart(link.template) === pathPart(from.template)) {
+      const original = urlShape(parentNearDuplicateOf);
+      const samePattern = (a: typeof link, b: typeof link) =>
+        a.host === b.host && pathPart(a.template) === pathPart(b.template);
+      if (samePattern(link, from) && samePattern(original, from)) {
         this.#selfGenerated.record('link-generator', link.host + pathPart(link.template), url);
         return 'link-generator';
       }
@@ -289,7 +295,13 @@ function generatedBy(url: string, parentUrl: string): boolean {
   const parentShape = pathShape(parentUrl);
   return (
     shape === parentShape ||
-    (parentShape.endsWith('/') && shape.length > parentShape.length && shape.startsWith(parentShape))
+    // A directory listing that nests more of itself (`/files/a/` -> `/files/a/b/`). Only a
+    // directory in a directory: a page under one (`/` -> `/p0`, `/blog/` -> `/blog/page/1.html`)
+    // that reads like it is a home or index page served twice, not a generator (issue 8, item 10).
+    (parentShape.endsWith('/') &&
+      shape.endsWith('/') &&
+      shape.length > parentShape.length &&
+      shape.startsWith(parentShape))
   );
 }
 

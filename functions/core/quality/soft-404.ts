@@ -105,7 +105,10 @@ export class Soft404Detector {
     this.#probes.set(url.origin, reduce(url, answer));
   }
 
-  /** Puts back an answer `probeOf` gave (a resumed crawl's state). */
+  /**
+   * Puts back a site's probe answer recorded elsewhere: a resumed crawl's state, or the cloud's
+   * host item (a container that forgot the crawl does not probe the site again).
+   */
   restoreProbe(origin: string, answer: ProbeAnswer): void {
     this.#probes.set(origin, { ...answer });
   }

@@ -207,7 +207,7 @@ async function followEntries(
     const skip =
       deps.scope.check(url, canonical.host, depth) ??
       heldLink(deps.urlRules, url, canonical.host) ??
-      deps.quality?.checkLink(url, task, now, false);
+      deps.quality?.checkLink(url, task, now);
     if (skip !== undefined) {
       out.skipped = skip;
       summary.outOfScope += 1;

@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { isErrorReason } from '../../core/page-record.ts';
 import type { TrapFinding } from '../../core/quality/trap-findings.ts';
 import type { PageRecord } from '../../core/types.ts';
 import type {
@@ -17,20 +18,6 @@ const STALE_MS = 15_000;
 const TOP_PAGES = 20;
 const HOST_ROWS = 50;
 const RATE_POINTS = 300;
-
-/** Failures of the request itself, as opposed to deliberate skips (scope, robots, traps). */
-function isErrorReason(reason: string): boolean {
-  return (
-    reason === 'gave-up' ||
-    reason === 'robots-unreachable' ||
-    reason === 'internal-error' ||
-    reason === 'dns' ||
-    reason === 'connect' ||
-    reason === 'tls' ||
-    reason === 'protocol' ||
-    reason.startsWith('timeout-')
-  );
-}
 
 interface HostTotals extends DashboardHost {
   fetched: number;

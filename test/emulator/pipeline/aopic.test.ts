@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAwsSchedulerDeps } from '../../../functions/adapters/aws/aws-deps.ts';
 import { DynamoParkedUrls } from '../../../functions/adapters/aws/dynamo-parked-urls.ts';
 import { DynamoSeenStore } from '../../../functions/adapters/aws/dynamo-seen-store.ts';
-import { decodeTask } from '../../../functions/cloud/task-message.ts';
+import { decodeTask } from '../../../functions/cloud/messages/task-message.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import { seedTasks } from '../../../functions/core/crawl-page.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { fingerprint } from '../../../functions/core/url/fingerprint.ts';
 import { createScheduler } from '../../../functions/handlers/scheduler.ts';
+import { createAwsSchedulerDeps } from '../../../functions/wiring/aws-wiring.ts';
 import { type SiteServer, startSite } from '../../fixtures/site-server.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 

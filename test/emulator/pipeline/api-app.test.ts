@@ -5,13 +5,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import type { Hono } from 'hono';
-import { createAwsApiDeps } from '../../../functions/adapters/aws/aws-deps.ts';
-import type { CrawlProgressView } from '../../../functions/cloud/crawl-progress.ts';
-import { emptyHostCounts, type PageItem } from '../../../functions/cloud/crawl-records.ts';
+import { emptyHostCounts, type PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
+import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
 import { createApiHandler } from '../../../functions/handlers/api.ts';
 import { createApiApp, MAX_BODY_BYTES } from '../../../functions/handlers/api-app.ts';
+import { createAwsApiDeps } from '../../../functions/wiring/aws-wiring.ts';
 import { eventually } from '../../fixtures/site-server.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
+
+/** Crawl ids are UUIDs (the API answers 404 for anything else). */
+const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 describe('HTTP API', () => {
   let h: WorkerHarness;
@@ -19,7 +22,7 @@ describe('HTTP API', () => {
   let ids = 0;
   before(async () => {
     h = await openWorkerHarness();
-    app = createApiApp(createAwsApiDeps(h.aws.clients, h.env, { newId: () => `crawl-${++ids}` }));
+    app = createApiApp(createAwsApiDeps(h.aws.clients, h.env, { newId: () => uuid(++ids) }));
   });
   after(() => h?.close());
 
@@ -36,8 +39,8 @@ describe('HTTP API', () => {
     );
     assert.equal(response.status, 201);
     const { id } = (await response.json()) as { id: string };
-    assert.equal(id, 'crawl-1');
-    assert.equal(response.headers.get('location'), '/crawls/crawl-1');
+    assert.equal(id, uuid(1));
+    assert.equal(response.headers.get('location'), `/crawls/${uuid(1)}`);
     const status = await app.request(`/crawls/${id}`);
     assert.equal(status.status, 200);
     const view = (await status.json()) as CrawlProgressView;
@@ -99,8 +102,8 @@ describe('HTTP API', () => {
       ['GET', '/crawls/nope/pages', 404],
       ['DELETE', '/crawls/nope', 404],
       ['PUT', '/crawls', 405],
-      ['GET', '/crawls', 405],
-      ['POST', '/crawls/crawl-1', 405],
+      ['DELETE', '/crawls', 405],
+      ['POST', `/crawls/${uuid(1)}`, 405],
       ['GET', '/elsewhere', 404],
     ] as const) {
       const response = await app.request(path, { method });
@@ -136,6 +139,11 @@ describe('HTTP API', () => {
       nextAllowedAt: 0,
       counts: { ...emptyHostCounts(), enqueued: 1 },
     });
+    // The running totals the worker adds after those ledger writes, in two shards; the API reads
+    // them (O(1)), and they agree with the exact sum of the ledgers.
+    await h.table.addToShard(id, 2, { ...counts, hosts: 1 });
+    await h.table.addToShard(id, 5, { ...emptyHostCounts(), enqueued: 1, hosts: 0 });
+    const exact = (await h.progress(id))!;
     const view = (await (await app.request(`/crawls/${id}`)).json()) as CrawlProgressView;
     assert.deepEqual(view.counters, {
       discovered: 1 + 4 + 1,
@@ -156,6 +164,9 @@ describe('HTTP API', () => {
       dlq: 0,
     });
     assert.deepEqual(view.urlSeen, { lookups: 20, cacheHits: 15, hitRate: 0.75 });
+    const { crawlProgress } = await import('../../../functions/cloud/use-cases/crawl-progress.ts');
+    assert.deepEqual((await crawlProgress(h.table, id, { exact: true }))!.view.counters, view.counters);
+    assert.deepEqual(exact.view.counters, view.counters);
   });
 
   it('GET /crawls/{id}/pages reads the index objects in key order, paging with an opaque cursor', async () => {
@@ -242,7 +253,7 @@ describe('HTTP API', () => {
       400,
       "another crawl's key",
     );
-    const empty = (await (await app.request(`/crawls/crawl-1/pages`)).json()) as { pages: unknown[] };
+    const empty = (await (await app.request(`/crawls/${uuid(1)}/pages`)).json()) as { pages: unknown[] };
     assert.deepEqual(empty.pages, [], 'a crawl with nothing archived yet');
   });
 

@@ -4,12 +4,15 @@
  * loopback addresses, and readers for what a crawl left behind.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../../functions/adapters/aws/clients.ts';
-import type { CrawlProgressView } from '../../../functions/cloud/crawl-progress.ts';
-import type { PageItem } from '../../../functions/cloud/crawl-records.ts';
+import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
+import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
 import { type CloudLocal, type CloudLocalMetrics, startCloudLocal } from '../../../localstack/cloud-local.ts';
 import { costBreakdown } from '../../../localstack/cost-model.ts';
 import { eventually, type LoggedRequest, type SiteServer, startSite } from '../../fixtures/site-server.ts';
@@ -60,28 +63,64 @@ export interface PipelineOptions {
   env?: Record<string, string>;
   /**
    * Visibility timeout (s) of the frontier and capture queues: a crashed batch comes back after it
-   * (the template says 360 and 390).
+   * (the template says 225 and 420).
    */
   visibilityTimeoutSeconds?: number;
+}
+
+/** The project's root (cdk.out and .tmp are there). */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const LOCK = join(ROOT, '.tmp', 'pipeline-synth.lock');
+
+/**
+ * Runs `start` while holding a lock directory shared by the test processes (mkdir is atomic). A
+ * lock older than five minutes belongs to a process that died, and is taken over.
+ */
+async function withSynthLock<T>(start: () => Promise<T>): Promise<T> {
+  mkdirSync(dirname(LOCK), { recursive: true });
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EEXIST') throw error;
+      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 5 * 60_000) rmSync(LOCK, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`${LOCK} held for 10 minutes`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  try {
+    return await start();
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
 }
 
 /** Starts the stack (synthesizing first if cdk.out is stale). */
 export async function startPipeline(options: PipelineOptions = {}): Promise<Pipeline> {
   const logs: string[] = [];
-  const local = await startCloudLocal({
-    port: 0,
-    prefix: uniquePrefix(),
-    // Scheduler runs overlap as on AWS (each tick invokes); a tick shorter than a loaded run's
-    // few hundred ms would pile up containers that a one-minute rule never would.
-    scheduleRateMs: 1000,
-    // The archiver gathers captures for 1 s instead of 30: pages show up in the API quickly.
-    eventSource: {
-      waitTimeSeconds: 1,
-      byFunction: { FrontierWorker: { maxConcurrency: 4 }, Archiver: { batchingWindowSeconds: 1 } },
-    },
-    ...(options.env === undefined ? {} : { env: options.env }),
-    log: (line) => logs.push(line),
-  });
+  // Test files run two at a time, and each pipeline file may find cdk.out stale and synthesize:
+  // two `cdk synth` into one cdk.out at once break each other. One start at a time.
+  const local = await withSynthLock(() =>
+    startCloudLocal({
+      port: 0,
+      prefix: uniquePrefix(),
+      // Scheduler runs overlap as on AWS (each tick invokes); a tick shorter than a loaded run's
+      // few hundred ms would pile up containers that a one-minute rule never would.
+      scheduleRateMs: 1000,
+      // The archiver gathers captures for 1 s instead of 30: pages show up in the API quickly.
+      eventSource: {
+        waitTimeSeconds: 1,
+        byFunction: { FrontierWorker: { maxConcurrency: 4 }, Archiver: { batchingWindowSeconds: 1 } },
+      },
+      // The stand-in crawls fixture sites on loopback: a deployment forbids that by default
+      // (crawlstack:allowPrivateAddresses), the stand-in allows it.
+      env: { PRIVATE_ADDRESSES: 'allowed', ...options.env },
+      log: (line) => logs.push(line),
+    }),
+  );
   const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });
   const queueUrl = local.provisioned.resources.FrontierQueue?.url as string;
   const dlqUrl = local.provisioned.resources.FrontierDlq?.url as string;

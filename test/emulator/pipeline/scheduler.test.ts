@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { createAwsSchedulerDeps } from '../../../functions/adapters/aws/aws-deps.ts';
-import { WORKER_TIMEOUT_MS } from '../../../functions/cloud/complete-crawls.ts';
-import type { CrawlRecord } from '../../../functions/cloud/crawl-records.ts';
-import { emptyHostCounts } from '../../../functions/cloud/crawl-records.ts';
-import { EMPTY_AOPIC } from '../../../functions/cloud/redistribute-credit.ts';
+import type { CrawlRecord } from '../../../functions/cloud/messages/crawl-records.ts';
+import { emptyHostCounts } from '../../../functions/cloud/messages/crawl-records.ts';
+import { EMPTY_AOPIC } from '../../../functions/cloud/use-cases/redistribute-credit.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import { createScheduler } from '../../../functions/handlers/scheduler.ts';
+import { WORKER_TIMEOUT_MS } from '../../../functions/lambda-settings.ts';
+import { createAwsSchedulerDeps } from '../../../functions/wiring/aws-wiring.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 
 describe('scheduler', () => {
@@ -38,11 +38,14 @@ describe('scheduler', () => {
       config: parsed.config,
       seeds: 1,
     });
-    await h.table.updateHost(id, 's.example', {
+    const hostCounts = { ...emptyHostCounts(), ...counts, requests: counts.fetched };
+    const { firstRequest } = await h.table.updateHost(id, 's.example', {
       nextAllowedAt: 0,
-      counts: { ...emptyHostCounts(), ...counts, requests: counts.fetched },
+      counts: hostCounts,
       ledger: { firstSeq: '1', lastSeq: '2' },
     });
+    // ...and the running totals, as the worker adds them after the ledger write.
+    await h.table.addToShard(id, 1, { ...hostCounts, hosts: firstRequest ? 1 : 0 });
     return id;
   }
 

@@ -7,23 +7,23 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import {
-  createAwsApiDeps,
-  createAwsArchiverDeps,
-  createAwsWorkerDeps,
-} from '../../../functions/adapters/aws/aws-deps.ts';
 import { DynamoCrawlTable } from '../../../functions/adapters/aws/dynamo-crawl-table.ts';
 import { S3Objects } from '../../../functions/adapters/aws/s3-objects.ts';
-import { crawlProgress } from '../../../functions/cloud/crawl-progress.ts';
-import type { PageItem } from '../../../functions/cloud/crawl-records.ts';
 import type { FaultHook } from '../../../functions/cloud/fault-hook.ts';
-import { listPages, type PageCursor } from '../../../functions/cloud/list-pages.ts';
-import { startCrawl } from '../../../functions/cloud/start-crawl.ts';
-import { encodeTask, messageGroupId } from '../../../functions/cloud/task-message.ts';
+import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
+import { encodeTask, messageGroupId } from '../../../functions/cloud/messages/task-message.ts';
+import { crawlProgress } from '../../../functions/cloud/use-cases/crawl-progress.ts';
+import { listPages, type PageCursor } from '../../../functions/cloud/use-cases/list-pages.ts';
+import { startCrawl } from '../../../functions/cloud/use-cases/start-crawl.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 import type { FunctionEnv } from '../../../functions/env.ts';
 import { createArchiver } from '../../../functions/handlers/archiver.ts';
 import { createFrontierWorker } from '../../../functions/handlers/frontier-worker.ts';
+import {
+  createAwsApiDeps,
+  createAwsArchiverDeps,
+  createAwsWorkerDeps,
+} from '../../../functions/wiring/aws-wiring.ts';
 import { toSqsRecords } from '../../../localstack/sqs-event-source.ts';
 import { type AwsBackend, openAwsBackend } from '../../contract/backends.ts';
 
@@ -79,6 +79,10 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
     captureQueueUrl,
     captureDlqUrl,
     pageBucket,
+    frontierMaxReceives: '10',
+    retentionDays: '90',
+    // The stand-in crawls loopback fixtures; a deployment forbids it by default.
+    privateAddresses: 'allowed',
   };
   const table = new DynamoCrawlTable(aws.clients.doc, crawlTable);
   const objects = new S3Objects(aws.clients.s3, pageBucket);

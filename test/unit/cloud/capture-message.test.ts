@@ -3,12 +3,20 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
-import { CaptureBuffer } from '../../../functions/cloud/capture-buffer.ts';
-import { decodeCaptureMessage, encodeCaptureMessage } from '../../../functions/cloud/capture-message.ts';
-import type { PageItem } from '../../../functions/cloud/crawl-records.ts';
-import { ownerTag, parseOwnerTag } from '../../../functions/cloud/crawl-records.ts';
-import { StepContentSeen } from '../../../functions/cloud/step-content-seen.ts';
-import { buildWarcObject, idsHash, indexKey, warcKey } from '../../../functions/cloud/warc-object.ts';
+import {
+  decodeCaptureMessage,
+  encodeCaptureMessage,
+} from '../../../functions/cloud/messages/capture-message.ts';
+import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
+import { ownerTag, parseOwnerTag } from '../../../functions/cloud/messages/crawl-records.ts';
+import {
+  buildWarcObject,
+  idsHash,
+  indexKey,
+  warcKey,
+} from '../../../functions/cloud/messages/warc-object.ts';
+import { CaptureBuffer } from '../../../functions/cloud/worker/capture-buffer.ts';
+import { StepContentSeen } from '../../../functions/cloud/worker/step-content-seen.ts';
 import type { ContentSeenStore } from '../../../functions/ports.ts';
 import { makeCapture, parseWarc } from '../warc/warc-test-kit.ts';
 

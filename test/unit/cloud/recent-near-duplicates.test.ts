@@ -3,7 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RecentNearDuplicates } from '../../../functions/cloud/recent-near-duplicates.ts';
+import { RecentNearDuplicates } from '../../../functions/cloud/worker/recent-near-duplicates.ts';
 
 describe('RecentNearDuplicates', () => {
   it('finds pages within k across both generations and forgets the oldest generation', async () => {

@@ -5,15 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ParkedUrl, ParkedUrls } from '../../../functions/cloud/cloud-ports.ts';
 import {
   aggregateCounters,
   type CloudAopicState,
   type CrawlCounters,
   type CrawlRecord,
   emptyHostCounts,
-} from '../../../functions/cloud/crawl-records.ts';
-import { redistributeCredit } from '../../../functions/cloud/redistribute-credit.ts';
+} from '../../../functions/cloud/messages/crawl-records.ts';
+import type { ParkedUrl, ParkedUrls } from '../../../functions/cloud/ports/cloud-ports.ts';
+import { redistributeCredit } from '../../../functions/cloud/use-cases/redistribute-credit.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 
@@ -73,7 +73,7 @@ async function step(record: CrawlRecord, sums: ReturnType<typeof counters>, park
   const written: CloudAopicState[] = [];
   const result = await redistributeCredit(
     {
-      table: { setAopic: async (_id, state) => void written.push(state) },
+      table: { setAopic: async (_id, state) => void written.push(state), addAdmitted: async () => {} },
       parked,
       frontier: { enqueue: async (t) => void sent.push(...t) },
     },

@@ -2,8 +2,10 @@
  * The records the cloud crawl keeps (crawl, host ledger, page record) as plain data, and the pure
  * arithmetic over them: a crawl's counters are the sum of its host ledgers plus its seeds.
  */
-import type { CrawlConfig } from '../core/config.ts';
-import type { Fingerprint, PageRecord } from '../core/types.ts';
+import type { CrawlConfig } from '../../core/config.ts';
+import { countOutcome, type FinishedOutcome, type OutcomeCounts } from '../../core/page-record.ts';
+import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
+import type { Fingerprint, PageRecord } from '../../core/types.ts';
 
 /** Life of a crawl: `running` until the scheduler sees nothing left, or DELETE cancels it. */
 export type CrawlStatus = 'running' | 'done' | 'cancelled' | 'failed';
@@ -54,7 +56,7 @@ export interface CloudAopicState {
  * (`settled`), or since when the whole queue has been empty while they did not (`idle`).
  */
 export interface CompletionWatch {
-  kind: 'settled' | 'idle';
+  kind: 'settled' | 'idle' | 'quiet';
   /** `finished/discovered` when the watch started; a change restarts it. */
   signature: string;
   /** Epoch ms. */
@@ -67,7 +69,7 @@ export interface CompletionWatch {
  * What a host's records contributed. Every number is counted exactly once per URL: it is written
  * in the same conditional write that advances the host's ledger (see `HostRecord.doneSeq`).
  */
-export interface HostCounts {
+export interface HostCounts extends OutcomeCounts {
   /** URLs finished (fetched, skipped, failed for good, dropped, dead-lettered). */
   finished: number;
   /** Finished with an HTTP response (the per-host and per-crawl page budgets count these). */
@@ -81,7 +83,7 @@ export interface HostCounts {
   /** AOPIC cash this host's fetched pages held when fetched. */
   history: number;
   bytes: number;
-  /** Finished with an error reason (see {@link ERROR_REASONS}). */
+  /** Finished with an error reason (see ERROR_REASONS in functions/core/page-record.ts). */
   failed: number;
   duplicates: number;
   retries: number;
@@ -100,6 +102,22 @@ export interface HostCounts {
   linksSkipped: Record<string, number>;
 }
 
+/**
+ * A crawl's running totals, split over a few items (`counts#<n>`) so no item is hot: each batch
+ * adds what its counted host ledgers added, plus the hosts that got their first request. Summing
+ * the shards is O(1) in the number of hosts. A batch that dies between its host ledgers and its
+ * shard write leaves the shards short of it (never over: a redelivered batch's ledger says
+ * "counted" and it adds nothing); the scheduler sums the host ledgers, exactly, before it ends a
+ * crawl.
+ */
+export interface CounterShard extends HostCounts {
+  /** Hosts that got their first request. */
+  hosts: number;
+}
+
+/** Shards of a crawl's running totals. */
+export const COUNTER_SHARDS = 8;
+
 /** The host item: politeness state plus the host's ledger. */
 export interface HostRecord extends HostCounts {
   host: string;
@@ -113,6 +131,11 @@ export interface HostRecord extends HostCounts {
   nextAllowedAt: number;
   /** The robots.txt Crawl-delay that applies to us, ms. */
   crawlDelayMs?: number;
+  /**
+   * Soft-404 probe answers of the host's sites (by origin): kept with the crawl, not only in a
+   * container, so a container that forgot the crawl (or a new one) never probes a site again.
+   */
+  probes?: Record<string, ProbeAnswer>;
 }
 
 /**
@@ -156,22 +179,6 @@ export interface UrlSeenCounters {
   hitRate: number;
 }
 
-/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
-export const ERROR_REASONS: ReadonlySet<string> = new Set([
-  'gave-up',
-  'robots-unreachable',
-  'internal-error',
-  'dlq',
-  'dns',
-  'connect',
-  'tls',
-  'protocol',
-  'timeout-connect',
-  'timeout-headers',
-  'timeout-idle',
-  'timeout-total',
-]);
-
 /** All-zero counts. */
 export function emptyHostCounts(): HostCounts {
   return {
@@ -195,34 +202,31 @@ export function emptyHostCounts(): HostCounts {
   };
 }
 
+/** Adds `add` into `into` (numbers and per-key maps). */
+export function addHostCounts(into: HostCounts, add: HostCounts): void {
+  for (const key of Object.keys(add) as (keyof HostCounts)[]) {
+    const value = add[key];
+    if (typeof value === 'number') (into[key] as number) += value;
+    else {
+      const target = into[key] as Record<string, number>;
+      for (const [k, n] of Object.entries(value)) target[k] = (target[k] ?? 0) + n;
+    }
+  }
+}
+
 /** What a finished URL adds to its host's counts. */
-export interface FinishedUrl {
-  status: number | null;
-  bytes: number;
-  reason?: string;
-  duplicateOf?: string;
+export interface FinishedUrl extends FinishedOutcome {
   /** New URLs its page queued or parked, and of those the parked ones. */
   enqueued: number;
   parked?: number;
 }
 
-/** Adds one finished URL to `counts`. */
+/** Adds one finished URL to `counts`: the core's outcome counts, plus the cloud's own. */
 export function countFinished(counts: HostCounts, finished: FinishedUrl): void {
-  counts.finished += 1;
+  countOutcome(counts, finished);
   counts.enqueued += finished.enqueued;
   counts.parked += finished.parked ?? 0;
-  if (finished.status !== null) {
-    counts.fetched += 1;
-    counts.bytes += finished.bytes;
-    const key = String(finished.status);
-    counts.byStatus[key] = (counts.byStatus[key] ?? 0) + 1;
-  }
-  if (finished.reason !== undefined) {
-    counts.byReason[finished.reason] = (counts.byReason[finished.reason] ?? 0) + 1;
-    if (ERROR_REASONS.has(finished.reason)) counts.failed += 1;
-    if (finished.reason === 'dlq') counts.dlq += 1;
-  }
-  if (finished.duplicateOf !== undefined) counts.duplicates += 1;
+  if (finished.reason === 'dlq') counts.dlq += 1;
 }
 
 /** AOPIC totals of a crawl's host ledgers. */
@@ -239,7 +243,7 @@ export interface AopicTotals {
  */
 export function aggregateCounters(
   seeds: number,
-  hosts: Iterable<HostCounts>,
+  hosts: Iterable<HostCounts & { hosts?: number }>,
   admitted = 0,
 ): { counters: CrawlCounters; urlSeen: UrlSeenCounters; aopic: AopicTotals } {
   const aopic: AopicTotals = { parked: 0, lambda: 0, history: 0 };
@@ -272,7 +276,8 @@ export function aggregateCounters(
     counters.duplicates += h.duplicates;
     counters.requests += h.requests;
     counters.dlq += h.dlq;
-    if (h.requests > 0) counters.hosts += 1;
+    // A host item counts itself once it got a request; a counter shard carries its own count.
+    counters.hosts += h.hosts ?? (h.requests > 0 ? 1 : 0);
     for (const [k, n] of Object.entries(h.byStatus)) counters.byStatus[k] = (counters.byStatus[k] ?? 0) + n;
     for (const [k, n] of Object.entries(h.byReason)) counters.byReason[k] = (counters.byReason[k] ?? 0) + n;
     for (const [k, n] of Object.entries(h.linksSkipped))

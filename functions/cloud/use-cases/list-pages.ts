@@ -4,9 +4,10 @@
  * they were archived. The cursor is the object key and the byte offset of the next line, so a page
  * of results costs one ranged GET per index object it touches plus a LIST when it moves on.
  */
-import type { ObjectReader } from './cloud-ports.ts';
-import type { PageItem } from './crawl-records.ts';
-import { indexPrefix } from './warc-object.ts';
+
+import type { PageItem } from '../messages/crawl-records.ts';
+import { indexPrefix } from '../messages/warc-object.ts';
+import type { ObjectReader } from '../ports/cloud-ports.ts';
 
 /** Where the next page of results starts: inside `key` at byte `offset`, or after `key` (offset -1). */
 export interface PageCursor {
@@ -23,6 +24,19 @@ export interface PageListing {
 /** Keys asked for per LIST. */
 const LIST_CHUNK = 100;
 
+/** The archiver's index keys: `index/<crawl>/<stamp>-<hash>.jsonl` (see warc-object.ts). */
+const INDEX_KEY = /^index\/[^/]{1,64}\/[0-9]{17}-[0-9a-z]{1,64}\.jsonl$/;
+
+/** A cursor that names no place in the crawl's index (forged, or from another deployment). */
+export class InvalidCursorError extends Error {
+  readonly code = 'invalid-cursor' as const;
+  readonly retryable = false;
+  constructor(why: string) {
+    super(`cursor: not a cursor this API returned (${why})`);
+    this.name = 'InvalidCursorError';
+  }
+}
+
 /** The opaque cursor text. */
 export function encodePageCursor(cursor: PageCursor): string {
   return Buffer.from(JSON.stringify([cursor.key, cursor.offset]), 'utf8').toString('base64url');
@@ -34,8 +48,9 @@ export function decodePageCursor(text: string, crawlId: string): PageCursor | un
     const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
     if (!Array.isArray(value) || value.length !== 2) return undefined;
     const [key, offset] = value as [unknown, unknown];
-    if (typeof key !== 'string' || !key.startsWith(indexPrefix(crawlId))) return undefined;
-    if (!Number.isInteger(offset) || (offset as number) < -1) return undefined;
+    if (typeof key !== 'string' || !key.startsWith(indexPrefix(crawlId)) || !INDEX_KEY.test(key))
+      return undefined;
+    if (!Number.isSafeInteger(offset) || (offset as number) < -1) return undefined;
     return { key, offset: offset as number };
   } catch {
     return undefined;
@@ -80,7 +95,22 @@ export async function listPages(
   let after: string | undefined;
   if (cursor !== undefined) {
     if (cursor.offset >= 0) {
-      const next = await readObject(cursor.key, cursor.offset);
+      // A cursor this API made points at the start of a line of an object that exists.
+      let bytes: Uint8Array;
+      try {
+        bytes = await reader.read(cursor.key, Math.max(0, cursor.offset - 1));
+      } catch (error) {
+        if ((error as { name?: string }).name === 'NoSuchKey') throw new InvalidCursorError('no such object');
+        throw error;
+      }
+      if (cursor.offset > 0 && bytes[0] !== 0x0a) throw new InvalidCursorError('not at a line');
+      let next: PageCursor | undefined;
+      try {
+        next = await readObject(cursor.key, cursor.offset);
+      } catch (error) {
+        if (error instanceof SyntaxError) throw new InvalidCursorError('not at a record');
+        throw error;
+      }
       if (next !== undefined) return { pages, cursor: next };
     }
     after = cursor.key;

@@ -10,8 +10,8 @@ import {
   MemoryNearDuplicateIndex,
   type NearDuplicateIndex,
   type NearMatch,
-} from '../core/quality/near-duplicate.ts';
-import type { Simhash } from '../core/quality/simhash.ts';
+} from '../../core/quality/near-duplicate.ts';
+import type { Simhash } from '../../core/quality/simhash.ts';
 
 export class RecentNearDuplicates implements NearDuplicateIndex {
   readonly #k: number;

@@ -4,25 +4,32 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { ArchiverDeps } from '../../cloud/archive-captures.ts';
-import type { CrawlStores } from '../../cloud/cloud-ports.ts';
-import type { CompleteCrawlsDeps } from '../../cloud/complete-crawls.ts';
-import { NO_FAULTS } from '../../cloud/fault-hook.ts';
-import { cloudFetchSettings, type FrontierWorkerDeps } from '../../cloud/frontier-batch.ts';
-import { type RedistributeCreditDeps, redistributeCredit } from '../../cloud/redistribute-credit.ts';
-import type { FunctionEnv } from '../../env.ts';
-import type { ApiDeps } from '../../handlers/api-app.ts';
-import type { Clock, Fetcher } from '../../ports.ts';
-import { UndiciFetcher } from '../http/undici-fetcher.ts';
-import type { AwsClients } from './clients.ts';
-import { DynamoContentSeenStore } from './dynamo-content-seen-store.ts';
-import { DynamoCrawlTable } from './dynamo-crawl-table.ts';
-import { DynamoParkedUrls } from './dynamo-parked-urls.ts';
-import { createRobotsWarmCache, DynamoRobotsCache } from './dynamo-robots-cache.ts';
-import { DynamoSeenStore } from './dynamo-seen-store.ts';
-import { S3Objects } from './s3-objects.ts';
-import { SqsCaptureQueue } from './sqs-capture-queue.ts';
-import { SqsDeadLetterQueue, SqsFrontier, SqsMessageControl, SqsQueueDepth } from './sqs-frontier.ts';
+import type { AwsClients } from '../adapters/aws/clients.ts';
+import { DynamoContentSeenStore } from '../adapters/aws/dynamo-content-seen-store.ts';
+import { DynamoCrawlTable } from '../adapters/aws/dynamo-crawl-table.ts';
+import { DynamoParkedUrls } from '../adapters/aws/dynamo-parked-urls.ts';
+import { createRobotsWarmCache, DynamoRobotsCache } from '../adapters/aws/dynamo-robots-cache.ts';
+import { DynamoSeenStore } from '../adapters/aws/dynamo-seen-store.ts';
+import { retentionOf } from '../adapters/aws/retention.ts';
+import { S3Objects } from '../adapters/aws/s3-objects.ts';
+import { SqsCaptureQueue } from '../adapters/aws/sqs-capture-queue.ts';
+import {
+  SqsDeadLetterQueue,
+  SqsFrontier,
+  SqsMessageControl,
+  SqsQueueDepth,
+} from '../adapters/aws/sqs-frontier.ts';
+import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
+import { NO_FAULTS } from '../cloud/fault-hook.ts';
+import { cloudFetchSettings } from '../cloud/fetch-budget.ts';
+import type { CrawlStores } from '../cloud/ports/cloud-ports.ts';
+import type { ArchiverDeps } from '../cloud/use-cases/archive-captures.ts';
+import type { CompleteCrawlsDeps } from '../cloud/use-cases/complete-crawls.ts';
+import { type RedistributeCreditDeps, redistributeCredit } from '../cloud/use-cases/redistribute-credit.ts';
+import type { FrontierWorkerDeps } from '../cloud/worker/batch-model.ts';
+import type { FunctionEnv } from '../env.ts';
+import type { ApiDeps } from '../handlers/api-app.ts';
+import type { Clock, Fetcher } from '../ports.ts';
 
 const systemClock: Clock = { now: () => Date.now() };
 // Not `crawlstack/<version>` from package.json: importing it would inline the whole file into
@@ -47,6 +54,7 @@ export function createAwsWorkerDeps(
     Partial<Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs'>> = {},
 ): FrontierWorkerDeps {
   const clock = options.clock ?? systemClock;
+  const retention = retentionOf(Number(env.retentionDays), clock);
   const robotsWarm = createRobotsWarmCache();
   const stores = new LRUCache<string, CrawlStores>({ max: 32 });
   const fetchers = new Map<string, Fetcher>();
@@ -54,7 +62,7 @@ export function createAwsWorkerDeps(
     clock,
     random: Math.random,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    table: new DynamoCrawlTable(clients.doc, env.crawlTable),
+    table: new DynamoCrawlTable(clients.doc, env.crawlTable, { retention }),
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
     messages: new SqsMessageControl(clients.sqs, env.frontierQueueUrl),
     deadLetters: new SqsDeadLetterQueue(clients.sqs, env.frontierDlqUrl),
@@ -66,9 +74,13 @@ export function createAwsWorkerDeps(
       let crawlStores = stores.get(crawlId);
       if (crawlStores === undefined) {
         crawlStores = {
-          seen: new DynamoSeenStore(clients.doc, env.urlTable, crawlId),
-          contentSeen: new DynamoContentSeenStore(clients.doc, env.urlTable, crawlId),
-          robots: new DynamoRobotsCache(clients.doc, env.crawlTable, crawlId, { warm: robotsWarm, clock }),
+          seen: new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+          contentSeen: new DynamoContentSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+          robots: new DynamoRobotsCache(clients.doc, env.crawlTable, crawlId, {
+            warm: robotsWarm,
+            clock,
+            retention,
+          }),
         };
         stores.set(crawlId, crawlStores);
       }
@@ -78,7 +90,7 @@ export function createAwsWorkerDeps(
     fetcher:
       options.fetcher ??
       ((config) => {
-        const settings = cloudFetchSettings(config);
+        const settings = cloudFetchSettings(config, { forbidPrivate: env.privateAddresses !== 'allowed' });
         const key = JSON.stringify(settings);
         let fetcher = fetchers.get(key);
         if (fetcher === undefined) {
@@ -88,6 +100,7 @@ export function createAwsWorkerDeps(
         return fetcher;
       }),
     fault: options.fault ?? NO_FAULTS,
+    maxReceives: Number(env.frontierMaxReceives),
   };
   if (options.log !== undefined) deps.log = options.log;
   if (options.inlineWaitMs !== undefined) deps.inlineWaitMs = options.inlineWaitMs;
@@ -99,17 +112,20 @@ export function createAwsWorkerDeps(
 export function createAwsApiDeps(
   clients: AwsClients,
   env: FunctionEnv<'api'>,
-  options: WiringOptions & { newId?: () => string } = {},
+  options: WiringOptions & Pick<ApiDeps, 'metric'> & { newId?: () => string } = {},
 ): ApiDeps {
+  const retention = retentionOf(Number(env.retentionDays), options.clock ?? systemClock);
   const deps: ApiDeps = {
-    table: new DynamoCrawlTable(clients.doc, env.crawlTable),
+    table: new DynamoCrawlTable(clients.doc, env.crawlTable, { retention }),
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
-    seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId),
+    seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
     pages: new S3Objects(clients.s3, env.pageBucket),
     clock: options.clock ?? systemClock,
     newId: options.newId ?? randomUUID,
+    forbidPrivate: env.privateAddresses !== 'allowed',
   };
   if (options.log !== undefined) deps.log = options.log;
+  if (options.metric !== undefined) deps.metric = options.metric;
   return deps;
 }
 
@@ -119,7 +135,9 @@ export function createAwsSchedulerDeps(
   env: FunctionEnv<'scheduler'>,
   options: WiringOptions & { frontierTarget?: number } = {},
 ): CompleteCrawlsDeps {
-  const table = new DynamoCrawlTable(clients.doc, env.crawlTable);
+  const table = new DynamoCrawlTable(clients.doc, env.crawlTable, {
+    retention: retentionOf(Number(env.retentionDays), options.clock ?? systemClock),
+  });
   const frontier = new SqsFrontier(clients.sqs, env.frontierQueueUrl);
   const aopicDeps: RedistributeCreditDeps = {
     table,

@@ -13,8 +13,8 @@
  * or "not a duplicate (yet)" and remembers the hash for the gate.
  */
 import type { LRUCache } from 'lru-cache';
-import type { Fingerprint } from '../core/types.ts';
-import type { ContentSeenStore } from '../ports.ts';
+import type { Fingerprint } from '../../core/types.ts';
+import type { ContentSeenStore } from '../../ports.ts';
 
 /** The content-seen state of one step. */
 export class StepContentSeen implements ContentSeenStore {

@@ -1,14 +1,17 @@
 /**
- * A crawl's status and counters (summed from its host ledgers), for the API and the scheduler.
+ * A crawl's status and counters, for the API and the scheduler: O(1) in the number of hosts (the
+ * crawl's counter shards; a finished crawl's frozen counters), or, with `exact`, summed from every
+ * host ledger (the scheduler does that once, before it ends a crawl).
  */
-import type { CrawlTableStore } from './cloud-ports.ts';
+
 import {
   type AopicTotals,
   aggregateCounters,
   type CrawlCounters,
   type CrawlRecord,
   type UrlSeenCounters,
-} from './crawl-records.ts';
+} from '../messages/crawl-records.ts';
+import type { CrawlTableStore } from '../ports/cloud-ports.ts';
 
 /** What GET /crawls/{id} returns. */
 export interface CrawlProgressView {
@@ -23,18 +26,22 @@ export interface CrawlProgressView {
   lost?: number;
 }
 
-/** Reads a crawl and sums its host ledgers; undefined for an unknown crawl. */
+/** Reads a crawl and its counters; undefined for an unknown crawl. */
 export async function crawlProgress(
   table: CrawlTableStore,
   id: string,
+  options: { exact?: boolean } = {},
 ): Promise<{ crawl: CrawlRecord; view: CrawlProgressView; aopic: AopicTotals } | undefined> {
   const crawl = await table.getCrawl(id);
   if (crawl === undefined) return undefined;
-  const { counters, urlSeen, aopic } = aggregateCounters(
-    crawl.seeds,
-    await table.hosts(id),
-    crawl.aopic?.admitted ?? 0,
-  );
+  const parts = options.exact === true ? await table.hosts(id) : await table.counterShards(id);
+  const summed = aggregateCounters(crawl.seeds, parts, crawl.aopic?.admitted ?? 0);
+  const { urlSeen, aopic } = summed;
+  // A finished crawl reports the exact counters frozen at its end.
+  const counters =
+    crawl.counters !== undefined && crawl.status !== 'running' && crawl.finishedAt !== undefined
+      ? crawl.counters
+      : summed.counters;
   const view: CrawlProgressView = {
     id,
     status: crawl.status,

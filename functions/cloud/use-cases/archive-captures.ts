@@ -15,12 +15,16 @@
  * the same container; see docs/cloud.md for what a reader can still see.
  */
 import { LRUCache } from 'lru-cache';
-import { ClockCache } from '../core/clock-cache.ts';
-import { type CaptureMessage, decodeCaptureMessage, type InlineRecords } from './capture-message.ts';
-import type { DeadLetterSink, ObjectStore } from './cloud-ports.ts';
-import type { PageItem } from './crawl-records.ts';
-import { type FaultHook, InjectedCrashError, NO_FAULTS } from './fault-hook.ts';
-import { buildWarcObject, idsHash, indexKey, warcKey } from './warc-object.ts';
+import { ClockCache } from '../../core/clock-cache.ts';
+import { type FaultHook, InjectedCrashError, NO_FAULTS } from '../fault-hook.ts';
+import {
+  type CaptureMessage,
+  decodeCaptureMessage,
+  type InlineRecords,
+} from '../messages/capture-message.ts';
+import type { PageItem } from '../messages/crawl-records.ts';
+import { buildWarcObject, idsHash, indexKey, warcKey } from '../messages/warc-object.ts';
+import type { DeadLetterSink, ObjectStore } from '../ports/cloud-ports.ts';
 
 /** One capture-queue message as the handler hands it over. */
 export interface CaptureRecordIn {

@@ -4,18 +4,20 @@
  * PageStore, ...) are in functions/ports.ts. The AWS adapters implement these; the handlers take
  * them as `deps`.
  */
-import type { CrawlTask, Fingerprint } from '../core/types.ts';
-import type { ContentSeenStore, Frontier, PageStore, RobotsCache, RobotsEntry, SeenStore } from '../ports.ts';
+import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
+import type { CrawlTask, Fingerprint } from '../../core/types.ts';
+import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../ports.ts';
 import type {
   CloudAopicState,
   CompletionWatch,
+  CounterShard,
   CrawlCounters,
   CrawlRecord,
   CrawlStatus,
   HostCounts,
   HostRecord,
   PageItem,
-} from './crawl-records.ts';
+} from '../messages/crawl-records.ts';
 
 /** What a batch of the worker reads before it starts. */
 export interface BatchStateRequest {
@@ -47,6 +49,15 @@ export interface HostUpdate {
   counts: HostCounts;
   /** Sequence numbers of the first and last records handled; absent when none was. */
   ledger?: { firstSeq: string; lastSeq: string };
+  /** Soft-404 probe answers learned in this batch, by origin (see HostRecord.probes). */
+  probes?: Record<string, ProbeAnswer>;
+}
+
+/** What a host item write did. */
+export interface HostUpdateResult {
+  counted: boolean;
+  /** The host had no request counted before this write, and has now. */
+  firstRequest: boolean;
 }
 
 /** One page of a crawl's page records. */
@@ -73,20 +84,37 @@ export interface CrawlTableStore {
   ): Promise<void>;
   /** Crawls in the registry (running, or cancelled and still draining). */
   registeredCrawls(): Promise<string[]>;
+  /**
+   * Every crawl, newest first, `limit` at a time; `after` is the `next` of the previous page.
+   * Resolves undefined for an `after` this store did not hand out.
+   */
+  listCrawls(limit: number, after?: string): Promise<{ crawls: CrawlRecord[]; next?: string } | undefined>;
   /** Stores (or clears, with undefined) the scheduler's watch of a crawl. */
   setWatch(id: string, watch: CompletionWatch | undefined): Promise<void>;
-  /** Publishes the crawl's AOPIC state (the scheduler's step). */
+  /**
+   * Publishes the crawl's AOPIC state (the scheduler's step), all but `admitted`, which only
+   * {@link addAdmitted} changes: two overlapping steps must not overwrite each other's count.
+   */
   setAopic(id: string, aopic: CloudAopicState): Promise<void>;
-  /** Every host item of a crawl. */
+  /** Adds to the crawl's count of admitted parked URLs (an atomic increment). */
+  addAdmitted(id: string, admitted: number): Promise<void>;
+  /** Every host item of a crawl: O(hosts), for the exact sum before a crawl ends. */
   hosts(crawlId: string): Promise<HostRecord[]>;
+  /** The crawl's counter shards (see CounterShard): O(1) running totals. */
+  counterShards(crawlId: string): Promise<CounterShard[]>;
+  /** Adds to one counter shard (`shard` in 0 .. COUNTER_SHARDS - 1). */
+  addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void>;
   /**
    * The ledger position (`doneSeq`, padded) of some hosts of a crawl, read eventually consistent:
    * a stale answer is an older position, which only makes the caller more careful.
    */
   doneSeqs(crawlId: string, hosts: readonly string[]): Promise<Map<string, string>>;
   loadBatchState(request: BatchStateRequest): Promise<BatchState>;
-  /** Resolves whether the counts were added (false: the ledger had counted these records already). */
-  updateHost(crawlId: string, host: string, update: HostUpdate): Promise<boolean>;
+  /**
+   * Resolves whether the counts were added (false: the ledger had counted these records already),
+   * and whether this write gave the host its first request.
+   */
+  updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult>;
   addBudget(crawlId: string, fetched: number): Promise<void>;
   addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void>;
 }
@@ -137,12 +165,6 @@ export interface DeadLetterSink {
 export interface WarmRobotsCache extends RobotsCache {
   isWarm(origin: string): boolean;
   prime(origin: string, entry: RobotsEntry): void;
-}
-
-/** A page store whose captures are written per batch (`flush`). */
-export interface BatchPageStore extends PageStore {
-  /** The bucket the objects go to (recorded in page records). */
-  readonly bucket: string;
 }
 
 /**

@@ -2,10 +2,11 @@
  * The scheduler's use case: run the AOPIC step of each running crawl, and end the crawls that
  * have nothing left.
  */
-import type { Clock } from '../ports.ts';
-import type { CloudFrontier, CrawlTableStore, QueueDepth } from './cloud-ports.ts';
+import { WORKER_TIMEOUT_MS } from '../../lambda-settings.ts';
+import type { Clock } from '../../ports.ts';
+import type { AopicTotals, CompletionWatch, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
+import type { CloudFrontier, CrawlTableStore, QueueDepth } from '../ports/cloud-ports.ts';
 import { crawlProgress } from './crawl-progress.ts';
-import type { AopicTotals, CompletionWatch, CrawlCounters, CrawlRecord } from './crawl-records.ts';
 import type { AopicStep } from './redistribute-credit.ts';
 
 /** AOPIC's periodic step (see redistribute-credit.ts), behind a seam so tests can do without. */
@@ -31,9 +32,6 @@ export interface CompleteCrawlsDeps {
 
 /** Ticks in a row the whole queue must be seen empty before unfinished URLs count as lost. */
 export const IDLE_TICKS_TO_END = 2;
-
-/** The worker's Lambda timeout (lib/functions.ts WORKER_TIMEOUT): no batch runs longer. */
-export const WORKER_TIMEOUT_MS = 60_000;
 
 /** What one tick did, per crawl id. */
 export type TickResult = Record<string, 'running' | 'done' | 'failed' | 'cancelled' | 'missing'>;
@@ -76,6 +74,7 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
   const result: TickResult = {};
   let depth: QueueDepth | undefined;
   for (const id of await deps.table.registeredCrawls()) {
+    // The running totals (counter shards): O(1) in the crawl's hosts.
     const progress = await crawlProgress(deps.table, id);
     if (progress === undefined) {
       result[id] = 'missing';
@@ -91,41 +90,74 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     depth ??= await queueDepth(deps);
     // Parked URLs are settled too, unless the crawl may still fetch some (they get admitted).
     const admitting = step !== undefined && (step.admitted > 0 || step.pending);
-    const settled = !admitting && counters.finished + counters.parked >= counters.discovered;
-    if (!settled && !isEmpty(depth)) {
-      if (crawl.watch !== undefined) await deps.table.setWatch(id, undefined);
-      result[id] = ongoing;
-      continue;
-    }
+    const settled = !admitting && isSettled(counters);
     const now = deps.clock.now();
-    const kind: CompletionWatch['kind'] = settled ? 'settled' : 'idle';
-    const signature = `${counters.finished}/${counters.discovered}/${counters.parked}`;
+    // Settled; or idle (the whole queue empty); or, with other crawls keeping the queue busy,
+    // quiet: nothing of this crawl moved for longer than any of its messages can wait.
+    const kind: CompletionWatch['kind'] = settled ? 'settled' : isEmpty(depth) ? 'idle' : 'quiet';
+    const signature = `${counters.finished}/${counters.discovered}/${counters.parked}/${counters.requests}/${counters.retries}`;
     const previous = crawl.watch;
     const same = previous !== undefined && previous.kind === kind && previous.signature === signature;
     const watch: CompletionWatch = same
       ? { ...previous, ticks: previous.ticks + 1 }
       : { kind, signature, since: now, ticks: 1 };
-    const end = settled
-      ? (watch.ticks >= 2 && isEmpty(depth)) ||
-        now - watch.since >= depth.visibilityTimeoutSeconds * 1000 + WORKER_TIMEOUT_MS
-      : watch.ticks >= IDLE_TICKS_TO_END;
+    const waited = now - watch.since;
+    const end =
+      kind === 'settled'
+        ? (watch.ticks >= 2 && isEmpty(depth)) ||
+          waited >= depth.visibilityTimeoutSeconds * 1000 + WORKER_TIMEOUT_MS
+        : kind === 'idle'
+          ? watch.ticks >= IDLE_TICKS_TO_END
+          : !admitting && waited >= quietLimitMs(crawl, depth);
     if (!end) {
       // Written when it starts and while the tick count matters; `since` alone needs no updates.
       if (!same || watch.ticks <= IDLE_TICKS_TO_END) await deps.table.setWatch(id, watch);
       result[id] = ongoing;
       continue;
     }
-    const lost = Math.max(0, counters.discovered - counters.finished - counters.parked);
-    if (lost > 0)
-      deps.log?.(`crawl ${id}: queue empty but ${lost} URLs unfinished; ending it with them as lost`);
-    const status = counters.fetched === 0 ? 'failed' : 'done';
+    // The running totals can be short of a batch that died between its ledgers and its shard
+    // write: the end is decided on the exact sum of the host ledgers (once per crawl).
+    const exact = (await crawlProgress(deps.table, id, { exact: true }))?.view.counters ?? counters;
+    if (kind === 'settled' && !isSettled(exact)) {
+      deps.log?.(`crawl ${id}: running totals settled, the ledgers not yet; going on`);
+      await deps.table.setWatch(id, undefined);
+      result[id] = ongoing;
+      continue;
+    }
+    const lost = Math.max(0, exact.discovered - exact.finished - exact.parked);
+    if (lost > 0) {
+      deps.log?.(`crawl ${id}: ${kind} with ${lost} URLs unfinished; ending it with them as lost`);
+    }
+    const status = exact.fetched === 0 ? 'failed' : 'done';
     await deps.table.finishCrawl(id, {
       status,
       finishedAt: new Date(now).toISOString(),
-      counters,
+      counters: exact,
       lost,
     });
     result[id] = crawl.status === 'cancelled' ? 'cancelled' : status;
   }
   return result;
+}
+
+function isSettled(counters: CrawlCounters): boolean {
+  return counters.finished + counters.parked >= counters.discovered;
+}
+
+/**
+ * How long a crawl's counters may stand still while it still has work queued: the longest a
+ * message of it can wait (Retry-After, Crawl-delay, its gaps, a robots.txt retry), plus a batch
+ * hidden by a crash (visibility timeout + worker timeout). Quieter than that, with the queue busy
+ * with other crawls' work, the crawl has nothing left in it: a crawl ends on its own work.
+ */
+export function quietLimitMs(crawl: CrawlRecord, depth: QueueDepth): number {
+  const c = crawl.config;
+  const longestWait = Math.max(
+    c.maxRetryAfterMs,
+    c.maxCrawlDelayMs,
+    c.maxDelayMs,
+    c.delayMs,
+    c.robotsErrorTtlMs,
+  );
+  return longestWait + depth.visibilityTimeoutSeconds * 1000 + WORKER_TIMEOUT_MS;
 }

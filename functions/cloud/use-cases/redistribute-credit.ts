@@ -17,13 +17,14 @@
  * sends them again next time, and the FIFO deduplication id drops the copy within five minutes),
  * and `admitted` only counts URLs this tick unparked.
  */
-import type { CrawlTask } from '../core/types.ts';
-import type { Frontier } from '../ports.ts';
-import type { CrawlTableStore, ParkedUrls } from './cloud-ports.ts';
-import type { AopicTotals, CloudAopicState, CrawlCounters, CrawlRecord } from './crawl-records.ts';
+import { AopicLedger, cashOf } from '../../core/aopic.ts';
+import type { CrawlTask } from '../../core/types.ts';
+import type { Frontier } from '../../ports.ts';
+import type { AopicTotals, CloudAopicState, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
+import type { CrawlTableStore, ParkedUrls } from '../ports/cloud-ports.ts';
 
 export interface RedistributeCreditDeps {
-  table: Pick<CrawlTableStore, 'setAopic'>;
+  table: Pick<CrawlTableStore, 'setAopic' | 'addAdmitted'>;
   parked: ParkedUrls;
   frontier: Frontier;
   /** Queued URLs a crawl should have before parked ones wait (default {@link FRONTIER_TARGET}). */
@@ -58,9 +59,16 @@ export async function redistributeCredit(
 ): Promise<AopicStep> {
   const previous = { ...EMPTY_AOPIC, ...crawl.aopic };
   const state: CloudAopicState = { ...previous, history: totals.history, fetched: counters.fetched };
-  const fresh = totals.lambda - previous.lambdaSpent;
-  if (fresh > 0 && counters.discovered > 0) {
-    state.bonus += fresh / counters.discovered;
+  // The lambda page holds what the ledgers collected since the last step; spread over every
+  // known URL, it raises the common bonus (the core's ledger does the arithmetic).
+  const ledger = new AopicLedger({
+    lambda: totals.lambda - previous.lambdaSpent,
+    bonus: previous.bonus,
+    known: counters.discovered,
+    history: totals.history,
+  });
+  if (ledger.redistribute() > 0) {
+    state.bonus = ledger.state.bonus;
     state.lambdaSpent = totals.lambda;
   }
   const budget =
@@ -79,7 +87,7 @@ export async function redistributeCredit(
   let pending = false;
   if (counters.parked > 0 && room > 0) {
     const candidates = await deps.parked.richest(crawl.id, room);
-    const richest = candidates.filter(({ key }) => dry || key + state.bonus >= floor);
+    const richest = candidates.filter(({ key }) => dry || cashOf(key, state.bonus) >= floor);
     if (richest.length > 0) {
       // Messages carry the key (cash less the bonus): the worker adds the bonus when it fetches.
       const tasks: CrawlTask[] = richest.map(({ task, key }) => ({ ...task, cash: key }));
@@ -88,6 +96,9 @@ export async function redistributeCredit(
         crawl.id,
         tasks.map((t) => t.fp),
       );
+      // An increment, not part of the state written below: a step overlapping this one (its
+      // unpark found these URLs gone and counts 0) must not overwrite the count.
+      if (admitted > 0) await deps.table.addAdmitted(crawl.id, admitted);
       state.admitted += admitted;
       deps.log?.(`crawl ${crawl.id}: admitted ${admitted} parked URLs`);
     }

@@ -2,11 +2,11 @@
  * Starting a crawl in the cloud: validate the config (the one schema the CLI uses too), write the
  * crawl item and its registry entry, claim the seeds, queue them.
  */
-import { parseCrawlConfig } from '../core/config.ts';
-import { SEED_OWNER, seedTasks } from '../core/crawl-page.ts';
-import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
-import type { Clock, Frontier, SeenStore } from '../ports.ts';
-import type { CrawlTableStore } from './cloud-ports.ts';
+import { parseCrawlConfig } from '../../core/config.ts';
+import { SEED_OWNER, seedTasks } from '../../core/crawl-page.ts';
+import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
+import type { Clock, Frontier, SeenStore } from '../../ports.ts';
+import type { CrawlTableStore } from '../ports/cloud-ports.ts';
 
 /** What starting a crawl needs. */
 export interface StartCrawlDeps {
@@ -16,6 +16,8 @@ export interface StartCrawlDeps {
   seen: (crawlId: string) => SeenStore;
   clock: Clock;
   newId: () => string;
+  /** The deployment forbids `allowPrivate` (a stack setting). Default false. */
+  forbidPrivate?: boolean;
 }
 
 /** Started, or the list of problems with the request. */
@@ -33,6 +35,14 @@ export async function startCrawl(deps: StartCrawlDeps, input: unknown): Promise<
   const parsed = parseCrawlConfig(input);
   if (!parsed.ok) return { kind: 'invalid', problems: parsed.problems };
   const { config } = parsed;
+  if (config.allowPrivate && deps.forbidPrivate === true) {
+    return {
+      kind: 'invalid',
+      problems: [
+        'allowPrivate: this deployment forbids crawling private addresses (stack setting crawlstack:allowPrivateAddresses)',
+      ],
+    };
+  }
   const id = deps.newId();
   const { tasks, problems } = seedTasks(id, config.seeds, new UrlCanonicalizer(config));
   if (problems.length > 0) return { kind: 'invalid', problems: problems.map((p) => `seeds: ${p}`) };

@@ -8,7 +8,7 @@
  * dropped as duplicates for five minutes.
  */
 import { createHash } from 'node:crypto';
-import type { CrawlTask } from '../core/types.ts';
+import type { CrawlTask } from '../../core/types.ts';
 
 /** SQS limit on MessageGroupId and MessageDeduplicationId. */
 const MAX_ID_LENGTH = 128;
@@ -21,9 +21,19 @@ export function messageGroupId(task: Pick<CrawlTask, 'crawlId' | 'host'>): strin
   return `${task.crawlId}#${createHash('sha256').update(task.host).digest('hex').slice(0, 64)}`;
 }
 
-/** `<crawlId>#<fp>` for a first send, `<crawlId>#<fp>#a<attempt>` for a retry's re-send. */
-export function deduplicationId(task: Pick<CrawlTask, 'crawlId' | 'fp' | 'attempt'>): string {
-  return task.attempt > 0 ? `${task.crawlId}#${task.fp}#a${task.attempt}` : `${task.crawlId}#${task.fp}`;
+/**
+ * `<crawlId>#<fp>` for a first send, `<crawlId>#<fp>#a<attempt>` for a retry's re-send, and
+ * `#r<id>` appended for a task the worker re-sent in place of a message that waited too long.
+ */
+export function deduplicationId(task: Pick<CrawlTask, 'crawlId' | 'fp' | 'attempt' | 'resentFrom'>): string {
+  const base =
+    task.attempt > 0 ? `${task.crawlId}#${task.fp}#a${task.attempt}` : `${task.crawlId}#${task.fp}`;
+  return task.resentFrom === undefined ? base : `${base}#r${task.resentFrom}`;
+}
+
+/** A short, stable name of a message, for {@link CrawlTask.resentFrom}. */
+export function resendId(messageId: string): string {
+  return createHash('sha256').update(messageId).digest('hex').slice(0, 16);
 }
 
 /** A message body parsed as a JSON object, or why it is not one. */
@@ -90,5 +100,6 @@ export function decodeTask(body: string): DecodedTask {
   if (typeof t.parent === 'string') task.parent = t.parent;
   if (typeof t.parentSimhash === 'string') task.parentSimhash = t.parentSimhash;
   if (t.generated === true) task.generated = true;
+  if (typeof t.resentFrom === 'string' && FINGERPRINT.test(t.resentFrom)) task.resentFrom = t.resentFrom;
   return { ok: true, task };
 }

@@ -5,9 +5,9 @@
  * the same key (a redelivered batch overwrites instead of duplicating).
  */
 import { createHash } from 'node:crypto';
-import { DEFAULT_WARC_GZIP_LEVEL, gzipMember } from '../core/warc/gzip-member.ts';
-import { warcDate } from '../core/warc/warc-date.ts';
-import { warcinfoRecord } from '../core/warc/warcinfo-record.ts';
+import { DEFAULT_WARC_GZIP_LEVEL, gzipMember } from '../../core/warc/gzip-member.ts';
+import { warcDate } from '../../core/warc/warc-date.ts';
+import { warcinfoRecord } from '../../core/warc/warcinfo-record.ts';
 import type { InlineRecords } from './capture-message.ts';
 
 /** `yyyymmddhhmmssSSS` of epoch ms: sorts as time does. */

@@ -1,0 +1,120 @@
+/**
+ * AOPIC in the cloud worker (SQS has no priorities, so the worker decides whether a URL is queued
+ * now, not where): the cash a task holds when fetched, which of a page's new links are queued and
+ * which are parked, where the page's cash goes, and the credits to parked URLs. The arithmetic is
+ * the core's (functions/core/aopic.ts); this file applies it to the batch's buffers.
+ */
+import { admitsNow, type CashFlow, cashOf, keyOf, ordinaryShare } from '../../core/aopic.ts';
+import type { CrawlConfig } from '../../core/config.ts';
+import { judgeError } from '../../core/error-policy.ts';
+import type { CrawlTask, Fingerprint, PageRecord } from '../../core/types.ts';
+import type { CrawlRecord, HostCounts } from '../messages/crawl-records.ts';
+import type { ParkedUrls } from '../ports/cloud-ports.ts';
+import type { CrawlContext } from './container-state.ts';
+
+/** The crawl's AOPIC bonus as its item was read (0 before the scheduler's first step). */
+export function bonusOf(crawl: CrawlRecord | undefined): number {
+  return crawl?.aopic?.bonus ?? 0;
+}
+
+/** The cash a task holds now: its key plus the lambda page's redistributions since it was sent. */
+export function cashNow(task: CrawlTask, crawl: CrawlRecord): number {
+  return cashOf(task.cash, bonusOf(crawl));
+}
+
+/** A message carries a task's key: its cash less the crawl's bonus when it is sent. */
+export function messageTask(task: CrawlTask, crawl: CrawlRecord | undefined): CrawlTask {
+  return { ...task, cash: keyOf(task.cash, bonusOf(crawl)) };
+}
+
+/** A new URL to park: its task, the claim owner, and its key. */
+export interface ParkEntry {
+  task: CrawlTask;
+  owner: string;
+  key: number;
+}
+
+/**
+ * Sorts a page's new links into those queued now and those parked: a link is queued when it
+ * received at least `aopicAdmitShare` of what an ordinary link of its page received (see
+ * `admitsNow`). What this parks are the links a page makes to its own path pattern (a tenth of a
+ * share): the next month of a calendar, the next page of a list, the next facet. Breadth-first
+ * crawls, `aopicAdmitShare: 0`, and steps without a cash flow queue everything.
+ */
+export function admitLinks(
+  links: readonly CrawlTask[],
+  flow: CashFlow | undefined,
+  config: CrawlConfig,
+  bonus: number,
+  owner: string,
+): { queue: CrawlTask[]; parks: ParkEntry[] } {
+  if (links.length === 0) return { queue: [], parks: [] };
+  if (config.order !== 'aopic' || config.aopicAdmitShare <= 0 || flow === undefined) {
+    return { queue: [...links], parks: [] };
+  }
+  const ordinary = ordinaryShare(flow, links.length, config.aopicTax);
+  const queue: CrawlTask[] = [];
+  const parks: ParkEntry[] = [];
+  for (const task of links) {
+    if (admitsNow(task.cash, ordinary, config.aopicAdmitShare)) queue.push(task);
+    else parks.push({ task, owner, key: keyOf(task.cash, bonus) });
+  }
+  return { queue, parks };
+}
+
+/**
+ * Where a finished page's cash went: the tax, and credits to URLs that cannot use them (queued
+ * or fetched: SQS cannot reorder a message), to the host's lambda total; credits to parked URLs
+ * to the crawl's pending credits, for the next flush. A fetched page's cash becomes history.
+ */
+export function routeCash(
+  counts: HostCounts,
+  ctx: CrawlContext,
+  record: PageRecord,
+  flow: CashFlow | undefined,
+  isParked: (fp: Fingerprint) => boolean,
+  now: number,
+): void {
+  if (flow === undefined) return;
+  counts.lambda += flow.toLambda;
+  if (record.status !== null) counts.history += flow.cash;
+  for (const { fp, amount } of flow.credits) {
+    if (!(ctx.parked.has(fp) || isParked(fp))) {
+      counts.lambda += amount;
+      continue;
+    }
+    if (ctx.credits.size === 0) ctx.creditsSince = now;
+    ctx.credits.set(fp, (ctx.credits.get(fp) ?? 0) + amount);
+  }
+}
+
+/**
+ * Credits for parked URLs are written at most this often (or sooner when this many wait): a
+ * parked URL linked from many pages gets one write per flush, not one per link.
+ */
+export const CREDIT_FLUSH_MS = 10_000;
+export const CREDIT_FLUSH_SIZE = 1_000;
+
+/**
+ * Writes the credits a crawl's parked URLs collected, when due (or always with `force`).
+ * Resolves how many were written. A failed flush is logged, not thrown: credits refine the order
+ * of parked URLs, and a lost flush costs accuracy, never a URL.
+ */
+export async function flushCredits(
+  parked: ParkedUrls,
+  crawlId: string,
+  ctx: CrawlContext,
+  options: { now: number; flushMs: number; force: boolean; log: (line: string) => void },
+): Promise<number> {
+  const size = ctx.credits.size;
+  const due = size >= CREDIT_FLUSH_SIZE || options.now - ctx.creditsSince >= options.flushMs;
+  if (size === 0 || !(due || options.force)) return 0;
+  const credits = ctx.credits;
+  ctx.credits = new Map();
+  try {
+    for (const fp of await parked.credit(crawlId, credits)) ctx.parked.delete(fp);
+  } catch (error) {
+    options.log(`credits for ${size} parked URLs of ${crawlId} not written: ${judgeError(error).message}`);
+  }
+  return size;
+}

@@ -1,0 +1,170 @@
+/**
+ * The batch commit: the effects the records buffered, written in the one order that makes a crash
+ * at any point safe to redeliver (every write is idempotent, and nothing is acknowledged before
+ * what it depends on is durable):
+ *
+ *   1. SendMessageBatch of every new link (a URL claimed by a page reaches the frontier, or
+ *      2. the parked set, before the page is acknowledged)
+ *   3. SendMessageBatch of the captures (page records + WARC records) to the archiver; a capture
+ *      too big for a message is stored as its own WARC object first
+ *   4. per host: politeness state + the ledger (counts exactly once per handled record)
+ *   5. the batch's own claims enter the warm cache (their pages are finished now); credits to
+ *      parked URLs when due; the maxPages budget; hosts a seed redirected to
+ */
+import { judgeError } from '../../core/error-policy.ts';
+import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
+import {
+  CAPTURE_MESSAGE_LIMIT,
+  type CaptureMessage,
+  encodeCaptureMessage,
+} from '../messages/capture-message.ts';
+import {
+  addHostCounts,
+  COUNTER_SHARDS,
+  type CounterShard,
+  emptyHostCounts,
+  sequenceKey,
+} from '../messages/crawl-records.ts';
+import { buildWarcObject, idsHash, warcKey } from '../messages/warc-object.ts';
+import { stateKey } from '../ports/cloud-ports.ts';
+import { CREDIT_FLUSH_MS, flushCredits } from './aopic-admission.ts';
+import type { BatchPlan, BatchStats, FrontierWorkerDeps, GroupBatch, MessageVerdict } from './batch-model.ts';
+import type { WorkerContainer } from './container-state.ts';
+
+/** What the commit needs besides the plan. */
+export interface CommitEnv {
+  deps: FrontierWorkerDeps;
+  container: WorkerContainer;
+  fault: FaultHook;
+  log: (line: string) => void;
+  software: string;
+  stats: BatchStats;
+}
+
+/**
+ * Writes the batch. When a write fails, every record of a known crawl is failed (visible again in
+ * 2 s) and the whole batch is redone: nothing is lost, every write above is idempotent. Only an
+ * injected crash escapes.
+ */
+export async function commitBatch(
+  env: CommitEnv,
+  plan: BatchPlan,
+  verdicts: Map<string, MessageVerdict>,
+): Promise<void> {
+  try {
+    await writeBatch(env, plan);
+  } catch (error) {
+    if (error instanceof InjectedCrashError) throw error;
+    env.log(`batch writes failed, the batch will be redelivered: ${judgeError(error).message}`);
+    for (const { message } of plan.entries) {
+      verdicts.set(message.messageId, { kind: 'retry', seconds: 2, why: 'batch-write-failed' });
+    }
+  }
+}
+
+async function writeBatch(env: CommitEnv, plan: BatchPlan): Promise<void> {
+  const { deps, stats } = env;
+  if (plan.sends.length > 0) await deps.frontier.enqueue(plan.sends);
+  for (const batch of plan.crawls.values()) {
+    if (batch.parks.length === 0) continue;
+    await deps.parked.park(batch.crawl.id, batch.parks);
+    for (const { task } of batch.parks) batch.ctx.parked.set(task.fp, true);
+    stats.parked += batch.parks.length;
+  }
+  const bodies: string[] = [];
+  for (const batch of plan.crawls.values()) {
+    for (const capture of batch.captures) bodies.push(await captureBody(env, capture));
+  }
+  if (bodies.length > 0) await deps.captures.send(bodies);
+  stats.captures += bodies.length;
+  env.fault('after-captures');
+  const writeTime = deps.clock.now();
+  const counted = await Promise.all(
+    [...plan.groups.values()]
+      .filter(({ group }) => group.touched)
+      .map(({ group }) => writeHost(env, group, writeTime)),
+  );
+  // The crawls' running totals: what the ledgers counted now (a redelivered batch adds nothing).
+  const totals = new Map<string, CounterShard>();
+  for (const { group, firstRequest } of counted) {
+    if (group === undefined) continue;
+    const total = totals.get(group.crawlId) ?? { ...emptyHostCounts(), hosts: 0 };
+    addHostCounts(total, group.counts);
+    if (firstRequest) total.hosts += 1;
+    totals.set(group.crawlId, total);
+  }
+  const shard = shardOf(plan.entries[0]?.message.messageId ?? '');
+  await Promise.all([...totals].map(([crawlId, total]) => deps.table.addToShard(crawlId, shard, total)));
+  // The claiming pages are finished (their ledgers say so): their claims may enter the cache.
+  for (const b of plan.crawls.values()) for (const fp of b.claimed) b.ctx.cache.add(fp);
+  for (const b of plan.crawls.values()) env.container.reweigh(b.crawl.id);
+  for (const b of plan.crawls.values()) {
+    stats.credits += await flushCredits(deps.parked, b.crawl.id, b.ctx, {
+      now: deps.clock.now(),
+      flushMs: deps.creditFlushMs ?? CREDIT_FLUSH_MS,
+      force: false,
+      log: env.log,
+    });
+  }
+  await Promise.all(
+    [...plan.crawls.values()].map(async (b) => {
+      if (b.ctx.config.maxPages !== undefined) await deps.table.addBudget(b.crawl.id, b.fetched);
+      await deps.table.addAllowedHosts(b.crawl.id, [...b.redirectedHosts]);
+    }),
+  );
+}
+
+/** One host item write: politeness state and the ledger with this batch's counts. */
+async function writeHost(
+  env: CommitEnv,
+  group: GroupBatch,
+  writeTime: number,
+): Promise<{ group?: GroupBatch; firstRequest: boolean }> {
+  const { counted, firstRequest } = await env.deps.table.updateHost(group.crawlId, group.host, {
+    nextAllowedAt: group.nextAllowedAt,
+    ...(group.crawlDelayMs === undefined ? {} : { crawlDelayMs: group.crawlDelayMs }),
+    counts: group.counts,
+    ...(group.firstSeq === undefined || group.lastSeq === undefined
+      ? {}
+      : { ledger: { firstSeq: group.firstSeq, lastSeq: group.lastSeq } }),
+    ...(Object.keys(group.probes).length === 0 ? {} : { probes: group.probes }),
+  });
+  const key = stateKey(group.crawlId, group.host);
+  env.container.rememberHost(key, group.nextAllowedAt);
+  if (group.lastSeq !== undefined) env.container.rememberLedger(key, sequenceKey(group.lastSeq), writeTime);
+  if (!counted) env.log(`host ${group.host} of ${group.crawlId}: records already counted (redelivered)`);
+  return counted ? { group, firstRequest } : { firstRequest: false };
+}
+
+/** A batch's counter shard: spread by its first message id, so no shard item is hot. */
+function shardOf(messageId: string): number {
+  let h = 0;
+  for (let i = 0; i < messageId.length; i++) h = (h * 31 + messageId.charCodeAt(i)) >>> 0;
+  return h % COUNTER_SHARDS;
+}
+
+/** The message body of a capture; one too big for SQS is stored first and pointed at. */
+async function captureBody(env: CommitEnv, capture: CaptureMessage): Promise<string> {
+  const { deps } = env;
+  const body = encodeCaptureMessage(capture);
+  if (body.length <= CAPTURE_MESSAGE_LIMIT || capture.records === undefined) return body;
+  const now = deps.clock.now();
+  const hash = idsHash([capture.page.messageId, capture.page.fp]);
+  const key = warcKey(capture.crawlId, now, hash);
+  const object = buildWarcObject({
+    key,
+    hash,
+    date: now,
+    software: env.software,
+    fields: { 'crawl-id': capture.crawlId },
+    parts: [capture.records],
+  });
+  await deps.objects.put(key, object.body, 'application/warc');
+  env.stats.storedCaptures += 1;
+  const where = object.responses[0]!;
+  return encodeCaptureMessage({
+    crawlId: capture.crawlId,
+    page: capture.page,
+    stored: { bucket: deps.objects.bucket, key, offset: where.offset, length: where.length },
+  });
+}

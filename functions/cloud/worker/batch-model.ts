@@ -1,0 +1,182 @@
+/**
+ * The frontier worker's data model: the messages it gets, the verdict it returns for each, what a
+ * batch holds per crawl and per FIFO group while it runs, and what it depends on. The phases
+ * (intake, the per-record step, the commit) pass these between them explicitly.
+ */
+import type { CrawlConfig } from '../../core/config.ts';
+import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
+import type { CrawlTask } from '../../core/types.ts';
+import type { Clock, Fetcher, Frontier } from '../../ports.ts';
+import type { FaultHook } from '../fault-hook.ts';
+import type { CaptureMessage } from '../messages/capture-message.ts';
+import type { CrawlRecord, HostCounts } from '../messages/crawl-records.ts';
+import type {
+  CaptureSink,
+  CrawlStores,
+  CrawlTableStore,
+  DeadLetterSink,
+  MessageVisibility,
+  ObjectStore,
+  ParkedUrls,
+} from '../ports/cloud-ports.ts';
+import type { CaptureBuffer } from './capture-buffer.ts';
+import type { CrawlContext } from './container-state.ts';
+
+/** One frontier message, as the handler hands it over. */
+export interface FrontierMessage {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  /** FIFO MessageGroupId. */
+  groupId?: string;
+  /** FIFO SequenceNumber (increasing within a group). */
+  sequenceNumber?: string;
+  /** ApproximateReceiveCount. */
+  receiveCount: number;
+}
+
+/** What happens to a message: deleted, or left on the queue, invisible for `seconds`. */
+export type MessageVerdict = { kind: 'ack' } | { kind: 'retry'; seconds: number; why: string };
+
+/** The batch's outcome: a verdict per message id, and what the batch did. */
+export interface BatchOutcome {
+  verdicts: Map<string, MessageVerdict>;
+  stats: BatchStats;
+}
+
+/** Counts for logs and tests. */
+export interface BatchStats {
+  records: number;
+  crawled: number;
+  deferred: number;
+  /** Re-sent as new messages instead of deferred (few receives were left). */
+  resent: number;
+  /** Deferred from this container's memory of the host, without reading its item. */
+  deferredWarm: number;
+  duplicates: number;
+  deadLettered: number;
+  errors: number;
+  /** Capture messages sent to the archiver. */
+  captures: number;
+  /** Captures too big for a message, stored by the worker as their own WARC object. */
+  storedCaptures: number;
+  /** Content hashes registered in the store (pages with new links). */
+  contentClaims: number;
+  /** New URLs parked by AOPIC instead of queued, and credit writes to parked URLs. */
+  parked: number;
+  credits: number;
+}
+
+/** All-zero stats of a batch of `records` messages. */
+export function emptyBatchStats(records: number): BatchStats {
+  return {
+    records,
+    crawled: 0,
+    deferred: 0,
+    resent: 0,
+    deferredWarm: 0,
+    duplicates: 0,
+    deadLettered: 0,
+    errors: 0,
+    captures: 0,
+    storedCaptures: 0,
+    contentClaims: 0,
+    parked: 0,
+    credits: 0,
+  };
+}
+
+/** Everything the worker touches; the wiring (functions/wiring/) passes the AWS adapters. */
+export interface FrontierWorkerDeps {
+  clock: Clock;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  table: CrawlTableStore;
+  frontier: Frontier;
+  messages: MessageVisibility;
+  deadLetters: DeadLetterSink;
+  /** The URL-table and robots stores of one crawl. */
+  stores: (crawlId: string) => CrawlStores;
+  /** The capture queue (to the archiver). */
+  captures: CaptureSink;
+  /** The page bucket, for captures too big for a message. */
+  objects: ObjectStore;
+  /** URLs parked by AOPIC (cash too low to queue yet). */
+  parked: ParkedUrls;
+  /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */
+  fetcher: (config: CrawlConfig) => Fetcher;
+  /** UUIDs of WARC records (default: crypto.randomUUID). */
+  newId?: () => string;
+  /** warcinfo `software` of objects the worker writes itself. */
+  software?: string;
+  /** Test seam (see fault-hook.ts); production passes nothing. */
+  fault?: FaultHook;
+  log?: (line: string) => void;
+  /** Waits up to this long are waited inside the invocation; longer ones defer the message. Default 300. */
+  inlineWaitMs?: number;
+  /** Credits to parked URLs are written at most this often, ms. Default 10 s. */
+  creditFlushMs?: number;
+  /** Processing errors of one message in this container before it goes to the DLQ. Default 3. */
+  errorAttempts?: number;
+  /**
+   * The frontier redrive's maxReceiveCount (default 10). The worker finishes every message before
+   * SQS would move it to the DLQ unrecorded: one that only waited (politeness) is re-sent as a new
+   * message when few receives are left, one that kept failing is recorded as `dlq` on its last.
+   */
+  maxReceives?: number;
+}
+
+/** A decoded message: the message and the task its body holds. */
+export interface Entry {
+  message: FrontierMessage;
+  task: CrawlTask;
+}
+
+/** One crawl's share of a batch. */
+export interface CrawlBatch {
+  crawl: CrawlRecord;
+  ctx: CrawlContext;
+  buffer: CaptureBuffer;
+  captures: CaptureMessage[];
+  /** Fingerprints finished in this batch (a duplicate message later in the batch is acked). */
+  finished: Set<string>;
+  /** Pages fetched in this batch (for the maxPages budget). */
+  fetched: number;
+  /** Pages the crawl had fetched before this batch, as its budget item said. */
+  budget: number;
+  redirectedHosts: Set<string>;
+  /** URLs the batch's finished pages claimed and queued: cached once their ledgers are durable. */
+  claimed: string[];
+  /** New URLs to park instead of queue (written before the ledgers, like the sends). */
+  parks: { task: CrawlTask; owner: string; key: number }[];
+}
+
+/** One FIFO group's share of a batch: its host's state, kept in memory and written once. */
+export interface GroupBatch {
+  crawlId: string;
+  host: string;
+  /** The host's ledger position as read (padded), '' when none. */
+  doneSeq: string;
+  nextAllowedAt: number;
+  crawlDelayMs: number | undefined;
+  /** Pages of the host fetched so far (its ledger's `fetched` plus this batch's). */
+  fetched: number;
+  /** What this batch adds to the host's ledger. */
+  counts: HostCounts;
+  firstSeq: string | undefined;
+  lastSeq: string | undefined;
+  /** The host item must be written (politeness state changed or records were handled). */
+  touched: boolean;
+  /** Soft-404 probe answers this batch learned (persisted with the host item). */
+  probes: Record<string, ProbeAnswer>;
+}
+
+/** A batch after intake and its state read: its crawls, its groups, and its buffered link sends. */
+export interface BatchPlan {
+  crawls: Map<string, CrawlBatch>;
+  groups: Map<string, { group: GroupBatch; entries: Entry[] }>;
+  /** New links of the batch, sent before anything is acknowledged (keys, see aopic-admission.ts). */
+  sends: CrawlTask[];
+  /** Entries of crawls that exist (the others were dead-lettered). */
+  entries: Entry[];
+}

@@ -1,0 +1,130 @@
+/**
+ * The frontier worker's use case: one batch of frontier messages, in explicit phases.
+ *
+ *   intake   decode (what is not a task: DLQ); defer from the container's memory the records
+ *            whose host must still wait (no read); one state read for the rest (crawls, budgets,
+ *            host ledgers, robots); the batch laid out per crawl and per FIFO group
+ *   step     groups concurrently (different hosts fetch in parallel), each group's records in
+ *            order (record-step.ts), the FIFO rule in fifo-groups.ts
+ *   commit   the buffered effects, in the order that makes a crash anywhere safe (batch-commit.ts)
+ *
+ * The container state (container-state.ts) is what a warm container remembers between batches.
+ */
+import { randomUUID } from 'node:crypto';
+import { NO_FAULTS } from '../fault-hook.ts';
+import { messageTask } from './aopic-admission.ts';
+import { commitBatch } from './batch-commit.ts';
+import {
+  deadLetterOf,
+  decodeBatch,
+  deferWarm,
+  nearLastReceive,
+  planBatch,
+  stateRequest,
+  unknownCrawlEntries,
+} from './batch-intake.ts';
+import {
+  type BatchOutcome,
+  emptyBatchStats,
+  type FrontierMessage,
+  type FrontierWorkerDeps,
+  type MessageVerdict,
+} from './batch-model.ts';
+import { WorkerContainer } from './container-state.ts';
+import { runGroupInOrder } from './fifo-groups.ts';
+import { defer, type StepEnv, stepRecord } from './record-step.ts';
+
+/**
+ * At 256 MB, a second of waiting costs about $3.3 per million pages; a deferral (one more receive,
+ * a visibility change and an invocation, shared by the batch) about $1.2 for a batch of one. Waits
+ * up to about 350 ms are cheaper inline; 300 leaves room for the fetch that follows.
+ */
+const DEFAULT_INLINE_WAIT_MS = 300;
+/** The stack's default redrive maxReceiveCount. */
+const DEFAULT_MAX_RECEIVES = 10;
+
+/** Processes one batch; `remainingMs` is the invocation's time left. */
+export type FrontierBatchProcessor = (
+  messages: readonly FrontierMessage[],
+  remainingMs?: () => number,
+) => Promise<BatchOutcome>;
+
+/**
+ * Builds the batch processor; call once per container (the returned function keeps the container
+ * state: URL-seen caches per crawl, parsed settings, what it knows of hosts, error counts).
+ */
+export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): FrontierBatchProcessor {
+  const fault = deps.fault ?? NO_FAULTS;
+  const log = deps.log ?? (() => {});
+  const newId = deps.newId ?? randomUUID;
+  const software = deps.software ?? 'crawlstack';
+  const inlineWaitMs = deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS;
+  const maxReceives = deps.maxReceives ?? DEFAULT_MAX_RECEIVES;
+  const container = new WorkerContainer({ clock: deps.clock, random: deps.random });
+
+  return async function processBatch(messages, remainingMs = () => Number.POSITIVE_INFINITY) {
+    const verdicts = new Map<string, MessageVerdict>();
+    const stats = emptyBatchStats(messages.length);
+
+    // Intake.
+    const decoded = await decodeBatch(messages, deps.deadLetters, verdicts, stats);
+    const now = deps.clock.now();
+    const entries = deferWarm(decoded, container, { now, inlineWaitMs, maxReceives }, verdicts, stats);
+    if (entries.length === 0) return { verdicts, stats };
+    const state = await deps.table.loadBatchState(
+      stateRequest(entries, container, (crawlId, origin) => deps.stores(crawlId).robots.isWarm(origin)),
+    );
+    const plan = planBatch(entries, state, container, { now, newId });
+    for (const [key, entry] of state.robots) {
+      const space = key.indexOf(' ');
+      deps.stores(key.slice(0, space)).robots.prime(key.slice(space + 1), entry);
+    }
+    // Tasks of crawls that do not exist: nothing can ever process them.
+    for (const entry of unknownCrawlEntries(entries, plan)) {
+      await deps.deadLetters.send(
+        deadLetterOf(entry.message, 'unknown-crawl', `no crawl ${entry.task.crawlId}`),
+      );
+      verdicts.set(entry.message.messageId, { kind: 'ack' });
+    }
+
+    // Steps: groups concurrently, each group's records in order.
+    const env: StepEnv = {
+      deps,
+      container,
+      fault,
+      log,
+      inlineWaitMs,
+      errorAttempts: deps.errorAttempts ?? 3,
+      maxReceives,
+      stats,
+      // A message carries a task's AOPIC key (see messageTask): the redistributions it waits
+      // through are added when it is fetched.
+      frontier: {
+        enqueue: async (tasks) => {
+          for (const t of tasks) plan.sends.push(messageTask(t, state.crawls.get(t.crawlId)));
+        },
+      },
+      remainingMs,
+    };
+    const runs = await Promise.allSettled(
+      [...plan.groups.values()].map(({ group, entries: groupEntries }) =>
+        runGroupInOrder(
+          groupEntries,
+          (entry) => stepRecord(env, entry, group, plan.crawls.get(group.crawlId)!),
+          verdicts,
+          // Behind a record that must wait: wait too, unless few receives are left (re-sent then).
+          (entry, blocked) =>
+            blocked.kind === 'retry' && nearLastReceive(entry.message, maxReceives)
+              ? defer(env, entry, plan.crawls.get(group.crawlId)!, blocked.seconds, blocked.why)
+              : Promise.resolve(blocked),
+        ),
+      ),
+    );
+    for (const run of runs) if (run.status === 'rejected') throw run.reason;
+
+    // Commit.
+    await commitBatch({ deps, container, fault, log, software, stats }, plan, verdicts);
+    fault('before-ack');
+    return { verdicts, stats };
+  };
+}

@@ -1,0 +1,457 @@
+/**
+ * The per-record step of the frontier worker: one message of a FIFO group, in the group's order.
+ * It decides from the batch's state in memory (the host's ledger and politeness, the crawl's
+ * status and budgets) whether the record is done already, dropped, deferred or crawled; runs the
+ * shared crawl step (`crawlPage`: at most one request) with the worker's stores; and records what
+ * the step did in the batch's buffers (links to send, URLs to park, the capture, the host's
+ * counts). Nothing durable is written here except URL-seen claims and content hashes, which are
+ * safe to repeat; the batch commit writes the rest.
+ */
+import { type CashFlow, importanceOf } from '../../core/aopic.ts';
+import type { CrawlConfig } from '../../core/config.ts';
+import { type CrawlPageDeps, type CrawlPageOutcome, crawlPage, SEED_OWNER } from '../../core/crawl-page.ts';
+import { judgeError } from '../../core/error-policy.ts';
+import { unfetchedRecord } from '../../core/page-record.ts';
+import { hostGapMs } from '../../core/politeness.ts';
+import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
+import { UrlSeen, type UrlSeenStats } from '../../core/url-seen.ts';
+import { WRITE_RESERVE_MS } from '../../lambda-settings.ts';
+import type { Frontier, SeenStore } from '../../ports.ts';
+import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
+import { fetchBudgetMs } from '../fetch-budget.ts';
+import {
+  countFinished,
+  type FinishedUrl,
+  ownerTag,
+  pageItemFromRecord,
+  parseOwnerTag,
+  sequenceKey,
+} from '../messages/crawl-records.ts';
+import { resendId } from '../messages/task-message.ts';
+import { stateKey } from '../ports/cloud-ports.ts';
+import { admitLinks, bonusOf, cashNow, routeCash } from './aopic-admission.ts';
+import { deadLetterOf, nearLastReceive } from './batch-intake.ts';
+import type {
+  BatchStats,
+  CrawlBatch,
+  Entry,
+  FrontierMessage,
+  FrontierWorkerDeps,
+  GroupBatch,
+  MessageVerdict,
+} from './batch-model.ts';
+import type { WorkerContainer } from './container-state.ts';
+import { StepContentSeen } from './step-content-seen.ts';
+
+/** A host ledger read for `cacheable` is not repeated sooner than this. */
+const LEDGER_RECHECK_MS = 2_000;
+
+/** What every record step of a batch shares. */
+export interface StepEnv {
+  deps: FrontierWorkerDeps;
+  container: WorkerContainer;
+  fault: FaultHook;
+  log: (line: string) => void;
+  inlineWaitMs: number;
+  /** Processing errors of one message in this container before it goes to the DLQ. */
+  errorAttempts: number;
+  /** The redrive's maxReceiveCount: the worker finishes a message before it (see batch-model.ts). */
+  maxReceives: number;
+  stats: BatchStats;
+  /** The batch's link sends (buffered; the commit sends them before anything is acknowledged). */
+  frontier: Frontier;
+  /** Time left in the invocation, ms. */
+  remainingMs: () => number;
+}
+
+/** Runs one record; resolves its verdict. Only an {@link InjectedCrashError} escapes. */
+export async function stepRecord(
+  env: StepEnv,
+  entry: Entry,
+  group: GroupBatch,
+  batch: CrawlBatch,
+): Promise<MessageVerdict> {
+  const { message, task } = entry;
+  const { config } = batch.ctx;
+  const seq = message.sequenceNumber;
+  // Already handled by an earlier delivery whose ledger write went through.
+  if (seq !== undefined && group.doneSeq !== '' && sequenceKey(seq) <= group.doneSeq) {
+    env.stats.duplicates += 1;
+    return { kind: 'ack' };
+  }
+  if (message.receiveCount >= env.maxReceives) {
+    // Received as often as the redrive allows and never finished nor re-sent: its invocations
+    // crashed or timed out. Finished here as `dlq` (recorded, counted), not moved by SQS unseen.
+    const detail = `received ${message.receiveCount} times without finishing (crashes or timeouts)`;
+    await env.deps.deadLetters.send(deadLetterOf(message, 'max-receives', detail));
+    env.stats.deadLettered += 1;
+    return recordDone(
+      group,
+      batch,
+      message,
+      task,
+      unfetchedRecord(task, 'dlq', `max-receives: ${detail}`),
+      0,
+      undefined,
+    );
+  }
+  if (batch.finished.has(task.fp)) {
+    // A second message of a URL finished earlier in this batch (a late re-send).
+    env.stats.duplicates += 1;
+    markHandled(group, message);
+    return { kind: 'ack' };
+  }
+  if (batch.crawl.status !== 'running') {
+    if (batch.crawl.status !== 'cancelled') {
+      // A finished crawl gets no new work; a late copy of one of its tasks is dropped.
+      env.stats.duplicates += 1;
+      return { kind: 'ack' };
+    }
+    // Counted, not listed: a cancelled crawl drains its whole queue this way.
+    return finish(group, batch, message, task.fp, {
+      status: null,
+      bytes: 0,
+      reason: 'cancelled',
+      enqueued: 0,
+    });
+  }
+  if (config.maxPages !== undefined && batch.budget + batch.fetched >= config.maxPages) {
+    group.counts.lambda += cashNow(task, batch.crawl);
+    return finish(group, batch, message, task.fp, {
+      status: null,
+      bytes: 0,
+      reason: 'max-pages',
+      enqueued: 0,
+    });
+  }
+  if (group.fetched >= config.maxPagesPerHost) {
+    group.counts.lambda += cashNow(task, batch.crawl);
+    return finish(group, batch, message, task.fp, {
+      status: null,
+      bytes: 0,
+      reason: 'host-budget',
+      enqueued: 0,
+    });
+  }
+  try {
+    return await crawlRecord(env, entry, group, batch);
+  } catch (error) {
+    if (error instanceof InjectedCrashError) throw error;
+    return failRecord(env, entry, group, batch, error);
+  }
+}
+
+/** The politeness gate and the crawl step, repeated while the step only prepared the origin. */
+async function crawlRecord(
+  env: StepEnv,
+  entry: Entry,
+  group: GroupBatch,
+  batch: CrawlBatch,
+): Promise<MessageVerdict> {
+  const { deps, stats } = env;
+  const { message, task } = entry;
+  const { config } = batch.ctx;
+  const seq = message.sequenceNumber;
+  for (;;) {
+    const wait = group.nextAllowedAt - deps.clock.now();
+    if (wait > env.inlineWaitMs) return defer(env, entry, batch, Math.ceil(wait / 1000), 'politeness');
+    if (wait > 0) await deps.sleep(wait);
+    // A request must end (and the batch's writes after it) before the invocation times out.
+    if (env.remainingMs() < fetchBudgetMs(config) + WRITE_RESERVE_MS)
+      return defer(env, entry, batch, 0, 'time');
+    env.fault('before-crawl', task.url);
+    const seenStats: UrlSeenStats = { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
+    const claimed: string[] = [];
+    const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen);
+    const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
+    // The page's new links wait here until the step tells where its cash went (see admitLinks).
+    const links: CrawlTask[] = [];
+    const outcome = await crawlPage(
+      stepDeps(env, batch, group, { seenStats, claimed, content, owner, links }),
+      { ...task, cash: cashNow(task, batch.crawl) },
+    );
+    stats.crawled += 1;
+    if (content.registered) stats.contentClaims += 1;
+    group.counts.lookups += seenStats.lookups;
+    group.counts.cacheHits += seenStats.cacheHits;
+    applyFeedback(group, config, outcome, deps.clock.now());
+    if (outcome.kind === 'robots') {
+      // Keep a probe's answer with the crawl (the host item), not only in this container.
+      const origin = outcome.probe === undefined ? undefined : URL.parse(outcome.probe)?.origin;
+      const answer = origin === undefined ? undefined : batch.ctx.quality.probeAnswer(origin);
+      if (origin !== undefined && answer !== undefined) group.probes[origin] = answer;
+      continue; // same task again, after the host's gap
+    }
+    if (outcome.kind === 'retry') {
+      // Re-sent as a new message (new dedup id), the original acked; the host item carries
+      // the block so the next message of the host is deferred until notBefore.
+      await env.frontier.enqueue([outcome.task]);
+      group.nextAllowedAt = Math.max(group.nextAllowedAt, outcome.notBefore);
+      group.counts.retries += 1;
+      markHandled(group, message);
+      return { kind: 'ack' };
+    }
+    batch.claimed.push(...claimed);
+    const record = outcome.record;
+    const parked = await admit(env, batch, owner, links, outcome.cashFlow);
+    routeCash(
+      group.counts,
+      batch.ctx,
+      record,
+      outcome.cashFlow,
+      (fp) => deps.stores(batch.crawl.id).seen.isParked(fp),
+      deps.clock.now(),
+    );
+    // The gate found the hash registered by another URL: a duplicate (crawlPage did not know).
+    if (content.duplicateOf !== undefined && record.duplicateOf === undefined) {
+      record.duplicateOf = content.duplicateOf;
+    }
+    content.finish(task.url);
+    return recordDone(
+      group,
+      batch,
+      message,
+      task,
+      record,
+      outcome.enqueued.length,
+      record.warc?.file,
+      parked,
+    );
+  }
+}
+
+/**
+ * A record whose processing threw (an adapter error, a bug). Worth retrying (judgeError): the
+ * record fails, with a short backoff, until its errors in this container or its receives reach
+ * the limit; not worth it, or at the limit: it goes to the DLQ with the error and is finished as
+ * `dlq` (a page record, counted), so its crawl still completes.
+ */
+async function failRecord(
+  env: StepEnv,
+  entry: Entry,
+  group: GroupBatch,
+  batch: CrawlBatch,
+  error: unknown,
+): Promise<MessageVerdict> {
+  const { message, task } = entry;
+  env.stats.errors += 1;
+  const errors = env.container.countError(message.messageId);
+  const judged = judgeError(error);
+  env.log(`error on ${task.url} (message ${message.messageId}, error ${errors}): ${judged.message}`);
+  if (judged.retryable && errors < env.errorAttempts && !nearLastReceive(message, env.maxReceives)) {
+    return { kind: 'retry', seconds: Math.min(60, 2 ** (errors - 1)), why: 'error' };
+  }
+  await env.deps.deadLetters.send(deadLetterOf(message, 'processing-error', judged.message));
+  env.stats.deadLettered += 1;
+  env.container.forgetErrors(message.messageId);
+  const record = unfetchedRecord(task, 'dlq', `processing-error: ${judged.message}`);
+  return recordDone(group, batch, message, task, record, 0, undefined);
+}
+
+/**
+ * A record that must wait: its message returns to the queue after `seconds` (a deferral counts
+ * as a receive). When few receives are left, the task is re-sent as a new message instead (with
+ * its own deduplication id) and this one acknowledged: waiting for politeness must never use up
+ * the receives after which SQS moves a message to the DLQ (at the default 1 s per host, a batch
+ * of ten records of one host fetches one and defers nine, again and again).
+ */
+export async function defer(
+  env: StepEnv,
+  entry: Entry,
+  batch: CrawlBatch,
+  seconds: number,
+  why: string,
+): Promise<MessageVerdict> {
+  const { message, task } = entry;
+  if (nearLastReceive(message, env.maxReceives)) {
+    await env.frontier.enqueue([
+      { ...task, cash: cashNow(task, batch.crawl), resentFrom: resendId(message.messageId) },
+    ]);
+    env.stats.resent += 1;
+    return { kind: 'ack' };
+  }
+  env.stats.deferred += 1;
+  return { kind: 'retry', seconds, why };
+}
+
+/** Queues or parks the page's new links (see admitLinks); resolves how many were parked. */
+async function admit(
+  env: StepEnv,
+  batch: CrawlBatch,
+  owner: string,
+  links: readonly CrawlTask[],
+  flow: CashFlow | undefined,
+): Promise<number> {
+  const { queue, parks } = admitLinks(links, flow, batch.ctx.config, bonusOf(batch.crawl), owner);
+  if (queue.length > 0) await env.frontier.enqueue(queue);
+  batch.parks.push(...parks);
+  return parks.length;
+}
+
+/** The record's handling: it will be acked, so its sequence number joins the ledger. */
+function markHandled(group: GroupBatch, message: FrontierMessage): void {
+  group.touched = true;
+  const seq = message.sequenceNumber;
+  if (seq === undefined) return;
+  group.firstSeq ??= seq;
+  group.lastSeq = seq;
+}
+
+function finish(
+  group: GroupBatch,
+  batch: CrawlBatch,
+  message: FrontierMessage,
+  fp: string,
+  finished: FinishedUrl,
+): MessageVerdict {
+  countFinished(group.counts, finished);
+  if (finished.status !== null) {
+    group.fetched += 1;
+    batch.fetched += 1;
+  }
+  batch.finished.add(fp);
+  markHandled(group, message);
+  return { kind: 'ack' };
+}
+
+/** A finished URL: its page record goes into the batch's captures, its counts into the group. */
+function recordDone(
+  group: GroupBatch,
+  batch: CrawlBatch,
+  message: FrontierMessage,
+  task: CrawlTask,
+  record: PageRecord,
+  enqueued: number,
+  captureRef: string | undefined,
+  parked = 0,
+): MessageVerdict {
+  const item = pageItemFromRecord(record, {
+    fp: task.fp,
+    host: task.host,
+    messageId: message.messageId,
+    enqueued,
+  });
+  const records = captureRef === undefined ? undefined : batch.buffer.take({ file: captureRef });
+  batch.captures.push({ crawlId: batch.crawl.id, page: item, ...(records === undefined ? {} : { records }) });
+  // crawlPage widened this container's scope to where a seed moved; share it with the others.
+  if (task.depth === 0 && record.redirectTo !== undefined && record.reason !== 'too-many-redirects') {
+    const host = URL.parse(record.redirectTo)?.hostname;
+    if (host !== undefined && !batch.ctx.allowed.has(host)) batch.redirectedHosts.add(host);
+  }
+  const finished: FinishedUrl = { status: record.status, bytes: record.bytes, enqueued, parked };
+  if (record.reason !== undefined) finished.reason = record.reason;
+  if (record.duplicateOf !== undefined) finished.duplicateOf = record.duplicateOf;
+  return finish(group, batch, message, task.fp, finished);
+}
+
+/** The host's next allowed time after a request (the gap, Retry-After, backoff). */
+function applyFeedback(group: GroupBatch, config: CrawlConfig, outcome: CrawlPageOutcome, now: number): void {
+  const feedback = outcome.feedback;
+  if (feedback === undefined) return;
+  group.touched = true;
+  group.counts.requests += 1;
+  if (feedback.crawlDelayMs !== undefined) group.crawlDelayMs = feedback.crawlDelayMs;
+  const gap = hostGapMs(config, feedback.responseMs, group.crawlDelayMs);
+  group.nextAllowedAt = Math.max(now + gap, feedback.blockedUntil ?? 0);
+}
+
+/** What one crawl step of the record collects besides its outcome. */
+interface StepBuffers {
+  seenStats: UrlSeenStats;
+  /** Fingerprints this page claimed and queued (cached after the batch's ledgers). */
+  claimed: string[];
+  content: StepContentSeen;
+  /** The claim owner: this message (see ownerTag). */
+  owner: string;
+  /** The page's new links, before admission. */
+  links: CrawlTask[];
+}
+
+/** The crawl step's ports for one record: the crawl's stores, with the worker's URL-seen rules. */
+function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: StepBuffers): CrawlPageDeps {
+  const { deps, fault } = env;
+  const { ctx } = batch;
+  const stores = deps.stores(batch.crawl.id);
+  const seen: SeenStore = {
+    // The owner is this message (see ownerTag), not just the page's fingerprint.
+    claim: async (fps) => {
+      const answers = await stores.seen.claim(fps, buffers.owner, buffers.content.gate);
+      fault('after-claims');
+      return answers;
+    },
+    has: (fp) => stores.seen.has(fp),
+  };
+  return {
+    config: ctx.config,
+    clock: deps.clock,
+    random: deps.random,
+    fetcher: deps.fetcher(ctx.config),
+    robots: stores.robots,
+    // Own claims are cached at the end of the batch, after the ledger: a redelivery of a page
+    // that died before it must count (and queue) its children again.
+    seen: new UrlSeen(ctx.cache, seen, buffers.seenStats, {
+      cacheable: (fps) => cacheable(env, batch.crawl.id, fps),
+      remember: (fps) => buffers.claimed.push(...fps),
+    }),
+    contentSeen: buffers.content,
+    frontier: { enqueue: async (tasks) => void buffers.links.push(...tasks) },
+    pages: batch.buffer,
+    results: {
+      page: async () => {},
+      // Links the defences refused are counted per reason (the cloud's traps report).
+      links: async (links: LinkRecord) => {
+        const skipped = group.counts.linksSkipped;
+        for (const link of links.links) {
+          if (link.skipped !== undefined) skipped[link.skipped] = (skipped[link.skipped] ?? 0) + 1;
+        }
+      },
+    },
+    canonicalizer: ctx.canonicalizer,
+    scope: ctx.scope,
+    quality: ctx.quality,
+    importanceOf: (cash) => importanceOf(cash, batch.crawl.aopic?.history ?? 0),
+  };
+}
+
+/**
+ * Which URLs claimed by other pages may enter the cache: a URL claimed by another page enters it
+ * only once that page is finished (its host's ledger covers its message). Until then its owner
+ * may still be redelivered, and the redelivery must find the claim in the store (and queue the
+ * URL again), not be told "seen" by a cache.
+ */
+async function cacheable(env: StepEnv, crawlId: string, fps: readonly string[]): Promise<boolean[]> {
+  const { container, deps } = env;
+  const stores = deps.stores(crawlId);
+  const answers: boolean[] = new Array(fps.length).fill(false);
+  const waiting: { index: number; key: string; host: string; seq: string }[] = [];
+  for (let i = 0; i < fps.length; i++) {
+    const found = stores.seen.ownerOf(fps[i]!);
+    if (found === undefined) continue; // not claimed by anyone (a vetoed claim): never cached
+    if (found === SEED_OWNER) {
+      answers[i] = true;
+      continue;
+    }
+    const tag = parseOwnerTag(found);
+    if (tag === undefined) continue;
+    const key = stateKey(crawlId, tag.host);
+    const seq = sequenceKey(tag.seq);
+    if (container.ledgerCovers(key, seq)) answers[i] = true;
+    else waiting.push({ index: i, key, host: tag.host, seq });
+  }
+  if (waiting.length === 0) return answers;
+  const now = deps.clock.now();
+  const stale = [...new Set(waiting.map((w) => w.host))].filter((host) => {
+    const known = container.ledger(stateKey(crawlId, host));
+    return known === undefined || now - known.at >= LEDGER_RECHECK_MS;
+  });
+  if (stale.length > 0) {
+    const found = await deps.table.doneSeqs(crawlId, stale);
+    for (const host of stale) {
+      const key = stateKey(crawlId, host);
+      const seq = found.get(host) ?? container.ledger(key)?.seq ?? '';
+      container.rememberLedger(key, seq, now);
+    }
+  }
+  for (const w of waiting) if (container.ledgerCovers(w.key, w.seq)) answers[w.index] = true;
+  return answers;
+}

@@ -1,0 +1,55 @@
+/**
+ * The one place for the Lambda settings that code and the CDK app must agree on: each function's
+ * timeout and memory, and the time budgets derived from them. lib/ (CDK) sets the functions and
+ * queues from these numbers; the worker and the scheduler read the same ones. Like env.ts, this
+ * file is bundled into every Lambda, so it imports nothing.
+ */
+
+/** Timeout and memory of one function. */
+export interface LambdaSetting {
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+}
+
+/** Every function of the stack. */
+export const LAMBDA_SETTINGS = {
+  /**
+   * Mostly waits on the network: 256 MB halves the GB-seconds of the waits of 512 MB. 45 s, so
+   * that the frontier's visibility timeout plus one invocation stays inside SQS FIFO's 5-minute
+   * deduplication window (see FRONTIER_VISIBILITY_SECONDS).
+   */
+  frontierWorker: { timeoutSeconds: 45, memoryMb: 256 },
+  api: { timeoutSeconds: 15, memoryMb: 256 },
+  scheduler: { timeoutSeconds: 60, memoryMb: 256 },
+  /** A batch is at most Lambda's 6 MB payload; concatenating it needs a few times that. */
+  archiver: { timeoutSeconds: 60, memoryMb: 256 },
+} as const satisfies Record<string, LambdaSetting>;
+
+/** SQS FIFO drops a message whose deduplication id it saw in the last 5 minutes. */
+export const FIFO_DEDUPLICATION_WINDOW_SECONDS = 300;
+
+/**
+ * The frontier's visibility timeout: five worker timeouts (AWS advises six for an event source,
+ * so that a batch whose invocation is retried does not reappear mid-run; five still covers four
+ * retries). The bound that matters more: a batch that crashed sent its links at most one timeout
+ * after it was received, and its redelivery sends them again at most visibility + timeout after
+ * that receive; both sends must fall in one deduplication window, or crash retries duplicate
+ * links (360 s + 60 s did: issue 8, item 5). 225 s + 45 s = 270 s < 300 s.
+ */
+export const FRONTIER_VISIBILITY_TIMEOUTS = 5;
+
+/** The frontier queue's visibility timeout, seconds. */
+export const FRONTIER_VISIBILITY_SECONDS =
+  LAMBDA_SETTINGS.frontierWorker.timeoutSeconds * FRONTIER_VISIBILITY_TIMEOUTS;
+
+/**
+ * Longest a cloud fetch may take: a crawl's longer timeouts are cut to this in the cloud, so a
+ * request and the batch's writes after it end before the worker's timeout.
+ */
+export const CLOUD_FETCH_BUDGET_MS = 30_000;
+
+/** Time the worker keeps for the end-of-batch writes: no record starts a fetch within this of the timeout. */
+export const WRITE_RESERVE_MS = 5_000;
+
+/** The worker's timeout in ms (no batch runs longer). */
+export const WORKER_TIMEOUT_MS = LAMBDA_SETTINGS.frontierWorker.timeoutSeconds * 1000;

@@ -1,0 +1,41 @@
+/**
+ * Custom CloudWatch metrics the functions publish, as CloudWatch embedded metric format (EMF) log
+ * lines: Lambda sends stdout to the function's log group, and CloudWatch turns each such line
+ * into a metric point, with no API call and no extra permission. lib/alarms.ts alarms on the same
+ * names, so both sides import them from here. Bundled into every Lambda: imports nothing.
+ */
+
+/** Namespace of every crawlstack metric. */
+export const METRIC_NAMESPACE = 'crawlstack';
+
+/** Metrics by name. */
+export const METRICS = {
+  /**
+   * A request the API answered with 500 (an unexpected error: a denied call, a bug). Hono turns
+   * the error into a response, so Lambda's `Errors` metric never counts it; this does.
+   */
+  apiInternalErrors: 'ApiInternalErrors',
+} as const;
+
+/** One EMF log line: `value` of metric `name` at `timestamp` (epoch ms), with `dimensions`. */
+export function emfLine(
+  name: string,
+  value: number,
+  timestamp: number,
+  dimensions: Record<string, string>,
+): string {
+  return JSON.stringify({
+    _aws: {
+      Timestamp: timestamp,
+      CloudWatchMetrics: [
+        {
+          Namespace: METRIC_NAMESPACE,
+          Dimensions: [Object.keys(dimensions)],
+          Metrics: [{ Name: name, Unit: 'Count' }],
+        },
+      ],
+    },
+    ...dimensions,
+    [name]: value,
+  });
+}

@@ -1,0 +1,201 @@
+/**
+ * The HTTP API's Hono app through `app.request()` with in-memory stores: no Lambda, no emulator.
+ * (The emulator tier runs the same app over DynamoDB, SQS and S3.)
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createApiApp } from '../../../functions/handlers/api-app.ts';
+import { emfLine } from '../../../functions/metrics.ts';
+import { MemoryCloud } from './memory-cloud.ts';
+
+function api(
+  cloud = new MemoryCloud(),
+  extra: {
+    log?: (line: string) => void;
+    metric?: (name: string, value: number) => void;
+    forbidPrivate?: boolean;
+  } = {},
+) {
+  let n = 0;
+  const app = createApiApp({
+    table: cloud.table,
+    frontier: cloud.frontier,
+    seen: (id) => cloud.seen(id),
+    pages: cloud.objects,
+    clock: { now: () => Date.UTC(2026, 10, 26) },
+    newId: () => `00000000-0000-4000-8000-00000000000${++n}`,
+    ...extra,
+  });
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await app.request(path, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  };
+  return { cloud, call };
+}
+
+describe('API app (in-memory stores)', () => {
+  it('POST /crawls: 201 with the id, the crawl item, the seed claimed and queued', async () => {
+    const { cloud, call } = api();
+    const created = await call('POST', '/crawls', { seeds: ['https://example.org/'] });
+    assert.equal(created.status, 201);
+    const id = created.json.id as string;
+    assert.equal(cloud.table.crawls.get(id)?.status, 'running');
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      ['https://example.org/'],
+    );
+    assert.equal(cloud.owners.get(id)?.size, 1);
+  });
+
+  it('400 naming each problem; 404 for an unknown crawl; 405 for a wrong method', async () => {
+    const { call } = api();
+    const bad = await call('POST', '/crawls', { seeds: ['ftp://x/'], maxPages: -1 });
+    assert.equal(bad.status, 400);
+    assert.ok((bad.json.problems as string[]).some((p) => p.startsWith('maxPages')));
+    assert.equal((await call('GET', '/crawls/00000000-0000-4000-8000-000000000009')).status, 404);
+    assert.equal((await call('PUT', '/crawls')).status, 405);
+    const huge = await call('POST', '/crawls', { seeds: ['https://example.org/'], delayMs: 2 ** 31 });
+    assert.equal(huge.status, 400, 'a wait setTimeout cannot honour');
+    assert.match((huge.json.problems as string[])[0]!, /^delayMs: at most 86,400,000 ms/);
+  });
+
+  it('GET /crawls/{id} sums the running totals; DELETE cancels, then answers 200 again', async () => {
+    const { cloud, call } = api();
+    const id = (await call('POST', '/crawls', { seeds: ['https://example.org/'] })).json.id as string;
+    await cloud.table.updateHost(id, 'example.org', {
+      nextAllowedAt: 0,
+      counts: {
+        ...(await import('../../../functions/cloud/messages/crawl-records.ts')).emptyHostCounts(),
+        finished: 1,
+        fetched: 1,
+        requests: 2,
+      },
+      ledger: { firstSeq: '1', lastSeq: '1' },
+    });
+    // What the worker adds to a counter shard after that ledger write.
+    await cloud.table.addToShard(id, 3, {
+      ...(await import('../../../functions/cloud/messages/crawl-records.ts')).emptyHostCounts(),
+      finished: 1,
+      fetched: 1,
+      requests: 2,
+      hosts: 1,
+    });
+    const status = await call('GET', `/crawls/${id}`);
+    assert.equal(status.status, 200);
+    assert.equal((status.json.counters as { finished: number }).finished, 1);
+    assert.equal((status.json.counters as { hosts: number }).hosts, 1);
+    assert.equal((await call('DELETE', `/crawls/${id}`)).json.status, 'cancelled');
+    assert.equal((await call('DELETE', `/crawls/${id}`)).status, 200);
+  });
+});
+
+describe('API errors reach the alarm', () => {
+  it("a 500 publishes ApiInternalErrors (Hono hides the error from Lambda's Errors metric)", async () => {
+    const cloud = new MemoryCloud();
+    const counted: [string, number][] = [];
+    const logs: string[] = [];
+    const { call } = api(cloud, {
+      metric: (name, value) => counted.push([name, value]),
+      log: (l) => logs.push(l),
+    });
+    cloud.table.failing.add('createCrawl');
+    const response = await call('POST', '/crawls', { seeds: ['https://example.org/'] });
+    assert.equal(response.status, 500);
+    assert.deepEqual(counted, [['ApiInternalErrors', 1]]);
+    assert.match(logs.join('\n'), /createCrawl failed/);
+  });
+
+  it('writes the count as one CloudWatch EMF line', () => {
+    const line = JSON.parse(emfLine('ApiInternalErrors', 1, 1_700_000_000_000, { Function: 'Api' }));
+    assert.deepEqual(line._aws.CloudWatchMetrics, [
+      {
+        Namespace: 'crawlstack',
+        Dimensions: [['Function']],
+        Metrics: [{ Name: 'ApiInternalErrors', Unit: 'Count' }],
+      },
+    ]);
+    assert.equal(line.Function, 'Api');
+    assert.equal(line.ApiInternalErrors, 1);
+    assert.equal(line._aws.Timestamp, 1_700_000_000_000);
+  });
+});
+
+describe('API input that names nothing (issue 8, item 9)', () => {
+  it('an id of 3,000 characters is 404, never sent to a store', async () => {
+    const { cloud, call } = api();
+    const long = 'a'.repeat(3000);
+    for (const path of [`/crawls/${long}`, `/crawls/${long}/pages`]) {
+      assert.equal((await call('GET', path)).status, 404, path.slice(0, 20));
+    }
+    assert.equal((await call('DELETE', `/crawls/${long}`)).status, 404);
+    assert.ok(!cloud.table.calls.includes('getCrawl') && !cloud.table.calls.includes('cancelCrawl'));
+  });
+
+  it('a forged cursor is 400: unknown object, not at a line, not a cursor at all', async () => {
+    const { cloud, call } = api();
+    const id = (await call('POST', '/crawls', { seeds: ['https://example.org/'] })).json.id as string;
+    const key = `index/${id}/20261126120000000-0123456789abcdef.jsonl`;
+    const line = JSON.stringify({
+      fp: '0123456789abcdef',
+      url: 'https://example.org/',
+      host: 'example.org',
+      status: 200,
+      kind: 'page',
+      depth: 0,
+      bytes: 1,
+      outLinks: 0,
+      messageId: 'm',
+      enqueued: 0,
+    });
+    await cloud.objects.put(
+      key,
+      new TextEncoder().encode(`${line}\n${line.replace('0123456789abcdef', 'fedcba9876543210')}\n`),
+      'application/jsonl',
+    );
+    const cursor = (k: string, offset: number) =>
+      Buffer.from(JSON.stringify([k, offset])).toString('base64url');
+    const good = await call('GET', `/crawls/${id}/pages?cursor=${cursor(key, line.length + 1)}`);
+    assert.equal(good.status, 200, 'a cursor at a line is read');
+    assert.equal((good.json.pages as unknown[]).length, 1);
+    for (const forged of [
+      cursor(key.replace('0123', '9999'), 0),
+      cursor(key, 7),
+      cursor(`index/${id}/x`, 0),
+      'bm9wZQ',
+    ]) {
+      const response = await call('GET', `/crawls/${id}/pages?cursor=${forged}`);
+      assert.equal(response.status, 400, forged);
+      assert.match((response.json.problems as string[])[0]!, /^cursor: /);
+    }
+  });
+
+  it('GET /crawls lists every crawl, newest first, in pages', async () => {
+    const { call } = api();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await call('POST', '/crawls', { seeds: [`https://example.org/${i}`] })).json.id as string);
+    const first = await call('GET', '/crawls?limit=3');
+    assert.equal(first.status, 200);
+    const listed = (first.json.crawls as { id: string; status: string }[]).map((c) => c.id);
+    assert.equal(listed.length, 3);
+    const second = await call('GET', `/crawls?limit=3&cursor=${first.json.cursor}`);
+    const rest = (second.json.crawls as { id: string }[]).map((c) => c.id);
+    assert.deepEqual([...listed, ...rest].sort(), [...ids].sort());
+    assert.equal(second.json.cursor, undefined);
+    assert.equal((await call('GET', '/crawls?cursor=Zm9yZ2Vk')).status, 400);
+    assert.equal((await call('GET', '/crawls?limit=1000')).status, 400);
+  });
+
+  it('a deployment that forbids private addresses refuses allowPrivate with 400 naming the setting', async () => {
+    const { call, cloud } = api(new MemoryCloud(), { forbidPrivate: true });
+    const refused = await call('POST', '/crawls', { seeds: ['http://127.0.0.1/'], allowPrivate: true });
+    assert.equal(refused.status, 400);
+    assert.match((refused.json.problems as string[])[0]!, /^allowPrivate: this deployment forbids/);
+    assert.equal(cloud.frontier.sent.length, 0);
+    assert.equal((await call('POST', '/crawls', { seeds: ['https://example.org/'] })).status, 201);
+  });
+});

@@ -1,0 +1,456 @@
+/**
+ * In-memory implementations of the cloud ports, with the semantics the AWS adapters' contracts
+ * state (owner-conditional claims, the host ledger's conditional count, FIFO-ish sends), so the
+ * worker's phases, the scheduler and the API run in unit tests without the emulator. Values are
+ * copied in and out, as across a network.
+ */
+import {
+  addHostCounts,
+  aggregateCounters,
+  type CloudAopicState,
+  type CompletionWatch,
+  type CounterShard,
+  type CrawlCounters,
+  type CrawlRecord,
+  type CrawlStatus,
+  emptyHostCounts,
+  type HostRecord,
+  sequenceKey,
+} from '../../../functions/cloud/messages/crawl-records.ts';
+import type {
+  BatchState,
+  BatchStateRequest,
+  CaptureSink,
+  ClaimGate,
+  CrawlStores,
+  CrawlTableStore,
+  DeadLetter,
+  DeadLetterSink,
+  HostUpdate,
+  HostUpdateResult,
+  MessageVisibility,
+  ObjectReader,
+  ObjectStore,
+  OwnedSeenStore,
+  ParkedUrl,
+  ParkedUrls,
+  VisibilityChange,
+  WarmRobotsCache,
+} from '../../../functions/cloud/ports/cloud-ports.ts';
+import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
+import type { CrawlTask, Fingerprint } from '../../../functions/core/types.ts';
+import type { ContentSeenStore, Frontier, RobotsEntry } from '../../../functions/ports.ts';
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** CrawlTable in memory: crawl items, registry, budgets, host ledgers, robots entries. */
+export class MemoryCrawlTable implements CrawlTableStore {
+  readonly crawls = new Map<string, CrawlRecord>();
+  readonly registry = new Set<string>();
+  readonly budgets = new Map<string, number>();
+  readonly hostItems = new Map<string, HostRecord>();
+  readonly robots = new Map<string, RobotsEntry>();
+  /** Calls by method name (to assert what a use case read). */
+  readonly calls: string[] = [];
+  /** Makes the next calls of a method throw. */
+  failing = new Set<string>();
+
+  #call(name: string): void {
+    this.calls.push(name);
+    if (this.failing.has(name)) throw new Error(`${name} failed (test)`);
+  }
+
+  async createCrawl(crawl: CrawlRecord): Promise<void> {
+    this.#call('createCrawl');
+    if (this.crawls.has(crawl.id)) throw new Error(`crawl ${crawl.id} exists`);
+    this.crawls.set(crawl.id, copy(crawl));
+    this.registry.add(crawl.id);
+  }
+  async getCrawl(id: string): Promise<CrawlRecord | undefined> {
+    this.#call('getCrawl');
+    const crawl = this.crawls.get(id);
+    return crawl === undefined ? undefined : copy(crawl);
+  }
+  async cancelCrawl(id: string): Promise<CrawlStatus | undefined> {
+    this.#call('cancelCrawl');
+    const crawl = this.crawls.get(id);
+    if (crawl === undefined) return undefined;
+    if (crawl.status === 'running') crawl.status = 'cancelled';
+    return crawl.status;
+  }
+  async finishCrawl(
+    id: string,
+    end: { status: 'done' | 'failed'; finishedAt: string; counters: CrawlCounters; lost: number },
+  ): Promise<void> {
+    this.#call('finishCrawl');
+    const crawl = this.crawls.get(id);
+    if (crawl !== undefined) {
+      if (crawl.status === 'running') crawl.status = end.status;
+      crawl.finishedAt ??= end.finishedAt;
+      crawl.counters = copy(end.counters);
+      crawl.lost = end.lost;
+    }
+    this.registry.delete(id);
+  }
+  async listCrawls(
+    limit: number,
+    after?: string,
+  ): Promise<{ crawls: CrawlRecord[]; next?: string } | undefined> {
+    this.#call('listCrawls');
+    const all = [...this.crawls.values()].sort((a, b) => (a.createdAt + a.id < b.createdAt + b.id ? 1 : -1));
+    const keys = all.map((c) => `${c.createdAt}#${c.id}`);
+    const start = after === undefined ? 0 : keys.indexOf(after) + 1;
+    if (after !== undefined && start === 0) return undefined;
+    const page = all.slice(start, start + limit).map(copy);
+    const next = start + limit < all.length ? keys[start + limit - 1] : undefined;
+    return next === undefined ? { crawls: page } : { crawls: page, next };
+  }
+  async registeredCrawls(): Promise<string[]> {
+    this.#call('registeredCrawls');
+    return [...this.registry];
+  }
+  async setWatch(id: string, watch: CompletionWatch | undefined): Promise<void> {
+    this.#call('setWatch');
+    const crawl = this.crawls.get(id);
+    if (crawl === undefined) return;
+    if (watch === undefined) delete crawl.watch;
+    else crawl.watch = copy(watch);
+  }
+  async setAopic(id: string, aopic: CloudAopicState): Promise<void> {
+    this.#call('setAopic');
+    const crawl = this.crawls.get(id);
+    if (crawl !== undefined) crawl.aopic = { ...copy(aopic), admitted: crawl.aopic?.admitted ?? 0 };
+  }
+  async addAdmitted(id: string, admitted: number): Promise<void> {
+    this.#call('addAdmitted');
+    const crawl = this.crawls.get(id);
+    if (crawl === undefined) return;
+    const aopic = crawl.aopic ?? { bonus: 0, lambdaSpent: 0, admitted: 0, history: 0, fetched: 0 };
+    crawl.aopic = { ...aopic, admitted: aopic.admitted + admitted };
+  }
+  async hosts(crawlId: string): Promise<HostRecord[]> {
+    this.#call('hosts');
+    return [...this.hostItems.entries()].filter(([k]) => k.startsWith(`${crawlId} `)).map(([, h]) => copy(h));
+  }
+  async doneSeqs(crawlId: string, hosts: readonly string[]): Promise<Map<string, string>> {
+    this.#call('doneSeqs');
+    const out = new Map<string, string>();
+    for (const host of hosts) {
+      const seq = this.hostItems.get(stateKey(crawlId, host))?.doneSeq;
+      if (seq !== undefined) out.set(host, seq);
+    }
+    return out;
+  }
+  async loadBatchState(request: BatchStateRequest): Promise<BatchState> {
+    this.#call('loadBatchState');
+    const state: BatchState = { crawls: new Map(), budgets: new Map(), hosts: new Map(), robots: new Map() };
+    for (const id of request.crawlIds) {
+      const crawl = this.crawls.get(id);
+      if (crawl !== undefined) state.crawls.set(id, copy(crawl));
+    }
+    for (const id of request.budgets) {
+      const budget = this.budgets.get(id);
+      if (budget !== undefined) state.budgets.set(id, budget);
+    }
+    for (const { crawlId, host } of request.hosts) {
+      const item = this.hostItems.get(stateKey(crawlId, host));
+      if (item !== undefined) state.hosts.set(stateKey(crawlId, host), copy(item));
+    }
+    for (const { crawlId, origin } of request.robots) {
+      const entry = this.robots.get(stateKey(crawlId, origin));
+      if (entry !== undefined) state.robots.set(stateKey(crawlId, origin), copy(entry));
+    }
+    return state;
+  }
+  readonly shards = new Map<string, CounterShard>();
+  async counterShards(crawlId: string): Promise<CounterShard[]> {
+    this.#call('counterShards');
+    return [...this.shards.entries()].filter(([k]) => k.startsWith(`${crawlId} `)).map(([, s]) => copy(s));
+  }
+  async addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void> {
+    this.#call('addToShard');
+    const key = `${crawlId} ${shard}`;
+    const item = this.shards.get(key) ?? { ...emptyHostCounts(), hosts: 0 };
+    addHostCounts(item, copy(counts));
+    this.shards.set(key, item);
+  }
+  async updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult> {
+    this.#call('updateHost');
+    const key = stateKey(crawlId, host);
+    const item = this.hostItems.get(key) ?? { ...emptyHostCounts(), host, nextAllowedAt: 0 };
+    item.nextAllowedAt = update.nextAllowedAt;
+    if (update.crawlDelayMs !== undefined) item.crawlDelayMs = update.crawlDelayMs;
+    if (update.probes !== undefined) item.probes = { ...item.probes, ...copy(update.probes) };
+    let counted = true;
+    if (update.ledger !== undefined) {
+      const first = sequenceKey(update.ledger.firstSeq);
+      if (item.doneSeq !== undefined && item.doneSeq >= first) counted = false;
+      else item.doneSeq = sequenceKey(update.ledger.lastSeq);
+    }
+    const before = item.requests;
+    if (counted) addHostCounts(item, copy(update.counts));
+    this.hostItems.set(key, item);
+    return { counted, firstRequest: counted && before === 0 && item.requests > 0 };
+  }
+  async addBudget(crawlId: string, fetched: number): Promise<void> {
+    this.#call('addBudget');
+    if (fetched > 0) this.budgets.set(crawlId, (this.budgets.get(crawlId) ?? 0) + fetched);
+  }
+  async addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void> {
+    this.#call('addAllowedHosts');
+    const crawl = this.crawls.get(crawlId);
+    if (crawl === undefined || hosts.length === 0) return;
+    crawl.allowedHosts = [...new Set([...(crawl.allowedHosts ?? []), ...hosts])];
+  }
+  /** The crawl's counters as the API would sum them. */
+  counters(crawlId: string): CrawlCounters {
+    const crawl = this.crawls.get(crawlId);
+    const hosts = [...this.hostItems.entries()]
+      .filter(([k]) => k.startsWith(`${crawlId} `))
+      .map(([, h]) => h);
+    return aggregateCounters(crawl?.seeds ?? 0, hosts, crawl?.aopic?.admitted ?? 0).counters;
+  }
+}
+
+/** UrlTable claims in memory: owner-conditional, with the gate, remembering owners and parking. */
+export class MemorySeenStore implements OwnedSeenStore {
+  readonly owners: Map<Fingerprint, string>;
+  readonly parkedSet: Set<Fingerprint>;
+  readonly #known = new Map<Fingerprint, string>();
+  constructor(owners: Map<Fingerprint, string>, parked: Set<Fingerprint>) {
+    this.owners = owners;
+    this.parkedSet = parked;
+  }
+  ownerOf(fp: Fingerprint): string | undefined {
+    return this.#known.get(fp);
+  }
+  isParked(fp: Fingerprint): boolean {
+    return this.parkedSet.has(fp);
+  }
+  async claim(fps: readonly Fingerprint[], owner: string, gate?: ClaimGate): Promise<boolean[]> {
+    const unclaimed = [...new Set(fps.filter((fp) => !this.owners.has(fp)))];
+    for (const fp of fps) {
+      const found = this.owners.get(fp);
+      if (found !== undefined) this.#known.set(fp, found);
+    }
+    if (unclaimed.length > 0 && gate !== undefined && !(await gate(unclaimed))) {
+      return fps.map((fp) => this.owners.get(fp) === owner);
+    }
+    for (const fp of unclaimed) {
+      this.owners.set(fp, owner);
+      this.#known.set(fp, owner);
+    }
+    return fps.map((fp) => this.owners.get(fp) === owner);
+  }
+  async has(fp: Fingerprint): Promise<boolean> {
+    return this.owners.has(fp);
+  }
+}
+
+/** Content hashes in memory (first URL wins; the same URL again is not a duplicate). */
+export class MemoryContentSeen implements ContentSeenStore {
+  readonly hashes = new Map<string, string>();
+  async claim(hash: string, url: string): Promise<string | undefined> {
+    const found = this.hashes.get(hash);
+    if (found === undefined) {
+      this.hashes.set(hash, url);
+      return undefined;
+    }
+    return found === url ? undefined : found;
+  }
+}
+
+/** robots entries of one crawl in memory, with the warm map the worker primes. */
+export class MemoryRobotsCache implements WarmRobotsCache {
+  readonly #table: MemoryCrawlTable;
+  readonly #crawlId: string;
+  readonly warm = new Map<string, RobotsEntry>();
+  constructor(table: MemoryCrawlTable, crawlId: string) {
+    this.#table = table;
+    this.#crawlId = crawlId;
+  }
+  isWarm(origin: string): boolean {
+    return this.warm.has(origin);
+  }
+  prime(origin: string, entry: RobotsEntry): void {
+    this.warm.set(origin, entry);
+  }
+  async get(origin: string): Promise<RobotsEntry | undefined> {
+    return this.warm.get(origin) ?? copy(this.#table.robots.get(stateKey(this.#crawlId, origin)));
+  }
+  async put(origin: string, entry: RobotsEntry): Promise<void> {
+    this.warm.set(origin, entry);
+    this.#table.robots.set(stateKey(this.#crawlId, origin), copy(entry));
+  }
+}
+
+/** A frontier queue in memory: every task sent, in order. */
+export class MemoryFrontier implements Frontier {
+  readonly sent: CrawlTask[] = [];
+  failing = false;
+  async enqueue(tasks: readonly CrawlTask[]): Promise<void> {
+    if (this.failing) throw new Error('SendMessageBatch failed (test)');
+    this.sent.push(...copy([...tasks]));
+  }
+}
+
+/** The capture queue in memory. */
+export class MemoryCaptures implements CaptureSink {
+  readonly bodies: string[] = [];
+  async send(bodies: readonly string[]): Promise<void> {
+    this.bodies.push(...bodies);
+  }
+  pages(): { url: string; reason?: string; status: number | null }[] {
+    return this.bodies.map(
+      (b) => (JSON.parse(b) as { page: { url: string; reason?: string; status: number | null } }).page,
+    );
+  }
+}
+
+/** The DLQ in memory. */
+export class MemoryDeadLetters implements DeadLetterSink {
+  readonly letters: DeadLetter[] = [];
+  async send(letter: DeadLetter): Promise<void> {
+    this.letters.push(copy(letter));
+  }
+}
+
+/** Visibility changes, recorded. */
+export class MemoryVisibility implements MessageVisibility {
+  readonly changes: VisibilityChange[] = [];
+  async changeVisibility(changes: readonly VisibilityChange[]): Promise<number> {
+    this.changes.push(...changes);
+    return 0;
+  }
+}
+
+/** The page bucket in memory. */
+export class MemoryObjects implements ObjectStore, ObjectReader {
+  readonly bucket = 'memory-bucket';
+  readonly objects = new Map<string, Uint8Array>();
+  async put(key: string, body: Uint8Array, _contentType?: string): Promise<void> {
+    this.objects.set(key, new Uint8Array(body));
+  }
+  async keys(prefix: string, startAfter: string | undefined, max: number): Promise<string[]> {
+    return [...this.objects.keys()]
+      .filter((k) => k.startsWith(prefix) && (startAfter === undefined || k > startAfter))
+      .sort()
+      .slice(0, max);
+  }
+  async read(key: string, from: number): Promise<Uint8Array> {
+    const object = this.objects.get(key);
+    if (object === undefined) throw Object.assign(new Error(`no object ${key}`), { name: 'NoSuchKey' });
+    return object.subarray(from);
+  }
+}
+
+/** Parked URLs in memory (owner-conditional parking; admitted URLs are never parked again). */
+export class MemoryParkedUrls implements ParkedUrls {
+  readonly #seen: (crawlId: string) => MemorySeenStore;
+  readonly entries = new Map<string, ParkedUrl>();
+  readonly admitted = new Set<string>();
+  constructor(seen: (crawlId: string) => MemorySeenStore) {
+    this.#seen = seen;
+  }
+  async park(
+    crawlId: string,
+    entries: readonly { task: CrawlTask; owner: string; key: number }[],
+  ): Promise<void> {
+    const seen = this.#seen(crawlId);
+    for (const { task, owner, key } of entries) {
+      const id = `${crawlId}#${task.fp}`;
+      if (seen.owners.get(task.fp) !== owner || this.admitted.has(id)) continue;
+      this.entries.set(id, { task: copy(task), key });
+      seen.parkedSet.add(task.fp);
+    }
+  }
+  async credit(crawlId: string, credits: ReadonlyMap<Fingerprint, number>): Promise<Fingerprint[]> {
+    const missing: Fingerprint[] = [];
+    for (const [fp, amount] of credits) {
+      const entry = this.entries.get(`${crawlId}#${fp}`);
+      if (entry === undefined) missing.push(fp);
+      else entry.key += amount;
+    }
+    return missing;
+  }
+  async richest(crawlId: string, limit: number): Promise<ParkedUrl[]> {
+    return [...this.entries.entries()]
+      .filter(([id]) => id.startsWith(`${crawlId}#`))
+      .map(([, e]) => copy(e))
+      .sort((a, b) => b.key - a.key)
+      .slice(0, limit);
+  }
+  async unpark(crawlId: string, fps: readonly Fingerprint[]): Promise<number> {
+    let n = 0;
+    for (const fp of fps) {
+      const id = `${crawlId}#${fp}`;
+      if (this.entries.delete(id)) n += 1;
+      this.admitted.add(id);
+      this.#seen(crawlId).parkedSet.delete(fp);
+    }
+    return n;
+  }
+}
+
+/** Every store of the cloud in memory, keyed per crawl as the worker asks for them. */
+export class MemoryCloud {
+  readonly table = new MemoryCrawlTable();
+  readonly frontier = new MemoryFrontier();
+  readonly captures = new MemoryCaptures();
+  readonly deadLetters = new MemoryDeadLetters();
+  readonly visibility = new MemoryVisibility();
+  readonly objects = new MemoryObjects();
+  readonly owners = new Map<string, Map<Fingerprint, string>>();
+  readonly parkedFps = new Map<string, Set<Fingerprint>>();
+  readonly contents = new Map<string, MemoryContentSeen>();
+  readonly parked = new MemoryParkedUrls((crawlId) => this.seen(crawlId));
+  readonly #stores = new Map<string, CrawlStores>();
+
+  /** A fresh view of a crawl's URL-seen store (a new container's instance: nothing known yet). */
+  seen(crawlId: string): MemorySeenStore {
+    const owners = this.owners.get(crawlId) ?? new Map<Fingerprint, string>();
+    this.owners.set(crawlId, owners);
+    const parked = this.parkedFps.get(crawlId) ?? new Set<Fingerprint>();
+    this.parkedFps.set(crawlId, parked);
+    return new MemorySeenStore(owners, parked);
+  }
+
+  #content(crawlId: string): MemoryContentSeen {
+    const content = this.contents.get(crawlId) ?? new MemoryContentSeen();
+    this.contents.set(crawlId, content);
+    return content;
+  }
+
+  /** The stores of one crawl for one container (call `forContainer` per simulated container). */
+  stores(crawlId: string): CrawlStores {
+    let stores = this.#stores.get(crawlId);
+    if (stores === undefined) {
+      const content = this.#content(crawlId);
+      stores = {
+        seen: this.seen(crawlId),
+        contentSeen: content,
+        robots: new MemoryRobotsCache(this.table, crawlId),
+      };
+      this.#stores.set(crawlId, stores);
+    }
+    return stores;
+  }
+
+  /** Per-container stores over the same data (a second container has its own warm maps). */
+  forContainer(): (crawlId: string) => CrawlStores {
+    const own = new Map<string, CrawlStores>();
+    return (crawlId) => {
+      let stores = own.get(crawlId);
+      if (stores === undefined) {
+        const content = this.#content(crawlId);
+        stores = {
+          seen: this.seen(crawlId),
+          contentSeen: content,
+          robots: new MemoryRobotsCache(this.table, crawlId),
+        };
+        own.set(crawlId, stores);
+      }
+      return stores;
+    };
+  }
+}

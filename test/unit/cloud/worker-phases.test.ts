@@ -1,0 +1,331 @@
+/**
+ * The frontier worker's phases with in-memory cloud ports and an in-memory fetcher: the FIFO rule,
+ * warm deferral, a record's step from robots.txt to the page, the ledger on redelivery, the
+ * commit's order when a write fails, AOPIC admission, and the error policy.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { admitLinks } from '../../../functions/cloud/worker/aopic-admission.ts';
+import { deferWarm } from '../../../functions/cloud/worker/batch-intake.ts';
+import {
+  emptyBatchStats,
+  type FrontierMessage,
+  type MessageVerdict,
+} from '../../../functions/cloud/worker/batch-model.ts';
+import { WorkerContainer } from '../../../functions/cloud/worker/container-state.ts';
+import { fifoResponse, runGroupInOrder } from '../../../functions/cloud/worker/fifo-groups.ts';
+import type { CashFlow } from '../../../functions/core/aopic.ts';
+import { parseCrawlConfig } from '../../../functions/core/config.ts';
+import { MemoryCloud } from './memory-cloud.ts';
+import { MemoryFetcher, page } from './memory-fetcher.ts';
+import { messageFor, runningCrawl, TestClock, workerOver } from './worker-kit.ts';
+
+const SITE = 'http://a.example';
+const base = { scope: 'any', soft404Probe: false, delayMs: 0, delayFactor: 0 };
+
+function message(id: string, group: string | undefined): FrontierMessage {
+  return {
+    messageId: id,
+    receiptHandle: `r-${id}`,
+    body: '{}',
+    ...(group ? { groupId: group } : {}),
+    receiveCount: 1,
+  };
+}
+
+describe('FIFO rule (fifo-groups.ts)', () => {
+  it('fails every later record of a group behind a failed one, with its wait; other groups go on', () => {
+    const messages = [
+      message('a1', 'A'),
+      message('a2', 'A'),
+      message('b1', 'B'),
+      message('a3', 'A'),
+      message('c1', undefined),
+    ];
+    const verdicts = new Map<string, MessageVerdict>([
+      ['a1', { kind: 'ack' }],
+      ['a2', { kind: 'retry', seconds: 7, why: 'politeness' }],
+      ['a3', { kind: 'ack' }],
+      ['b1', { kind: 'ack' }],
+    ]);
+    const response = fifoResponse(messages, verdicts);
+    assert.deepEqual(response.failed, ['a2', 'a3', 'c1'], 'a3 follows a2; c1 has no verdict');
+    assert.deepEqual(
+      response.changes.map((c) => [c.receiptHandle, c.seconds]),
+      [
+        ['r-a2', 7],
+        ['r-a3', 7],
+        ['r-c1', 0],
+      ],
+    );
+  });
+
+  it('stops running a group at its first failure', async () => {
+    const ran: string[] = [];
+    const verdicts = new Map<string, MessageVerdict>();
+    await runGroupInOrder(
+      [{ message: message('1', 'G') }, { message: message('2', 'G') }, { message: message('3', 'G') }],
+      async ({ message }) => {
+        ran.push(message.messageId);
+        return message.messageId === '2' ? { kind: 'retry', seconds: 3, why: 'x' } : { kind: 'ack' };
+      },
+      verdicts,
+    );
+    assert.deepEqual(ran, ['1', '2']);
+    assert.deepEqual(verdicts.get('3'), { kind: 'retry', seconds: 3, why: 'x' });
+  });
+});
+
+describe('batch intake', () => {
+  it('defers a host this container knows is waiting without reading anything', () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const { tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const container = new WorkerContainer({ clock, random: () => 0.5 });
+    const [t1, t2] = tasks([`${SITE}/1`, `${SITE}/2`]);
+    container.rememberHost(`${t1!.crawlId} ${t1!.host}`, clock.now() + 2_500);
+    const verdicts = new Map<string, MessageVerdict>();
+    const stats = emptyBatchStats(2);
+    const left = deferWarm(
+      [
+        { message: messageFor(t1!), task: t1! },
+        { message: messageFor(t2!), task: t2! },
+      ],
+      container,
+      { now: clock.now(), inlineWaitMs: 300, maxReceives: 10 },
+      verdicts,
+      stats,
+    );
+    assert.equal(left.length, 0);
+    assert.equal(stats.deferredWarm, 2);
+    assert.deepEqual([...verdicts.values()][0], { kind: 'retry', seconds: 3, why: 'politeness' });
+  });
+});
+
+describe('a batch through all phases (in-memory cloud)', () => {
+  it('fetches robots.txt then the page in one record, queues its links, sends its capture, counts it once', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/`]: { status: 200, body: page('home', ['/a', '/b', 'http://b.example/']) },
+    });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const worker = workerOver(cloud, fetcher, clock);
+    const msg = messageFor(tasks([`${SITE}/`])[0]!);
+    const { verdicts, stats } = await worker([msg]);
+    assert.deepEqual(verdicts.get(msg.messageId), { kind: 'ack' });
+    assert.deepEqual(fetcher.requests, [`${SITE}/robots.txt`, `${SITE}/`]);
+    assert.deepEqual(cloud.frontier.sent.map((t) => t.url).sort(), [
+      `${SITE}/a`,
+      `${SITE}/b`,
+      'http://b.example/',
+    ]);
+    assert.equal(stats.captures, 1);
+    const counters = cloud.table.counters(id);
+    assert.equal(counters.finished, 1);
+    assert.equal(counters.discovered, 4);
+    assert.equal(counters.requests, 2);
+    // Delivered again (its ledger write went through): acknowledged, no request, no count.
+    const again = await workerOver(cloud, fetcher, clock)([msg]);
+    assert.deepEqual(again.verdicts.get(msg.messageId), { kind: 'ack' });
+    assert.equal(fetcher.requests.length, 2);
+    assert.equal(cloud.table.counters(id).finished, 1);
+  });
+
+  it('when the link send fails nothing is acknowledged and no ledger moves: the batch is redone whole', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/`]: { status: 200, body: page('home', ['/a']) },
+    });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    cloud.frontier.failing = true;
+    const msg = messageFor(tasks([`${SITE}/`])[0]!);
+    const first = await workerOver(cloud, fetcher, clock)([msg]);
+    assert.deepEqual(first.verdicts.get(msg.messageId), {
+      kind: 'retry',
+      seconds: 2,
+      why: 'batch-write-failed',
+    });
+    assert.equal(cloud.captures.bodies.length, 0, 'no capture before the links are queued');
+    assert.ok(!cloud.table.calls.includes('updateHost'), 'no ledger before the links are queued');
+    cloud.frontier.failing = false;
+    const second = await workerOver(cloud, fetcher, clock)([msg]);
+    assert.deepEqual(second.verdicts.get(msg.messageId), { kind: 'ack' });
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${SITE}/a`],
+      'the redelivered page claims and queues its link again',
+    );
+    assert.equal(cloud.table.counters(id).finished, 1);
+  });
+
+  it('a permanent error goes to the DLQ on its first try, recorded and counted; a transient one is retried', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({ [`${SITE}/robots.txt`]: { status: 404 } });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    class BrokenStoreError extends Error {
+      readonly code = 'broken-store';
+      readonly retryable: boolean;
+      constructor(retryable: boolean) {
+        super('store refused the item');
+        this.name = 'BrokenStoreError';
+        this.retryable = retryable;
+      }
+    }
+    let retryable = true;
+    const worker = workerOver(cloud, fetcher, clock, {
+      fault: (step) => {
+        if (step === 'before-crawl') throw new BrokenStoreError(retryable);
+      },
+    });
+    const [transient, permanent] = tasks([`${SITE}/t`, `${SITE}/p`]);
+    const m1 = messageFor(transient!);
+    const r1 = await worker([m1]);
+    assert.equal(r1.verdicts.get(m1.messageId)?.kind, 'retry', 'worth retrying: the record fails');
+    assert.equal(cloud.deadLetters.letters.length, 0);
+    retryable = false;
+    const m2 = messageFor(permanent!);
+    const r2 = await worker([m2]);
+    assert.deepEqual(r2.verdicts.get(m2.messageId), { kind: 'ack' });
+    assert.equal(cloud.deadLetters.letters.length, 1, 'not worth retrying: to the DLQ at once');
+    assert.match(cloud.deadLetters.letters[0]!.detail ?? '', /BrokenStoreError/);
+    const dlqPage = cloud.captures.pages().find((p) => p.url === `${SITE}/p`);
+    assert.equal(dlqPage?.reason, 'dlq');
+    assert.equal(cloud.table.counters(id).dlq, 1);
+  });
+});
+
+describe('AOPIC admission (aopic-admission.ts)', () => {
+  it("parks the links to the page's own path pattern and queues the ordinary ones", () => {
+    const parsed = parseCrawlConfig({ seeds: [`${SITE}/`] });
+    assert.ok(parsed.ok);
+    const flow: CashFlow = { cash: 1, toLambda: 0.1, credits: [] };
+    const share = 0.9 / 3;
+    const link = (url: string, cash: number) => ({
+      crawlId: 'c',
+      url,
+      fp: '0123456789abcdef',
+      host: 'a.example',
+      depth: 1,
+      redirects: 0,
+      attempt: 0,
+      cash,
+    });
+    const { queue, parks } = admitLinks(
+      [link(`${SITE}/about`, share), link(`${SITE}/news`, share), link(`${SITE}/list/2`, share * 0.1)],
+      flow,
+      parsed.config,
+      0.25,
+      'owner',
+    );
+    assert.deepEqual(
+      queue.map((t) => t.url),
+      [`${SITE}/about`, `${SITE}/news`],
+    );
+    assert.equal(parks.length, 1);
+    assert.equal(parks[0]!.key, share * 0.1 - 0.25, 'parked with its key: cash less the bonus');
+    const bfs = parseCrawlConfig({ seeds: [`${SITE}/`], order: 'bfs' });
+    assert.ok(bfs.ok);
+    assert.equal(admitLinks([link(`${SITE}/x/1`, 0.001)], flow, bfs.config, 0, 'o').parks.length, 0);
+  });
+});
+
+describe('nothing reaches the DLQ unrecorded (issue 8, items 2 and 3)', () => {
+  it('a record that must wait with few receives left is re-sent as a new message, not deferred toward the DLQ', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({ [`${SITE}/robots.txt`]: { status: 404 } });
+    const { id, tasks } = runningCrawl(
+      cloud,
+      { seeds: [`${SITE}/`], scope: 'any', soft404Probe: false, delayMs: 1000 },
+      clock,
+    );
+    const host = tasks([`${SITE}/`])[0]!.host;
+    await cloud.table.updateHost(id, host, {
+      nextAllowedAt: clock.now() + 5_000,
+      counts: (await import('../../../functions/cloud/messages/crawl-records.ts')).emptyHostCounts(),
+    });
+    const worker = workerOver(cloud, fetcher, clock, { maxReceives: 10 });
+    const [early, late] = tasks([`${SITE}/early`, `${SITE}/late`]);
+    const fresh = messageFor(early!, 3);
+    const worn = messageFor(late!, 9);
+    const { verdicts, stats } = await worker([fresh, worn]);
+    assert.equal(verdicts.get(fresh.messageId)?.kind, 'retry', 'plenty of receives left: deferred');
+    assert.deepEqual(verdicts.get(worn.messageId), { kind: 'ack' }, 'the worn message is acknowledged...');
+    assert.equal(stats.resent, 1);
+    const resent = cloud.frontier.sent.find((t) => t.url === `${SITE}/late`);
+    assert.ok(resent?.resentFrom !== undefined, '...and its task re-sent with its own deduplication id');
+    const { deduplicationId } = await import('../../../functions/cloud/messages/task-message.ts');
+    assert.notEqual(deduplicationId(resent), deduplicationId(late!));
+    assert.equal(fetcher.requests.length, 0);
+    assert.equal(cloud.table.counters(id).finished, 0, 'a re-send is not a finish');
+    assert.equal(cloud.deadLetters.letters.length, 0);
+  });
+
+  it('a record on its last receive (its invocations kept crashing) is finished as dlq: recorded and counted', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({ [`${SITE}/robots.txt`]: { status: 404 } });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const m = messageFor(tasks([`${SITE}/crashy`])[0]!, 10);
+    const { verdicts } = await workerOver(cloud, fetcher, clock, { maxReceives: 10 })([m]);
+    assert.deepEqual(verdicts.get(m.messageId), { kind: 'ack' });
+    assert.equal(fetcher.requests.length, 0, 'not tried again');
+    assert.equal(cloud.deadLetters.letters[0]?.reason, 'max-receives');
+    assert.equal(cloud.captures.pages()[0]?.reason, 'dlq');
+    const counters = cloud.table.counters(id);
+    assert.equal(counters.dlq, 1);
+    assert.equal(counters.finished, 1);
+  });
+});
+
+describe('many crawls in one container (issue 8, item 3)', () => {
+  it('keeps the contexts of a dozen default crawls (the first build kept 8), weighed by memory', () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const container = new WorkerContainer({ clock, random: () => 0.5 });
+    const ids: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      const { id } = runningCrawl(cloud, { seeds: [`http://h${i}.example/`] }, clock);
+      container.contextFor(cloud.table.crawls.get(id)!);
+      ids.push(id);
+    }
+    assert.equal(container.crawls, 16);
+    for (const id of ids) assert.ok(container.knownContext(id) !== undefined, id);
+    // Big URL-seen caches weigh more: fewer fit, and the least recently used go first.
+    const small = new WorkerContainer({ clock, random: () => 0.5 });
+    for (let i = 0; i < 16; i++) {
+      const { id } = runningCrawl(
+        cloud,
+        { seeds: [`http://b${i}.example/`], seenCacheSize: 1_048_576 },
+        clock,
+      );
+      small.contextFor(cloud.table.crawls.get(id)!);
+    }
+    assert.ok(small.crawls < 16 && small.crawls >= 3, `${small.crawls} big crawls`);
+  });
+
+  it('a container that never saw the crawl does not probe a site again: the answer is kept with the host', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/a`]: { status: 200, body: page('A', []) },
+      [`${SITE}/b`]: { status: 200, body: page('B', []) },
+    });
+    const settings = { seeds: [`${SITE}/`], scope: 'any', soft404Probe: true, delayMs: 0, delayFactor: 0 };
+    const { tasks } = runningCrawl(cloud, settings, clock);
+    const [a, b] = tasks([`${SITE}/a`, `${SITE}/b`]);
+    await workerOver(cloud, fetcher, clock)([messageFor(a!)]);
+    const probes = () => fetcher.requests.filter((u) => u.includes('crawlstack-probe')).length;
+    assert.equal(probes(), 1, 'the first container probes the site once');
+    // A new container (or one that evicted the crawl): its memory is empty, the host item is not.
+    await workerOver(cloud, fetcher, clock)([messageFor(b!)]);
+    assert.equal(probes(), 1, 'no second probe');
+    assert.equal(fetcher.count(`${SITE}/b`), 1, 'the page is fetched in the same batch');
+  });
+});
