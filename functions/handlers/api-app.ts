@@ -10,6 +10,7 @@
  *
  * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400).
  */
+
 import { Hono } from 'hono';
 import type { CrawlTableStore, ObjectReader } from '../cloud/ports/cloud-ports.ts';
 import { crawlProgress } from '../cloud/use-cases/crawl-progress.ts';
@@ -20,6 +21,7 @@ import {
   listPages,
 } from '../cloud/use-cases/list-pages.ts';
 import { type StartCrawlDeps, startCrawl } from '../cloud/use-cases/start-crawl.ts';
+import { sortRuleRecords } from '../core/quality/duplicate-url-rules.ts';
 import { METRICS } from '../metrics.ts';
 
 /** What the API touches. */
@@ -142,6 +144,14 @@ export function createApiApp(deps: ApiDeps): Hono {
     });
   });
 
+  // The duplicate-URL rules the crawl's workers learned, as the embedded crawler's rules.json.
+  app.get('/crawls/:id/rules', async (c) => {
+    const id = c.req.param('id');
+    if ((await deps.table.getCrawl(id)) === undefined) return c.json({ error: 'no such crawl' }, 404);
+    const rules = await deps.table.crawlRules(id);
+    return c.json({ rules: sortRuleRecords(rules) });
+  });
+
   app.delete('/crawls/:id', async (c) => {
     const id = c.req.param('id');
     const status = await deps.table.cancelCrawl(id);
@@ -151,7 +161,7 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json({ id, status });
   });
 
-  for (const path of ['/crawls', '/crawls/:id', '/crawls/:id/pages']) {
+  for (const path of ['/crawls', '/crawls/:id', '/crawls/:id/pages', '/crawls/:id/rules']) {
     app.all(path, (c) => c.json({ error: `method ${c.req.method} not allowed on ${c.req.path}` }, 405));
   }
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}` }, 404));

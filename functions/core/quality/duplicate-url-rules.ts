@@ -131,6 +131,8 @@ interface HostRules {
   entries: Map<string, RuleEntry>;
   /** The active rules in composition order (rebuilt when one changes status). */
   active: DuplicateUrlRule[];
+  /** Grows whenever one of the host's rule records changes (see `hostRevision`). */
+  revision: number;
 }
 
 /** A URL remembered under a rule's image. */
@@ -249,6 +251,15 @@ export class DuplicateUrlRules {
    */
   get learningEntries(): number {
     return this.#units;
+  }
+
+  /**
+   * A number that grows whenever one of the host's rule records changes (a candidate added, its
+   * support or examples grown, a status changed): a runtime that stores each host's rules
+   * elsewhere (the cloud) writes them again only when it moved.
+   */
+  hostRevision(host: string): number {
+    return this.#rules.peek(host)?.revision ?? 0;
   }
 
   /** The active rules of a host, in composition order. */
@@ -543,6 +554,7 @@ export class DuplicateUrlRules {
     changes: RuleChange[],
   ): void {
     entry.support = support;
+    rules.revision += 1;
     if (entry.status === 'candidate' && entry.support >= this.#minSupport) {
       entry.status = 'active';
       rules.active = sortRules([...rules.active, entry.rule]);
@@ -558,6 +570,7 @@ export class DuplicateUrlRules {
     changes: RuleChange[],
   ): void {
     if (entry.status === 'blocked') return;
+    rules.revision += 1;
     const wasActive = entry.status === 'active';
     entry.status = 'blocked';
     entry.counterExample = pair;
@@ -596,13 +609,14 @@ export class DuplicateUrlRules {
     }
     const entry: RuleEntry = { rule, key, status: 'candidate', support: 0, examples: [] };
     rules.entries.set(key, entry);
+    rules.revision += 1;
     return entry;
   }
 
   #hostRules(host: string): HostRules {
     let rules = this.#rules.get(host);
     if (rules === undefined) {
-      rules = { entries: new Map(), active: [] };
+      rules = { entries: new Map(), active: [], revision: 0 };
       this.#rules.set(host, rules);
     }
     return rules;
@@ -646,17 +660,10 @@ export class DuplicateUrlRules {
   /** Every host's rules (rules.json): active first, then candidates and blocked, most support first. */
   report(): RuleRecord[] {
     const out: RuleRecord[] = [];
-    const order: Record<RuleStatus, number> = { active: 0, candidate: 1, blocked: 2 };
     for (const [host, rules] of this.#rules.entries()) {
       for (const record of hostRecords(rules)) out.push({ host, ...record });
     }
-    return out.sort(
-      (a, b) =>
-        (a.host < b.host ? -1 : a.host > b.host ? 1 : 0) ||
-        order[a.status] - order[b.status] ||
-        b.support - a.support ||
-        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
-    );
+    return sortRuleRecords(out);
   }
 
   /** One host's rules, to store per crawl and host (the cloud); undefined when it has none. */
@@ -686,7 +693,9 @@ export class DuplicateUrlRules {
       const pairs = new Map<string, [string, string]>();
       for (const pair of [...entry.examples, ...record.examples])
         pairs.set(pairKey(pair), [pair[0], pair[1]]);
-      entry.examples = [...pairs.values()].slice(0, this.#maxExamples);
+      const examples = [...pairs.values()].slice(0, this.#maxExamples);
+      if (examples.length !== entry.examples.length) rules.revision += 1;
+      entry.examples = examples;
       const support = Math.max(entry.support, record.support, pairs.size);
       if (support > entry.support) this.#setSupport(host, rules, entry, support, changes);
     }
@@ -758,6 +767,18 @@ export class DuplicateUrlRules {
       this.#trim(host);
     }
   }
+}
+
+/** Rule records in the order of rules.json: by host; active, candidates, blocked; most support first; by name. */
+export function sortRuleRecords(records: RuleRecord[]): RuleRecord[] {
+  const order: Record<RuleStatus, number> = { active: 0, candidate: 1, blocked: 2 };
+  return records.sort(
+    (a, b) =>
+      (a.host < b.host ? -1 : a.host > b.host ? 1 : 0) ||
+      order[a.status] - order[b.status] ||
+      b.support - a.support ||
+      (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
 }
 
 function hostRecords(rules: HostRules): HostRuleRecord[] {
