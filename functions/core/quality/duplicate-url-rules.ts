@@ -38,7 +38,7 @@ export const DUPLICATE_URL_RULE_REASON: SkipReason = 'duplicate-url-rule';
 
 /** Settings of {@link DuplicateUrlRules}; the first two come from the crawl configuration. */
 export interface DuplicateUrlRuleOptions {
-  /** Distinct duplicate pairs before a rule is applied (config `duplicateUrlRuleSupport`, default 3). */
+  /** Distinct duplicate pairs before a rule is applied (default 3; the crawl configuration's `duplicateUrlRuleSupport` is 2). */
   minSupport?: number;
   /** Share of the URLs an active rule merges that are fetched anyway, to keep testing it (config `duplicateUrlRuleAudit`, default 0.02). */
   auditShare?: number;

@@ -401,7 +401,7 @@ describe('DuplicateUrlRules: memory, persistence, merging', () => {
         parsed.config.duplicateUrlRuleSupport,
         parsed.config.duplicateUrlRuleAudit,
       ],
-      [true, 3, 0.02],
+      [true, 2, 0.02],
     );
     for (const bad of [
       { duplicateUrlRuleSupport: 0 },
