@@ -82,6 +82,7 @@ describe(`pipeline: worker killed at random points (seed ${SEED}: ${KILLS.join('
       delayMs: 40,
       delayFactor: 0,
       soft404Probe: false,
+      sitemaps: false,
     });
     const done = await pipeline.waitForStatus(id, ['done', 'failed'], 120_000);
     const context = `seed ${SEED}, kills ${KILLS.join(', ')}`;
