@@ -12,9 +12,9 @@ import { before, describe, test } from 'node:test';
 import { parseCrawlConfig } from '../../functions/core/config.ts';
 import type { RuleRecord } from '../../functions/core/quality/duplicate-url-rules.ts';
 import type { PageRecord } from '../../functions/core/types.ts';
-import { eventually, type Route, type SiteServer } from '../fixtures/site-server.ts';
+import { eventually, type Route } from '../fixtures/site-server.ts';
 import { closeAll, pageHtml, prose, startSites } from '../fixtures/sites.ts';
-import { buildCli, crawl, readJsonl, runCli, spawnCli, tempDir } from './helpers.ts';
+import { buildCli, crawl, pathCounts, readJsonl, runCli, spawnCli, tempDir } from './helpers.ts';
 
 /** A server quirk: each page's own path and the second form the server also answers. */
 interface Quirk {
@@ -86,13 +86,6 @@ function quirkSite(quirk: Quirk, differs: ReadonlySet<number> = new Set()): Rout
   };
 }
 
-/** How many times the server was asked for each path. */
-function counts(site: SiteServer): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const path of site.paths()) out.set(path, (out.get(path) ?? 0) + 1);
-  return out;
-}
-
 function readRules(outDir: string): RuleRecord[] {
   return JSON.parse(readFileSync(join(outDir, 'rules.json'), 'utf8')) as RuleRecord[];
 }
@@ -107,7 +100,7 @@ describe('duplicate-URL rules in a crawl', () => {
       try {
         const o = site!.origin;
         const run = await crawl({ seeds: [`${o}/`], ...ONE_AT_A_TIME });
-        const asked = counts(site!);
+        const asked = pathCounts(site!);
         const seconds = [...asked].filter(([path]) =>
           [...Array(2 * N)].some((_, k) => quirk.form(k + 1) === path),
         );
@@ -155,7 +148,7 @@ describe('duplicate-URL rules in a crawl', () => {
     try {
       const o = site!.origin;
       const run = await crawl({ seeds: [`${o}/`], ...ONE_AT_A_TIME });
-      const asked = counts(site!);
+      const asked = pathCounts(site!);
       for (let i = 1; i <= 2 * N; i++) assert.equal(asked.get(quirk.form(i)), 1, `${quirk.form(i)} fetched`);
       assert.equal(run.summary.byReason['duplicate-url-rule'], undefined);
       const rule = readRules(run.outDir).find((r) => r.name === quirk.rule);
@@ -172,7 +165,7 @@ describe('duplicate-URL rules in a crawl', () => {
     try {
       const o = site!.origin;
       const run = await crawl({ seeds: [`${o}/`], ...ONE_AT_A_TIME, duplicateUrlRules: false });
-      const asked = counts(site!);
+      const asked = pathCounts(site!);
       for (let i = 1; i <= 2 * N; i++) assert.equal(asked.get(quirk.form(i)), 1);
       assert.equal(existsSync(join(run.outDir, 'rules.json')), false);
     } finally {
@@ -230,7 +223,7 @@ describe('duplicate-URL rules through the CLI', () => {
       await proc.exited;
       const resumed = await runCli(args);
       assert.equal(resumed.code, 0, resumed.stderr);
-      const asked = counts(site!);
+      const asked = pathCounts(site!);
       const seconds = [...asked].filter(([path]) => path.endsWith('/index.html'));
       assert.deepEqual(
         seconds.map(([path]) => path),

@@ -155,6 +155,13 @@ export function assertUnique<T>(values: readonly T[], what: string): Set<T> {
   return set;
 }
 
+/** How many times a server was asked for each path (query included). */
+export function pathCounts(site: SiteServer): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const path of site.paths()) out.set(path, (out.get(path) ?? 0) + 1);
+  return out;
+}
+
 /** Paths a server was asked for, robots.txt left out. */
 export function pagePaths(site: SiteServer): string[] {
   return site.paths().filter((p) => p !== '/robots.txt' && !isProbe(p));

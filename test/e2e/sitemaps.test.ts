@@ -11,13 +11,14 @@ import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import type { PageRecord } from '../../functions/core/types.ts';
-import { eventually, type Route, type SiteServer } from '../fixtures/site-server.ts';
+import { eventually, type Route } from '../fixtures/site-server.ts';
 import { closeAll, pageHtml, prose, startSites } from '../fixtures/sites.ts';
 import {
   assertUnique,
   assertWarcMatchesPages,
   buildCli,
   crawl,
+  pathCounts,
   readJsonl,
   runCli,
   spawnCli,
@@ -61,12 +62,6 @@ function table(files: Record<string, Body>): Route {
 
 const html = (body: string): Body => ({ type: 'text/html; charset=utf-8', body });
 const xml = (body: string): Body => ({ type: 'application/xml; charset=utf-8', body });
-
-function counts(site: SiteServer): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const path of site.paths()) out.set(path, (out.get(path) ?? 0) + 1);
-  return out;
-}
 
 describe('sitemaps in a crawl', () => {
   test('every form is read; sitemap-only pages are found; scope, robots.txt, depth and budget hold', async () => {
@@ -141,7 +136,7 @@ describe('sitemaps in a crawl', () => {
         { seeds: [`${a}/`, `${b}/`, `${c}/`], scope: 'any', exclude: ['/excluded/'], sitemaps: true },
         { warc: true },
       );
-      const [askedA, askedB, askedC] = sites.map(counts) as [
+      const [askedA, askedB, askedC] = sites.map(pathCounts) as [
         Map<string, number>,
         Map<string, number>,
         Map<string, number>,
@@ -211,7 +206,8 @@ describe('sitemaps in a crawl', () => {
       // politeness: one request at a time per site; every file fetched once, archived in the WARC
       for (const site of sites) assert.equal(site.maxInFlight(), 1);
       for (const site of sites)
-        for (const [path, n] of counts(site)) assert.equal(n, 1, `${site.origin}${path} fetched ${n} times`);
+        for (const [path, n] of pathCounts(site))
+          assert.equal(n, 1, `${site.origin}${path} fetched ${n} times`);
       assertUnique(
         run.pages.map((p) => p.url),
         'pages.jsonl URLs',
@@ -323,7 +319,7 @@ describe('sitemaps through the CLI', () => {
       await proc.exited;
       const resumed = await runCli(args);
       assert.equal(resumed.code, 0, resumed.stderr);
-      const asked = counts(site!);
+      const asked = pathCounts(site!);
       assert.equal(asked.get('/s/1.xml'), 2, 'the sitemap in flight at the kill is read again');
       for (let k = 0; k < CHILDREN; k++)
         for (let i = 0; i < PER; i++) assert.equal(asked.get(`/p/${k}-${i}.html`), 1, `/p/${k}-${i}.html`);

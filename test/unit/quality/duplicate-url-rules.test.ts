@@ -313,6 +313,27 @@ describe('DuplicateUrlRules: learning', () => {
     assert.ok(held > 60 && held < 140, `${held} of 200 held, the rest audited`);
   });
 
+  test('hostRevision moves when a rule record of the host changes, and only then', () => {
+    const rules = learner();
+    assert.equal(rules.hostRevision(H), 0);
+    see(rules, '/a/', 'a');
+    assert.equal(rules.hostRevision(H), 0, 'no pair, no rule');
+    see(rules, '/a/index.html', 'a');
+    const candidate = rules.hostRevision(H);
+    assert.ok(candidate > 0, 'a candidate');
+    see(rules, '/p.html', 'p');
+    assert.equal(rules.hostRevision(H), candidate, 'a page that changes no rule');
+    see(rules, '/b/', 'b');
+    see(rules, '/b/index.html', 'b');
+    const support = rules.hostRevision(H);
+    assert.ok(support > candidate, 'support');
+    rules.mergeHost(H, rules.hostRecords(H)!);
+    assert.equal(rules.hostRevision(H), support, 'merging what it holds changes nothing');
+    rules.observeDifferent(`${O}/c/`, `${O}/c/index.html`, H);
+    assert.ok(rules.hostRevision(H) > support, 'blocked');
+    assert.equal(rules.hostRevision('other.example'), 0);
+  });
+
   test('explain shows which rules merged two URLs', () => {
     const rules = learner();
     for (const dir of ['a', 'b', 'c']) {
