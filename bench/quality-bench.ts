@@ -21,6 +21,8 @@
  *   npm run bench:quality -- --mode cloud           the serverless crawler on the local stand-in
  *   npm run bench:quality -- --classic              the web as it was before issue 11
  *   npm run bench:quality -- --requests log.jsonl   also write every request with its label
+ *   npm run bench:quality -- --out DIR              keep each crawl's folder (DIR/aopic, DIR/bfs)
+ *   npm run bench:quality -- --set sitemapShare=0.5 crawl settings over the bench's (repeatable)
  *
  * The web has issue 11's hosts by default: five servers that answer duplicate URL forms with the
  * same bytes (`/dir/index.html` and `/dir` for `/dir/`, any capitalization, a `?ref=` parameter,
@@ -79,6 +81,8 @@ const { values } = parseArgs({
     classic: { type: 'boolean', default: false },
     json: { type: 'string' },
     requests: { type: 'string' },
+    out: { type: 'string' },
+    set: { type: 'string', multiple: true },
   },
 });
 
@@ -150,7 +154,10 @@ async function crawlOnce(
   hasOrder: boolean,
 ): Promise<OrderRun> {
   const served = await serveWeb(web);
-  const outDir = mkdtempSync(join(tmpdir(), `crawlstack-quality-${order}-`));
+  const outDir =
+    values.out === undefined
+      ? mkdtempSync(join(tmpdir(), `crawlstack-quality-${order}-`))
+      : join(values.out, order);
   try {
     const parsed = parseCrawlConfig({
       seeds: served.seeds,
@@ -162,6 +169,7 @@ async function crawlOnce(
       allowPrivate: true,
       concurrency: positive('concurrency'),
       ...(hasOrder ? { order } : {}),
+      ...overrides(),
     });
     if (!parsed.ok) throw new Error(`crawl config: ${parsed.problems.join('; ')}`);
     const started = performance.now();
@@ -182,7 +190,7 @@ async function crawlOnce(
     };
   } finally {
     await served.close();
-    rmSync(outDir, { recursive: true, force: true });
+    if (values.out === undefined) rmSync(outDir, { recursive: true, force: true });
   }
 }
 
@@ -218,6 +226,7 @@ async function crawlCloud(
         delayFactor: 0,
         allowPrivate: true,
         order,
+        ...overrides(),
       }),
     })) as { id: string };
     let view: CrawlProgressView;
@@ -374,6 +383,24 @@ function printTable(runs: OrderRun[]): void {
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of rows) console.log(line(r));
   console.log();
+}
+
+/** `--set key=value` (repeatable): crawl settings over the bench's own, the value read as JSON when it parses. */
+function overrides(): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const pair of values.set ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`--set: key=value, got ${pair}`);
+    const raw = pair.slice(eq + 1);
+    let value: unknown = raw;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      // a plain string
+    }
+    out[pair.slice(0, eq)] = value;
+  }
+  return out;
 }
 
 function pct(x: number): string {

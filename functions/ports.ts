@@ -91,6 +91,19 @@ export interface Fetcher {
   close(): Promise<void>;
 }
 
+/** What inflating a gzip file gave: at most the cap, or why the bytes are not gzip. */
+export type GunzipResult =
+  | { ok: true; bytes: Uint8Array; truncated: boolean }
+  | { ok: false; message: string };
+
+/**
+ * Inflates a gzip file that came as it is (a `.xml.gz` sitemap served as `application/gzip`:
+ * no Content-Encoding for the fetcher to undo), keeping at most `maxBytes` of output and
+ * stopping there (a gzip bomb costs the cap, never its expansion). Never throws: corrupt input
+ * comes back as `{ ok: false }`; what was inflated before a cut is kept.
+ */
+export type Gunzip = (gzipped: Uint8Array, maxBytes: number) => Promise<GunzipResult>;
+
 // ---------------------------------------------------------------------------------------------
 // State
 
@@ -105,6 +118,8 @@ export interface RobotsEntry {
   fetchedAt: number;
   /** Epoch ms after which the entry must be fetched again. */
   expiresAt: number;
+  /** The site's sitemap files were queued when a robots.txt was read (kept when it is read again). */
+  sitemapsQueued?: boolean;
 }
 
 /** Per-origin robots.txt cache. Entries past `expiresAt` are still returned; the caller refetches. */

@@ -14,11 +14,13 @@ import type {
   FetchFailure,
   FetchResponse,
   Frontier,
+  Gunzip,
   PageStore,
   ResultSink,
   RobotsCache,
   RobotsEntry,
 } from '../ports.ts';
+import { type Admission, admitUrls, type Followed, heldLink } from './admit-urls.ts';
 import { type CashFlow, pathShape, SELF_LINK_SHARE, splitCash } from './aopic.ts';
 import type { CrawlConfig } from './config.ts';
 import { contentHash } from './content-hash.ts';
@@ -31,6 +33,8 @@ import { parseXRobotsTag } from './html/x-robots-tag.ts';
 import { type FinishReason, unfetchedRecord } from './page-record.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
 import type { QualityChecks } from './quality/crawl-quality.ts';
+import { type RuleRewrite, ruleKey } from './quality/duplicate-url-rule.ts';
+import { DUPLICATE_URL_RULE_REASON, type DuplicateUrlRules } from './quality/duplicate-url-rules.ts';
 import { decodeRobotsBody } from './robots/body.ts';
 import type { ParsedRobots } from './robots/parse.ts';
 import {
@@ -39,6 +43,8 @@ import {
   robotsUrlFor,
   rulesFromEntry,
 } from './robots/policy.ts';
+import { rootCashSplit } from './sitemap/sitemap-cash.ts';
+import { queueSitemaps, readSitemapFile, rootSitemaps } from './sitemap/sitemap-step.ts';
 import type { CrawlTask, DroppedCounts, Fingerprint, LinkKind, OutLink, PageRecord } from './types.ts';
 import type { UrlCanonicalizer } from './url/canonicalize.ts';
 import { fingerprint } from './url/fingerprint.ts';
@@ -63,6 +69,10 @@ export interface CrawlPageDeps {
   scope: ScopeRules;
   /** Trap and near-duplicate defences; absent = none. */
   quality?: QualityChecks;
+  /** The hosts' duplicate-URL rules (docs/duplicate-urls.md); absent = none learned or applied. */
+  urlRules?: UrlRuleChecks;
+  /** Inflates a sitemap that came gzipped (`.xml.gz`); absent: such sitemaps are recorded, not read. */
+  gunzip?: Gunzip;
   /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
   importanceOf?: (cash: number) => number;
   /**
@@ -74,6 +84,9 @@ export interface CrawlPageDeps {
    */
   hostReleased?: (feedback: RequestFeedback) => void | Promise<void>;
 }
+
+/** What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper of it). */
+export type UrlRuleChecks = Pick<DuplicateUrlRules, 'rewrite' | 'heldAs' | 'observePage' | 'observeRedirect'>;
 
 /** What the runtime needs to schedule the host's next request. */
 export interface RequestFeedback {
@@ -106,9 +119,10 @@ export type CrawlPageOutcome =
   /**
    * The origin was prepared with this step's request — robots.txt fetched (`entry`) or the site's
    * soft-404 probe made (`probe`); run the same task again after the host's gap. (An unreachable
-   * robots.txt comes back as 'retry' or 'done' instead.)
+   * robots.txt comes back as 'retry' or 'done' instead.) `enqueued`: the site's sitemap files,
+   * queued when its robots.txt was first read.
    */
-  | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry; probe?: string }
+  | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry; probe?: string; enqueued?: CrawlTask[] }
   /**
    * The URL is finished: fetched, skipped or failed for good. `feedback` is absent when no request
    * was made. `cashFlow`: where the task's AOPIC cash went (the runtime credits known out-links).
@@ -136,10 +150,20 @@ export async function crawlPage(
   const { config } = deps;
   const origin = new URL(task.url).origin;
 
+  // 0. A queued form that a host's duplicate-URL rules merged since it was queued: no request.
+  const merged = mergedByRule(deps, task);
+  if (merged !== undefined) return mergeQueued(deps, task, merged);
+  const held = heldByRule(deps, task);
+  if (held !== undefined) {
+    const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
+    record.detail = `already fetched as ${held}, which the host's rules merge into this URL`;
+    return finish(deps, record, undefined, task.cash);
+  }
+
   // 1. robots.txt before any other request to the origin.
   const entry = await deps.robots.get(origin);
   if (entry === undefined || entry.expiresAt <= deps.clock.now()) {
-    return fetchRobots(deps, task, origin);
+    return fetchRobots(deps, task, origin, entry);
   }
   const rules = robotsRules(entry, config);
   if (entry.status === 'disallow-all') {
@@ -150,7 +174,8 @@ export async function crawlPage(
     return finish(deps, unfetchedRecord(task, 'robots'), undefined, task.cash);
   }
   const crawlDelayMs = rules.crawlDelayMs;
-  const trap = deps.quality?.checkTask(task);
+  const sitemap = task.sitemap;
+  const trap = sitemap === undefined ? deps.quality?.checkTask(task) : undefined;
   if (trap !== undefined) return finish(deps, unfetchedRecord(task, trap), undefined, task.cash);
   const probe = deps.quality?.probeFor(origin);
   if (probe !== undefined) {
@@ -159,7 +184,8 @@ export async function crawlPage(
   }
 
   // 2. The page itself.
-  const response = await deps.fetcher.fetch({ url: task.url, maxBytes: config.maxBodyBytes });
+  const maxBytes = sitemap === undefined ? config.maxBodyBytes : config.maxSitemapBytes;
+  const response = await deps.fetcher.fetch({ url: task.url, maxBytes });
   if (!response.ok) return fetchFailed(deps, task, response, crawlDelayMs);
   const feedback: RequestFeedback = { responseMs: response.timings.totalMs, crawlDelayMs };
   const status = response.status;
@@ -208,8 +234,16 @@ export async function crawlPage(
     return { kind: 'done', record, feedback, enqueued, cashFlow };
   }
 
-  let followed: Followed = { enqueued: [], cashFlow: dropCash(task) };
   const body = response.body;
+  if (sitemap !== undefined) {
+    if (body.length > 0) record.contentHash = contentHash(body);
+    const { enqueued, cashFlow } = await readSitemapFile(deps, task, sitemap, response, record);
+    await deps.results.page(record);
+    return { kind: 'done', record, feedback, enqueued, cashFlow };
+  }
+  if (task.lastmod !== undefined) record.lastmod = task.lastmod;
+
+  let followed: Followed = { enqueued: [], cashFlow: dropCash(task) };
   if (body.length > 0) {
     record.contentHash = contentHash(body);
     if (status >= 200 && status < 300) {
@@ -245,14 +279,25 @@ export async function crawlPage(
       countDropped(record, 'extractNesting', selected.droppedNesting);
     }
     const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
+    // Before the links: a rule this page proves already rewrites them.
+    observePage(deps, task, record, genuine);
     // An exact duplicate's links were already followed from the original; a soft 404 has none.
     if (record.duplicateOf === undefined && genuine) {
       const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
-      followed = await followLinks(deps, task, facts, nofollowPage, record.nearDuplicateOf, record.simhash);
+      followed = await followLinks(
+        deps,
+        task,
+        facts,
+        nofollowPage,
+        record.nearDuplicateOf,
+        record.simhash,
+        rootSitemaps(deps, task, origin, entry),
+      );
       countDropped(record, 'longUrls', followed.longUrls ?? 0);
     }
     options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
   } else {
+    observePage(deps, task, record, true);
     options.onPage?.({ task, record, body });
   }
   await deps.results.page(record);
@@ -296,7 +341,12 @@ export const SEED_OWNER: Fingerprint = '0000000000000000';
 
 // ---------------------------------------------------------------------------------------------
 
-async function fetchRobots(deps: CrawlPageDeps, task: CrawlTask, origin: string): Promise<CrawlPageOutcome> {
+async function fetchRobots(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  origin: string,
+  previous: RobotsEntry | undefined,
+): Promise<CrawlPageOutcome> {
   const { config } = deps;
   let url = robotsUrlFor(task.url);
   let entry: RobotsEntry | undefined;
@@ -333,6 +383,14 @@ async function fetchRobots(deps: CrawlPageDeps, task: CrawlTask, origin: string)
     if (response.truncated !== undefined) outcome.truncated = response.truncated;
     entry = robotsEntryFromResponse(outcome, now, config);
   }
+  // The site's sitemaps, once (a robots.txt read again a day later names files already known),
+  // and before the entry is stored: a step that dies in between reads robots.txt again.
+  let enqueued: CrawlTask[] = [];
+  if (previous?.sitemapsQueued === true) entry.sitemapsQueued = true;
+  else if (deps.config.sitemaps && entry.status !== 'disallow-all') {
+    enqueued = await queueSitemaps(deps, task, origin, entry);
+    entry.sitemapsQueued = true;
+  }
   await deps.robots.put(origin, entry);
   const feedback: RequestFeedback = { responseMs };
   if (entry.status === 'disallow-all') {
@@ -348,7 +406,9 @@ async function fetchRobots(deps: CrawlPageDeps, task: CrawlTask, origin: string)
     );
   }
   if (entry.status === 'rules') feedback.crawlDelayMs = robotsRules(entry, config).crawlDelayMs;
-  return { kind: 'robots', feedback, entry };
+  return enqueued.length > 0
+    ? { kind: 'robots', feedback, entry, enqueued }
+    : { kind: 'robots', feedback, entry };
 }
 
 /**
@@ -413,14 +473,6 @@ async function finish(
   return feedback === undefined
     ? { kind: 'done', record, enqueued: [], cashFlow }
     : { kind: 'done', record, feedback, enqueued: [], cashFlow };
-}
-
-/** What a page's links (or a redirect's target) received. */
-interface Followed {
-  enqueued: CrawlTask[];
-  cashFlow: CashFlow;
-  /** Links left out because their resolved URL is longer than `maxUrlLength`. */
-  longUrls?: number;
 }
 
 /** Adds `n` to one of the record's dropped counts (the object exists only when something was dropped). */
@@ -505,6 +557,9 @@ async function followRedirect(
   }
   record.redirectTo = target.url;
   record.finalUrl = target.url;
+  // The server says both name one page: evidence for the host's rules (never rewritten: the
+  // server named the target's form). A sitemap's redirect says nothing about the site's pages.
+  if (task.sitemap === undefined) deps.urlRules?.observeRedirect(task.url, target.url, task.host);
   if (task.redirects + 1 > deps.config.maxRedirects) {
     record.reason = 'too-many-redirects';
     return none;
@@ -538,15 +593,88 @@ async function followRedirect(
     attempt: 0,
     cash: share,
   };
+  // A moved sitemap is still a sitemap, with the scope and budget it had.
+  if (task.sitemap !== undefined) next.sitemap = { ...task.sitemap, url: target.url };
+  if (task.lastmod !== undefined) next.lastmod = task.lastmod;
   await deps.frontier.enqueue([next]);
   deps.seen.remember([fp]);
   return { enqueued: [next], cashFlow: { cash: task.cash, toLambda, credits: [] } };
 }
 
 /**
+ * The rule rewrite of a queued task, when a host's rule that became active since it was queued
+ * merges it into another URL. Not for a redirect's target (the server named that form) nor a
+ * sitemap file.
+ */
+function mergedByRule(deps: CrawlPageDeps, task: CrawlTask): RuleRewrite | undefined {
+  if (deps.urlRules === undefined || task.redirects > 0 || task.sitemap !== undefined) return undefined;
+  return deps.urlRules.rewrite(task.url, task.host);
+}
+
+/** The form a queued task's page was already fetched under, by the host's rules (see `heldAs`). */
+function heldByRule(deps: CrawlPageDeps, task: CrawlTask): string | undefined {
+  if (deps.urlRules === undefined || task.redirects > 0 || task.sitemap !== undefined) return undefined;
+  return deps.urlRules.heldAs(task.url, task.host);
+}
+
+/**
+ * Skips a queued task that a rule merges (`duplicate-url-rule`, no request) and passes it on to
+ * the URL it is merged into: queued with the task's cash when new, credited when known.
+ */
+async function mergeQueued(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  merged: RuleRewrite,
+): Promise<CrawlPageOutcome> {
+  const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
+  record.detail = `merged into ${merged.url} by ${merged.rules.map(ruleKey).join(', ')}`;
+  const skip = deps.scope.check(merged.url, task.host, task.depth);
+  if (skip !== undefined) {
+    record.detail += ` (${skip})`;
+    return finish(deps, record, undefined, task.cash);
+  }
+  const admission: Admission = {
+    url: merged.url,
+    host: task.host,
+    fp: fingerprint(merged.url),
+    cash: task.cash,
+  };
+  const fields: Admission['fields'] = {};
+  if (task.generated) fields.generated = true;
+  if (task.lastmod !== undefined) fields.lastmod = task.lastmod;
+  admission.fields = fields;
+  const { enqueued, credits } = await admitUrls(deps, task, task.depth, [admission]);
+  await deps.results.page(record);
+  return { kind: 'done', record, enqueued, cashFlow: { cash: task.cash, toLambda: 0, credits } };
+}
+
+/**
+ * Tells the host's rules what a fetched URL gave: its content hash when it is a genuine, whole
+ * 2xx page (a miss otherwise: another status, a soft 404, a body cut at the cap).
+ */
+function observePage(deps: CrawlPageDeps, task: CrawlTask, record: PageRecord, genuine: boolean): void {
+  const rules = deps.urlRules;
+  if (rules === undefined || record.status === null) return;
+  const page =
+    genuine &&
+    record.status >= 200 &&
+    record.status < 300 &&
+    record.truncated === undefined &&
+    record.reason === undefined;
+  const observation: Parameters<UrlRuleChecks['observePage']>[0] = {
+    url: task.url,
+    host: task.host,
+    contentHash: page ? record.contentHash : null,
+  };
+  if (page && record.duplicateOf !== undefined) observation.duplicateOf = record.duplicateOf;
+  rules.observePage(observation);
+}
+
+/**
  * Records the page's out-links, claims the new in-scope ones and queues them. The page's cash
  * goes in equal shares to every in-scope out-link (new ones carry it in their task, known ones
- * are listed for the runtime to credit), less the tax.
+ * are listed for the runtime to credit), less the tax; a site's root page gives `sitemapShare`
+ * of it to the site's sitemaps (`sitemaps`, known URLs: credited).
  */
 async function followLinks(
   deps: CrawlPageDeps,
@@ -555,6 +683,7 @@ async function followLinks(
   nofollowPage: boolean,
   nearDuplicateOf: string | undefined,
   simhash?: string,
+  sitemaps: readonly Fingerprint[] = [],
 ): Promise<Followed> {
   const { config } = deps;
   const follow = new Set<LinkKind>(config.follow);
@@ -565,70 +694,65 @@ async function followLinks(
   let longUrls = 0;
   for (const link of facts.links) {
     const canonical = deps.canonicalizer.canonicalize(link.href, facts.base);
-    if (!canonical.ok || inPage.has(canonical.url)) continue;
-    if (canonical.url.length > config.maxUrlLength) {
+    if (!canonical.ok) continue;
+    // The host's duplicate-URL rules name the form the crawl knows the page by.
+    const rewritten = deps.urlRules?.rewrite(canonical.url, canonical.host);
+    const url = rewritten?.url ?? canonical.url;
+    if (inPage.has(url)) continue;
+    if (url.length > config.maxUrlLength) {
       // Counted, not kept: links.jsonl and memory hold URLs of at most maxUrlLength.
       longUrls += 1;
       continue;
     }
-    inPage.add(canonical.url);
-    const out: OutLink = { url: canonical.url, kind: link.kind };
+    inPage.add(url);
+    const out: OutLink = { url, kind: link.kind };
+    if (rewritten !== undefined) out.linkedAs = canonical.url;
     if (config.respectNofollow && (nofollowPage || link.nofollow)) out.skipped = 'nofollow';
     else if (!follow.has(link.kind)) out.skipped = 'kind';
     else {
       const skip =
-        deps.scope.check(canonical.url, canonical.host, depth) ??
-        deps.quality?.checkLink(canonical.url, task, deps.clock.now(), nearDuplicateOf);
+        deps.scope.check(url, canonical.host, depth) ??
+        heldLink(deps.urlRules, url, canonical.host) ??
+        deps.quality?.checkLink(url, task, deps.clock.now(), nearDuplicateOf);
       if (skip !== undefined) out.skipped = skip;
-      else candidates.push({ url: canonical.url, host: canonical.host, fp: fingerprint(canonical.url) });
+      else candidates.push({ url, host: canonical.host, fp: fingerprint(url) });
     }
     outLinks.push(out);
   }
   await deps.results.links({ from: task.url, links: outLinks });
-  const { share, toLambda } = splitCash(task.cash, candidates.length, deps.config.aopicTax);
-  const cashFlow: CashFlow = { cash: task.cash, toLambda, credits: [] };
+  const split = rootCashSplit(
+    task.cash,
+    candidates.length,
+    sitemaps.length,
+    config.aopicTax,
+    config.sitemapShare,
+  );
+  const share = split.linkShare;
+  const cashFlow: CashFlow = {
+    cash: task.cash,
+    toLambda: split.toLambda,
+    credits: sitemaps.map((fp) => ({ fp, amount: split.sitemapShare })),
+  };
   if (candidates.length === 0) return { enqueued: [], cashFlow, longUrls };
   // Links to the page's own path pattern on its own host get a tenth of a share (see
   // SELF_LINK_SHARE); a home page linking other sites' home pages is not a generator.
   const shape = pathShape(task.url);
-  const generated = candidates.map((c) => c.host === task.host && pathShape(c.url) === shape);
-  const shares = candidates.map((_, i) => {
-    if (!generated[i]) return share;
-    cashFlow.toLambda += share * (1 - SELF_LINK_SHARE);
-    return share * SELF_LINK_SHARE;
-  });
-  const claimed = await deps.seen.claim(
-    candidates.map((c) => c.fp),
-    task.fp,
-  );
-  const tasks: CrawlTask[] = [];
-  for (let i = 0; i < candidates.length; i++) {
-    const c = candidates[i]!;
-    if (!claimed[i]) {
-      cashFlow.credits.push({ fp: c.fp, amount: shares[i]! });
-      continue;
+  const admissions = candidates.map((c): Admission => {
+    const admission: Admission = { ...c, cash: share };
+    const fields: Admission['fields'] = {};
+    if (c.host === task.host && pathShape(c.url) === shape) {
+      cashFlow.toLambda += share * (1 - SELF_LINK_SHARE);
+      admission.cash = share * SELF_LINK_SHARE;
+      fields.generated = true;
     }
-    const next: CrawlTask = {
-      crawlId: task.crawlId,
-      url: c.url,
-      fp: c.fp,
-      host: c.host,
-      depth,
-      parent: task.fp,
-      redirects: 0,
-      attempt: 0,
-      cash: shares[i]!,
-    };
     const parentSimhash = deps.quality?.parentSimhashFor(c.url, task.url, simhash);
-    if (parentSimhash !== undefined) next.parentSimhash = parentSimhash;
-    if (generated[i]) next.generated = true;
-    tasks.push(next);
-  }
-  if (tasks.length > 0) {
-    await deps.frontier.enqueue(tasks);
-    deps.seen.remember(tasks.map((t) => t.fp));
-  }
-  return { enqueued: tasks, cashFlow, longUrls };
+    if (parentSimhash !== undefined) fields.parentSimhash = parentSimhash;
+    if (fields.generated || parentSimhash !== undefined) admission.fields = fields;
+    return admission;
+  });
+  const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
+  for (const credit of credits) cashFlow.credits.push(credit);
+  return { enqueued, cashFlow, longUrls };
 }
 
 function baseRecord(task: CrawlTask, response: FetchResponse): PageRecord {

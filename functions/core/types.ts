@@ -2,6 +2,7 @@
  * Plain data shared by the core, the ports and every adapter. Nothing here has behaviour.
  */
 import type { ExtractedValue } from './dataset/extract-fields.ts';
+import type { SitemapFetch } from './sitemap/sitemap-plan.ts';
 
 /**
  * 64-bit fingerprint of a canonical URL: the first 8 bytes of SHA-256 over the URL's UTF-8
@@ -41,6 +42,10 @@ export interface CrawlTask {
    * page budget such URLs wait until nothing else is left (embedded) or are parked (cloud).
    */
   generated?: boolean;
+  /** The URL is a sitemap file to read, with its scope and budget (docs/sitemaps.md). */
+  sitemap?: SitemapFetch;
+  /** The `<lastmod>` of the sitemap entry that made this URL known (recorded on its page record). */
+  lastmod?: string;
   /**
    * Cloud only: the task was re-sent by the worker in place of a message that had waited in the
    * queue (politeness) for most of its receives; names that message, so that its re-send has its
@@ -127,6 +132,32 @@ export interface PageRecord {
   extracted?: Record<string, ExtractedValue>;
   /** What the per-page caps left out of this record, when any cap tripped (docs/safety.md). */
   dropped?: DroppedCounts;
+  /** The `<lastmod>` of the sitemap entry that made this URL known (docs/sitemaps.md). */
+  lastmod?: string;
+  /** For a sitemap file: what reading it gave. */
+  sitemap?: SitemapFileRecord;
+}
+
+/** What one sitemap file gave, on its page record (docs/sitemaps.md). */
+export interface SitemapFileRecord {
+  /** `urlset` (page URLs), `index` (child sitemaps), or `not-a-sitemap` (an HTML page, an empty body, a corrupt gzip). */
+  kind: 'urlset' | 'index' | 'not-a-sitemap';
+  /** Why it is not a sitemap. */
+  reason?: string;
+  /** The file came gzipped (`.xml.gz`) and was inflated. */
+  gzip?: boolean;
+  /** Entries read (page URLs of a urlset, child sitemaps of an index). */
+  entries: number;
+  /** Of those, URLs new to the crawl and queued (pages or child sitemaps). */
+  queued: number;
+  /** Entries outside the sitemap's own scope (the protocol's rule) or the crawl's scope and trap rules. */
+  outOfScope: number;
+  /** Entries without a usable `<loc>`. */
+  invalid: number;
+  /** Entries past the file's share of the site's budget, or children of an index too deep. */
+  dropped: number;
+  /** A limit cut the file short: the byte cap or the entry limit. */
+  truncated?: 'bytes' | 'entries';
 }
 
 /**
@@ -158,6 +189,8 @@ export interface OutLink {
   kind: LinkKind;
   /** Why the target is not followed: 'nofollow', 'kind' (a kind the crawl does not follow) or a SkipReason. */
   skipped?: string;
+  /** The canonical URL as the page linked it, when a host's duplicate-URL rule rewrote it into `url`. */
+  linkedAs?: string;
 }
 
 /** One line of links.jsonl: a page and its distinct out-links (the link graph). */

@@ -22,6 +22,8 @@ import type { CrawlConfig } from '../core/config.ts';
 import { seedTasks } from '../core/crawl-page.ts';
 import { isErrorReason } from '../core/page-record.ts';
 import { CrawlQuality, type QualitySnapshot } from '../core/quality/crawl-quality.ts';
+import { DuplicateUrlRuleError } from '../core/quality/duplicate-url-rule.ts';
+import { DuplicateUrlRules, type DuplicateUrlRulesSnapshot } from '../core/quality/duplicate-url-rules.ts';
 import type { Fingerprint } from '../core/types.ts';
 import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
@@ -88,6 +90,9 @@ interface StoredCrawl {
   settings?: Partial<CrawlConfig>;
 }
 
+/** What `saveQuality` stores: the detectors' state and the hosts' duplicate-URL rules, saved together. */
+type SavedQuality = QualitySnapshot & { duplicateUrlRules?: DuplicateUrlRulesSnapshot };
+
 /** A page store that keeps nothing (`--no-warc`). */
 const NO_WARC: PageStore = { put: async () => ({ file: '', offset: 0, length: 0 }), flush: async () => {} };
 
@@ -115,6 +120,8 @@ export class CrawlState {
   readonly robots: LocalRobotsCache;
   readonly policy: AopicDispatchPolicy;
   readonly quality: CrawlQuality;
+  /** The hosts' duplicate-URL rules, learned and applied (undefined with `duplicateUrlRules` off). */
+  readonly urlRules: DuplicateUrlRules | undefined;
   readonly nearIndex: LocalNearDuplicateIndex | undefined;
   readonly fetcher: Fetcher;
   readonly resumed: boolean;
@@ -147,6 +154,7 @@ export class CrawlState {
     this.robots = parts.robots;
     this.policy = parts.policy;
     this.quality = parts.quality;
+    this.urlRules = parts.urlRules;
     this.nearIndex = parts.nearIndex;
     this.fetcher = parts.fetcher;
     this.resumed = parts.resumed;
@@ -211,11 +219,13 @@ export class CrawlState {
         { cause: error },
       );
     }
+    const saved = db.getMeta<SavedQuality>('quality') ?? {};
     const quality = new CrawlQuality(
       config,
       { ...(nearIndex ? { index: nearIndex } : {}), random: options.random },
-      db.getMeta<QualitySnapshot>('quality') ?? {},
+      saved,
     );
+    const urlRules = config.duplicateUrlRules ? openUrlRules(config, saved, options.log) : undefined;
     let warc: LocalWarcPageStore | undefined;
     if (options.warc !== false) {
       const warcOptions: Parameters<typeof LocalWarcPageStore.open>[1] = {
@@ -255,6 +265,7 @@ export class CrawlState {
       robots: new LocalRobotsCache(db),
       policy,
       quality,
+      urlRules,
       nearIndex,
       fetcher: options.fetcher ?? new UndiciFetcher(config),
       ownsFetcher: options.fetcher === undefined,
@@ -272,7 +283,7 @@ export class CrawlState {
       db.seed(tasks, state.checkpoint());
     } else {
       // The detectors' saved state, then what the steps committed since taught them.
-      await replayLessons(quality, db.qualityLog() as Lesson[][]);
+      await replayLessons(quality, db.qualityLog() as Lesson[][], urlRules);
       state.#retryFailed(stored.settings, options.log);
       db.setMeta('crawl', { ...stored, settings: config } satisfies StoredCrawl);
     }
@@ -321,7 +332,9 @@ export class CrawlState {
    * hundred steps (a resumed crawl replays the lessons of the steps committed since).
    */
   saveQuality(): void {
-    this.db.saveQuality(this.quality.snapshot(), () => this.nearIndex?.flush());
+    const snapshot: SavedQuality = this.quality.snapshot();
+    if (this.urlRules !== undefined) snapshot.duplicateUrlRules = this.urlRules.snapshot();
+    this.db.saveQuality(snapshot, () => this.nearIndex?.flush());
   }
 
   /**
@@ -356,6 +369,9 @@ export class CrawlState {
       this.saveQuality();
       this.db.setMeta('checkpoint', this.checkpoint());
       writeFileSync(join(this.outDir, 'traps.json'), `${JSON.stringify(this.quality.report(), null, 2)}\n`);
+      if (this.urlRules !== undefined) {
+        writeFileSync(join(this.outDir, RULES_FILE), `${JSON.stringify(this.urlRules.report(), null, 2)}\n`);
+      }
       this.nearIndex?.close();
       this.inflight.close();
       this.pagesFile.close();
@@ -368,6 +384,28 @@ export class CrawlState {
     } finally {
       if (this.#ownsFetcher) await this.fetcher.close();
     }
+  }
+}
+
+/** The hosts' duplicate-URL rules, written beside traps.json when the crawl closes. */
+export const RULES_FILE = 'rules.json';
+
+/**
+ * The duplicate-URL learner, with what the last save held. A saved state this version cannot
+ * read is dropped with a log line: the rules are learned again from the pages still to come.
+ */
+function openUrlRules(
+  config: CrawlConfig,
+  saved: SavedQuality,
+  log: (line: string) => void,
+): DuplicateUrlRules {
+  const options = { minSupport: config.duplicateUrlRuleSupport, auditShare: config.duplicateUrlRuleAudit };
+  try {
+    return new DuplicateUrlRules(options, saved.duplicateUrlRules);
+  } catch (error) {
+    if (!(error instanceof DuplicateUrlRuleError)) throw error;
+    log(`duplicate-URL rules: the saved state is unreadable (${error.message}); learning them again`);
+    return new DuplicateUrlRules(options);
   }
 }
 

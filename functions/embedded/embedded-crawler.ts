@@ -6,10 +6,12 @@
  * Phases: opening (crawl-state.ts: state, outputs, resume), the dispatch loop (here: choose a
  * host, run its step, commit the step), the order (aopic-dispatch-policy.ts) and the per-host
  * queues (host-queues.ts). Layout of `outDir`: state.sqlite (seen set, frontier, checkpoints),
- * pages.jsonl, links.jsonl, warc/*.warc.gz + warc/index.cdxj, summary.json, traps.json.
+ * pages.jsonl, links.jsonl, sitemaps.jsonl, warc/*.warc.gz + warc/index.cdxj, summary.json, traps.json,
+ * rules.json.
  */
 
 import type { LookupFunction } from '../adapters/http/address-guard.ts';
+import { gunzipFile } from '../adapters/http/gunzip-file.ts';
 import type { QueuedTask } from '../adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
 import { encodeTrace } from '../core/cache-study/url-seen-trace.ts';
@@ -46,7 +48,7 @@ import { CrawlState } from './crawl-state.ts';
 import type { HostSlot } from './host-heap.ts';
 import { HostQueues } from './host-queues.ts';
 import { RETRYABLE_REASONS } from './resume-rules.ts';
-import { type Lesson, StepQuality } from './step-quality.ts';
+import { type Lesson, StepQuality, StepUrlRules } from './step-quality.ts';
 
 export type { CrawlCounters } from './crawl-counters.ts';
 export { CrawlFolderError, CrawlStorageError } from './crawl-errors.ts';
@@ -345,7 +347,7 @@ export class EmbeddedCrawler {
         parked.push(slot);
         continue;
       }
-      if (policy.holdBack(task.cash, this.#running.size)) {
+      if (policy.holdBack(task, this.#running.size)) {
         // Better URLs are in flight: wait for their hosts rather than spend budget on this one.
         hosts.putBack(slot, now);
         return;
@@ -391,6 +393,8 @@ export class EmbeddedCrawler {
   async #step(state: CrawlState, hosts: HostQueues, slot: HostSlot, task: QueuedTask) {
     const unit = new StepUnit(state.db, this.#pending);
     const quality = new StepQuality(state.quality);
+    // Its observations join the step's lessons, committed with it.
+    const urlRules = state.urlRules && new StepUrlRules(state.urlRules, quality.lessons);
     let outcome: CrawlPageOutcome;
     // Set when the response is in and the host was handed to its next request (see #release).
     let released = false;
@@ -413,7 +417,8 @@ export class EmbeddedCrawler {
         await unit.page(record);
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
-        outcome = await crawlPage(this.#deps(state, unit, quality, hostReleased), task, this.#pageOptions());
+        const deps = this.#deps(state, unit, quality, urlRules, hostReleased);
+        outcome = await crawlPage(deps, task, this.#pageOptions());
       }
     } catch (error) {
       unit.release();
@@ -494,14 +499,16 @@ export class EmbeddedCrawler {
     state: CrawlState,
     unit: StepUnit,
     quality: StepQuality,
+    urlRules: StepUrlRules | undefined,
     hostReleased: (feedback: RequestFeedback) => Promise<void>,
   ): CrawlPageDeps {
-    return {
+    const deps: CrawlPageDeps = {
       config: this.#config,
       clock: this.#clock,
       random: this.#random,
       fetcher: state.fetcher,
-      robots: state.robots,
+      // robots.txt entries are stored with the step's commit, with the sitemaps they queued
+      robots: unit.robotsCache(state.robots),
       seen: new UrlSeen(
         state.seenCache,
         unit,
@@ -518,7 +525,10 @@ export class EmbeddedCrawler {
       quality,
       importanceOf: (cash: number) => state.policy.ledger.fetched(cash),
       hostReleased,
+      gunzip: gunzipFile,
     };
+    if (urlRules !== undefined) deps.urlRules = urlRules;
+    return deps;
   }
 
   #pageOptions(): CrawlPageOptions {
@@ -584,6 +594,7 @@ export class EmbeddedCrawler {
       ...(outcome.kind === 'done' && outcome.record.status !== null ? { hostFetched: slot.host } : {}),
       checkpoint: state.checkpoint(),
     });
+    for (const [origin, entry] of unit.robotsEntries) state.robots.remember(origin, entry);
     unit.release();
     state.inflight.finished(task.fp);
 

@@ -4,11 +4,13 @@
  * detectors' whole state is saved every few hundred steps; after a `kill -9` the crawl loads it
  * and teaches it again what the steps committed since taught it (`replayLessons`), in commit
  * order. So the near-duplicate index, the soft-404 probe answers and the calendar and
- * link-generator detectors come back as they were, and a resumed crawl decides as an
+ * link-generator detectors and the hosts' duplicate-URL rules come back as they were, and a resumed crawl decides as an
  * uninterrupted one (exactly so at concurrency 1; with steps running at once, the order in which
  * their lessons were learned may differ slightly from commit order).
  */
+import type { UrlRuleChecks } from '../core/crawl-page.ts';
 import type { CrawlQuality, QualityChecks } from '../core/quality/crawl-quality.ts';
+import type { DuplicateUrlRules, PageObservation } from '../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../core/quality/soft-404.ts';
 import { mayNameDate } from '../core/quality/url-template.ts';
 import type { CrawlTask, PageRecord } from '../core/types.ts';
@@ -25,7 +27,11 @@ export type Lesson =
   /** A site's soft-404 probe answer. */
   | { p: string; a: ProbeAnswer }
   /** A judged page: what `learn` needs of its record. */
-  | { g: TaskPart; r: Pick<PageRecord, 'status' | 'simhash' | 'duplicateOf' | 'nearDuplicateOf' | 'reason'> };
+  | { g: TaskPart; r: Pick<PageRecord, 'status' | 'simhash' | 'duplicateOf' | 'nearDuplicateOf' | 'reason'> }
+  /** A fetched URL, as the duplicate-URL rules observed it. */
+  | { o: PageObservation }
+  /** A redirect within one origin: [from, to, host]. */
+  | { d: [string, string, string] };
 
 function taskPart(task: CrawlTask): TaskPart {
   const part: TaskPart = { url: task.url, fp: task.fp };
@@ -97,15 +103,53 @@ export class StepQuality implements QualityChecks {
   }
 }
 
-/** Teaches `quality` again, in order, the lessons of steps committed after its saved state. */
+/**
+ * One step's view of the hosts' duplicate-URL rules: what it observes is noted in `lessons` (the
+ * step's, shared with its StepQuality), to be committed with the step.
+ */
+export class StepUrlRules implements UrlRuleChecks {
+  readonly #rules: DuplicateUrlRules;
+  readonly #lessons: Lesson[];
+
+  constructor(rules: DuplicateUrlRules, lessons: Lesson[]) {
+    this.#rules = rules;
+    this.#lessons = lessons;
+  }
+
+  rewrite(url: string, host: string) {
+    return this.#rules.rewrite(url, host);
+  }
+
+  heldAs(url: string, host: string) {
+    return this.#rules.heldAs(url, host);
+  }
+
+  observePage(observation: PageObservation) {
+    this.#lessons.push({ o: observation });
+    return this.#rules.observePage(observation);
+  }
+
+  observeRedirect(from: string, to: string, host: string) {
+    this.#lessons.push({ d: [from, to, host] });
+    return this.#rules.observeRedirect(from, to, host);
+  }
+}
+
+/**
+ * Teaches `quality` (and `rules`, when the crawl learns them) again, in order, the lessons of
+ * steps committed after their saved state.
+ */
 export async function replayLessons(
   quality: CrawlQuality,
   steps: readonly (readonly Lesson[])[],
+  rules?: DuplicateUrlRules,
 ): Promise<number> {
   let replayed = 0;
   for (const lessons of steps) {
     for (const lesson of lessons) {
-      if ('t' in lesson) quality.checkTask(lesson.t as CrawlTask);
+      if ('o' in lesson) rules?.observePage(lesson.o);
+      else if ('d' in lesson) rules?.observeRedirect(...lesson.d);
+      else if ('t' in lesson) quality.checkTask(lesson.t as CrawlTask);
       else if ('l' in lesson) quality.checkLink(lesson.l, lesson.from as CrawlTask, lesson.now, lesson.near);
       else if ('p' in lesson) quality.restoreProbe(lesson.p, lesson.a);
       else await quality.learn(lesson.g as CrawlTask, lesson.r as PageRecord);

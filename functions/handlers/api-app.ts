@@ -38,6 +38,7 @@ import {
   type PageCursor,
 } from '../cloud/use-cases/list-pages.ts';
 import { type StartCrawlDeps, startCrawl } from '../cloud/use-cases/start-crawl.ts';
+import { sortRuleRecords } from '../core/quality/duplicate-url-rules.ts';
 import { METRICS } from '../metrics.ts';
 
 /** What the API touches. */
@@ -236,6 +237,14 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json(snapshot);
   });
 
+  // The duplicate-URL rules the crawl's workers learned, as the embedded crawler's rules.json.
+  app.get('/crawls/:id/rules', async (c) => {
+    const id = c.req.param('id');
+    if ((await deps.table.getCrawl(id)) === undefined) return c.json({ error: 'no such crawl' }, 404);
+    const rules = await deps.table.crawlRules(id);
+    return c.json({ rules: sortRuleRecords(rules) });
+  });
+
   app.delete('/crawls/:id', async (c) => {
     const id = c.req.param('id');
     const status = await deps.table.cancelCrawl(id);
@@ -252,6 +261,7 @@ export function createApiApp(deps: ApiDeps): Hono {
     '/crawls/:id/objects',
     '/crawls/:id/dataset',
     '/crawls/:id/snapshot',
+    '/crawls/:id/rules',
   ]) {
     app.all(path, (c) => c.json({ error: `method ${c.req.method} not allowed on ${c.req.path}` }, 405));
   }

@@ -20,6 +20,7 @@ import {
   SqsMessageControl,
   SqsQueueDepth,
 } from '../adapters/aws/sqs-frontier.ts';
+import { gunzipFile } from '../adapters/http/gunzip-file.ts';
 import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
 import { NO_FAULTS } from '../cloud/fault-hook.ts';
 import { cloudFetchSettings } from '../cloud/fetch-budget.ts';
@@ -70,6 +71,7 @@ export function createAwsWorkerDeps(
     captures: new SqsCaptureQueue(clients.sqs, env.captureQueueUrl),
     objects: new S3Objects(clients.s3, env.pageBucket),
     parked: new DynamoParkedUrls(clients.doc, env.urlTable),
+    gunzip: gunzipFile,
     software,
     stores: (crawlId) => {
       let crawlStores = stores.get(crawlId);

@@ -57,6 +57,8 @@ export const FAST: Omit<CrawlConfigInput, 'seeds'> = {
   // requests exactly. test/e2e/quality.test.ts covers both, with the defaults.
   soft404Probe: false,
   trapDetectors: false,
+  // Sitemaps add a /sitemap.xml request per site; test/e2e/sitemaps.test.ts turns them on.
+  sitemaps: false,
   delayMs: 0,
   delayFactor: 0,
   retryBaseDelayMs: 20,
@@ -151,6 +153,13 @@ export function assertUnique<T>(values: readonly T[], what: string): Set<T> {
     assert.fail(`${what} repeats ${JSON.stringify(repeated.slice(0, 10))}`);
   }
   return set;
+}
+
+/** How many times a server was asked for each path (query included). */
+export function pathCounts(site: SiteServer): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const path of site.paths()) out.set(path, (out.get(path) ?? 0) + 1);
+  return out;
 }
 
 /** Paths a server was asked for, robots.txt left out. */

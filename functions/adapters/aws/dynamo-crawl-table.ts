@@ -5,6 +5,8 @@
  *   budget             pages fetched so far, only for crawls with maxPages (approximate)
  *   host#<host>        politeness state + the host's ledger (exact counters, see HostRecord)
  *   robots#<origin>    robots.txt entry (DynamoRobotsCache)
+ *   rules#<host>       the host's duplicate-URL rules (JSON) and a version; written only when
+ *                      they change (docs/duplicate-urls.md)
  *
  * (Page records are not here: the archiver writes them to S3 index objects.)
  *
@@ -36,11 +38,14 @@ import type {
   BatchState,
   BatchStateRequest,
   CrawlTableStore,
+  HostRulesWrite,
   HostUpdate,
   HostUpdateResult,
+  StoredHostRules,
 } from '../../cloud/ports/cloud-ports.ts';
 import { stateKey } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlConfig } from '../../core/config.ts';
+import type { HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
@@ -301,6 +306,64 @@ export class DynamoCrawlTable implements CrawlTableStore {
     );
   }
 
+  // --- duplicate-URL rules ---------------------------------------------------------------------
+
+  async hostRules(crawlId: string, host: string): Promise<StoredHostRules | undefined> {
+    const { Item } = await this.#doc.send(
+      new GetCommand({ TableName: this.#table, Key: { pk: crawlId, sk: `rules#${host}` } }),
+    );
+    return Item === undefined ? undefined : rulesFromItem(Item);
+  }
+
+  /**
+   * A conditional PutItem on the version (rules change rarely: a few writes per host and crawl);
+   * when another container wrote first, the item it wrote, read strongly consistent.
+   */
+  async putHostRules(
+    crawlId: string,
+    host: string,
+    records: readonly HostRuleRecord[],
+    version: number,
+  ): Promise<HostRulesWrite> {
+    const key = { pk: crawlId, sk: `rules#${host}` };
+    try {
+      await this.#doc.send(
+        new PutCommand({
+          TableName: this.#table,
+          Item: withExpiry(
+            { ...key, host, records: JSON.stringify(storedRules(records)), version: version + 1 },
+            this.#retention,
+          ),
+          ...(version === 0
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': version } }),
+        }),
+      );
+      return { written: true, version: version + 1 };
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    const { Item } = await this.#doc.send(
+      new GetCommand({ TableName: this.#table, Key: key, ConsistentRead: true }),
+    );
+    return { written: false, stored: Item === undefined ? { records: [], version: 0 } : rulesFromItem(Item) };
+  }
+
+  async crawlRules(crawlId: string): Promise<RuleRecord[]> {
+    const out: RuleRecord[] = [];
+    await this.#queryAll(
+      {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'rules#' },
+      },
+      (item) => {
+        const host = String(item.host ?? (item.sk as string).slice(6));
+        for (const record of rulesFromItem(item).records) out.push({ host, ...record });
+      },
+    );
+    return out;
+  }
+
   /** An update expression with the item's expiry set too (when the retention gives one). */
   #expiring(
     expression: string,
@@ -553,6 +616,40 @@ function countAdds(c: HostCounts, names: Record<string, string>, values: Record<
   for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
   for (const [reason, count] of Object.entries(c.linksSkipped)) addCount(`l:${reason}`, count);
   return add;
+}
+
+/** A rules item's records and version (records that are not JSON read as none). */
+function rulesFromItem(item: DocItem): StoredHostRules {
+  let records: HostRuleRecord[] = [];
+  try {
+    const parsed = JSON.parse(String(item.records ?? '[]')) as unknown;
+    if (Array.isArray(parsed)) records = parsed as HostRuleRecord[];
+  } catch {
+    // written by another version: the rules are learned again
+  }
+  return { records, version: Number(item.version ?? 0) };
+}
+
+/** Examples kept per stored rule, and the longest URL kept in one (an item holds at most 400 KB). */
+const STORED_EXAMPLES = 3;
+const STORED_URL_CHARS = 512;
+
+/** The records as stored: a few short examples each, so 32 rules of a host stay far below 400 KB. */
+function storedRules(records: readonly HostRuleRecord[]): HostRuleRecord[] {
+  const short = ([a, b]: [string, string]) => a.length <= STORED_URL_CHARS && b.length <= STORED_URL_CHARS;
+  return records.map((record) => {
+    const stored: HostRuleRecord = {
+      ...record,
+      examples: record.examples.filter(short).slice(0, STORED_EXAMPLES),
+    };
+    if (record.counterExample !== undefined && !short(record.counterExample)) {
+      stored.counterExample = [
+        record.counterExample[0].slice(0, STORED_URL_CHARS),
+        record.counterExample[1].slice(0, STORED_URL_CHARS),
+      ];
+    }
+    return stored;
+  });
 }
 
 function dedupeKeys(keys: DocItem[]): DocItem[] {

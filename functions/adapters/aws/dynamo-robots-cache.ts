@@ -39,6 +39,7 @@ export function robotsItem(crawlId: string, origin: string, entry: RobotsEntry):
     // Not `expiresAt`: that name is the table's TTL attribute, in epoch seconds.
     validUntil: entry.expiresAt,
   };
+  if (entry.sitemapsQueued === true) item.sitemapsQueued = true;
   if (entry.body !== undefined) {
     const { gz, truncated } = compressBody(entry.body);
     item.body = gz;
@@ -56,6 +57,7 @@ export function robotsEntryFromItem(item: Record<string, unknown> | undefined): 
     fetchedAt: Number(item.fetchedAt ?? 0),
     expiresAt: Number(item.validUntil ?? 0),
   };
+  if (item.sitemapsQueued === true) entry.sitemapsQueued = true;
   if (item.body instanceof Uint8Array) entry.body = gunzipSync(item.body).toString('utf8');
   return entry;
 }

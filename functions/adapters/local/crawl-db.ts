@@ -71,6 +71,8 @@ export interface StepWrite {
   claimOwner?: Fingerprint;
   /** What the step taught the crawl's trap detectors, replayed after a crash (`qualityLog`). */
   quality?: unknown[];
+  /** robots.txt entries the step read, stored with it (see StepUnit.robotsEntries). */
+  robots?: [origin: string, entry: RobotsEntry][];
   /** Checkpoint written with the step (output file sizes, counters). */
   checkpoint: unknown;
 }
@@ -530,6 +532,7 @@ export class CrawlDb {
       const { task, reason } = write.failed;
       s.failedPut.run(fpToInt(task.fp), reason, JSON.stringify(task));
     }
+    for (const [origin, robots] of write.robots ?? []) s.robotsPut.run(origin, JSON.stringify(robots));
     s.journalPut.run(
       entry.step % JOURNAL_STEPS,
       entry.step,

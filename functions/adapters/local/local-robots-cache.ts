@@ -33,6 +33,11 @@ export class LocalRobotsCache implements RobotsCache {
     this.#recent.set(origin, entry);
   }
 
+  /** Keeps in memory an entry a step's commit stored (see StepUnit.robotsEntries). */
+  remember(origin: string, entry: RobotsEntry): void {
+    this.#recent.set(origin, entry);
+  }
+
   /** The entry held in memory for an origin, if any (reports; no database read). */
   peek(origin: string): RobotsEntry | undefined {
     return this.#recent.peek(origin);

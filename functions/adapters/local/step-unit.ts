@@ -8,7 +8,14 @@
 
 import { datasetRow } from '../../core/dataset/dataset-row.ts';
 import type { CrawlTask, Fingerprint, LinkRecord, PageRecord } from '../../core/types.ts';
-import type { ContentSeenStore, Frontier, ResultSink, SeenStore } from '../../ports.ts';
+import type {
+  ContentSeenStore,
+  Frontier,
+  ResultSink,
+  RobotsCache,
+  RobotsEntry,
+  SeenStore,
+} from '../../ports.ts';
 import type { CrawlDb, StepWrite } from './crawl-db.ts';
 
 /** Claims made by steps that have not committed yet, shared by all running steps. */
@@ -29,6 +36,11 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   readonly skippedLinks = new Map<string, number>();
   /** Fingerprints the step looked up in the URL-seen test, in order (the URL-seen trace). */
   readonly lookups: Fingerprint[] = [];
+  /**
+   * robots.txt entries the step stored, written with its commit: the sitemaps a robots.txt
+   * queued are committed with the entry that says they were, or neither is.
+   */
+  readonly robotsEntries = new Map<string, RobotsEntry>();
   readonly #db: CrawlDb;
   readonly #pending: PendingClaims;
 
@@ -91,18 +103,29 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
     }
   }
 
+  /** The robots.txt cache as this step sees it: the crawl's, with what the step stored on top. */
+  robotsCache(shared: RobotsCache): RobotsCache {
+    return {
+      get: async (origin) => this.robotsEntries.get(origin) ?? shared.get(origin),
+      put: async (origin, entry) => {
+        this.robotsEntries.set(origin, entry);
+      },
+    };
+  }
+
   /** The content-seen port of this step. */
   contentSeen(): ContentSeenStore {
     return { claim: (hash, url) => this.claimContent(hash, url) };
   }
 
   /** What this step changes in the crawl's state, for its commit (with the runtime's own parts). */
-  write(): Pick<StepWrite, 'claimed' | 'claimOwner' | 'enqueue' | 'contentHashes'> {
+  write(): Pick<StepWrite, 'claimed' | 'claimOwner' | 'enqueue' | 'contentHashes' | 'robots'> {
     return {
       claimed: this.claimed,
       ...(this.claimOwner !== undefined ? { claimOwner: this.claimOwner } : {}),
       enqueue: this.enqueued,
       contentHashes: this.contentHashes,
+      ...(this.robotsEntries.size > 0 ? { robots: [...this.robotsEntries] } : {}),
     };
   }
 

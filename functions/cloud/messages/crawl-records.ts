@@ -6,7 +6,7 @@ import type { CrawlConfig } from '../../core/config.ts';
 import type { ExtractedValue } from '../../core/dataset/extract-fields.ts';
 import { countOutcome, type FinishedOutcome, type OutcomeCounts } from '../../core/page-record.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
-import type { DroppedCounts, Fingerprint, PageRecord } from '../../core/types.ts';
+import type { DroppedCounts, Fingerprint, PageRecord, SitemapFileRecord } from '../../core/types.ts';
 
 /** Life of a crawl: `running` until the scheduler sees nothing left, or DELETE cancels it. */
 export type CrawlStatus = 'running' | 'done' | 'cancelled' | 'failed';
@@ -344,6 +344,10 @@ export interface PageItem {
   /** AOPIC cash the page held when fetched, and the importance estimate it gave. */
   cash?: number;
   importance?: number;
+  /** The `<lastmod>` of the sitemap entry that made the URL known. */
+  lastmod?: string;
+  /** For a sitemap file: what reading it gave. */
+  sitemap?: SitemapFileRecord;
   warc?: WarcLocation;
   /** The crawl's `extract` fields of the page (the dataset row, see functions/core/dataset/). */
   extracted?: Record<string, ExtractedValue>;
@@ -388,6 +392,8 @@ export function pageItemFromRecord(
   if (record.nearDuplicateOf !== undefined) item.nearDuplicateOf = record.nearDuplicateOf;
   if (record.cash !== undefined) item.cash = record.cash;
   if (record.importance !== undefined) item.importance = record.importance;
+  if (record.lastmod !== undefined) item.lastmod = record.lastmod;
+  if (record.sitemap !== undefined) item.sitemap = record.sitemap;
   if (where.warc !== undefined) item.warc = where.warc;
   if (record.extracted !== undefined) item.extracted = record.extracted;
   if (record.dropped !== undefined) item.dropped = record.dropped;

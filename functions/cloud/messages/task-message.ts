@@ -8,6 +8,7 @@
  * dropped as duplicates for five minutes.
  */
 import { createHash } from 'node:crypto';
+import type { SitemapFetch } from '../../core/sitemap/sitemap-plan.ts';
 import type { CrawlTask } from '../../core/types.ts';
 
 /** SQS limit on MessageGroupId and MessageDeduplicationId. */
@@ -86,6 +87,11 @@ export function decodeTask(body: string): DecodedTask {
   ) {
     problems.push('parentSimhash must be 16 hex digits');
   }
+  const sitemap = t.sitemap === undefined ? undefined : sitemapFetchOf(t.sitemap);
+  if (typeof sitemap === 'string') problems.push(sitemap);
+  if (t.lastmod !== undefined && (typeof t.lastmod !== 'string' || t.lastmod.length > 64)) {
+    problems.push('lastmod must be a string of at most 64 characters');
+  }
   if (problems.length > 0) return { ok: false, problem: problems.join('; ') };
   const task: CrawlTask = {
     crawlId: t.crawlId as string,
@@ -101,5 +107,36 @@ export function decodeTask(body: string): DecodedTask {
   if (typeof t.parentSimhash === 'string') task.parentSimhash = t.parentSimhash;
   if (t.generated === true) task.generated = true;
   if (typeof t.resentFrom === 'string' && FINGERPRINT.test(t.resentFrom)) task.resentFrom = t.resentFrom;
+  if (sitemap !== undefined && typeof sitemap !== 'string') task.sitemap = sitemap;
+  if (typeof t.lastmod === 'string') task.lastmod = t.lastmod;
   return { ok: true, task };
+}
+
+const SITEMAP_SOURCES: readonly SitemapFetch['from'][] = ['robots', 'default', 'index'];
+
+/** A sitemap task's file (its scope and budget, see sitemap-plan.ts), or what is wrong with it. */
+function sitemapFetchOf(value: unknown): SitemapFetch | string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'sitemap must be an object';
+  const v = value as Record<string, unknown>;
+  const count = (key: string, min: number) => Number.isInteger(v[key]) && (v[key] as number) >= min;
+  if (
+    typeof v.url !== 'string' ||
+    typeof v.scope !== 'string' ||
+    typeof v.granted !== 'boolean' ||
+    !count('level', 0) ||
+    !count('files', 1) ||
+    !count('entries', 0) ||
+    !SITEMAP_SOURCES.includes(v.from as SitemapFetch['from'])
+  ) {
+    return 'sitemap must have url, scope, granted, level, from, files and entries';
+  }
+  return {
+    url: v.url,
+    scope: v.scope,
+    granted: v.granted,
+    level: v.level as number,
+    from: v.from as SitemapFetch['from'],
+    files: v.files as number,
+    entries: v.entries as number,
+  };
 }

@@ -4,6 +4,7 @@
  * PageStore, ...) are in functions/ports.ts. The AWS adapters implement these; the handlers take
  * them as `deps`.
  */
+import type { HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../ports.ts';
@@ -59,6 +60,18 @@ export interface HostUpdateResult {
   /** The host had no request counted before this write, and has now. */
   firstRequest: boolean;
 }
+
+/**
+ * One host's duplicate-URL rules as stored per crawl and host (docs/duplicate-urls.md), with the
+ * version the next write must find (0: no item yet).
+ */
+export interface StoredHostRules {
+  records: HostRuleRecord[];
+  version: number;
+}
+
+/** What a conditional write of a host's rules did: written (the new version), or the stored item it met. */
+export type HostRulesWrite = { written: true; version: number } | { written: false; stored: StoredHostRules };
 
 /** One page of a crawl's page records. */
 export interface PageList {
@@ -125,6 +138,20 @@ export interface CrawlTableStore {
   updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult>;
   addBudget(crawlId: string, fetched: number): Promise<void>;
   addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void>;
+  /** A host's duplicate-URL rules (eventually consistent); undefined when none were stored. */
+  hostRules(crawlId: string, host: string): Promise<StoredHostRules | undefined>;
+  /**
+   * Writes a host's rules when the stored version is still `version` (0: no item yet); otherwise
+   * writes nothing and resolves the stored item (read consistently), for the caller to merge.
+   */
+  putHostRules(
+    crawlId: string,
+    host: string,
+    records: readonly HostRuleRecord[],
+    version: number,
+  ): Promise<HostRulesWrite>;
+  /** Every host's rules of a crawl (the lines of rules.json): O(hosts with rules). */
+  crawlRules(crawlId: string): Promise<RuleRecord[]>;
 }
 
 /** Messages in the frontier queue, by state (approximate), and its visibility timeout. */

@@ -6,7 +6,7 @@
 import type { CrawlConfig } from '../../core/config.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { CrawlTask } from '../../core/types.ts';
-import type { Clock, Fetcher, Frontier } from '../../ports.ts';
+import type { Clock, Fetcher, Frontier, Gunzip } from '../../ports.ts';
 import type { FaultHook } from '../fault-hook.ts';
 import type { CaptureMessage } from '../messages/capture-message.ts';
 import type { CrawlRecord, HostCounts } from '../messages/crawl-records.ts';
@@ -116,6 +116,8 @@ export interface FrontierWorkerDeps {
   parked: ParkedUrls;
   /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */
   fetcher: (config: CrawlConfig) => Fetcher;
+  /** Inflates gzipped sitemap files (`.xml.gz`); absent: they are recorded, not read. */
+  gunzip?: Gunzip;
   /** UUIDs of WARC records (default: crypto.randomUUID). */
   newId?: () => string;
   /** warcinfo `software` of objects the worker writes itself. */

@@ -9,6 +9,7 @@ import { LRUCache } from 'lru-cache';
 import { ClockCache } from '../../core/clock-cache.ts';
 import { type CrawlConfig, parseCrawlConfig } from '../../core/config.ts';
 import { CrawlQuality } from '../../core/quality/crawl-quality.ts';
+import { DuplicateUrlRules } from '../../core/quality/duplicate-url-rules.ts';
 import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
 import { ScopeRules } from '../../core/url/scope.ts';
 import type { Clock } from '../../ports.ts';
@@ -35,7 +36,32 @@ export interface CrawlContext {
   creditsSince: number;
   /** The near-duplicate memory inside `quality` (for the context's size). */
   nearDuplicates?: RecentNearDuplicates;
+  /**
+   * The hosts' duplicate-URL rules: learned from this container's pages (bounded memory) and
+   * merged with what other containers stored (see host-rules-sync.ts); undefined when off.
+   */
+  urlRules?: DuplicateUrlRules;
+  /** Per host: the stored version of its rules this container merged, when, and its revision then. */
+  ruleSync: LRUCache<string, RuleSync>;
 }
+
+/** Where a container stands with one host's stored rules (see host-rules-sync.ts). */
+export interface RuleSync {
+  /** The stored item's version as last read or written (0: none stored). */
+  version: number;
+  /** When it was last read, ms. */
+  readAt: number;
+  /** The learner's revision of the host once it held exactly what is stored. */
+  revision: number;
+}
+
+/**
+ * The learning memory of a container's duplicate-URL rules per crawl: URLs with a content digest
+ * and the rules' image indexes, about 210 bytes an entry (docs/duplicate-urls.md), so 4 MB of the
+ * contexts' 96 MB; rules themselves are kept for up to 100,000 hosts (a few hundred bytes each).
+ */
+const RULE_LEARNING_ENTRIES = 20_000;
+const RULE_ENTRY_BYTES = 210;
 
 /**
  * Memory a container gives to crawl contexts, of the worker's 256 MB (ten bodies in flight at the
@@ -60,7 +86,8 @@ export function contextBytes(ctx: CrawlContext): number {
     slots * 4 +
     ctx.contentHashes.size * 250 +
     ctx.parked.size * 150 +
-    (ctx.nearDuplicates?.size ?? 0) * 200
+    (ctx.nearDuplicates?.size ?? 0) * 200 +
+    (ctx.urlRules?.learningEntries ?? 0) * RULE_ENTRY_BYTES
   );
 }
 /** Pages whose SimHash a container remembers per crawl (two generations of this many). */
@@ -187,6 +214,17 @@ export class WorkerContainer {
       credits: new Map(),
       creditsSince: this.#clock.now(),
       ...(index === undefined ? {} : { nearDuplicates: index }),
+      ...(config.duplicateUrlRules
+        ? {
+            urlRules: new DuplicateUrlRules({
+              minSupport: config.duplicateUrlRuleSupport,
+              auditShare: config.duplicateUrlRuleAudit,
+              maxObservations: RULE_LEARNING_ENTRIES,
+              maxObservationsPerHost: 500,
+            }),
+          }
+        : {}),
+      ruleSync: new LRUCache({ max: 50_000 }),
     };
   }
 }

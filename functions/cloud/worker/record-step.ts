@@ -29,7 +29,7 @@ import {
 } from '../messages/crawl-records.ts';
 import { resendId } from '../messages/task-message.ts';
 import { stateKey } from '../ports/cloud-ports.ts';
-import { admitLinks, bonusOf, cashNow, routeCash } from './aopic-admission.ts';
+import { admitLinks, bonusOf, cashNow, messageTask, routeCash } from './aopic-admission.ts';
 import { deadLetterOf, nearLastReceive } from './batch-intake.ts';
 import type {
   BatchStats,
@@ -41,6 +41,7 @@ import type {
   MessageVerdict,
 } from './batch-model.ts';
 import type { WorkerContainer } from './container-state.ts';
+import { refreshHostRules, saveHostRules } from './host-rules-sync.ts';
 import { StepContentSeen } from './step-content-seen.ts';
 
 /** A host ledger read for `cacheable` is not repeated sooner than this. */
@@ -160,6 +161,8 @@ async function crawlRecord(
     if (env.remainingMs() < fetchBudgetMs(config) + WRITE_RESERVE_MS)
       return defer(env, entry, batch, 0, 'time');
     env.fault('before-crawl', task.url);
+    const rulesEnv = { table: deps.table, now: deps.clock.now(), log: env.log };
+    await refreshHostRules(rulesEnv, batch.ctx, batch.crawl.id, task.host);
     const seenStats: UrlSeenStats = { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
     const claimed: string[] = [];
     const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen);
@@ -208,6 +211,8 @@ async function crawlRecord(
       record.duplicateOf = content.duplicateOf;
     }
     content.finish(task.url);
+    // The host's rules, stored when this page changed them (rare: see host-rules-sync.ts).
+    await saveHostRules({ ...rulesEnv, now: deps.clock.now() }, batch.ctx, batch.crawl.id, task.host);
     return recordDone(
       group,
       batch,
@@ -407,7 +412,17 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
       ...(ctx.config.seenTrace ? { trace: (fps: readonly string[]) => void batch.lookups.push(...fps) } : {}),
     }),
     contentSeen: buffers.content,
-    frontier: { enqueue: async (tasks) => void buffers.links.push(...tasks) },
+    frontier: {
+      enqueue: async (tasks) => {
+        // A site's own sitemap files, queued when its robots.txt is first read, are sent at once,
+        // before the robots.txt entry that says they were is stored (crawlPage stores it after):
+        // a step that dies between them reads robots.txt again. They hold no cash: never parked.
+        const sitemaps = tasks.filter((t) => t.sitemap !== undefined && t.sitemap.level === 0);
+        if (sitemaps.length > 0)
+          await deps.frontier.enqueue(sitemaps.map((t) => messageTask(t, batch.crawl)));
+        for (const t of tasks) if (!sitemaps.includes(t)) buffers.links.push(t);
+      },
+    },
     pages: batch.buffer,
     results: {
       page: async () => {},
@@ -423,6 +438,8 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
     canonicalizer: ctx.canonicalizer,
     scope: ctx.scope,
     quality: ctx.quality,
+    ...(ctx.urlRules === undefined ? {} : { urlRules: ctx.urlRules }),
+    ...(deps.gunzip === undefined ? {} : { gunzip: deps.gunzip }),
     importanceOf: (cash) => importanceOf(cash, batch.crawl.aopic?.history ?? 0),
   };
 }

@@ -38,7 +38,7 @@ export const DUPLICATE_URL_RULE_REASON: SkipReason = 'duplicate-url-rule';
 
 /** Settings of {@link DuplicateUrlRules}; the first two come from the crawl configuration. */
 export interface DuplicateUrlRuleOptions {
-  /** Distinct duplicate pairs before a rule is applied (config `duplicateUrlRuleSupport`, default 3). */
+  /** Distinct duplicate pairs before a rule is applied (default 3; the crawl configuration's `duplicateUrlRuleSupport` is 2). */
   minSupport?: number;
   /** Share of the URLs an active rule merges that are fetched anyway, to keep testing it (config `duplicateUrlRuleAudit`, default 0.02). */
   auditShare?: number;
@@ -131,6 +131,8 @@ interface HostRules {
   entries: Map<string, RuleEntry>;
   /** The active rules in composition order (rebuilt when one changes status). */
   active: DuplicateUrlRule[];
+  /** Grows whenever one of the host's rule records changes (see `hostRevision`). */
+  revision: number;
 }
 
 /** A URL remembered under a rule's image. */
@@ -213,6 +215,28 @@ export class DuplicateUrlRules {
     return result;
   }
 
+  /**
+   * A page of the host fetched under another form that the active rules rewrite into `url`,
+   * when the host's memory holds one (it was fetched before the rules applied): fetching `url`
+   * would fetch that page again. Undefined when `url` is not the form the rules give, when the
+   * memory holds no such page (or only a miss), and for the audit sample, which is fetched to
+   * keep testing the rules.
+   */
+  heldAs(url: string, host: string): string | undefined {
+    const rules = this.#rules.peek(host);
+    const memory = this.#memory.get(host);
+    if (rules === undefined || memory === undefined || rules.active.length === 0) return undefined;
+    const active = rules.active;
+    let index: LruMap<string, Imaged> | undefined;
+    if (active.length === 1) index = memory.indexes.get(ruleKey(active[0]!));
+    else if (memory.compositeFor === active) index = memory.composite;
+    const held = index?.peek(url);
+    if (held === undefined || held.hash === NO_PAGE || held.url === url) return undefined;
+    if (memory.observations.peek(url) !== undefined || rewriteUrl(active, url).url !== url) return undefined;
+    if (this.#auditShare > 0 && auditPoint(url) < this.#auditShare) return undefined;
+    return held.url;
+  }
+
   /** How the host's active rules rewrite two URLs, and whether they end as one (no audit sample). */
   explain(a: string, b: string, host: string): MergeExplanation {
     const active = this.#rules.peek(host)?.active ?? [];
@@ -227,6 +251,15 @@ export class DuplicateUrlRules {
    */
   get learningEntries(): number {
     return this.#units;
+  }
+
+  /**
+   * A number that grows whenever one of the host's rule records changes (a candidate added, its
+   * support or examples grown, a status changed): a runtime that stores each host's rules
+   * elsewhere (the cloud) writes them again only when it moved.
+   */
+  hostRevision(host: string): number {
+    return this.#rules.peek(host)?.revision ?? 0;
   }
 
   /** The active rules of a host, in composition order. */
@@ -521,6 +554,7 @@ export class DuplicateUrlRules {
     changes: RuleChange[],
   ): void {
     entry.support = support;
+    rules.revision += 1;
     if (entry.status === 'candidate' && entry.support >= this.#minSupport) {
       entry.status = 'active';
       rules.active = sortRules([...rules.active, entry.rule]);
@@ -536,6 +570,7 @@ export class DuplicateUrlRules {
     changes: RuleChange[],
   ): void {
     if (entry.status === 'blocked') return;
+    rules.revision += 1;
     const wasActive = entry.status === 'active';
     entry.status = 'blocked';
     entry.counterExample = pair;
@@ -574,13 +609,14 @@ export class DuplicateUrlRules {
     }
     const entry: RuleEntry = { rule, key, status: 'candidate', support: 0, examples: [] };
     rules.entries.set(key, entry);
+    rules.revision += 1;
     return entry;
   }
 
   #hostRules(host: string): HostRules {
     let rules = this.#rules.get(host);
     if (rules === undefined) {
-      rules = { entries: new Map(), active: [] };
+      rules = { entries: new Map(), active: [], revision: 0 };
       this.#rules.set(host, rules);
     }
     return rules;
@@ -624,17 +660,10 @@ export class DuplicateUrlRules {
   /** Every host's rules (rules.json): active first, then candidates and blocked, most support first. */
   report(): RuleRecord[] {
     const out: RuleRecord[] = [];
-    const order: Record<RuleStatus, number> = { active: 0, candidate: 1, blocked: 2 };
     for (const [host, rules] of this.#rules.entries()) {
       for (const record of hostRecords(rules)) out.push({ host, ...record });
     }
-    return out.sort(
-      (a, b) =>
-        (a.host < b.host ? -1 : a.host > b.host ? 1 : 0) ||
-        order[a.status] - order[b.status] ||
-        b.support - a.support ||
-        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
-    );
+    return sortRuleRecords(out);
   }
 
   /** One host's rules, to store per crawl and host (the cloud); undefined when it has none. */
@@ -664,7 +693,9 @@ export class DuplicateUrlRules {
       const pairs = new Map<string, [string, string]>();
       for (const pair of [...entry.examples, ...record.examples])
         pairs.set(pairKey(pair), [pair[0], pair[1]]);
-      entry.examples = [...pairs.values()].slice(0, this.#maxExamples);
+      const examples = [...pairs.values()].slice(0, this.#maxExamples);
+      if (examples.length !== entry.examples.length) rules.revision += 1;
+      entry.examples = examples;
       const support = Math.max(entry.support, record.support, pairs.size);
       if (support > entry.support) this.#setSupport(host, rules, entry, support, changes);
     }
@@ -736,6 +767,18 @@ export class DuplicateUrlRules {
       this.#trim(host);
     }
   }
+}
+
+/** Rule records in the order of rules.json: by host; active, candidates, blocked; most support first; by name. */
+export function sortRuleRecords(records: RuleRecord[]): RuleRecord[] {
+  const order: Record<RuleStatus, number> = { active: 0, candidate: 1, blocked: 2 };
+  return records.sort(
+    (a, b) =>
+      (a.host < b.host ? -1 : a.host > b.host ? 1 : 0) ||
+      order[a.status] - order[b.status] ||
+      b.support - a.support ||
+      (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
 }
 
 function hostRecords(rules: HostRules): HostRuleRecord[] {

@@ -134,6 +134,18 @@ export function followSitemap(
   };
 }
 
+/**
+ * Whether a sitemap file is read as soon as its host allows, before the host's pages: one that
+ * the site names (a robots.txt `Sitemap:` line, an index's child). Its entries then become known
+ * early and gather the lambda page's redistributions like every known page, which is what gets
+ * the pages only a sitemap lists fetched within a budget (docs/sitemaps.md, measured in
+ * docs/quality-bench.md). The guessed `/sitemap.xml` is a 404 on most sites: it waits for its
+ * share of the root page's cash like any URL.
+ */
+export function readsFirst(fetch: SitemapFetch): boolean {
+  return fetch.from !== 'default';
+}
+
 /** The scope of a sitemap found where it lives: its own directory (`http://h/catalog/`). */
 export function directoryOf(url: string): string {
   const parsed = new URL(url);

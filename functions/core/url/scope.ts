@@ -129,6 +129,11 @@ export class ScopeRules {
     this.#decisions.clear();
   }
 
+  /** True when the crawl's scope (host, domain or any) takes this host, whatever its URLs' paths. */
+  hostInScope(host: string): boolean {
+    return this.#inScope(host.toLowerCase());
+  }
+
   #inScope(host: string): boolean {
     if (this.#scope === 'any') return true;
     if (this.#scope === 'host') return this.#hosts.has(host);

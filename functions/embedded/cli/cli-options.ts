@@ -180,6 +180,18 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
     help: 'do not probe sites for soft-404 pages',
   },
   {
+    flag: 'no-duplicate-url-rules',
+    key: 'duplicateUrlRules',
+    type: 'off',
+    help: "do not learn hosts' duplicate-URL rules (/dir/index.html = /dir/, ...) nor apply them",
+  },
+  {
+    flag: 'no-sitemaps',
+    key: 'sitemaps',
+    type: 'off',
+    help: "do not read sites' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml)",
+  },
+  {
     flag: 'no-politeness-per-ip',
     key: 'politenessPerIp',
     type: 'off',

@@ -63,6 +63,8 @@ describe('AOPIC in the cloud', () => {
     delayMs: 0,
     delayFactor: 0,
     soft404Probe: false,
+    // No sitemaps: these tests count the requests (test/unit/cloud/rules-and-sitemaps.test.ts).
+    sitemaps: false,
   };
 
   async function crawl(extra: Record<string, unknown> = {}) {

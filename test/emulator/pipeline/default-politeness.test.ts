@@ -35,7 +35,7 @@ describe('pipeline: a crawl at the default politeness', () => {
   it('loses no URL to the DLQ: 20 seeds on one host, every one fetched once, counters add up', async () => {
     const seeds = Array.from({ length: SEEDS }, (_, i) => `${site.origin}/s${i}`);
     // Defaults for politeness (delayMs 1000, delayFactor 5); only the private address is allowed.
-    const id = await pipeline.startCrawl({ seeds, allowPrivate: true, soft404Probe: false });
+    const id = await pipeline.startCrawl({ seeds, allowPrivate: true, soft404Probe: false, sitemaps: false });
     const done = await pipeline.waitForStatus(id, ['done', 'failed'], 120_000);
     assert.equal(done.status, 'done');
     const { counters } = done;

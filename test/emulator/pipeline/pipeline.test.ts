@@ -136,6 +136,8 @@ function crawlConfig(seed: string, overrides: Record<string, unknown> = {}): Rec
     robotsErrorTtlMs: 1000,
     // The tests count every request; the soft-404 probe has its own test (frontier-worker).
     soft404Probe: false,
+    // No sitemaps: these tests count the requests (test/unit/cloud/rules-and-sitemaps.test.ts).
+    sitemaps: false,
     ...overrides,
   };
 }

@@ -84,6 +84,7 @@ describe(`pipeline: worker containers killed at random (seed ${SEED}, kill proba
       soft404Probe: false,
       // The worker starts a fetch only with its timeout plus 5 s left (11 s timeout here).
       totalTimeoutMs: 3000,
+      sitemaps: false,
     });
     const done = await pipeline.waitForStatus(id, ['done', 'failed'], 300_000);
     const kills = pipeline.local.metrics().functions.FrontierWorker?.chaosKills ?? [];

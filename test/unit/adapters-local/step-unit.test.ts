@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { CrawlDb } from '../../../functions/adapters/local/crawl-db.ts';
+import { LocalRobotsCache } from '../../../functions/adapters/local/local-robots-cache.ts';
 import { PendingClaims, StepUnit } from '../../../functions/adapters/local/step-unit.ts';
 import { tempDir } from '../../e2e/helpers.ts';
 
@@ -56,5 +57,33 @@ describe('StepUnit: claims of steps that have not committed', () => {
       contentHashes: [{ hash: 'ab'.repeat(32), url: 'http://a.test/' }],
     });
     db.close();
+  });
+});
+
+describe('StepUnit: robots.txt entries', () => {
+  test('an entry the step stores is written with its commit, and read back by the step before it', async () => {
+    const path = join(tempDir(), 'state.sqlite');
+    const db = new CrawlDb(path);
+    const shared = new LocalRobotsCache(db);
+    const unit = new StepUnit(db, new PendingClaims());
+    const robots = unit.robotsCache(shared);
+    const entry = {
+      status: 'allow-all' as const,
+      detail: '404',
+      fetchedAt: 1,
+      expiresAt: 2,
+      sitemapsQueued: true,
+    };
+    await robots.put('http://a.test', entry);
+    assert.deepEqual(await robots.get('http://a.test'), entry, 'the step sees what it stored');
+    assert.equal(await shared.get('http://a.test'), undefined, 'the crawl does not, before the commit');
+    assert.equal(db.robots('http://a.test'), undefined);
+    // a step killed here leaves no entry: the next run reads robots.txt (and queues its sitemaps) again
+    db.commit({ ...unit.write(), checkpoint: null });
+    assert.deepEqual(db.robots('http://a.test'), entry);
+    db.close();
+    const reopened = new CrawlDb(path);
+    assert.deepEqual(reopened.robots('http://a.test'), entry, 'committed');
+    reopened.close();
   });
 });

@@ -95,6 +95,33 @@ describe('API app (in-memory stores)', () => {
 });
 
 describe('API errors reach the alarm', () => {
+  it('GET /crawls/{id}/rules lists the stored duplicate-URL rules, as rules.json does; 404 for no crawl', async () => {
+    const { cloud, call } = api();
+    const created = await call('POST', '/crawls', { seeds: ['https://example.org/'] });
+    const id = created.json.id as string;
+    assert.deepEqual((await call('GET', `/crawls/${id}/rules`)).json, { rules: [] });
+    const rule = (status: 'active' | 'blocked', support: number) => ({
+      rule: { kind: 'drop-suffix' as const, suffix: 'index.html' },
+      name: 'drop-suffix index.html',
+      status,
+      support,
+      examples: [['https://z.example/a/', 'https://z.example/a/index.html'] as [string, string]],
+    });
+    await cloud.table.putHostRules(id, 'z.example', [rule('blocked', 1)], 0);
+    await cloud.table.putHostRules(id, 'a.example', [rule('active', 4)], 0);
+    const listed = await call('GET', `/crawls/${id}/rules`);
+    assert.equal(listed.status, 200);
+    assert.deepEqual(
+      (listed.json.rules as { host: string; status: string }[]).map((r) => [r.host, r.status]),
+      [
+        ['a.example', 'active'],
+        ['z.example', 'blocked'],
+      ],
+    );
+    assert.equal((await call('GET', '/crawls/00000000-0000-4000-8000-000000000009/rules')).status, 404);
+    assert.equal((await call('POST', `/crawls/${id}/rules`)).status, 405);
+  });
+
   it("a 500 publishes ApiInternalErrors (Hono hides the error from Lambda's Errors metric)", async () => {
     const cloud = new MemoryCloud();
     const counted: [string, number][] = [];

@@ -27,6 +27,7 @@ import type {
   CrawlTableStore,
   DeadLetter,
   DeadLetterSink,
+  HostRulesWrite,
   HostUpdate,
   HostUpdateResult,
   MessageVisibility,
@@ -37,10 +38,12 @@ import type {
   ParkedUrl,
   ParkedUrls,
   StoredObject,
+  StoredHostRules,
   VisibilityChange,
   WarmRobotsCache,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
+import type { HostRuleRecord, RuleRecord } from '../../../functions/core/quality/duplicate-url-rules.ts';
 import type { CrawlTask, Fingerprint } from '../../../functions/core/types.ts';
 import type { ContentSeenStore, Frontier, RobotsEntry } from '../../../functions/ports.ts';
 
@@ -53,6 +56,8 @@ export class MemoryCrawlTable implements CrawlTableStore {
   readonly budgets = new Map<string, number>();
   readonly hostItems = new Map<string, HostRecord>();
   readonly robots = new Map<string, RobotsEntry>();
+  /** Duplicate-URL rules per crawl and host, with their versions. */
+  readonly rules = new Map<string, StoredHostRules>();
   /** Calls by method name (to assert what a use case read). */
   readonly calls: string[] = [];
   /** Makes the next calls of a method throw. */
@@ -212,6 +217,34 @@ export class MemoryCrawlTable implements CrawlTableStore {
     const crawl = this.crawls.get(crawlId);
     if (crawl === undefined || hosts.length === 0) return;
     crawl.allowedHosts = [...new Set([...(crawl.allowedHosts ?? []), ...hosts])];
+  }
+  async hostRules(crawlId: string, host: string): Promise<StoredHostRules | undefined> {
+    this.#call('hostRules');
+    const stored = this.rules.get(stateKey(crawlId, host));
+    return stored === undefined ? undefined : copy(stored);
+  }
+  async putHostRules(
+    crawlId: string,
+    host: string,
+    records: readonly HostRuleRecord[],
+    version: number,
+  ): Promise<HostRulesWrite> {
+    this.#call('putHostRules');
+    const key = stateKey(crawlId, host);
+    const stored = this.rules.get(key);
+    if ((stored?.version ?? 0) !== version) return { written: false, stored: copy(stored!) };
+    this.rules.set(key, { records: copy([...records]), version: version + 1 });
+    return { written: true, version: version + 1 };
+  }
+  async crawlRules(crawlId: string): Promise<RuleRecord[]> {
+    this.#call('crawlRules');
+    const out: RuleRecord[] = [];
+    for (const [key, stored] of this.rules) {
+      if (!key.startsWith(`${crawlId} `)) continue;
+      const host = key.slice(crawlId.length + 1);
+      for (const record of stored.records) out.push({ host, ...copy(record) });
+    }
+    return out;
   }
   /** The crawl's counters as the API would sum them. */
   counters(crawlId: string): CrawlCounters {

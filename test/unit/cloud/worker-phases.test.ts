@@ -21,7 +21,8 @@ import { MemoryFetcher, page } from './memory-fetcher.ts';
 import { messageFor, runningCrawl, TestClock, workerOver } from './worker-kit.ts';
 
 const SITE = 'http://a.example';
-const base = { scope: 'any', soft404Probe: false, delayMs: 0, delayFactor: 0 };
+// No sitemaps: these tests count the requests and sends (cloud-rules-sitemaps.test.ts has them).
+const base = { scope: 'any', soft404Probe: false, delayMs: 0, delayFactor: 0, sitemaps: false };
 
 function message(id: string, group: string | undefined): FrontierMessage {
   return {

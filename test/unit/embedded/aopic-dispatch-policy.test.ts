@@ -47,12 +47,41 @@ describe('AopicDispatchPolicy', () => {
     );
     assert.equal(policy.waitsForDry(task(1, { generated: true }), 1), true);
     assert.equal(policy.waitsForDry(task(1, { generated: true }), 0), false, 'nothing else runs');
-    assert.equal(policy.holdBack(1, 0), false);
-    assert.equal(policy.holdBack(0.4, 3), true, 'under half the average while others run');
-    assert.equal(policy.holdBack(0.4, 0), false, 'goes when nothing runs');
+    assert.equal(policy.holdBack(task(1), 0), false);
+    assert.equal(policy.holdBack(task(0.4), 3), true, 'under half the average while others run');
+    assert.equal(policy.holdBack(task(0.4), 0), false, 'goes when nothing runs');
     const unlimited = new AopicDispatchPolicy({ order: 'aopic', redistributeEveryMs: 1000 }, ledger, 0);
     assert.equal(unlimited.waitsForDry(task(1, { generated: true }), 1), false);
-    assert.equal(unlimited.holdBack(0, 5), false);
+    assert.equal(unlimited.holdBack(task(0), 5), false);
+  });
+
+  test('a sitemap the site names goes before the pages of its host, a guessed one waits; neither is held back', () => {
+    const ledger = new AopicLedger({ lambda: 0, bonus: 0.25, known: 4, history: 0 });
+    const fetch = { scope: 'http://a.test/', granted: true, level: 0, files: 100, entries: 1000 };
+    const named = task(0, { sitemap: { ...fetch, url: 'http://a.test/s.xml', from: 'robots' } });
+    const child = task(0, { sitemap: { ...fetch, url: 'http://a.test/s1.xml', from: 'index', level: 1 } });
+    const guessed = task(0, {
+      sitemap: { ...fetch, url: 'http://a.test/sitemap.xml', from: 'default', granted: false },
+    });
+    for (const order of ['aopic', 'bfs'] as const) {
+      const policy = new AopicDispatchPolicy({ order, maxPages: 100, redistributeEveryMs: 1000 }, ledger, 0);
+      const page = policy.prioritize(task(0.9), 1, false).prio;
+      assert.ok(policy.prioritize(named, 9, false).prio > page, `${order}: named sitemap first`);
+      assert.ok(policy.prioritize(child, 9, false).prio > page, `${order}: an index's child first`);
+      assert.ok(policy.prioritize(guessed, 9, false).prio < page, `${order}: the guessed one waits`);
+      assert.equal(policy.prioritize(named, 9, false).cashKey, -0.25, 'its cash is kept as it is');
+    }
+    const policy = new AopicDispatchPolicy(
+      { order: 'aopic', maxPages: 100, redistributeEveryMs: 1000 },
+      ledger,
+      0,
+    );
+    policy.holdBack(task(1), 0);
+    assert.equal(policy.holdBack(named, 5), false);
+    assert.equal(policy.holdBack(guessed, 5), false, 'a sitemap is never held back');
+    // ...and a rich one does not raise the bar for the pages after it
+    for (let i = 0; i < 20; i++) policy.holdBack(task(100, { sitemap: guessed.sitemap! }), 5);
+    assert.equal(policy.holdBack(task(0.9), 5), false);
   });
 
   test('books a step, applies credits in batches and redistributes the lambda page on time', () => {

@@ -1,0 +1,252 @@
+/**
+ * Sitemaps in the crawl step (docs/sitemaps.md, "For the runtimes"): the files a site's
+ * robots.txt leads to, queued as sitemap tasks when it is first read; a fetched sitemap file
+ * read, inflated when it came gzipped, and its entries sent down the link path (canonical form,
+ * duplicate-URL rules, scope, traps, URL-seen, frontier) with their AOPIC shares; and the root
+ * page's cash split between its links and its site's sitemaps.
+ */
+
+import type { FetchResponse, RobotsEntry } from '../../ports.ts';
+import { type Admission, admitUrls, type Followed, heldLink } from '../admit-urls.ts';
+import type { CrawlPageDeps } from '../crawl-page.ts';
+import { robotsUrlFor, rulesFromEntry } from '../robots/policy.ts';
+import type { CrawlTask, Fingerprint, OutLink, PageRecord, SitemapFileRecord } from '../types.ts';
+import { fingerprint } from '../url/fingerprint.ts';
+import { sitemapEntryShares } from './sitemap-cash.ts';
+import { followSitemap, readsFirst, type SitemapFetch, sitemapPlan } from './sitemap-plan.ts';
+import { readSitemap, type SitemapRead } from './sitemap-reader.ts';
+
+/** Depth of a site's own sitemap files: virtual pages linked from the site's root page. */
+const SITEMAP_DEPTH = 1;
+
+/**
+ * The sitemap files of the site at `origin` whose robots.txt is `entry`, as canonical URLs:
+ * none when sitemaps are off, robots.txt disallowed everything, or the crawl's scope does not
+ * take the site's host (a CDN host met through a sitemap plans none of its own).
+ */
+export function plannedSitemaps(deps: CrawlPageDeps, origin: string, entry: RobotsEntry): SitemapFetch[] {
+  const { config } = deps;
+  if (!config.sitemaps || entry.status === 'disallow-all') return [];
+  if (!deps.scope.hostInScope(new URL(origin).hostname)) return [];
+  const named =
+    entry.status === 'rules' ? rulesFromEntry(entry, config.robotsAgent, config.maxRobotsBytes).sitemaps : [];
+  const out: SitemapFetch[] = [];
+  for (const fetch of sitemapPlan(origin, named, config)) {
+    const canonical = deps.canonicalizer.canonicalize(fetch.url);
+    if (canonical.ok && !out.some((f) => f.url === canonical.url)) out.push({ ...fetch, url: canonical.url });
+  }
+  return out;
+}
+
+/**
+ * Queues the site's sitemap files when its robots.txt is first read: claimed through the
+ * URL-seen test with robots.txt as their owner, holding no cash (the root page and the lambda
+ * page's redistributions give them some). Returns the tasks queued.
+ */
+export async function queueSitemaps(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  origin: string,
+  entry: RobotsEntry,
+): Promise<CrawlTask[]> {
+  const plan = plannedSitemaps(deps, origin, entry);
+  if (plan.length === 0) return [];
+  // robots.txt names them: it is the owner of their claims (a page of the site may link one too)
+  const robots: CrawlTask = { ...task, fp: fingerprint(robotsUrlFor(task.url)) };
+  const admissions = plan.map(
+    (fetch): Admission => ({
+      url: fetch.url,
+      host: new URL(fetch.url).hostname,
+      fp: fingerprint(fetch.url),
+      cash: 0,
+      fields: { sitemap: fetch },
+    }),
+  );
+  const { enqueued } = await admitUrls(deps, robots, SITEMAP_DEPTH, admissions);
+  return enqueued;
+}
+
+/**
+ * The site's sitemap fingerprints that share its root page's cash when `task` is that page `/`:
+ * the guessed `/sitemap.xml` (files the site names are read first, before the root page, and
+ * hold no share of it), else none.
+ */
+export function rootSitemaps(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  origin: string,
+  entry: RobotsEntry,
+): Fingerprint[] {
+  if (task.url !== `${origin}/` || task.sitemap !== undefined) return [];
+  return plannedSitemaps(deps, origin, entry).flatMap((fetch) =>
+    readsFirst(fetch) ? [] : [fingerprint(fetch.url)],
+  );
+}
+
+/**
+ * Reads a fetched sitemap file (a 2xx response to a sitemap task): inflates it when it came
+ * gzipped, follows what it leads to within its budget, and records what it gave on `record`.
+ * A urlset's entries go down the link path with shares of the file's cash by priority; an index's
+ * children are queued as sitemap tasks with equal shares.
+ */
+export async function readSitemapFile(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  fetch: SitemapFetch,
+  response: FetchResponse,
+  record: PageRecord,
+): Promise<Followed> {
+  const { config } = deps;
+  record.kind = 'other';
+  const none: Followed = { enqueued: [], cashFlow: { cash: task.cash, toLambda: task.cash, credits: [] } };
+  if (response.status < 200 || response.status >= 300) return none;
+  const limits = { maxBytes: config.maxSitemapBytes };
+  let read: SitemapRead = readSitemap(response.body, fetch, limits);
+  let cut = response.truncated === 'length';
+  let gzip = false;
+  if (read.kind === 'gzip') {
+    gzip = true;
+    const inflated =
+      deps.gunzip === undefined
+        ? { ok: false as const, message: 'gzipped, and this runtime cannot inflate it' }
+        : await deps.gunzip(response.body, config.maxSitemapBytes);
+    if (!inflated.ok) {
+      record.sitemap = notSitemap(inflated.message, gzip);
+      return none;
+    }
+    cut ||= inflated.truncated;
+    read = readSitemap(inflated.bytes, fetch, limits);
+    if (read.kind === 'gzip') read = { kind: 'not-a-sitemap', reason: 'gzip inside gzip' };
+  }
+  if (read.kind === 'not-a-sitemap') {
+    record.sitemap = notSitemap(read.reason, gzip);
+    return none;
+  }
+  const follow = followSitemap(fetch, read, config);
+  const summary: SitemapFileRecord = {
+    kind: read.kind,
+    entries: read.entries.length,
+    queued: 0,
+    outOfScope: read.stats.outOfScope,
+    invalid: read.stats.invalid,
+    dropped: follow.dropped,
+  };
+  if (gzip) summary.gzip = true;
+  const truncated = read.stats.truncated ?? (cut ? 'bytes' : undefined);
+  if (truncated !== undefined) summary.truncated = truncated;
+  record.sitemap = summary;
+  record.outLinks = read.entries.length;
+  const depth = task.depth + 1;
+  let followed: Followed;
+  if (read.kind === 'index') {
+    const children: { fetch: SitemapFetch; host: string }[] = [];
+    for (const child of follow.sitemaps) {
+      const canonical = deps.canonicalizer.canonicalize(child.url);
+      if (!canonical.ok) {
+        summary.invalid += 1;
+        continue;
+      }
+      if (!children.some((c) => c.fetch.url === canonical.url))
+        children.push({ fetch: { ...child, url: canonical.url }, host: canonical.host });
+    }
+    const { shares, toLambda } = sitemapEntryShares(
+      task.cash,
+      children.map(() => undefined),
+      config.aopicTax,
+    );
+    const admissions = children.map(
+      (c, i): Admission => ({
+        url: c.fetch.url,
+        host: c.host,
+        fp: fingerprint(c.fetch.url),
+        cash: shares[i]!,
+        fields: { sitemap: c.fetch },
+      }),
+    );
+    const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
+    followed = { enqueued, cashFlow: { cash: task.cash, toLambda, credits } };
+    await deps.results.links({
+      from: task.url,
+      links: children.map((c): OutLink => ({ url: c.fetch.url, kind: 'other' })),
+    });
+  } else {
+    followed = await followEntries(deps, task, follow.pages, depth, summary);
+  }
+  summary.queued = followed.enqueued.length;
+  return followed;
+}
+
+/** A urlset's page URLs down the link path; their shares of the file's cash follow their priorities. */
+async function followEntries(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  entries: readonly { url: string; lastmod?: string; priority?: number }[],
+  depth: number,
+  summary: SitemapFileRecord,
+): Promise<Followed> {
+  const links: OutLink[] = [];
+  const inFile = new Set<string>();
+  const accepted: { url: string; host: string; lastmod?: string; priority?: number }[] = [];
+  const now = deps.clock.now();
+  for (const entry of entries) {
+    const canonical = deps.canonicalizer.canonicalize(entry.url);
+    if (!canonical.ok) {
+      summary.invalid += 1;
+      continue;
+    }
+    let url = canonical.url;
+    const out: OutLink = { url, kind: 'page' };
+    const rewritten = deps.urlRules?.rewrite(url, canonical.host);
+    if (rewritten !== undefined) {
+      out.linkedAs = url;
+      url = rewritten.url;
+      out.url = url;
+    }
+    if (inFile.has(url)) continue;
+    inFile.add(url);
+    const skip =
+      deps.scope.check(url, canonical.host, depth) ??
+      heldLink(deps.urlRules, url, canonical.host) ??
+      deps.quality?.checkLink(url, task, now);
+    if (skip !== undefined) {
+      out.skipped = skip;
+      summary.outOfScope += 1;
+    } else {
+      const kept: (typeof accepted)[number] = { url, host: canonical.host };
+      if (entry.lastmod !== undefined) kept.lastmod = entry.lastmod;
+      if (entry.priority !== undefined) kept.priority = entry.priority;
+      accepted.push(kept);
+    }
+    links.push(out);
+  }
+  await deps.results.links({ from: task.url, links });
+  const { shares, toLambda } = sitemapEntryShares(
+    task.cash,
+    accepted.map((a) => a.priority),
+    deps.config.aopicTax,
+  );
+  const admissions = accepted.map(
+    (a, i): Admission => ({
+      url: a.url,
+      host: a.host,
+      fp: fingerprint(a.url),
+      cash: shares[i]!,
+      ...(a.lastmod === undefined ? {} : { fields: { lastmod: a.lastmod } }),
+    }),
+  );
+  const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
+  return { enqueued, cashFlow: { cash: task.cash, toLambda, credits } };
+}
+
+function notSitemap(reason: string, gzip: boolean): SitemapFileRecord {
+  return {
+    kind: 'not-a-sitemap',
+    reason,
+    ...(gzip ? { gzip } : {}),
+    entries: 0,
+    queued: 0,
+    outOfScope: 0,
+    invalid: 0,
+    dropped: 0,
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * The cloud worker with issue 11's features, over the in-memory cloud: a site's sitemap files
+ * queued when its robots.txt is first read (sent before the robots.txt entry is stored), a sitemap
+ * task read and its entries queued with their lastmod; duplicate-URL rules learned in one
+ * container, stored per crawl and host only when they change, and applied by another container to
+ * a queued form (skipped as `duplicate-url-rule`); two containers' writes merged.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decodeCaptureMessage } from '../../../functions/cloud/messages/capture-message.ts';
+import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
+import { decodeTask, encodeTask } from '../../../functions/cloud/messages/task-message.ts';
+import { WorkerContainer } from '../../../functions/cloud/worker/container-state.ts';
+import { refreshHostRules, saveHostRules } from '../../../functions/cloud/worker/host-rules-sync.ts';
+import { MemoryCloud, MemoryCrawlTable } from './memory-cloud.ts';
+import { MemoryFetcher, page } from './memory-fetcher.ts';
+import { messageFor, runningCrawl, TestClock, workerOver } from './worker-kit.ts';
+
+const base = { scope: 'any', soft404Probe: false, delayMs: 0, delayFactor: 0 };
+const A = 'http://a.example';
+
+function captured(cloud: MemoryCloud): PageItem[] {
+  return cloud.captures.bodies.map((body) => {
+    const decoded = decodeCaptureMessage(body);
+    assert.ok(decoded.ok, 'a capture message');
+    return decoded.message.page;
+  });
+}
+
+describe('cloud worker: sitemaps', () => {
+  it('queues the named sitemap at the first robots.txt, reads it as a task, queues its entries with lastmod', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${A}/robots.txt`]: {
+        status: 200,
+        headers: { 'content-type': 'text/plain' },
+        body: `Sitemap: ${A}/s.xml\n`,
+      },
+      [`${A}/`]: { status: 200, body: page('home', ['/a']) },
+      [`${A}/s.xml`]: {
+        status: 200,
+        headers: { 'content-type': 'application/xml' },
+        body:
+          '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' +
+          `<url><loc>${A}/a</loc></url><url><loc>${A}/only</loc><lastmod>2026-05-06</lastmod></url></urlset>`,
+      },
+      [`${A}/only`]: { status: 200, body: page('only') },
+    });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${A}/`], ...base }, clock);
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([messageFor(tasks([`${A}/`])[0]!)]);
+    assert.deepEqual(fetcher.requests, [`${A}/robots.txt`, `${A}/`]);
+    const sitemap = cloud.frontier.sent.find((t) => t.url === `${A}/s.xml`);
+    assert.ok(sitemap?.sitemap, 'the sitemap task, with its file');
+    assert.equal(sitemap.sitemap.from, 'robots');
+    assert.equal(sitemap.sitemap.scope, `${A}/`);
+    // the message carries the file, and decodes back to it
+    const decoded = decodeTask(encodeTask(sitemap));
+    assert.ok(decoded.ok);
+    assert.deepEqual(decoded.task.sitemap, sitemap.sitemap);
+    assert.equal(cloud.table.robots.get(`${id} ${A}`)?.sitemapsQueued, true);
+
+    await worker([messageFor(sitemap)]);
+    assert.equal(fetcher.count(`${A}/s.xml`), 1);
+    const only = cloud.frontier.sent.find((t) => t.url === `${A}/only`);
+    assert.equal(only?.lastmod, '2026-05-06');
+    assert.equal(cloud.frontier.sent.filter((t) => t.url === `${A}/a`).length, 1, '/a was linked: known');
+    const file = captured(cloud).find((p) => p.url === `${A}/s.xml`);
+    assert.equal(file?.kind, 'other');
+    assert.deepEqual(file?.sitemap, {
+      kind: 'urlset',
+      entries: 2,
+      queued: 1,
+      outOfScope: 0,
+      invalid: 0,
+      dropped: 0,
+    });
+
+    await worker([messageFor(only!)]);
+    assert.equal(captured(cloud).find((p) => p.url === `${A}/only`)?.lastmod, '2026-05-06');
+  });
+
+  it('a task message with a malformed sitemap is refused', () => {
+    const body = JSON.parse(
+      encodeTask(
+        runningCrawl(new MemoryCloud(), { seeds: [`${A}/`] }, new TestClock()).tasks([`${A}/s.xml`])[0]!,
+      ),
+    );
+    const bad = decodeTask(JSON.stringify({ ...body, sitemap: { url: `${A}/s.xml`, level: -1 } }));
+    assert.equal(bad.ok, false);
+    assert.match(bad.ok ? '' : bad.problem, /sitemap must have/);
+  });
+});
+
+describe('cloud worker: duplicate-URL rules', () => {
+  const H = 'http://h.example';
+  const routes = () => {
+    const r: Record<string, { status: number; body: string }> = {};
+    for (let i = 1; i <= 6; i++) {
+      const body = page(`dir ${i}`);
+      r[`${H}/d${i}/`] = { status: 200, body };
+      r[`${H}/d${i}/index.html`] = { status: 200, body };
+    }
+    return r;
+  };
+
+  it('learned in one container, stored once it changes, applied by another to a queued form', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher(routes());
+    const { id, tasks } = runningCrawl(
+      cloud,
+      { seeds: [`${H}/`], ...base, sitemaps: false, duplicateUrlRuleAudit: 0 },
+      clock,
+    );
+    const first = workerOver(cloud, fetcher, clock);
+    for (let i = 1; i <= 3; i++) {
+      for (const url of [`${H}/d${i}/`, `${H}/d${i}/index.html`])
+        await first([messageFor(tasks([url], 1)[0]!)]);
+    }
+    const stored = cloud.table.rules.get(`${id} h.example`);
+    assert.ok(stored, 'the rules of h.example are stored');
+    const rule = stored.records.find((r) => r.name === 'drop-suffix index.html');
+    assert.equal(rule?.status, 'active');
+    // a page that changes no rule writes nothing
+    const writes = cloud.table.calls.filter((c) => c === 'putHostRules').length;
+    assert.ok(writes >= 1 && writes <= 3, `${writes} writes for three pairs`);
+    await first([messageFor(tasks([`${H}/d5/`], 1)[0]!)]);
+    assert.equal(cloud.table.calls.filter((c) => c === 'putHostRules').length, writes);
+
+    // another container, which never saw the host, skips a form queued before the rule
+    const second = workerOver(cloud, fetcher, clock);
+    await second([messageFor(tasks([`${H}/d4/index.html`], 1)[0]!)]);
+    assert.equal(fetcher.count(`${H}/d4/index.html`), 0, 'not fetched');
+    const skipped = captured(cloud).find((p) => p.url === `${H}/d4/index.html`);
+    assert.equal(skipped?.reason, 'duplicate-url-rule');
+    assert.equal(skipped?.detail, `merged into ${H}/d4/ by drop-suffix index.html`);
+    assert.ok(
+      cloud.frontier.sent.some((t) => t.url === `${H}/d4/`),
+      'passed on to the page’s own URL',
+    );
+    assert.ok(cloud.table.calls.includes('hostRules'));
+  });
+
+  it('two containers writing one host: the second merges the first and writes again; blocked wins', async () => {
+    const table = new MemoryCrawlTable();
+    const clock = new TestClock();
+    const config = { seeds: [`${H}/`], duplicateUrlRuleAudit: 0 };
+    const cloud = new MemoryCloud();
+    const { id } = runningCrawl(cloud, config, clock);
+    const crawl = cloud.table.crawls.get(id)!;
+    const one = new WorkerContainer({ clock, random: () => 0.5 }).contextFor(crawl);
+    const two = new WorkerContainer({ clock, random: () => 0.5 }).contextFor(crawl);
+    const env = { table, now: clock.now(), log: () => {} };
+    const see = (ctx: typeof one, path: string, content: string) =>
+      ctx.urlRules!.observePage({
+        url: `${H}${path}`,
+        host: 'h.example',
+        contentHash: content.padEnd(64, '0'),
+      });
+    await refreshHostRules(env, one, id, 'h.example');
+    await refreshHostRules(env, two, id, 'h.example');
+    for (const d of ['a', 'b', 'c']) {
+      see(one, `/${d}/`, `${d}1`);
+      see(one, `/${d}/index.html`, `${d}1`);
+    }
+    assert.equal(await saveHostRules(env, one, id, 'h.example'), true);
+    // the second saw the pair that refutes the rule, on its own pages
+    see(two, '/x/', 'ff');
+    see(two, '/x/index.html', 'ee');
+    see(two, '/y/', 'dd');
+    see(two, '/y/index.html', 'dd');
+    assert.equal(await saveHostRules(env, two, id, 'h.example'), true);
+    const stored = table.rules.get(`${id} h.example`)!;
+    assert.equal(stored.version, 2);
+    assert.equal(stored.records.find((r) => r.name === 'drop-suffix index.html')?.status, 'blocked');
+    // the first reads it back (after the refresh period) and stops applying the rule
+    assert.notEqual(one.urlRules!.rewrite(`${H}/z/index.html`, 'h.example'), undefined);
+    await refreshHostRules({ ...env, now: env.now + 61_000 }, one, id, 'h.example');
+    assert.equal(one.urlRules!.rewrite(`${H}/z/index.html`, 'h.example'), undefined);
+    assert.equal(await saveHostRules(env, one, id, 'h.example'), false, 'nothing new to write');
+    assert.deepEqual(
+      (await table.crawlRules(id)).map((r) => [r.host, r.name, r.status]),
+      [['h.example', 'drop-suffix index.html', 'blocked']],
+    );
+  });
+});
