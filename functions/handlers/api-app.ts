@@ -21,7 +21,6 @@ import { type Context, Hono } from 'hono';
 import type { CrawlTableStore, ObjectLinks, ObjectReader } from '../cloud/ports/cloud-ports.ts';
 import { crawlProgress } from '../cloud/use-cases/crawl-progress.ts';
 import { cloudCrawlSnapshot } from '../cloud/use-cases/crawl-snapshot.ts';
-import { listDataset } from '../cloud/use-cases/list-dataset.ts';
 import {
   ARCHIVE_KINDS,
   type ArchiveKind,
@@ -30,6 +29,7 @@ import {
   encodeArchiveCursor,
   listArchive,
 } from '../cloud/use-cases/list-archive.ts';
+import { listDataset } from '../cloud/use-cases/list-dataset.ts';
 import {
   decodePageCursor,
   encodePageCursor,

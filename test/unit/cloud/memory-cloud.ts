@@ -37,8 +37,8 @@ import type {
   OwnedSeenStore,
   ParkedUrl,
   ParkedUrls,
-  StoredObject,
   StoredHostRules,
+  StoredObject,
   VisibilityChange,
   WarmRobotsCache,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
