@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { appendFileSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseCsv } from '../fixtures/csv-reader.ts';
@@ -191,5 +192,22 @@ describe('datasets and export', () => {
     const help = await runCli(['export', '--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^usage: crawlstack export --out DIR/);
+  });
+
+  test('a reader that stops early (| head) ends the export quietly: exit 0, nothing on stderr', async () => {
+    // Far more than a pipe's buffer, so the export is still writing when head goes away.
+    const big = tempDir();
+    const line = `${JSON.stringify({ url: 'http://big.test/', status: 200, title: 'x'.repeat(200) })}\n`;
+    writeFileSync(join(big, 'pages.jsonl'), line.repeat(20_000));
+    const bin = await buildCli();
+    for (const format of ['jsonl', 'csv']) {
+      const errors = join(big, `stderr-${format}`);
+      const script = `"$0" "$1" export --out "$2" --source pages --format "$3" 2>"$4" | head -c 100 >/dev/null; echo "\${PIPESTATUS[0]}"`;
+      const status = execFileSync('bash', ['-c', script, process.execPath, bin, big, format, errors], {
+        encoding: 'utf8',
+      });
+      assert.equal(status.trim(), '0', `export --format ${format} | head: exit status`);
+      assert.equal(readFileSync(errors, 'utf8'), '', `export --format ${format} | head: stderr`);
+    }
   });
 });

@@ -90,6 +90,7 @@ const COMMANDS = [...Object.keys(HELP), 'cloud'];
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  endQuietlyWhenStdoutCloses();
   try {
     switch (command) {
       case 'crawl':
@@ -136,9 +137,28 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** A write to stdout failed because its reader went away (`crawlstack export | head`). */
+function isClosedStdout(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'EPIPE';
+}
+
+/**
+ * `crawlstack ... | head`: once the reader has what it wants, the rest of the output has nowhere
+ * to go, which is not a failure (as with `cat`, `grep`): end at once, exit 0, nothing on stderr.
+ * Without this an EPIPE is an unhandled 'error' event, or a "failed: write EPIPE" message.
+ */
+function endQuietlyWhenStdoutCloses(): void {
+  if (process.stdout.listenerCount('error') > 0) return;
+  process.stdout.on('error', (error) => {
+    if (isClosedStdout(error)) process.exit(EXIT.ok);
+    throw error;
+  });
+}
+
 /** One message per failure, no stack (set CRAWLSTACK_DEBUG=1 for one); returns the exit code. */
 function reportError(error: unknown, command: string | undefined): number {
   const where = command === undefined ? 'crawlstack' : `crawlstack ${command}`;
+  if (isClosedStdout(error)) return EXIT.ok;
   if (error instanceof UsageError) {
     printError(`${where}: ${error.message}${command === undefined ? '' : ` (see ${where} --help)`}`);
     return EXIT.usage;
