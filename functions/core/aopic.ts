@@ -141,6 +141,16 @@ export class AopicLedger {
     if (amount > 0) this.state.lambda += amount;
   }
 
+  /**
+   * Takes back from the lambda page up to `amount` (a URL that failed gave it all its cash; queued
+   * again, it gets that cash back while the lambda page still holds it); returns what it took.
+   */
+  reclaim(amount: number): number {
+    const taken = Math.min(Math.max(amount, 0), this.state.lambda);
+    this.state.lambda -= taken;
+    return taken;
+  }
+
   /** Spreads the lambda page's cash over all known pages; returns the per-page amount. */
   redistribute(): number {
     const { lambda, known } = this.state;

@@ -307,7 +307,14 @@ export class CrawlState {
       c.byStatus.none = (c.byStatus.none ?? n) - n;
       if (c.byStatus.none === 0) delete c.byStatus.none;
     }
-    const tasks = this.db.requeueFailed(counts.keys(), this.checkpoint());
+    // Each gets back the cash it held when it failed (it went to the lambda page then), so a
+    // recovered crawl ranks its pages by AOPIC again instead of all at importance 0.
+    const ledger = this.policy.ledger;
+    const tasks = this.db.requeueFailed(
+      counts.keys(),
+      (failed) => ledger.reclaim(failed.cash),
+      () => this.checkpoint(),
+    );
     const detail = [...counts].map(([reason, n]) => `${n} ${reason} (${why.get(reason)})`).join(', ');
     log(`retrying ${tasks.length} URLs that failed before: ${detail}`);
   }

@@ -380,19 +380,24 @@ export class CrawlDb {
   }
 
   /**
-   * Queues again, as new tasks (first attempt, no cash of their own), the URLs that failed for
-   * these reasons, forgets the robots.txt entries that were failures (disallow-all: 5xx,
-   * unreachable, refused address) so that they are fetched again, and writes `checkpoint`, in one
-   * transaction. Returns the tasks queued.
+   * Queues again, as new tasks (first attempt, the cash `cashOf` gives back), the URLs that failed
+   * for these reasons, forgets the robots.txt entries that were failures (disallow-all: 5xx,
+   * unreachable, refused address) so that they are fetched again, and writes the checkpoint (read
+   * after the cash moved), in one transaction. Returns the tasks queued.
    */
-  requeueFailed(reasons: Iterable<string>, checkpoint: unknown): CrawlTask[] {
+  requeueFailed(
+    reasons: Iterable<string>,
+    cashOf: (failed: CrawlTask) => number,
+    checkpoint: () => unknown,
+  ): CrawlTask[] {
     const s = this.#stmt;
     const tasks: CrawlTask[] = [];
     this.#transaction(() => {
       this.#mergeJournal();
       for (const reason of reasons) {
         for (const row of s.failedOf.all(reason) as { task: string }[]) {
-          tasks.push({ ...(JSON.parse(row.task) as CrawlTask), attempt: 0, cash: 0 });
+          const failed = JSON.parse(row.task) as CrawlTask;
+          tasks.push({ ...failed, attempt: 0, cash: cashOf(failed) });
         }
         s.failedDelete.run(reason);
       }
@@ -405,7 +410,7 @@ export class CrawlDb {
         if (recent !== undefined) recent.seq = seq;
       }
       if (tasks.length > 0) s.robotsForget.run('%"status":"disallow-all"%');
-      s.setMeta.run('checkpoint', JSON.stringify(checkpoint));
+      s.setMeta.run('checkpoint', JSON.stringify(checkpoint()));
     });
     return tasks;
   }

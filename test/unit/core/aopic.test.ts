@@ -40,6 +40,16 @@ describe('AopicLedger', () => {
     assert.equal(ledger.fetched(0.5), 0.5 / 1.5);
     assert.equal(ledger.importance(0.25, 0.25), 0.5 / 1.5);
   });
+
+  it('gives cash back from the lambda page, never more than it holds', () => {
+    const ledger = new AopicLedger();
+    ledger.collect(0.4);
+    assert.equal(ledger.reclaim(0.25), 0.25);
+    assert.ok(Math.abs(ledger.state.lambda - 0.15) < 1e-12);
+    assert.ok(Math.abs(ledger.reclaim(1) - 0.15) < 1e-12, 'bounded by what the lambda page holds');
+    assert.equal(ledger.state.lambda, 0);
+    assert.equal(ledger.reclaim(-1), 0);
+  });
 });
 
 describe('pathShape', () => {
