@@ -43,6 +43,7 @@ describe('crawlstack cache-study', () => {
     // the tree's pages look alike: keep the link-generator rule from skipping some of them
     '--no-trap-detectors',
     '--no-soft404-probe',
+    '--no-sitemaps',
     '--quiet',
     ...extra,
   ];

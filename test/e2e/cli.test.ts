@@ -136,6 +136,7 @@ describe('crawlstack CLI', () => {
       '0',
       '--max-depth',
       '0',
+      '--no-sitemaps',
       '--json',
       '--quiet',
       '--out',
@@ -196,6 +197,7 @@ describe('crawlstack CLI', () => {
         '--allow-private',
         '--delay',
         '0',
+        '--no-sitemaps',
       ]);
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /"haystack" not found within depth 5 \(5 pages searched\)/);

@@ -172,6 +172,7 @@ describe('dashboard in Chromium', { skip: noBrowser }, () => {
       '0',
       '--no-soft404-probe',
       '--no-trap-detectors',
+      '--no-sitemaps',
       '--ui',
       '0',
       '--quiet',

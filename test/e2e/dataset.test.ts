@@ -4,8 +4,8 @@
  * JSON Lines or RFC 4180 CSV, with nasty values kept intact.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { appendFileSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseCsv } from '../fixtures/csv-reader.ts';

@@ -97,6 +97,7 @@ describe('resume through the CLI', () => {
     '20',
     '--delay-factor',
     '0',
+    '--no-sitemaps',
     '--concurrency',
     '4',
     '--extract',

@@ -68,6 +68,7 @@ describe('a full disk stops the crawl cleanly, and the crawl resumes once there 
     '--delay',
     '0',
     '--quiet',
+    '--no-sitemaps',
     ...extra,
   ];
 

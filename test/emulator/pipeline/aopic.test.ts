@@ -233,28 +233,30 @@ describe('AOPIC in the cloud', () => {
       assert.ok(crawlItem.aopic !== undefined && crawlItem.aopic.bonus > 0);
       assert.equal(crawlItem.aopic.admitted, 0);
       assert.equal((await parked.richest(id, 10)).length, 1);
-      // The worker crawls the queue dry (the stand-in hands out a group's messages in order)...
+      // The worker crawls the queue dry (the stand-in hands out a group's messages in order); the
+      // batch that leaves the frontier dry admits the month itself (dry-admission.ts) instead of
+      // waiting for the scheduler's next tick, and the drain goes on to fetch it.
+      const drained: { url: string; cash: number }[] = [];
+      let parkedKey = credited!.key;
       for (let records = await h.receive(); records.length > 0; records = await h.receive()) {
+        for (const record of records) {
+          const decoded = decodeTask(record.body);
+          if (decoded.ok) drained.push(decoded.task);
+        }
         await h.settle(records, await worker(records));
+        parkedKey = (await parked.richest(id, 1))[0]?.key ?? parkedKey;
       }
       assert.equal((await h.progress(id))!.view.counters.queued, 0);
-      // (the queued copy of article 1 credited the month once more)
-      const [waitingNow] = await parked.richest(id, 1);
-      assert.ok(waitingNow!.key > credited!.key);
-      // ...and the next step admits the month, the richest (only) parked URL.
-      assert.equal((await tick())[id], 'running');
+      // Each admitted month parks the next one, admitted in its turn when the frontier is dry
+      // again, until the calendar rule refuses months too far ahead.
       crawlItem = (await h.table.getCrawl(id))!;
-      assert.equal(crawlItem.aopic?.admitted, 1);
+      assert.ok((crawlItem.aopic?.admitted ?? 0) >= 1, `admitted ${crawlItem.aopic?.admitted}`);
       assert.equal((await parked.richest(id, 10)).length, 0);
-      const sent = [];
-      for (let records = await h.receive(); records.length > 0; records = await h.receive()) {
-        sent.push(...records.map((r) => decodeTask(r.body)));
-        await h.settle(records, { batchItemFailures: [] });
-      }
-      const month = sent.find((d) => d.ok && d.task.url.endsWith('/cal/2026/02'));
-      assert.ok(month?.ok);
-      // The message carries the key; the worker adds the bonus when it fetches.
-      assert.ok(Math.abs(month.task.cash - waitingNow!.key) < 1e-12);
+      const month = drained.find((task) => task.url.endsWith('/cal/2026/02'));
+      assert.ok(month !== undefined, 'the admitted month was fetched');
+      // The message carries the key, credited once more by article 1's queued copy (the worker
+      // adds the bonus when it fetches).
+      assert.ok(month.cash > credited!.key && month.cash >= parkedKey - 1e-12, `${month.cash} ${parkedKey}`);
       assert.equal((await h.progress(id))!.view.counters.parked, 0);
     });
 

@@ -298,6 +298,8 @@ describe('worker: a capture too big for a message', () => {
       allowPrivate: true,
       delayMs: 0,
       delayFactor: 0,
+      // Captures only in the queue (the URL-seen trace has its own tests: cloud-trace.test.ts).
+      seenTrace: false,
     };
     const id = await h.startCrawl(config);
     const parsed = parseCrawlConfig(config);
@@ -344,6 +346,7 @@ describe('worker: a capture too big for a message', () => {
       delayMs: 0,
       delayFactor: 0,
       maxDepth: 0,
+      seenTrace: false,
     };
     const id = await h.startCrawl(config);
     const parsed = parseCrawlConfig(config);

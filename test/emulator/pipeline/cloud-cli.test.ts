@@ -6,10 +6,10 @@
  * and whose Api role lacks its S3 grants: each error a user can act on, with its exit code.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { encodeTrace } from '../../../functions/core/cache-study/url-seen-trace.ts';
 import type { LinkRecord, PageRecord } from '../../../functions/core/types.ts';
 import {
@@ -114,6 +114,8 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
       '--delay-factor',
       '0',
       '--no-soft404-probe',
+      // The summary's counts below are the site's pages (no /sitemap.xml guess).
+      '--no-sitemaps',
     ]);
     assert.equal(started.code, 0, started.stderr);
     const id = started.stdout.trim();
@@ -163,7 +165,13 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
     const downloaded = await cli(['cloud', 'download', id, '--out', out]);
     assert.equal(downloaded.code, 0, downloaded.stderr);
     assert.match(downloaded.stdout, /pages {8}8 in pages\.jsonl/);
-    assert.match(downloaded.stderr, /note: the cloud recorded no URL-seen trace/);
+    // The workers recorded the URL-seen trace (seenTrace, on by default): 8 bytes per look-up.
+    assert.match(downloaded.stdout, /trace {8}url-seen\.trace/);
+    const traceSize = statSync(join(out, 'url-seen.trace')).size;
+    assert.ok(traceSize > 0 && traceSize % 8 === 0, `url-seen.trace of ${traceSize} bytes`);
+    // The duplicate-URL rules, as a local crawl's rules.json (none learned on this small site).
+    assert.match(downloaded.stdout, /rules {8}\d+ duplicate-URL rules in rules\.json/);
+    assert.ok(Array.isArray(JSON.parse(readFileSync(join(out, 'rules.json'), 'utf8'))));
     const records = readJsonl<PageRecord>(join(out, 'pages.jsonl'));
     assert.deepEqual(records.map((r) => r.url).sort(), listedPages.map((r) => r.url).sort());
     const home = records.find((r) => r.url === sites.seed)!;
@@ -202,8 +210,8 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, /warc: (\d+) objects \(0 fetched, 0 B; \1 already here\)/);
     assert.deepEqual(readJsonl<PageRecord>(join(out, 'pages.jsonl')), records, 'the same pages.jsonl');
-    // A file cut short (an interrupted run) is fetched again; trace objects (when the cloud records
-    // them: trace/<crawl>/) become url-seen.trace, in key order, for cache-study.
+    // A file cut short (an interrupted run) is fetched again; trace objects (trace/<crawl>/)
+    // become url-seen.trace, in key order, for cache-study: two more are fetched and joined in.
     const warcFile = readdirSync(join(out, 'warc')).find((f) => f.endsWith('.warc.gz'))!;
     truncateSync(join(out, 'warc', warcFile), 100);
     const trace = [encodeTrace(['0123456789abcdef', 'fedcba9876543210']), encodeTrace(['0123456789abcdef'])];
@@ -219,9 +227,9 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
     const resumed = await cli(['cloud', 'download', id, '--out', out]);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stderr, /warc: (\d+) objects \(1 fetched, [\d.]+ KiB; \d+ already here\)/);
-    assert.match(resumed.stderr, /trace: 2 objects \(2 fetched/);
+    assert.match(resumed.stderr, /trace: \d+ objects \(2 fetched/);
     await assertWarcMatchesPages(out, records);
-    assert.deepEqual(readFileSync(join(out, 'url-seen.trace')), Buffer.concat(trace));
+    assert.deepEqual(readFileSync(join(out, 'url-seen.trace')), await traceObjects(p, id));
     const study = await runCli(['cache-study', '--out', out, '--sizes', '1-2'], { env: cleanEnv() });
     assert.equal(study.code, 0, study.stderr);
     // Another crawl's download is refused.
@@ -278,12 +286,42 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
     assert.match(watch.stderr(), new RegExp(`stopped watching; crawl ${id} keeps running in the cloud`));
     const running = await cli(['cloud', 'status', id, '--json']);
     assert.equal((JSON.parse(running.stdout) as { status: string }).status, 'running');
-    // A running crawl downloads what is archived so far; a crawl with extract fields asks for its
-    // dataset, which an API without the endpoint does not have.
-    const partial = await cli(['cloud', 'download', id, '--out', join(tempDir(), 'partial')]);
+    // A running crawl downloads what is archived so far, with the dataset of its extract fields.
+    const partialDir = join(tempDir(), 'partial');
+    const partial = await cli(['cloud', 'download', id, '--out', partialDir]);
     assert.equal(partial.code, 0, partial.stderr);
     assert.match(partial.stderr, /note: the crawl is still running: this is what is archived so far/);
-    assert.match(partial.stderr, /note: the API has no dataset \(GET \/crawls\/\S+\/dataset answered 404/);
+    assert.match(partial.stdout, /dataset {6}dataset\.jsonl/);
+    assert.ok(existsSync(join(partialDir, 'dataset.jsonl')));
+
+    // The dashboard for cloud crawls: a local page whose server calls the API with our auth.
+    // (From the repository, where the test's bundle finds the page's files; --api and --token.)
+    const ui = await spawnCli(
+      ['cloud', 'ui', id, '--port', '0', '--api', p.local.api, '--token', p.local.token],
+      undefined,
+      cleanEnv(),
+    );
+    try {
+      const url = await eventually(
+        () => /(http:\/\/127\.0\.0\.1:\d+\/)\S*/.exec(ui.stdout())?.[1],
+        30_000,
+        'the dashboard URL',
+      );
+      const viewed = (await (await fetch(`${url}api/view?crawl=${id}`)).json()) as {
+        source: string;
+        crawlId: string;
+        snapshot: { state: string };
+      };
+      assert.equal(viewed.source, 'cloud');
+      assert.equal(viewed.crawlId, id);
+      assert.equal(viewed.snapshot.state, 'running');
+      assert.match(await (await fetch(url)).text(), /<html/i);
+    } catch (error) {
+      throw new Error(`cloud ui: ${ui.stdout()} ${ui.stderr()}`, { cause: error });
+    } finally {
+      ui.child.kill('SIGINT');
+    }
+    assert.equal((await ui.exited).code, 0, ui.stderr());
     const cancelled = await cli(['cloud', 'cancel', id]);
     assert.equal(cancelled.code, 0, cancelled.stderr);
     assert.match(cancelled.stdout, new RegExp(`crawl ${id} cancelled`));
@@ -338,7 +376,7 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
     assert.equal(typo.code, 1);
     assert.match(
       typo.stderr,
-      /no cloud command "strat" \(commands: start, status, watch, list, pages, cancel, download\)/,
+      /no cloud command "strat" \(commands: start, status, watch, list, pages, cancel, ui, download\)/,
     );
     const help = await cli(['help', 'cloud']);
     assert.equal(help.code, 0);
@@ -460,3 +498,17 @@ describe('crawlstack cloud with SigV4 (the stand-in checks signatures with a kno
     assert.match(pages.stderr, /deploy this version again \(npx cdk deploy\)/);
   });
 });
+
+/** The crawl's trace objects as stored, joined in key order (what url-seen.trace must hold). */
+async function traceObjects(p: Pipeline, id: string): Promise<Buffer> {
+  const listed = await p.clients.s3.send(
+    new ListObjectsV2Command({ Bucket: p.bucket, Prefix: `trace/${id}/` }),
+  );
+  const keys = (listed.Contents ?? []).map((o) => o.Key!).sort();
+  const bodies: Buffer[] = [];
+  for (const key of keys) {
+    const object = await p.clients.s3.send(new GetObjectCommand({ Bucket: p.bucket, Key: key }));
+    bodies.push(Buffer.from(await object.Body!.transformToByteArray()));
+  }
+  return Buffer.concat(bodies);
+}

@@ -14,6 +14,7 @@ import type { PageItem } from '../../../functions/cloud/messages/crawl-records.t
 import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import { FingerprintSet } from '../../../functions/core/fingerprint-set.ts';
+import { nextLink } from '../../../functions/embedded/cli/cloud/cloud-download.ts';
 import {
   CLOUD_LOCAL_FILE,
   writeCloudLocalInfo,
@@ -272,5 +273,15 @@ describe("a cloud crawl in the local crawl's terms", () => {
     assert.equal(record.title, null);
     assert.deepEqual(record.warc, { file: 'x.warc.gz', offset: 400, length: 300 });
     assert.equal(pageRecordOfItem(item).warc, undefined, 'no location for an object not downloaded');
+  });
+});
+
+describe("the dataset download follows the API's Link header", () => {
+  it('takes the rel="next" path, and nothing when there is none', () => {
+    const next = '/crawls/c/dataset?limit=10000&cursor=abc';
+    assert.equal(nextLink(`<${next}>; rel="next"`), next);
+    assert.equal(nextLink(`</x>; rel="prev", <${next}>; rel=next`), next);
+    assert.equal(nextLink('</x>; rel="prev"'), undefined);
+    assert.equal(nextLink(null), undefined);
   });
 });

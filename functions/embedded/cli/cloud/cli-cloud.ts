@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import type { CrawlProgressView } from '../../../cloud/use-cases/crawl-progress.ts';
+import { CloudApiError, startCloudDashboard } from '../../ui/cloud-dashboard.ts';
 import {
   checkExtractSelectors,
   configFlagRows,
@@ -20,6 +21,7 @@ import {
   UsageError,
   validateConfig,
 } from '../cli-options.ts';
+import { DEFAULT_UI_PORT, parsePort } from '../cli-ui.ts';
 import { formatSummary, ProgressReporter, type ProgressView } from '../progress.ts';
 import { print, printError, terminalSafe } from '../terminal-text.ts';
 import { CloudApi } from './cloud-api.ts';
@@ -112,6 +114,14 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: 'cancel a running crawl (queued URLs are dropped without a fetch)',
     options: {},
     run: cancelCommand,
+  },
+  ui: {
+    usage: 'ui [<id>] [--port N]',
+    summary: 'the crawl dashboard for cloud crawls on 127.0.0.1 (its calls to the API signed here)',
+    options: {
+      port: { type: 'string', arg: 'N', help: `port (default ${DEFAULT_UI_PORT}; 0: any free port)` },
+    },
+    run: uiCommand,
   },
   download: {
     usage: 'download <id> --out DIR',
@@ -383,9 +393,34 @@ async function downloadCommand(parsed: ParsedCommand, connect: () => Promise<Clo
       `  WARC         ${warc.listed} files in ${join(out, 'warc')} (${warc.fetched} fetched now, ${warc.present} already here), index.cdxj`,
       `  trace        ${report.trace ? 'url-seen.trace' : '-'}`,
       `  dataset      ${report.dataset === 'written' ? 'dataset.jsonl' : '-'}`,
+      `  rules        ${report.rules === undefined ? '-' : `${report.rules} duplicate-URL rules in rules.json`}`,
       `next: crawlstack rank --out ${out}`,
     ].join('\n'),
   );
+  return EXIT.ok;
+}
+
+async function uiCommand(parsed: ParsedCommand, connect: () => Promise<CloudApi>): Promise<number> {
+  const [crawl, extra] = parsed.positionals;
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+  const port = parsePort(stringOf(parsed, 'port'), '--port') ?? DEFAULT_UI_PORT;
+  const api = await connect();
+  // The page talks to this local server only; it calls the API with this user's auth.
+  const dashboard = await startCloudDashboard({
+    api: api.target.api,
+    auth: (request) => api.authenticate(request),
+    port,
+    ...(crawl === undefined ? {} : { crawl }),
+  }).catch((error: unknown) => {
+    if (error instanceof CloudApiError) throw new UsageError(error.message);
+    throw error;
+  });
+  print(`dashboard of the crawls at ${api.target.api}: ${dashboard.url} (Ctrl-C to stop)`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await dashboard.close();
   return EXIT.ok;
 }
 

@@ -135,6 +135,14 @@ export class CloudApi {
     }
   }
 
+  /**
+   * The headers that authenticate a GET of `url` (the bearer token, or its SigV4 signature): the
+   * cloud dashboard's server calls the API with them.
+   */
+  authenticate(request: { method: string; url: string }): Promise<Record<string, string>> {
+    return this.#headers(request.method, request.url, undefined);
+  }
+
   /** The request's headers: the bearer token, or the SigV4 signature of the whole request. */
   async #headers(method: string, url: string, payload: string | undefined): Promise<Record<string, string>> {
     const headers: Record<string, string> = { accept: 'application/json' };

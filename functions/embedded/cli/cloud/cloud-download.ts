@@ -8,8 +8,10 @@
  *   pages.jsonl                   the index's page records as local page records (a URL once)
  *   links.jsonl                   the link graph (a page once)
  *   url-seen.trace                the URL-seen trace objects, in order (when the cloud recorded one)
- *   dataset.jsonl                 GET /crawls/{id}/dataset (a crawl with extract fields, when the
- *                                 API has the endpoint)
+ *   dataset.jsonl                 GET /crawls/{id}/dataset, page after page (a crawl with extract
+ *                                 fields, when the API has the endpoint)
+ *   rules.json                    GET /crawls/{id}/rules: the duplicate-URL rules learned per host,
+ *                                 as a local crawl writes them (canonicalize --rules reads it)
  *   summary.json                  the summary of the crawl's status when downloaded
  *   cloud/                        the index, links and trace objects as stored (what the files
  *                                 above are rebuilt from), and cloud.json (which crawl this is)
@@ -62,6 +64,8 @@ export interface DownloadReport {
   links: number;
   trace: boolean;
   dataset: 'written' | 'not-asked' | 'no-endpoint';
+  /** Duplicate-URL rules written to rules.json (undefined: the API has no rules endpoint). */
+  rules: number | undefined;
   /** Things the user should know (what was not written, and why). */
   notes: string[];
 }
@@ -111,6 +115,7 @@ export async function downloadCrawl(options: {
     links: 0,
     trace: false,
     dataset: 'not-asked',
+    rules: undefined,
     notes: [],
   };
   if (view.status === 'running') {
@@ -140,6 +145,12 @@ export async function downloadCrawl(options: {
         `the API has no dataset (GET /crawls/${crawlId}/dataset answered 404: a deployment from before datasets): no dataset.jsonl`,
       );
     }
+  }
+  report.rules = await fetchRules(api, crawlId, outDir);
+  if (report.rules === undefined) {
+    report.notes.push(
+      `the API has no duplicate-URL rules (GET /crawls/${crawlId}/rules answered 404: a deployment from before them): no rules.json`,
+    );
   }
   if (report.missingWarc > 0) {
     report.notes.push(
@@ -344,37 +355,77 @@ async function writeLinks(
   renameSync(`${path}.part`, path);
 }
 
-/** The dataset, streamed; 'no-endpoint' when the API has none. */
+/**
+ * The dataset, streamed answer after answer (each names the next in its `Link: <...>; rel="next"`
+ * header); 'no-endpoint' when the API has none.
+ */
 async function fetchDataset(
   api: CloudApi,
   crawlId: string,
   outDir: string,
 ): Promise<DownloadReport['dataset']> {
-  const response = await api.send('GET', `/crawls/${crawlId}/dataset`);
-  if (response.status === 404) {
-    await response.body?.cancel();
-    return 'no-endpoint';
-  }
-  if (!response.ok || response.body === null) {
-    const text = await response.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = { error: text.slice(0, 200) };
-    }
-    throw apiError(
-      { status: response.status, json },
-      { request: `GET /crawls/${crawlId}/dataset`, target: api.target, crawlId },
-    );
-  }
   const path = join(outDir, 'dataset.jsonl');
-  await pipeline(
-    Readable.fromWeb(response.body as WebReadableStream<Uint8Array>),
-    createWriteStream(`${path}.part`),
-  );
+  const out = createWriteStream(`${path}.part`);
+  try {
+    let next: string | undefined = `/crawls/${crawlId}/dataset?limit=${DATASET_ROWS_PER_CALL}`;
+    for (let first = true; next !== undefined; first = false) {
+      const response = await api.send('GET', next);
+      if (response.status === 404 && first) {
+        await response.body?.cancel();
+        return 'no-endpoint';
+      }
+      if (!response.ok || response.body === null) throw await answerError(response, next, api, crawlId);
+      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), out, { end: false });
+      next = nextLink(response.headers.get('link'));
+    }
+  } finally {
+    await close(out);
+  }
   renameSync(`${path}.part`, path);
   return 'written';
+}
+
+/** Rows asked for per dataset call (the API's most). */
+const DATASET_ROWS_PER_CALL = 10_000;
+
+/** The path of a `Link: <path>; rel="next"` header, if there is one. */
+export function nextLink(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  for (const part of header.split(',')) {
+    const match = /^\s*<([^>]+)>\s*;\s*rel="?next"?\s*$/i.exec(part);
+    if (match !== null) return match[1];
+  }
+  return undefined;
+}
+
+/** The duplicate-URL rules as rules.json; how many, or undefined when the API has no endpoint. */
+async function fetchRules(api: CloudApi, crawlId: string, outDir: string): Promise<number | undefined> {
+  const request = `/crawls/${crawlId}/rules`;
+  const answer = await api.call('GET', request);
+  // An unknown route answers 404 without the API's JSON error: a deployment from before rules.
+  if (answer.status === 404 && (answer.json as { error?: string } | undefined)?.error === undefined) {
+    return undefined;
+  }
+  if (answer.status !== 200) {
+    throw apiError(answer, { request: `GET ${request}`, target: api.target, crawlId });
+  }
+  const { rules } = answer.json as { rules: unknown[] };
+  const path = join(outDir, 'rules.json');
+  writeFileSync(`${path}.part`, `${JSON.stringify(rules, null, 2)}\n`);
+  renameSync(`${path}.part`, path);
+  return rules.length;
+}
+
+/** The error a non-2xx answer to a streamed GET means. */
+async function answerError(response: Response, path: string, api: CloudApi, crawlId: string): Promise<Error> {
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = { error: text.slice(0, 200) };
+  }
+  return apiError({ status: response.status, json }, { request: `GET ${path}`, target: api.target, crawlId });
 }
 
 /** Concatenates `files` into `path` (through `path.part`). */
