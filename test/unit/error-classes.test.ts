@@ -51,6 +51,9 @@ const EXAMPLES: Record<string, (Class: new (...args: never[]) => Error) => Error
   CrawlDbVersionError: (C) => new (C as unknown as new (m: string) => Error)('older crawlstack'),
   NearDuplicateLayoutError: (C) => new (C as unknown as new (m: string) => Error)('k changed'),
   WarcStoreError: (C) => new (C as unknown as new (c: string, m: string) => Error)('STORE_CLOSED', 'closed'),
+  CloudCliError: (C) =>
+    new (C as unknown as new (c: string, m: string) => Error)('UNREACHABLE', 'cannot reach the API'),
+  CloudApiError: (C) => new (C as unknown as new (m: string, s: number) => Error)('GET crawls: 500', 500),
   ContextValueError: (C) =>
     new (C as unknown as new (k: string, v: unknown, e: string) => Error)('crawlstack:x', 'y', 'a number'),
 };

@@ -74,7 +74,7 @@ describe('download of one archive object by a presigned URL', () => {
         ),
         (error: unknown) =>
           error instanceof CloudCliError &&
-          error.code === 'api-access-denied' &&
+          error.code === 'API_ACCESS_DENIED' &&
           error.exitCode === 2 &&
           /S3 refused the download URL the API signed for warc\/c\/a\.warc\.gz \(403: User: arn:aws:sts::000000000000:assumed-role\/api-role\/Api is not authorized to perform: s3:GetObject on resource: "arn:aws:s3:::[^"]+\/warc\/c\/a\.warc\.gz"/.test(
             error.message,

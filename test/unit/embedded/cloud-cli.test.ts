@@ -161,7 +161,7 @@ describe('--stack: the ApiUrl output through CloudFormation DescribeStacks', () 
     await assert.rejects(
       resolveTarget({ stack: 'Nope', region: 'eu-west-1' }, {}, tempDir()),
       (error: Error & { code?: string }) =>
-        error.code === 'no-api' &&
+        error.code === 'NO_API' &&
         /^no stack Nope in region eu-west-1 \(npx cdk deploy creates it/.test(error.message),
     );
   });

@@ -282,7 +282,7 @@ async function watchCommand(parsed: ParsedCommand, connect: () => Promise<CloudA
       } catch (error) {
         // A dropped connection or a failed invocation is not the end of a long watch.
         const transient =
-          error instanceof CloudCliError && (error.code === 'unreachable' || error.code === 'server');
+          error instanceof CloudCliError && (error.code === 'UNREACHABLE' || error.code === 'SERVER');
         if (!transient || ++failures >= 5) throw error;
         const line = `status poll failed (${failures} of 5 in a row), trying again: ${error.message}`;
         if (reporter) reporter.log(terminalSafe(line));

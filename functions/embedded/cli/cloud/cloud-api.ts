@@ -52,7 +52,7 @@ export function unreachable(url: string, from: string, error: unknown): CloudCli
   const code = networkCode(error);
   const what = code === undefined ? (error as Error).message : (UNREACHABLE[code] ?? code);
   const hint = from.endsWith('cloud-local.json') ? ' (is npm run cloud:local still running?)' : '';
-  return new CloudCliError('unreachable', `cannot reach the API at ${url} (from ${from}): ${what}${hint}`, {
+  return new CloudCliError('UNREACHABLE', `cannot reach the API at ${url} (from ${from}): ${what}${hint}`, {
     cause: error,
   });
 }
@@ -248,7 +248,7 @@ export function apiError(
   switch (answer.status) {
     case 400:
       return new CloudCliError(
-        'invalid',
+        'INVALID',
         [
           `the API refused the request: ${body.error ?? 'invalid'}`,
           ...(body.problems ?? []).map((p) => `  ${p}`),
@@ -256,7 +256,7 @@ export function apiError(
       );
     case 401:
       return new CloudCliError(
-        'access-denied',
+        'ACCESS_DENIED',
         `the API at ${target.api} refused the bearer token (401: ${body.message ?? body.Message ?? 'unauthorized'}): ` +
           'give the token npm run cloud:local printed (--token or CRAWLSTACK_TOKEN), or run this from the project folder',
       );
@@ -265,7 +265,7 @@ export function apiError(
       if (/scoped to a valid region/i.test(message) && target.auth.kind === 'sigv4') {
         const expected = /expected '([^']+)'/.exec(message)?.[1] ?? regionOfUrl(target.api);
         return new CloudCliError(
-          'wrong-region',
+          'WRONG_REGION',
           `requests were signed for region ${target.auth.region} (from ${target.auth.regionFrom}), but the API at ` +
             `${target.api} is ${expected === undefined ? 'in another region' : `in ${expected}`}: ` +
             `pass --region ${expected ?? '<its region>'} (403: ${message})`,
@@ -274,7 +274,7 @@ export function apiError(
       const who =
         where.accessKeyId === undefined ? 'the caller' : `the caller (access key ${where.accessKeyId})`;
       return new CloudCliError(
-        'access-denied',
+        'ACCESS_DENIED',
         `access denied by the API's function URL ${target.api} (403: ${message}). ${who} needs ` +
           "lambda:InvokeFunctionUrl on the stack's Api function, and requests signed with its right secret " +
           'access key (an IAM policy: Action lambda:InvokeFunctionUrl, Resource the function ARN)',
@@ -282,7 +282,7 @@ export function apiError(
     }
     case 404:
       return new CloudCliError(
-        'not-found',
+        'NOT_FOUND',
         where.crawlId === undefined
           ? `the API at ${target.api} has no ${where.request} (404: ${body.error ?? 'not found'})`
           : `no crawl ${where.crawlId} at ${target.api} (crawlstack cloud list shows the crawls there)`,
@@ -291,14 +291,14 @@ export function apiError(
       if (body.code === 'access-denied') {
         const action = /perform: (\S+) on resource: (\S+)/.exec(body.detail ?? '');
         return new CloudCliError(
-          'api-access-denied',
+          'API_ACCESS_DENIED',
           `the API's own role may not ${action === null ? 'make an AWS call it needs' : `call ${action[1]} on ${action[2]}`} ` +
             `(AWS: ${body.detail ?? 'access denied'}). The deployed stack's grants do not match its code: deploy this ` +
             'version again (npx cdk deploy)',
         );
       }
       return new CloudCliError(
-        'server',
+        'SERVER',
         `the API answered ${answer.status} to ${where.request}: ${body.error ?? body.message ?? body.Message ?? 'no message'}` +
           (answer.status >= 500 ? ' (its logs are in CloudWatch, log group /aws/lambda/<stack>-Api...)' : ''),
       );

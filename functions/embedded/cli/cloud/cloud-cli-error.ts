@@ -7,23 +7,23 @@
 /** Stable codes of {@link CloudCliError}. */
 export type CloudCliErrorCode =
   /** No AWS credentials found by the default chain. */
-  | 'no-credentials'
+  | 'NO_CREDENTIALS'
   /** Requests were signed for another region than the function's. */
-  | 'wrong-region'
+  | 'WRONG_REGION'
   /** The function URL refused the caller (403), or the local stand-in refused the token (401). */
-  | 'access-denied'
+  | 'ACCESS_DENIED'
   /** The API's own role may not make an AWS call its code needs (a 500 naming the action). */
-  | 'api-access-denied'
+  | 'API_ACCESS_DENIED'
   /** No such crawl (404). */
-  | 'not-found'
+  | 'NOT_FOUND'
   /** The API refused the request (400): its problems are listed. */
-  | 'invalid'
+  | 'INVALID'
   /** Nothing answered at the URL (connection refused, name not found, timeout). */
-  | 'unreachable'
+  | 'UNREACHABLE'
   /** Where the API is could not be found out (no --api, no stack output, ...). */
-  | 'no-api'
+  | 'NO_API'
   /** The API or S3 answered with an error the user cannot fix from here. */
-  | 'server';
+  | 'SERVER';
 
 /** A failure of a `crawlstack cloud` command, with the message to print. */
 export class CloudCliError extends Error {
@@ -35,6 +35,6 @@ export class CloudCliError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'CloudCliError';
     this.code = code;
-    this.exitCode = code === 'server' || code === 'unreachable' || code === 'api-access-denied' ? 2 : 1;
+    this.exitCode = code === 'SERVER' || code === 'UNREACHABLE' || code === 'API_ACCESS_DENIED' ? 2 : 1;
   }
 }

@@ -254,7 +254,7 @@ export async function fetchArchiveObject(
     } catch (error) {
       if (attempt < 2) continue;
       throw new CloudCliError(
-        'unreachable',
+        'UNREACHABLE',
         `cannot reach the storage for ${object.key} (${networkCode(error) ?? (error as Error).message}); run the same command again to resume`,
         { cause: error },
       );
@@ -267,7 +267,7 @@ export async function fetchArchiveObject(
         continue;
       }
       throw new CloudCliError(
-        'api-access-denied',
+        'API_ACCESS_DENIED',
         `S3 refused the download URL the API signed for ${object.key} (${response.status}: ${unescapeXml(message)}): ` +
           "the API's role needs s3:GetObject on the crawl's objects",
       );
@@ -275,7 +275,7 @@ export async function fetchArchiveObject(
     if (!response.ok || response.body === null) {
       await response.body?.cancel();
       if (attempt < 2) continue;
-      throw new CloudCliError('server', `S3 answered ${response.status} for ${object.key}`);
+      throw new CloudCliError('SERVER', `S3 answered ${response.status} for ${object.key}`);
     }
     const part = `${path}.part`;
     await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), createWriteStream(part));
@@ -286,7 +286,7 @@ export async function fetchArchiveObject(
     }
     if (attempt >= 2) {
       throw new CloudCliError(
-        'server',
+        'SERVER',
         `${object.key}: got ${size} bytes of ${object.size}; run the same command again`,
       );
     }

@@ -60,7 +60,7 @@ async function apiOfStack(
     const url = outputs.find((o) => o.OutputKey === API_URL_OUTPUT)?.OutputValue;
     if (url === undefined) {
       throw new CloudCliError(
-        'no-api',
+        'NO_API',
         `stack ${stack} has no ${API_URL_OUTPUT} output (outputs: ${outputs.map((o) => o.OutputKey).join(', ') || 'none'}): is it a crawlstack stack?`,
       );
     }
@@ -79,18 +79,18 @@ function stackError(error: unknown, stack: string, region: string): CloudCliErro
   if (e.name === 'CredentialsProviderError') return noCredentials(error);
   if (e.name === 'ValidationError' && /does not exist/.test(message)) {
     return new CloudCliError(
-      'no-api',
+      'NO_API',
       `no stack ${stack} in region ${region} (npx cdk deploy creates it; --region names another region)`,
     );
   }
   if (e.name === 'AccessDenied' || e.name === 'AccessDeniedException' || /not authorized/.test(message)) {
     return new CloudCliError(
-      'access-denied',
+      'ACCESS_DENIED',
       `reading stack ${stack}'s outputs needs cloudformation:DescribeStacks on it: ${message} (or pass --api with its ApiUrl output)`,
     );
   }
   if (/Region is missing/i.test(message)) return noRegion('--stack');
-  return new CloudCliError('server', `could not read stack ${stack} in ${region}: ${message}`, {
+  return new CloudCliError('SERVER', `could not read stack ${stack} in ${region}: ${message}`, {
     cause: error,
   });
 }
@@ -100,7 +100,7 @@ export function noCredentials(cause: unknown): CloudCliError {
   const said = (cause as Error | undefined)?.message ?? '';
   const detail = said === '' || /from any providers/.test(said) ? '' : ` (${said.split('\n')[0]})`;
   return new CloudCliError(
-    'no-credentials',
+    'NO_CREDENTIALS',
     `no AWS credentials found${detail}. Configure them as for the AWS CLI: \`aws configure\` (or ` +
       '`aws configure sso` then `aws sso login`), a profile with --profile or AWS_PROFILE, or AWS_ACCESS_KEY_ID and ' +
       "AWS_SECRET_ACCESS_KEY; they need lambda:InvokeFunctionUrl on the stack's Api function. " +
@@ -111,7 +111,7 @@ export function noCredentials(cause: unknown): CloudCliError {
 
 function noRegion(what: string): CloudCliError {
   return new CloudCliError(
-    'no-api',
+    'NO_API',
     `which region is ${what} in? Pass --region, or set AWS_REGION or a region in your AWS profile`,
   );
 }
@@ -136,7 +136,7 @@ export async function resolveTarget(
   cwd: string,
 ): Promise<CloudTarget> {
   if (options.api !== undefined && options.stack !== undefined) {
-    throw new CloudCliError('no-api', '--api and --stack name the API twice: give one');
+    throw new CloudCliError('NO_API', '--api and --stack name the API twice: give one');
   }
   let api: string | undefined;
   let from = '';
@@ -154,7 +154,7 @@ export async function resolveTarget(
     local = findCloudLocalInfo(cwd);
     if (local !== undefined && !processAlive(local.info.pid)) {
       throw new CloudCliError(
-        'no-api',
+        'NO_API',
         `no API given, and ${local.path} is from an npm run cloud:local that is no longer running (pid ${local.info.pid}): start it again, or pass --api URL`,
       );
     }
@@ -163,7 +163,7 @@ export async function resolveTarget(
   }
   if (api === undefined) {
     throw new CloudCliError(
-      'no-api',
+      'NO_API',
       'no API given: pass --api URL (the ApiUrl output of `npx cdk deploy`), --stack NAME (reads it ' +
         'from CloudFormation), or set CRAWLSTACK_API; with npm run cloud:local running, run this from ' +
         'the project folder',
@@ -172,7 +172,7 @@ export async function resolveTarget(
   const parsed = URL.parse(api);
   if (parsed === null || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
     throw new CloudCliError(
-      'no-api',
+      'NO_API',
       `the API URL from ${from} is not an http(s) URL: ${JSON.stringify(api)}`,
     );
   }
