@@ -18,13 +18,10 @@ function api(
 ) {
   let n = 0;
   const app = createApiApp({
-    table: cloud.table,
-    frontier: cloud.frontier,
-    seen: (id) => cloud.seen(id),
-    pages: cloud.objects,
-    archive: cloud.objects,
-    clock: { now: () => Date.UTC(2026, 10, 26) },
-    newId: () => `00000000-0000-4000-8000-00000000000${++n}`,
+    ...cloud.apiDeps(
+      { now: () => Date.UTC(2026, 10, 26) },
+      () => `00000000-0000-4000-8000-00000000000${++n}`,
+    ),
     ...extra,
   });
   const call = async (method: string, path: string, body?: unknown) => {

@@ -27,15 +27,7 @@ const product = (name: string, price: string) =>
   page(name, ['/'], '').replace('<body>', `<body><h1>${name}</h1><span class="price">${price}</span>`);
 
 function apiOver(cloud: MemoryCloud) {
-  return createApiApp({
-    table: cloud.table,
-    frontier: cloud.frontier,
-    seen: (id) => cloud.seen(id),
-    pages: cloud.objects,
-    archive: cloud.objects,
-    clock: { now: () => Date.UTC(2026, 10, 26) },
-    newId: () => CRAWL,
-  });
+  return createApiApp(cloud.apiDeps({ now: () => Date.UTC(2026, 10, 26) }, () => CRAWL));
 }
 
 /** Archives every capture the worker sent, in one archiver batch. */

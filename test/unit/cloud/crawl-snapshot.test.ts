@@ -155,15 +155,7 @@ describe('cloud crawl snapshot (GET /crawls/{id}/snapshot)', () => {
     crawl.status = 'done';
     crawl.finishedAt = new Date(clock.now()).toISOString();
     clock.t += 24 * 60 * MINUTE;
-    const app = createApiApp({
-      table: cloud.table,
-      frontier: cloud.frontier,
-      seen: (id) => cloud.seen(id),
-      pages: cloud.objects,
-      archive: cloud.objects,
-      clock,
-      newId: () => CRAWL,
-    });
+    const app = createApiApp(cloud.apiDeps(clock, () => CRAWL));
     const response = await app.request(`/crawls/${CRAWL}/snapshot`);
     assert.equal(response.status, 200);
     const snapshot = (await response.json()) as DashboardSnapshot;

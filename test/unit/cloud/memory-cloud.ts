@@ -4,6 +4,7 @@
  * worker's phases, the scheduler and the API run in unit tests without the emulator. Values are
  * copied in and out, as across a network.
  */
+
 import {
   addHostCounts,
   aggregateCounters,
@@ -45,6 +46,7 @@ import type {
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import type { HostRuleRecord, RuleRecord } from '../../../functions/core/quality/duplicate-url-rules.ts';
 import type { CrawlTask, Fingerprint } from '../../../functions/core/types.ts';
+import type { ApiDeps } from '../../../functions/handlers/api-app.ts';
 import type { ContentSeenStore, Frontier, RobotsEntry } from '../../../functions/ports.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -457,6 +459,19 @@ export class MemoryCloud {
   readonly contents = new Map<string, MemoryContentSeen>();
   readonly parked = new MemoryParkedUrls((crawlId) => this.seen(crawlId));
   readonly #stores = new Map<string, CrawlStores>();
+
+  /** The API's dependencies over this cloud (the page bucket serves both reads and links). */
+  apiDeps(clock: { now(): number }, newId: () => string): ApiDeps {
+    return {
+      table: this.table,
+      frontier: this.frontier,
+      seen: (id) => this.seen(id),
+      pages: this.objects,
+      archive: this.objects,
+      clock,
+      newId,
+    };
+  }
 
   /** A fresh view of a crawl's URL-seen store (a new container's instance: nothing known yet). */
   seen(crawlId: string): MemorySeenStore {

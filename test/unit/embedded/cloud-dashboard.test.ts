@@ -33,15 +33,9 @@ describe('cloud dashboard server', () => {
   const cloud = new MemoryCloud();
   let n = 0;
   let t = Date.UTC(2026, 10, 26);
-  const app = createApiApp({
-    table: cloud.table,
-    frontier: cloud.frontier,
-    seen: (id) => cloud.seen(id),
-    pages: cloud.objects,
-    archive: cloud.objects,
-    clock: { now: () => t },
-    newId: () => `00000000-0000-4000-8000-00000000000${++n}`,
-  });
+  const app = createApiApp(
+    cloud.apiDeps({ now: () => t }, () => `00000000-0000-4000-8000-00000000000${++n}`),
+  );
   /** What reached the API: method, path and the authorization header. */
   const calls: string[] = [];
   let api: Server;
