@@ -49,7 +49,9 @@ describe('frontier worker (hand-built events)', () => {
         res.end();
         return;
       }
-      res.writeHead(503, { 'retry-after': '1', 'content-type': 'text/plain' });
+      // 10 s: long enough that the host is still blocked when the test delivers the re-sent task,
+      // on a loaded machine too (with 1 s it had become free again, and the task was fetched).
+      res.writeHead(503, { 'retry-after': '10', 'content-type': 'text/plain' });
       res.end('busy');
     }, '127.0.0.7');
   });
@@ -204,7 +206,7 @@ describe('frontier worker (hand-built events)', () => {
     );
     assert.equal(JSON.parse(resent.body).attempt, 1);
     const host = (await h.table.hosts(id)).find((x) => x.host === '127.0.0.7')!;
-    assert.ok(host.nextAllowedAt >= started + 1000, 'Retry-After: 1 blocks the host');
+    assert.ok(host.nextAllowedAt >= started + 10_000, 'Retry-After: 10 blocks the host');
     const { counters } = (await h.progress(id))!.view;
     assert.equal(counters.retries, 1);
     assert.equal(counters.finished, 0);
