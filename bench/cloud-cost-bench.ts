@@ -392,9 +392,10 @@ function fixedMonthly(tick: CostBreakdown): Record<string, number> {
   };
   const alarms = Object.values(template.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').length;
   const pollsPerMonth = IDLE_POLLERS * MONTH_MINUTES * 3;
+  const tickMs = tick.lambda.reduce((n, f) => n + f.billedMs, 0);
   const fixed: Record<string, number> = {
     [`${alarms} CloudWatch alarms`]: alarms * p.alarmMonth,
-    'scheduler every minute (idle tick measured)':
+    [`scheduler every minute (an idle tick: ${fmt(tickMs, 0)} ms billed, ${fmt(tick.dynamo.readUnits, 1)} RRU)`]:
       MONTH_MINUTES * (tick.dollars.total + logDollars({}, tick, ['Scheduler'])),
     [`idle event source polls (${IDLE_POLLERS} pollers x 2 queues, 20 s)`]:
       pollsPerMonth * (p.sqsFifoRequest + p.sqsStandardRequest),
@@ -493,7 +494,7 @@ function print(r: Result): void {
   );
   const rates = containerRates(r);
   console.log(
-    `    URL-seen cache hits: pooled ${pct(r.cache.pooled)}; per container ${rates.length === 0 ? 'not measured' : `min ${pct(rates[0]!)}, median ${pct(rates[Math.floor(rates.length / 2)]!)} over ${rates.length} containers`}`,
+    `    URL-seen cache hits: pooled ${pct(r.cache.pooled)} (the host ledgers' sums over all containers, each with its own cache); per container ${rates.length === 0 ? 'not measured' : `min ${pct(rates[0]!)}, median ${pct(rates[Math.floor(rates.length / 2)]!)} over ${rates.length} containers`}`,
   );
   for (const [what, ok, value] of targets(r)) console.log(`  ${ok ? 'PASS' : 'FAIL'}  ${what}: ${value}`);
 }
