@@ -2,9 +2,10 @@
  * `npm run bench:cloud`: what the serverless crawler costs per million pages, billed as AWS would
  * bill it (issue 10).
  *
- *   npm run bench:cloud                          # every scenario (realistic first), about 20 minutes
- *   npm run bench:cloud -- --only realistic      # the headline scenario alone
- *   npm run bench:cloud -- --scale 0.3           # smaller webs: a couple of minutes per scenario
+ *   npm run bench:cloud                          # every scenario (realistic first), about 14 minutes
+ *   npm run bench:cloud -- --only realistic      # the headline scenario alone, about 7 minutes
+ *   npm run bench:cloud -- --only realistic --scale 0.3   # quick: about 3 minutes (1,000 pages)
+ *   npm run bench:cloud -- --scale 0.3           # smaller webs, every scenario: about 8 minutes
  *   npm run bench:cloud -- --latency 100-300     # server response time, ms (realistic scenario)
  *   npm run bench:cloud -- --page-kb 30-100      # HTML page sizes, KB (realistic scenario)
  *   npm run bench:cloud -- --cpu-factor 1.3      # Lambda's core this much slower than the local one
@@ -51,8 +52,10 @@
  * container, as CloudWatch names its log stream); otherwise only the pooled rate (the host
  * ledgers' sums over all containers) is known, and the per-container target is not met.
  *
- * Loopback only; ends by itself. Wall time on the 2-core machine: realistic about 8 minutes at
- * scale 1, every scenario about 20 minutes; `--scale 0.3` about 6 minutes for all.
+ * Loopback only; ends by itself. Wall time on the 2-core machine (2026-11-26, other jobs
+ * running): the realistic scenario 6.6 minutes at scale 1 (2,922 pages), 3 minutes at 0.3; the
+ * three loopback scenarios 7.3 minutes; everything at `--scale 0.3` 7.8 minutes. A smaller scale
+ * saves less than it seems: each crawl also waits for the archiver's 60 s batching window.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
