@@ -197,7 +197,7 @@ async function crawlRecord(
     }
     batch.claimed.push(...claimed);
     const record = outcome.record;
-    const parked = await admit(env, batch, owner, links, outcome.cashFlow);
+    const parked = await admit(env, batch, owner, links, outcome.cashFlow, task.sitemap !== undefined);
     routeCash(
       group.counts,
       batch.ctx,
@@ -288,8 +288,16 @@ async function admit(
   owner: string,
   links: readonly CrawlTask[],
   flow: CashFlow | undefined,
+  fromSitemap: boolean,
 ): Promise<number> {
-  const { queue, parks } = admitLinks(links, flow, batch.ctx.config, bonusOf(batch.crawl), owner);
+  const { queue, parks } = admitLinks(
+    links,
+    flow,
+    batch.ctx.config,
+    bonusOf(batch.crawl),
+    owner,
+    fromSitemap,
+  );
   if (queue.length > 0) await env.frontier.enqueue(queue);
   batch.parks.push(...parks);
   return parks.length;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { admitLinks } from '../../../functions/cloud/worker/aopic-admission.ts';
+import { admitLinks, SITEMAP_ENTRIES_SENT } from '../../../functions/cloud/worker/aopic-admission.ts';
 import { deferWarm } from '../../../functions/cloud/worker/batch-intake.ts';
 import {
   emptyBatchStats,
@@ -232,6 +232,18 @@ describe('AOPIC admission (aopic-admission.ts)', () => {
     const bfs = parseCrawlConfig({ seeds: [`${SITE}/`], order: 'bfs' });
     assert.ok(bfs.ok);
     assert.equal(admitLinks([link(`${SITE}/x/1`, 0.001)], flow, bfs.config, 0, 'o').parks.length, 0);
+
+    // A sitemap's entries: the richest SITEMAP_ENTRIES_SENT go now, the rest are parked (a
+    // whole-site sitemap would otherwise fill the host's FIFO in the site's order).
+    const entries = Array.from({ length: SITEMAP_ENTRIES_SENT + 10 }, (_, i) =>
+      link(`${SITE}/p/${i}`, i === SITEMAP_ENTRIES_SENT + 9 ? 0.5 : 0.001),
+    );
+    const listed = admitLinks(entries, flow, parsed.config, 0, 'owner', true);
+    assert.equal(listed.queue.length, SITEMAP_ENTRIES_SENT);
+    assert.equal(listed.queue[0]!.url, `${SITE}/p/${SITEMAP_ENTRIES_SENT + 9}`, 'the richest first');
+    assert.equal(listed.parks.length, 10);
+    const small = admitLinks(entries.slice(0, 40), flow, parsed.config, 0, 'owner', true);
+    assert.deepEqual([small.queue.length, small.parks.length], [40, 0], 'a small sitemap goes whole');
   });
 });
 
