@@ -18,6 +18,7 @@ import {
   deadLetterOf,
   decodeBatch,
   deferWarm,
+  groupKey,
   nearLastReceive,
   planBatch,
   stateRequest,
@@ -37,7 +38,10 @@ import { defer, type StepEnv, stepRecord } from './record-step.ts';
 /**
  * At 256 MB, a second of waiting costs about $3.3 per million pages; a deferral (one more receive,
  * a visibility change and an invocation, shared by the batch) about $1.2 for a batch of one. Waits
- * up to about 350 ms are cheaper inline; 300 leaves room for the fetch that follows.
+ * up to about 350 ms are cheaper inline; 300 leaves room for the fetch that follows. That is per
+ * host served meanwhile: hosts wait side by side, so a batch (or a runner's round) serving ten
+ * hosts waits up to 3 s for each, and its last host alone 300 ms (Mercator's back queues, paid
+ * by the wall-clock second).
  */
 const DEFAULT_INLINE_WAIT_MS = 300;
 /** The stack's default redrive maxReceiveCount. */
@@ -69,7 +73,14 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
     // Intake.
     const decoded = await decodeBatch(messages, deps.deadLetters, verdicts, stats);
     const now = deps.clock.now();
-    const entries = deferWarm(decoded, container, { now, inlineWaitMs, maxReceives }, verdicts, stats);
+    const hosts = new Set(decoded.map(({ task }) => groupKey(task))).size;
+    const entries = deferWarm(
+      decoded,
+      container,
+      { now, inlineWaitMs: inlineWaitMs * Math.max(1, hosts), maxReceives },
+      verdicts,
+      stats,
+    );
     if (entries.length === 0) return { verdicts, stats };
     const state = await deps.table.loadBatchState(
       stateRequest(entries, container, (crawlId, origin) => deps.stores(crawlId).robots.isWarm(origin)),
@@ -87,13 +98,15 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
       verdicts.set(entry.message.messageId, { kind: 'ack' });
     }
 
-    // Steps: groups concurrently, each group's records in order.
+    // Steps: groups concurrently, each group's records in order; a wait is shared by the groups
+    // still running.
+    let running = plan.groups.size;
     const env: StepEnv = {
       deps,
       container,
       fault,
       log,
-      inlineWaitMs,
+      inlineWaitMs: () => inlineWaitMs * Math.max(1, running),
       errorAttempts: deps.errorAttempts ?? 3,
       maxReceives,
       stats,
@@ -117,7 +130,9 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
             blocked.kind === 'retry' && nearLastReceive(entry.message, maxReceives)
               ? defer(env, entry, plan.crawls.get(group.crawlId)!, blocked.seconds, blocked.why)
               : Promise.resolve(blocked),
-        ),
+        ).finally(() => {
+          running -= 1;
+        }),
       ),
     );
     for (const run of runs) if (run.status === 'rejected') throw run.reason;

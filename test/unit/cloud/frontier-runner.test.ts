@@ -1,0 +1,223 @@
+/**
+ * The runner (frontier-runner.ts): one invocation serves the hosts of its event batch and those it
+ * receives itself, with each host's gap kept inside the invocation while enough hosts share the
+ * wait; its own messages are deleted only after their round's commit, and a container that dies
+ * mid-round loses nothing.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
+import type { FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
+import { receiveHosts, serveInvocation } from '../../../functions/cloud/worker/frontier-runner.ts';
+import { createFrontierBatchProcessor } from '../../../functions/cloud/worker/process-frontier-batch.ts';
+import type { Fetcher, FetchRequest } from '../../../functions/ports.ts';
+import { MemoryCloud, MemoryFrontierQueue } from './memory-cloud.ts';
+import { MemoryFetcher, page } from './memory-fetcher.ts';
+import { messageFor, runningCrawl, TestClock } from './worker-kit.ts';
+
+const HOSTS = ['a', 'b', 'c', 'd'].map((h) => `http://${h}.example`);
+// The default politeness (1 s per host); no probes or sitemaps: the test counts requests.
+const base = { scope: 'any', soft404Probe: false, delayMs: 1000, sitemaps: false };
+
+/** A fetcher that logs when each request started and fails on a second request in flight to a host. */
+class TimedFetcher implements Fetcher {
+  readonly starts: { url: string; at: number }[] = [];
+  readonly #inner: MemoryFetcher;
+  readonly #clock: TestClock;
+  readonly #inFlight = new Set<string>();
+  constructor(inner: MemoryFetcher, clock: TestClock) {
+    this.#inner = inner;
+    this.#clock = clock;
+  }
+  async fetch(request: FetchRequest) {
+    const host = new URL(request.url).host;
+    assert.ok(!this.#inFlight.has(host), `two requests in flight to ${host}`);
+    this.#inFlight.add(host);
+    this.starts.push({ url: request.url, at: this.#clock.now() });
+    try {
+      return await this.#inner.fetch(request);
+    } finally {
+      this.#inFlight.delete(host);
+    }
+  }
+  async close(): Promise<void> {}
+}
+
+function setup(extra: { fault?: (step: string) => void } = {}) {
+  const clock = new TestClock();
+  const cloud = new MemoryCloud();
+  const queue = new MemoryFrontierQueue();
+  const routes: Record<string, { status: number; body?: string }> = {};
+  const urls: string[] = [];
+  for (const site of HOSTS) {
+    routes[`${site}/robots.txt`] = { status: 404 };
+    for (const n of [1, 2, 3]) {
+      routes[`${site}/${n}`] = { status: 200, body: page(`${site} ${n}`) };
+      urls.push(`${site}/${n}`);
+    }
+  }
+  const fetcher = new TimedFetcher(new MemoryFetcher(routes, clock), clock);
+  const crawl = runningCrawl(cloud, { seeds: urls, ...base }, clock);
+  const messages = crawl.tasks(urls).map((t) => messageFor(t));
+  const container = () =>
+    createFrontierBatchProcessor({
+      clock,
+      random: () => 0.5,
+      sleep: clock.sleep,
+      table: cloud.table,
+      frontier: cloud.frontier,
+      messages: queue,
+      receiver: queue,
+      deadLetters: cloud.deadLetters,
+      stores: cloud.forContainer(),
+      captures: cloud.captures,
+      objects: cloud.objects,
+      parked: cloud.parked,
+      fetcher: () => fetcher,
+      ...(extra.fault === undefined ? {} : { fault: extra.fault }),
+    });
+  // The clock of the tests runs serially (each sleep moves it): give the invocation room.
+  const start = clock.now();
+  const remaining = () => 120_000 - (clock.now() - start);
+  return { clock, cloud, queue, fetcher, crawl, messages, container, remaining };
+}
+
+const hostOf = (m: FrontierMessage) => m.groupId;
+
+describe('the runner: one invocation serves many hosts (frontier-runner.ts)', () => {
+  it('receives other hosts after its batch and fetches them all, each host in order and 1 s apart', async () => {
+    const { cloud, queue, fetcher, crawl, messages, container, remaining } = setup();
+    const batch = messages.filter((m) => hostOf(m) === hostOf(messages[0]!));
+    queue.push(...messages.filter((m) => !batch.includes(m)));
+    const outcome = await serveInvocation(
+      container(),
+      { messages: queue, receiver: queue },
+      batch,
+      remaining,
+    );
+
+    assert.deepEqual(outcome.failed, [], 'every record of the event batch done');
+    assert.equal(outcome.received, 9);
+    assert.equal(outcome.removed, 9, 'its own messages deleted after the commit');
+    assert.equal(queue.inFlight.size, 0);
+    assert.equal(queue.waiting.length, 0);
+    assert.deepEqual(queue.changes, [], 'nothing deferred: the four hosts shared the waits');
+    assert.equal(outcome.rounds.length, 1, 'one round: one state read, one commit for 12 pages');
+    assert.equal(cloud.table.counters(crawl.id).finished, 12);
+    for (const site of HOSTS) {
+      const starts = fetcher.starts.filter((s) => s.url.startsWith(site));
+      assert.deepEqual(
+        starts.map((s) => s.url),
+        [`${site}/robots.txt`, `${site}/1`, `${site}/2`, `${site}/3`],
+      );
+      for (let i = 1; i < starts.length; i++) {
+        assert.ok(starts[i]!.at - starts[i - 1]!.at >= 1000, `${site}: gap kept`);
+      }
+    }
+  });
+
+  it('does not wait for a host it serves alone: the host is deferred as before (waiting is billed)', async () => {
+    const { queue, fetcher, messages, container, remaining } = setup();
+    const batch = messages.filter((m) => hostOf(m) === hostOf(messages[0]!));
+    const outcome = await serveInvocation(
+      container(),
+      { messages: queue, receiver: queue },
+      batch,
+      remaining,
+    );
+    // robots.txt; the first page's 1 s gap after it is over one host's 300 ms: the batch returns.
+    assert.deepEqual(
+      fetcher.starts.map((s) => s.url),
+      [`${HOSTS[0]}/robots.txt`],
+    );
+    assert.equal(outcome.failed.length, 3);
+    assert.equal(queue.receives, 1, 'one receive found nothing more, and the runner stopped');
+  });
+
+  it('without a deadline (no Lambda context) it is one batch, and receives nothing', async () => {
+    const { queue, messages, container } = setup();
+    const batch = messages.slice(0, 3);
+    queue.push(...messages.slice(3));
+    const outcome = await serveInvocation(
+      container(),
+      { messages: queue, receiver: queue },
+      batch,
+      undefined,
+    );
+    assert.equal(queue.receives, 0);
+    assert.equal(outcome.received, 0);
+  });
+
+  it('a container that dies mid-round deletes nothing it received; the redelivery finishes the rest once', async () => {
+    let crashes = 0;
+    const { cloud, queue, fetcher, crawl, messages, container, remaining } = setup({
+      fault: (step) => {
+        if (step === 'before-ack' && crashes++ === 0) throw new InjectedCrashError('before-ack', 1);
+      },
+    });
+    const batch = messages.filter((m) => hostOf(m) === hostOf(messages[0]!));
+    queue.push(...messages.filter((m) => !batch.includes(m)));
+    await assert.rejects(
+      serveInvocation(container(), { messages: queue, receiver: queue }, batch, remaining),
+      InjectedCrashError,
+    );
+    assert.equal(queue.removed.length, 0, 'nothing deleted before the ack');
+    const requests = fetcher.starts.length;
+    // The visibility timeout passes: everything comes back, to a new container.
+    queue.push(...batch);
+    queue.changeVisibility(
+      [...queue.inFlight.keys()].map((receiptHandle) => ({ receiptHandle, seconds: 0 })),
+    );
+    const again = [...queue.waiting];
+    queue.waiting.length = 0;
+    const outcome = await serveInvocation(
+      container(),
+      { messages: queue, receiver: queue },
+      again,
+      remaining,
+    );
+    assert.deepEqual(outcome.failed, []);
+    assert.equal(fetcher.starts.length, requests, 'the ledger acked them: no page fetched twice');
+    assert.equal(cloud.table.counters(crawl.id).finished, 12, 'counted once');
+  });
+
+  it('when the round cannot commit, its own messages are not deleted but made visible again', async () => {
+    const { cloud, queue, messages, container, remaining } = setup();
+    // The capture send fails: the commit fails, every record of the round is retried.
+    cloud.captures.send = async () => {
+      throw new Error('SendMessageBatch failed (test)');
+    };
+    const batch = messages.filter((m) => hostOf(m) === hostOf(messages[0]!));
+    queue.push(...messages.filter((m) => !batch.includes(m)));
+    const outcome = await serveInvocation(
+      container(),
+      { messages: queue, receiver: queue },
+      batch,
+      remaining,
+    );
+    assert.equal(outcome.failed.length, 3);
+    assert.equal(outcome.removed, 0);
+    assert.equal(queue.removed.length, 0);
+    assert.equal(queue.changes.length, 12, 'all twelve back: the batch three and its own nine');
+  });
+
+  it('receives until it holds the hosts it wants, or the queue runs dry', async () => {
+    const queue = new MemoryFrontierQueue();
+    const msg = (group: string, n: number): FrontierMessage => ({
+      messageId: `${group}-${n}`,
+      receiptHandle: `r-${group}-${n}`,
+      body: '{}',
+      groupId: group,
+      receiveCount: 0,
+    });
+    for (const g of ['g1', 'g2', 'g3', 'g4']) queue.push(msg(g, 1), msg(g, 2));
+    const got = await receiveHosts(queue, [msg('g0', 1)], 3, 10);
+    assert.deepEqual([...new Set(got.messages.map(hostOf))], ['g1', 'g2'], 'g0 held already: two more');
+    assert.equal(got.messages.length, 4, "each receive takes one group's messages");
+    assert.equal(got.dry, false);
+    const rest = await receiveHosts(queue, [], 10, 10);
+    assert.deepEqual([...new Set(rest.messages.map(hostOf))], ['g3', 'g4']);
+    assert.equal(rest.dry, true);
+    assert.equal(queue.emptyReceives, 1);
+  });
+});
