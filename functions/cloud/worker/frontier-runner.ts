@@ -4,30 +4,35 @@
  * mostly one host's messages; fetched one by one, each page paid its own receive, visibility
  * change, invocation, state read, capture send and ledger write (about $6 per million pages).
  *
- * So an invocation, besides the batch the event source handed it, receives messages itself until
- * it holds {@link RUNNER_HOSTS} hosts (FIFO keeps each host's group locked while its messages are
- * in flight, so no other container fetches those hosts meanwhile), and runs them all as one round
- * of the batch processor: hosts side by side, each host's messages in order, each waiting its
- * gap inside the invocation while enough hosts share the wait (process-frontier-batch.ts). A round
- * commits once (links, captures, one ledger write per host, one counter shard), then:
+ * So an invocation, besides the batch the event source handed it, receives messages itself while
+ * it holds fewer than {@link RUNNER_HOSTS} hosts, and runs each receive (mostly one host's
+ * messages: FIFO hands out a group's messages together) as a batch of the batch processor, side
+ * by side with the others. FIFO keeps a host's group locked while its messages are in flight, so
+ * no other container fetches those hosts meanwhile; each host's messages run in order, and each
+ * waits its host's gap inside the invocation while enough hosts share the wait (the batches count
+ * the invocation's hosts together: process-frontier-batch.ts). Each batch commits as before
+ * (links, captures, one ledger write for the host's pages, one counter shard), then:
  *
  *   - the event batch's messages: deleted by the event source when the invocation returns (the
  *     response lists the others), their visibility changed at once, so a deferred host is free
  *     for other containers (and this one) during the rest of the invocation;
- *   - the messages it received itself: deleted after their round's commit (at-least-once: a
- *     container that dies mid-round leaves them in flight, and they return after the queue's
+ *   - the messages it received itself: deleted after their batch's commit (at-least-once: a
+ *     container that dies mid-batch leaves them in flight, and they return after the queue's
  *     visibility timeout to a ledger that knows what was done), the others' visibility changed.
  *
- * Then another round while a request could still start (the step's own time check: the fetch
- * budget and the write reserve), up to {@link RUNNER_ROUNDS}. No extension of visibility is
- * needed: an invocation (45 s) ends long before the frontier's visibility timeout (225 s). The
- * number of runners is the event source's maxConcurrency (one invocation per poller).
+ * When a batch ends the runner receives again (often the same host's next messages). It stops
+ * taking hosts when a receive comes back empty (until another of its batches ends), when no
+ * request could start any more (the fetch budget and the write reserve before the timeout), after
+ * {@link RUNNER_IDLE_ROUNDS} batches in a row that fetched nothing, or when a commit failed. No
+ * visibility extension is needed: an invocation (45 s) ends long before the frontier's visibility
+ * timeout (225 s). The number of runners is the event source's maxConcurrency (one invocation per
+ * poller), so no lease is needed either.
  */
 import { CLOUD_FETCH_BUDGET_MS, WRITE_RESERVE_MS } from '../../lambda-settings.ts';
 import type { FrontierReceiver, MessageVisibility } from '../ports/cloud-ports.ts';
 import type { BatchStats, FrontierMessage } from './batch-model.ts';
 import { fifoResponse } from './fifo-groups.ts';
-import type { FrontierBatchProcessor } from './process-frontier-batch.ts';
+import type { FrontierBatchProcessor, ServedHosts } from './process-frontier-batch.ts';
 
 /**
  * Hosts a runner holds at most in one round. Ten: ten bodies at the 10 MB default cap fit the
@@ -35,10 +40,8 @@ import type { FrontierBatchProcessor } from './process-frontier-batch.ts';
  * inline wait per host served, ten hosts keep each host's 1 s gap inside the invocation.
  */
 export const RUNNER_HOSTS = 10;
-/** Receives a round makes at most to find its hosts (FIFO hands out one group's messages first). */
-export const RUNNER_RECEIVES = 10;
-/** Rounds per invocation at most (a round ends when its hosts are done or must wait too long). */
-export const RUNNER_ROUNDS = 4;
+/** Batches in a row that fetched nothing after which the runner takes no more hosts. */
+export const RUNNER_IDLE_ROUNDS = 3;
 /** A round starts only if this much time is left for requests after the fetch budget and writes. */
 export const RUNNER_MIN_ROUND_MS = 2_000;
 
@@ -52,8 +55,7 @@ export interface RunnerDeps {
 /** Tunables (tests and the bench); defaults above. */
 export interface RunnerSettings {
   hosts?: number;
-  receives?: number;
-  rounds?: number;
+  idleRounds?: number;
 }
 
 /** What an invocation did: the event batch's failed ids (for the response) and per-round stats. */
@@ -67,8 +69,9 @@ export interface RunnerOutcome {
 }
 
 /**
- * Serves one invocation: the event batch plus what the runner receives, in rounds. Without a
- * receiver or a deadline (`remainingMs` undefined: tests, direct calls) it is exactly one batch.
+ * Serves one invocation: the event batch, and batches of hosts the runner receives itself while
+ * it holds fewer than `hosts` hosts, side by side. Without a receiver or a deadline (`remainingMs`
+ * undefined: tests, direct calls) it is exactly the event batch.
  */
 export async function serveInvocation(
   processBatch: FrontierBatchProcessor,
@@ -79,64 +82,65 @@ export async function serveInvocation(
 ): Promise<RunnerOutcome> {
   const log = deps.log ?? (() => {});
   const hosts = settings.hosts ?? RUNNER_HOSTS;
-  const maxRounds = settings.rounds ?? RUNNER_ROUNDS;
+  const maxIdle = settings.idleRounds ?? RUNNER_IDLE_ROUNDS;
   const receiver = remainingMs === undefined ? undefined : deps.receiver;
   const outcome: RunnerOutcome = { failed: [], rounds: [], received: 0, removed: 0 };
-  const roundLeft = () =>
-    remainingMs === undefined
-      ? Number.POSITIVE_INFINITY
-      : remainingMs() - CLOUD_FETCH_BUDGET_MS - WRITE_RESERVE_MS;
+  const served: ServedHosts = { running: 0 };
+  const running = new Set<Promise<void>>();
+  let held = 0; // FIFO groups in flight in this invocation's batches
+  let idle = 0; // batches in a row that fetched nothing (their hosts must all still wait)
+  let stop = false;
+  let crash: unknown;
+  const timeLeft = () =>
+    remainingMs === undefined ? 0 : remainingMs() - CLOUD_FETCH_BUDGET_MS - WRITE_RESERVE_MS;
 
-  // Round 1: the event batch, with more hosts when it holds few.
-  let { messages: own, dry } =
-    receiver === undefined || roundLeft() < RUNNER_MIN_ROUND_MS
-      ? { messages: [], dry: true }
-      : await receiveHosts(receiver, batch, hosts, settings.receives ?? RUNNER_RECEIVES);
-  const first = await processBatch([...batch, ...own], remainingMs);
-  outcome.rounds.push(first.stats);
-  const response = fifoResponse(batch, first.verdicts);
-  outcome.failed = response.failed;
-  await changeVisibility(deps, response.changes, log);
-  outcome.received += own.length;
-  outcome.removed += await settle(deps, receiver, own, first.verdicts, log);
+  const start = (messages: readonly FrontierMessage[], own: boolean) => {
+    const groups = new Set(messages.map((m) => m.groupId ?? m.messageId)).size;
+    held += groups;
+    const run = (async () => {
+      const result = await processBatch(messages, remainingMs, served);
+      outcome.rounds.push(result.stats);
+      idle = result.stats.crawled > 0 ? 0 : idle + 1;
+      if (result.stats.commitsFailed > 0 || idle >= maxIdle) stop = true;
+      if (own) {
+        const removed = await settle(deps, receiver, messages, result.verdicts, log);
+        outcome.removed += removed;
+      } else {
+        const response = fifoResponse(messages, result.verdicts);
+        outcome.failed = response.failed;
+        await changeVisibility(deps, response.changes, log);
+      }
+    })()
+      .catch((error: unknown) => {
+        crash ??= error;
+        stop = true;
+      })
+      .finally(() => {
+        held -= groups;
+        running.delete(run);
+      });
+    running.add(run);
+  };
 
-  // More rounds of hosts the runner receives itself, while requests can still start.
-  for (let round = 1; receiver !== undefined && round < maxRounds; round++) {
-    const last = outcome.rounds[outcome.rounds.length - 1]!;
-    // Stop when the queue had no other host to give (a receive came back empty), when a round
-    // fetched nothing (its hosts must all still wait: do not churn) or could not commit.
-    if (dry || last.crawled === 0 || last.commitsFailed > 0 || roundLeft() < RUNNER_MIN_ROUND_MS) break;
-    ({ messages: own, dry } = await receiveHosts(receiver, [], hosts, settings.receives ?? RUNNER_RECEIVES));
-    if (own.length === 0) break;
-    const next = await processBatch(own, remainingMs);
-    outcome.rounds.push(next.stats);
-    outcome.received += own.length;
-    outcome.removed += await settle(deps, receiver, own, next.verdicts, log);
-  }
-  return outcome;
-}
-
-/**
- * Receives until the held messages (`held` plus the received) span `hosts` FIFO groups, a
- * receive comes back empty (`dry`), or `receives` calls were made.
- */
-export async function receiveHosts(
-  receiver: FrontierReceiver,
-  held: readonly FrontierMessage[],
-  hosts: number,
-  receives: number,
-): Promise<{ messages: FrontierMessage[]; dry: boolean }> {
-  const groups = new Set(held.map((m) => m.groupId ?? m.messageId));
-  const messages: FrontierMessage[] = [];
-  for (let i = 0; i < receives && groups.size < hosts; i++) {
-    const got = await receiver.receive(10);
-    if (got.length === 0) return { messages, dry: true };
-    for (const m of got) {
-      messages.push(m);
-      groups.add(m.groupId ?? m.messageId);
+  // Takes more hosts while it holds fewer than `hosts`, until a receive comes back empty (the
+  // next try waits for one of its batches to end: that host's next messages may be there).
+  const fill = async () => {
+    while (receiver !== undefined && !stop && held < hosts && timeLeft() >= RUNNER_MIN_ROUND_MS) {
+      const messages = await receiver.receive(10);
+      if (messages.length === 0) return;
+      outcome.received += messages.length;
+      start(messages, true);
     }
+  };
+
+  start(batch, false);
+  await fill();
+  while (running.size > 0) {
+    await Promise.race(running);
+    await fill();
   }
-  return { messages, dry: false };
+  if (crash !== undefined) throw crash;
+  return outcome;
 }
 
 /**

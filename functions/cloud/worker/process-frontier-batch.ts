@@ -47,10 +47,19 @@ const DEFAULT_INLINE_WAIT_MS = 300;
 /** The stack's default redrive maxReceiveCount. */
 const DEFAULT_MAX_RECEIVES = 10;
 
-/** Processes one batch; `remainingMs` is the invocation's time left. */
+/** Hosts an invocation is serving now, shared by the batches it runs side by side (the runner). */
+export interface ServedHosts {
+  running: number;
+}
+
+/**
+ * Processes one batch; `remainingMs` is the invocation's time left; `served` counts the hosts the
+ * whole invocation serves meanwhile (default: this batch's own), which share each wait.
+ */
 export type FrontierBatchProcessor = (
   messages: readonly FrontierMessage[],
   remainingMs?: () => number,
+  served?: ServedHosts,
 ) => Promise<BatchOutcome>;
 
 /**
@@ -66,7 +75,11 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
   const maxReceives = deps.maxReceives ?? DEFAULT_MAX_RECEIVES;
   const container = new WorkerContainer({ clock: deps.clock, random: deps.random });
 
-  return async function processBatch(messages, remainingMs = () => Number.POSITIVE_INFINITY) {
+  return async function processBatch(
+    messages,
+    remainingMs = () => Number.POSITIVE_INFINITY,
+    served = { running: 0 },
+  ) {
     const verdicts = new Map<string, MessageVerdict>();
     const stats = emptyBatchStats(messages.length);
 
@@ -77,7 +90,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
     const entries = deferWarm(
       decoded,
       container,
-      { now, inlineWaitMs: inlineWaitMs * Math.max(1, hosts), maxReceives },
+      { now, inlineWaitMs: inlineWaitMs * Math.max(1, served.running + hosts), maxReceives },
       verdicts,
       stats,
     );
@@ -100,13 +113,13 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
 
     // Steps: groups concurrently, each group's records in order; a wait is shared by the groups
     // still running.
-    let running = plan.groups.size;
+    served.running += plan.groups.size;
     const env: StepEnv = {
       deps,
       container,
       fault,
       log,
-      inlineWaitMs: () => inlineWaitMs * Math.max(1, running),
+      inlineWaitMs: () => inlineWaitMs * Math.max(1, served.running),
       errorAttempts: deps.errorAttempts ?? 3,
       maxReceives,
       stats,
@@ -131,7 +144,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
               ? defer(env, entry, plan.crawls.get(group.crawlId)!, blocked.seconds, blocked.why)
               : Promise.resolve(blocked),
         ).finally(() => {
-          running -= 1;
+          served.running -= 1;
         }),
       ),
     );
