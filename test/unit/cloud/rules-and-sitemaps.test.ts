@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { decodeCaptureMessage } from '../../../functions/cloud/messages/capture-message.ts';
 import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
 import { decodeTask, encodeTask } from '../../../functions/cloud/messages/task-message.ts';
+import { isTraceBody } from '../../../functions/cloud/messages/trace-message.ts';
 import { WorkerContainer } from '../../../functions/cloud/worker/container-state.ts';
 import { refreshHostRules, saveHostRules } from '../../../functions/cloud/worker/host-rules-sync.ts';
 import { MemoryCloud, MemoryCrawlTable } from './memory-cloud.ts';
@@ -20,11 +21,14 @@ const base = { scope: 'any', soft404Probe: false, delayMs: 0, delayFactor: 0 };
 const A = 'http://a.example';
 
 function captured(cloud: MemoryCloud): PageItem[] {
-  return cloud.captures.bodies.map((body) => {
-    const decoded = decodeCaptureMessage(body);
-    assert.ok(decoded.ok, 'a capture message');
-    return decoded.message.page;
-  });
+  // The URL-seen trace rides in the same calls (trace-message.ts): only the captures here.
+  return cloud.captures.bodies
+    .filter((body) => !isTraceBody(body))
+    .map((body) => {
+      const decoded = decodeCaptureMessage(body);
+      assert.ok(decoded.ok, 'a capture message');
+      return decoded.message.page;
+    });
 }
 
 describe('cloud worker: sitemaps', () => {
