@@ -125,7 +125,10 @@ export interface FrontierWorkerDeps {
   /** Test seam (see fault-hook.ts); production passes nothing. */
   fault?: FaultHook;
   log?: (line: string) => void;
-  /** Waits up to this long are waited inside the invocation; longer ones defer the message. Default 300. */
+  /**
+   * Waits up to this long per host being served are waited inside the invocation; longer ones
+   * defer the message. Default 1000.
+   */
   inlineWaitMs?: number;
   /** Credits to parked URLs are written at most this often, ms. Default 10 s. */
   creditFlushMs?: number;

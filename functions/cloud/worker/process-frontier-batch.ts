@@ -36,14 +36,15 @@ import { runGroupInOrder } from './fifo-groups.ts';
 import { defer, type StepEnv, stepRecord } from './record-step.ts';
 
 /**
- * At 256 MB, a second of waiting costs about $3.3 per million pages; a deferral (one more receive,
- * a visibility change and an invocation, shared by the batch) about $1.2 for a batch of one. Waits
- * up to about 350 ms are cheaper inline; 300 leaves room for the fetch that follows. That is per
- * host served meanwhile: hosts wait side by side, so a batch (or a runner's round) serving ten
- * hosts waits up to 3 s for each, and its last host alone 300 ms (Mercator's back queues, paid
- * by the wall-clock second).
+ * How long a record may wait for its host inside the invocation, per host the invocation serves
+ * meanwhile. At 256 MB a second of waiting costs $3.3 per million pages when it serves one host; a
+ * deferral costs the host one more batch cycle (a receive, a visibility change, an invocation, a
+ * state read, a ledger write, a counter shard and a capture send), measured at $4-6 per million
+ * pages at 1 s per host (docs/cloud.md). So a host alone waits its default 1 s gap inline, and
+ * hosts served side by side (a runner's batches, frontier-runner.ts) share the wait: ten hosts
+ * wait up to 10 s each, the last one left alone 1 s (Mercator's back queues, paid by the second).
  */
-const DEFAULT_INLINE_WAIT_MS = 300;
+const DEFAULT_INLINE_WAIT_MS = 1_000;
 /** The stack's default redrive maxReceiveCount. */
 const DEFAULT_MAX_RECEIVES = 10;
 

@@ -43,7 +43,7 @@ class TimedFetcher implements Fetcher {
   async close(): Promise<void> {}
 }
 
-function setup(extra: { fault?: (step: string) => void } = {}) {
+function setup(extra: { fault?: (step: string) => void; delayMs?: number } = {}) {
   const clock = new TestClock();
   const cloud = new MemoryCloud();
   const queue = new MemoryFrontierQueue();
@@ -57,7 +57,7 @@ function setup(extra: { fault?: (step: string) => void } = {}) {
     }
   }
   const fetcher = new TimedFetcher(new MemoryFetcher(routes, clock), clock);
-  const crawl = runningCrawl(cloud, { seeds: urls, ...base }, clock);
+  const crawl = runningCrawl(cloud, { seeds: urls, ...base, delayMs: extra.delayMs ?? 1000 }, clock);
   const messages = crawl.tasks(urls).map((t) => messageFor(t));
   const container = () =>
     createFrontierBatchProcessor({
@@ -116,23 +116,33 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
     }
   });
 
-  it('does not wait for a host it serves alone: the host is deferred as before (waiting is billed)', async () => {
-    const { queue, fetcher, messages, container, remaining } = setup();
-    const batch = messages.filter((m) => hostOf(m) === hostOf(messages[0]!));
+  it('a host served alone waits its own share inline (its 1 s gap); a longer gap is deferred', async () => {
+    const alone = setup();
+    const batch = alone.messages.filter((m) => hostOf(m) === hostOf(alone.messages[0]!));
     const outcome = await serveInvocation(
-      container(),
-      { messages: queue, receiver: queue },
+      alone.container(),
+      { messages: alone.queue, receiver: alone.queue },
       batch,
-      remaining,
+      alone.remaining,
     );
-    // robots.txt; the first page's 1 s gap after it is over one host's 300 ms: the batch returns.
+    assert.equal(alone.fetcher.starts.length, 4, 'robots.txt and the three pages, 1 s apart');
+    assert.deepEqual(outcome.failed, []);
+    assert.equal(alone.queue.emptyReceives, 2, 'nothing more to take, at the start nor when its batch ended');
+
+    // 3 s per host: one host alone does not wait that long (three seconds billed for one page).
+    const slow = setup({ delayMs: 3000 });
+    const slowBatch = slow.messages.filter((m) => hostOf(m) === hostOf(slow.messages[0]!));
+    const deferred = await serveInvocation(
+      slow.container(),
+      { messages: slow.queue, receiver: slow.queue },
+      slowBatch,
+      slow.remaining,
+    );
     assert.deepEqual(
-      fetcher.starts.map((s) => s.url),
+      slow.fetcher.starts.map((x) => x.url),
       [`${HOSTS[0]}/robots.txt`],
     );
-    assert.equal(outcome.failed.length, 3);
-    assert.equal(queue.emptyReceives, 2, 'nothing more to take, at the start nor when its batch ended');
-    assert.equal(queue.receives, 2);
+    assert.equal(deferred.failed.length, 3, 'the batch returns to the queue, visible after the gap');
   });
 
   it('without a deadline (no Lambda context) it is one batch, and receives nothing', async () => {
