@@ -8,6 +8,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { FrontierMessage, FrontierWorkerDeps } from '../cloud/worker/batch-model.ts';
 import { type RunnerDeps, type RunnerSettings, serveInvocation } from '../cloud/worker/frontier-runner.ts';
 import { createFrontierBatchProcessor } from '../cloud/worker/process-frontier-batch.ts';
+import { METRICS } from '../metrics.ts';
 /** Maps an SQS record to the use case's message. */
 export function frontierMessage(record: SQSRecord): FrontierMessage {
   const message: FrontierMessage = {
@@ -31,6 +32,11 @@ export function frontierMessage(record: SQSRecord): FrontierMessage {
 export function createFrontierWorker(
   deps: FrontierWorkerDeps,
   settings?: RunnerSettings,
+  /**
+   * Publishes the invocation's counts (functions/metrics.ts: URL-seen look-ups and this
+   * container's cache hits, so the hit rate is known per container, as each has its own cache).
+   */
+  metrics?: (values: Record<string, number>) => void,
 ): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const processBatch = createFrontierBatchProcessor(deps);
   const runner: RunnerDeps = { messages: deps.messages };
@@ -39,7 +45,14 @@ export function createFrontierWorker(
   return async (event, context) => {
     const messages = event.Records.map(frontierMessage);
     const remaining = context === undefined ? undefined : () => context.getRemainingTimeInMillis();
-    const { failed } = await serveInvocation(processBatch, runner, messages, remaining, settings);
+    const { failed, rounds } = await serveInvocation(processBatch, runner, messages, remaining, settings);
+    const lookups = rounds.reduce((n, r) => n + r.seenLookups, 0);
+    if (metrics !== undefined && lookups > 0) {
+      metrics({
+        [METRICS.urlSeenLookups]: lookups,
+        [METRICS.urlSeenCacheHits]: rounds.reduce((n, r) => n + r.seenCacheHits, 0),
+      });
+    }
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }

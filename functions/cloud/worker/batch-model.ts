@@ -66,6 +66,9 @@ export interface BatchStats {
   admitted: number;
   /** 1 when the batch's writes failed (its records are retried; see batch-commit.ts). */
   commitsFailed: number;
+  /** URL-seen look-ups of the batch's pages, and those the container's cache answered. */
+  seenLookups: number;
+  seenCacheHits: number;
 }
 
 /** All-zero stats of a batch of `records` messages. */
@@ -89,6 +92,8 @@ export function emptyBatchStats(records: number): BatchStats {
     credits: 0,
     admitted: 0,
     commitsFailed: 0,
+    seenLookups: 0,
+    seenCacheHits: 0,
   };
 }
 

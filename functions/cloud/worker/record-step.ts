@@ -185,6 +185,8 @@ async function crawlRecord(
     if (content.registered) stats.contentClaims += 1;
     group.counts.lookups += seenStats.lookups;
     group.counts.cacheHits += seenStats.cacheHits;
+    stats.seenLookups += seenStats.lookups;
+    stats.seenCacheHits += seenStats.cacheHits;
     applyFeedback(group, config, outcome, deps.clock.now());
     if (outcome.kind === 'robots') {
       // Keep a probe's answer with the crawl (the host item), not only in this container.
