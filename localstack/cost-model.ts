@@ -6,25 +6,167 @@
 import type { CloudLocalMetrics } from './cloud-local.ts';
 
 /**
- * us-east-1 list prices in USD, as published in 2025 (assumed unchanged since; free tiers
- * ignored, data transfer excluded).
+ * us-east-1 list prices in USD (free tiers ignored, data transfer excluded), from the AWS pricing
+ * pages as the author knows them (read 2025; this machine has no internet, so not re-checked on
+ * the day of the run):
+ * - DynamoDB on-demand, Standard table class (aws.amazon.com/dynamodb/pricing/on-demand): $0.625
+ *   per million write request units and $0.125 per million read request units since the price cut
+ *   of 1 November 2024; storage $0.25 per GB-month; continuous backups (PITR) $0.20 per GB-month.
+ * - SQS (aws.amazon.com/sqs/pricing): $0.40 per million standard requests, $0.50 per million FIFO
+ *   requests (each started 64 KiB of payload is a request).
+ * - S3 Standard (aws.amazon.com/s3/pricing): PUT/COPY/POST/LIST $0.005 per 1,000, GET $0.0004
+ *   per 1,000, storage $0.023 per GB-month (first 50 TB).
+ * - Lambda (aws.amazon.com/lambda/pricing): $0.20 per million requests; arm64 $0.0000133334 per
+ *   GB-second (first 7.5 billion GB-s a month); the INIT phase is billed like the handler's time
+ *   since 1 August 2025. CPU: 1 vCPU at 1,769 MB, proportional below.
+ * - CloudWatch (aws.amazon.com/cloudwatch/pricing): Logs ingestion $0.50 per GB (Standard log
+ *   class), log storage $0.03 per GB-month; a standard-resolution metric alarm $0.10 per month.
+ * - EventBridge: events of scheduled rules are free.
  */
 export const LIST_PRICES = {
-  /** As of: the date these prices were read. */
-  asOf: '2025-06',
+  /** As of: when these prices were read. */
+  asOf: '2025 (DynamoDB since 2024-11-01, Lambda INIT billing since 2025-08-01)',
   /** DynamoDB on-demand, per write request unit (1 KB) and read request unit (4 KB strong). */
   dynamoWriteUnit: 0.625e-6,
   dynamoReadUnit: 0.125e-6,
+  /** DynamoDB Standard table class storage, and PITR (continuous backups), per GB-month. */
+  dynamoStorageGbMonth: 0.25,
+  dynamoPitrGbMonth: 0.2,
   /** SQS per request (each started 64 KiB of payload is one request). */
   sqsStandardRequest: 0.4e-6,
   sqsFifoRequest: 0.5e-6,
-  /** S3 Standard: PUT, COPY, POST, LIST per request; GET and the rest. */
+  /** S3 Standard: PUT, COPY, POST, LIST per request; GET and the rest; storage per GB-month. */
   s3PutOrList: 5e-6,
   s3Get: 0.4e-6,
+  s3StandardGbMonth: 0.023,
   /** Lambda: per request, and per GB-second on arm64. */
   lambdaRequest: 0.2e-6,
   lambdaArmGbSecond: 0.0000133334,
+  /** CloudWatch Logs: per GB ingested, per GB-month stored. */
+  logsIngestGb: 0.5,
+  logsStorageGbMonth: 0.03,
+  /** One standard-resolution CloudWatch metric alarm, per month. */
+  alarmMonth: 0.1,
 } as const;
+
+/** Lambda's CPU: one vCPU at 1,769 MB, a proportional share below (AWS Lambda docs). */
+export const LAMBDA_FULL_VCPU_MB = 1769;
+
+/**
+ * How the cost model turns the stand-in's measured invocations into Lambda's billed duration.
+ * Each invocation is billed `max(wall, cpu x speed / share)` ms, rounded up to 1 ms: `share` is
+ * the function's vCPU share (memory / 1,769 MB, at most 1); `speed` is how much slower Lambda's
+ * arm64 (Graviton2) core is than the local one for this code (1: assumed equal). `max` because
+ * an invocation is at least as long as it was here, and at least as long as its CPU work at the
+ * throttled share; it is a floor (work that overlapped I/O here may not overlap there), and
+ * `additive` (wall + cpu x (speed / share - 1)) is the ceiling, reported beside it.
+ */
+export interface LambdaBillingModel {
+  cpuSpeedFactor: number;
+}
+
+/** The model with the local core taken as fast as a Graviton2 core. */
+export const DEFAULT_LAMBDA_BILLING: LambdaBillingModel = { cpuSpeedFactor: 1 };
+
+/** The share of a vCPU a function of `memoryMb` gets (at most one: Node runs one thread). */
+export function cpuShare(memoryMb: number): number {
+  return Math.min(1, memoryMb / LAMBDA_FULL_VCPU_MB);
+}
+
+/** One invocation as the stand-in measured it. */
+export interface MeasuredInvocation {
+  durationMs: number;
+  cpuMs?: number;
+  initMs?: number;
+}
+
+/** One function's invocations as Lambda would bill them under the model. */
+export interface ModelledLambda {
+  invocations: number;
+  /** Sum of measured wall times, rounded up per invocation (what the stand-in bills). */
+  wallBilledMs: number;
+  cpuMs: number;
+  /** Billed ms under the model (floor), and the additive ceiling. */
+  billedMs: number;
+  ceilingMs: number;
+  /** Cold starts and their billed INIT ms (wall: INIT gets a full core burst on Lambda). */
+  coldStarts: number;
+  initMs: number;
+  /** (billedMs + initMs) x memory, in GB-s. */
+  gbSeconds: number;
+}
+
+/**
+ * Prices one function's invocation records under `model` (see {@link LambdaBillingModel}); cold
+ * starts (`initMs`, including prewarmed containers, which Lambda would start cold too) are billed
+ * as measured.
+ */
+export function modelLambda(
+  records: readonly MeasuredInvocation[],
+  memoryMb: number,
+  init: { coldStarts: number; initMs: number },
+  model: LambdaBillingModel = DEFAULT_LAMBDA_BILLING,
+): ModelledLambda {
+  const slow = model.cpuSpeedFactor / cpuShare(memoryMb);
+  let wallBilledMs = 0;
+  let cpuMs = 0;
+  let billedMs = 0;
+  let ceilingMs = 0;
+  for (const r of records) {
+    const cpu = r.cpuMs ?? 0;
+    wallBilledMs += Math.max(1, Math.ceil(r.durationMs));
+    cpuMs += cpu;
+    billedMs += Math.max(1, Math.ceil(Math.max(r.durationMs, cpu * slow)));
+    ceilingMs += Math.max(1, Math.ceil(r.durationMs + Math.max(0, cpu * (slow - 1))));
+  }
+  const initMs = Math.ceil(init.initMs);
+  return {
+    invocations: records.length,
+    wallBilledMs,
+    cpuMs,
+    billedMs,
+    ceilingMs,
+    coldStarts: init.coldStarts,
+    initMs,
+    gbSeconds: ((billedMs + initMs) / 1000) * (memoryMb / 1024),
+  };
+}
+
+/**
+ * Bytes DynamoDB bills for an item in low-level form (`{ pk: { S: "..." } }`): attribute names
+ * plus values (strings and binaries by length, numbers about one byte per two digits plus one,
+ * booleans and nulls one byte, lists and maps 3 bytes plus their elements), plus the 100 bytes of
+ * overhead DynamoDB adds to every stored item.
+ */
+export function dynamoItemBytes(item: Record<string, unknown>): number {
+  let bytes = 100;
+  for (const [name, value] of Object.entries(item)) bytes += Buffer.byteLength(name) + attributeBytes(value);
+  return bytes;
+}
+
+function attributeBytes(value: unknown): number {
+  const v = value as Record<string, unknown>;
+  if (typeof v.S === 'string') return Buffer.byteLength(v.S);
+  if (typeof v.N === 'string') return numberBytes(v.N);
+  if (v.B instanceof Uint8Array) return v.B.length;
+  if (typeof v.BOOL === 'boolean' || v.NULL === true) return 1;
+  if (Array.isArray(v.SS)) return v.SS.reduce((n: number, s: string) => n + Buffer.byteLength(s), 0);
+  if (Array.isArray(v.NS)) return v.NS.reduce((n: number, s: string) => n + numberBytes(s), 0);
+  if (Array.isArray(v.BS)) return v.BS.reduce((n: number, b: Uint8Array) => n + b.length, 0);
+  if (Array.isArray(v.L)) return 3 + v.L.reduce((n: number, e: unknown) => n + 1 + attributeBytes(e), 0);
+  if (v.M !== undefined && typeof v.M === 'object') {
+    let n = 3;
+    for (const [k, e] of Object.entries(v.M as Record<string, unknown>))
+      n += 1 + Buffer.byteLength(k) + attributeBytes(e);
+    return n;
+  }
+  return 0;
+}
+
+function numberBytes(n: string): number {
+  const digits = n.replace(/^-|[.]|e.*$/gi, '').replace(/^0+/, '').length;
+  return Math.ceil(Math.max(1, digits) / 2) + 1;
+}
 
 /** One SQS operation on one queue, as billed. */
 export interface SqsLine {
@@ -38,13 +180,10 @@ export interface SqsLine {
   empty: number;
 }
 
-/** One function's compute. */
-export interface LambdaLine {
+/** One function's compute, billed under the {@link LambdaBillingModel} (INIT included). */
+export interface LambdaLine extends ModelledLambda {
   function: string;
   memoryMb: number;
-  invocations: number;
-  billedMs: number;
-  gbSeconds: number;
 }
 
 /** A run's totals, counted and priced. */
@@ -87,8 +226,14 @@ export function dollarTotal(d: {
   return d.dynamoWrites + d.dynamoReads + d.sqs + d.s3 + d.lambdaRequests + d.lambdaCompute;
 }
 
-/** Prices everything the stand-in counted. Needs the stand-in's endpoint metrics. */
-export function costBreakdown(metrics: CloudLocalMetrics): CostBreakdown {
+/**
+ * Prices everything the stand-in counted, Lambda time under `model`. Needs the stand-in's
+ * endpoint metrics.
+ */
+export function costBreakdown(
+  metrics: CloudLocalMetrics,
+  model: LambdaBillingModel = DEFAULT_LAMBDA_BILLING,
+): CostBreakdown {
   const endpoint = metrics.endpoint;
   if (endpoint === undefined) throw new Error('a cost breakdown needs the stand-in (endpoint metrics)');
   const sqs: SqsLine[] = [];
@@ -109,9 +254,7 @@ export function costBreakdown(metrics: CloudLocalMetrics): CostBreakdown {
   const lambda: LambdaLine[] = Object.entries(metrics.functions).map(([name, f]) => ({
     function: name,
     memoryMb: f.memoryMb,
-    invocations: f.invocations,
-    billedMs: f.billedMs,
-    gbSeconds: f.gbSeconds,
+    ...modelLambda(f.perInvocation, f.memoryMb, f, model),
   }));
   const p = LIST_PRICES;
   const sqsPrice = (line: SqsLine) => (line.fifo ? p.sqsFifoRequest : p.sqsStandardRequest);

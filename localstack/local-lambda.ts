@@ -60,10 +60,11 @@ export interface LocalLambdaOptions {
   chaos?: ChaosOptions;
   /**
    * Where handler output, errors and timeouts go (Lambda writes them to its log group). Each line
-   * a container writes to stdout or stderr comes with `[<name>] ` in front; without this option
-   * those lines go to stderr and errors are not reported.
+   * a container writes to stdout or stderr comes with `[<name>] ` in front, and the container's
+   * number as the second argument (its log stream: what CloudWatch shows per execution
+   * environment); without this option those lines go to stderr and errors are not reported.
    */
-  log?: (message: string) => void;
+  log?: (message: string, container?: number) => void;
 }
 
 /** Facts about one finished invocation. */
@@ -181,7 +182,7 @@ export class LocalLambda {
   readonly reservedConcurrency: number | undefined;
   readonly #accountConcurrency: number;
   readonly #idleMs: number;
-  readonly #log: ((message: string) => void) | undefined;
+  readonly #log: ((message: string, container?: number) => void) | undefined;
   readonly #start: ContainerFactory;
   readonly #chaos: { options: ChaosOptions; draw: () => number } | undefined;
   /** Warm containers, most recently used last. */
@@ -219,14 +220,13 @@ export class LocalLambda {
       // Fails now, not at the first invocation, when the bundle is missing (cdk synth not run).
       const { file, exportName } = resolveHandler(code.assetDir, code.handler);
       const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
-      const output = (line: string) => log(`[${this.name}] ${line}`);
       this.#start = (id) =>
         WorkerContainer.start(id, {
           file,
           exportName,
           env: code.env,
           memoryMb: this.memoryMb,
-          log: output,
+          log: (line: string) => log(`[${this.name}] ${line}`, id),
           initTimeoutMs: INIT_LIMIT_MS + this.timeoutMs,
         });
     } else if (handler !== undefined) {
