@@ -6,10 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { SQSRecord } from 'aws-lambda';
 import { InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
 import type { FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
 import { serveInvocation } from '../../../functions/cloud/worker/frontier-runner.ts';
 import { createFrontierBatchProcessor } from '../../../functions/cloud/worker/process-frontier-batch.ts';
+import { createFrontierWorker } from '../../../functions/handlers/frontier-worker.ts';
 import type { Fetcher, FetchRequest } from '../../../functions/ports.ts';
 import { MemoryCloud, MemoryFrontierQueue } from './memory-cloud.ts';
 import { MemoryFetcher, page } from './memory-fetcher.ts';
@@ -212,5 +214,51 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
     assert.equal(outcome.removed, 0);
     assert.equal(queue.removed.length, 0);
     assert.equal(queue.changes.length, 12, 'all twelve back: the batch three and its own nine');
+  });
+
+  it("the handler publishes each invocation's URL-seen look-ups and cache hits (a rate per container)", async () => {
+    const { cloud, queue, messages } = setup();
+    const clock = new TestClock();
+    const fetcher = new MemoryFetcher({
+      'http://a.example/robots.txt': { status: 404 },
+      'http://a.example/1': { status: 200, body: page('one', ['/x', '/y', '/x?again']) },
+    });
+    const published: Record<string, number>[] = [];
+    const handler = createFrontierWorker(
+      {
+        clock,
+        random: () => 0.5,
+        sleep: clock.sleep,
+        table: cloud.table,
+        frontier: cloud.frontier,
+        messages: queue,
+        deadLetters: cloud.deadLetters,
+        stores: cloud.forContainer(),
+        captures: cloud.captures,
+        objects: cloud.objects,
+        parked: cloud.parked,
+        fetcher: () => fetcher,
+      },
+      undefined,
+      (values) => published.push(values),
+    );
+    const m = messages[0]!;
+    await handler({
+      Records: [
+        {
+          messageId: m.messageId,
+          receiptHandle: m.receiptHandle,
+          body: m.body,
+          attributes: {
+            ApproximateReceiveCount: '1',
+            MessageGroupId: m.groupId!,
+            SequenceNumber: m.sequenceNumber!,
+          },
+        } as unknown as SQSRecord,
+      ],
+    });
+    assert.equal(published.length, 1);
+    assert.ok(published[0]!.UrlSeenLookups! >= 2, "the page's links were looked up");
+    assert.equal(typeof published[0]!.UrlSeenCacheHits, 'number');
   });
 });
