@@ -2,9 +2,10 @@
  * `npm run bench:cloud`: what the serverless crawler costs per million pages, billed as AWS would
  * bill it (issue 10).
  *
- *   npm run bench:cloud                          # every scenario (realistic first), about 20 minutes
- *   npm run bench:cloud -- --only realistic      # the headline scenario alone
- *   npm run bench:cloud -- --scale 0.3           # smaller webs: a couple of minutes per scenario
+ *   npm run bench:cloud                          # every scenario (realistic first), about 14 minutes
+ *   npm run bench:cloud -- --only realistic      # the headline scenario alone, about 7 minutes
+ *   npm run bench:cloud -- --only realistic --scale 0.3   # quick: about 3 minutes (1,000 pages)
+ *   npm run bench:cloud -- --scale 0.3           # smaller webs, every scenario: about 8 minutes
  *   npm run bench:cloud -- --latency 100-300     # server response time, ms (realistic scenario)
  *   npm run bench:cloud -- --page-kb 30-100      # HTML page sizes, KB (realistic scenario)
  *   npm run bench:cloud -- --cpu-factor 1.3      # Lambda's core this much slower than the local one
@@ -51,8 +52,10 @@
  * container, as CloudWatch names its log stream); otherwise only the pooled rate (the host
  * ledgers' sums over all containers) is known, and the per-container target is not met.
  *
- * Loopback only; ends by itself. Wall time on the 2-core machine: realistic about 8 minutes at
- * scale 1, every scenario about 20 minutes; `--scale 0.3` about 6 minutes for all.
+ * Loopback only; ends by itself. Wall time on the 2-core machine (2026-11-26, other jobs
+ * running): the realistic scenario 6.6 minutes at scale 1 (2,922 pages), 3 minutes at 0.3; the
+ * three loopback scenarios 7.3 minutes; everything at `--scale 0.3` 7.8 minutes. A smaller scale
+ * saves less than it seems: each crawl also waits for the archiver's 60 s batching window.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -392,9 +395,10 @@ function fixedMonthly(tick: CostBreakdown): Record<string, number> {
   };
   const alarms = Object.values(template.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').length;
   const pollsPerMonth = IDLE_POLLERS * MONTH_MINUTES * 3;
+  const tickMs = tick.lambda.reduce((n, f) => n + f.billedMs, 0);
   const fixed: Record<string, number> = {
     [`${alarms} CloudWatch alarms`]: alarms * p.alarmMonth,
-    'scheduler every minute (idle tick measured)':
+    [`scheduler every minute (an idle tick: ${fmt(tickMs, 0)} ms billed, ${fmt(tick.dynamo.readUnits, 1)} RRU)`]:
       MONTH_MINUTES * (tick.dollars.total + logDollars({}, tick, ['Scheduler'])),
     [`idle event source polls (${IDLE_POLLERS} pollers x 2 queues, 20 s)`]:
       pollsPerMonth * (p.sqsFifoRequest + p.sqsStandardRequest),
@@ -493,7 +497,7 @@ function print(r: Result): void {
   );
   const rates = containerRates(r);
   console.log(
-    `    URL-seen cache hits: pooled ${pct(r.cache.pooled)}; per container ${rates.length === 0 ? 'not measured' : `min ${pct(rates[0]!)}, median ${pct(rates[Math.floor(rates.length / 2)]!)} over ${rates.length} containers`}`,
+    `    URL-seen cache hits: pooled ${pct(r.cache.pooled)} (the host ledgers' sums over all containers, each with its own cache); per container ${rates.length === 0 ? 'not measured' : `min ${pct(rates[0]!)}, median ${pct(rates[Math.floor(rates.length / 2)]!)} over ${rates.length} containers`}`,
   );
   for (const [what, ok, value] of targets(r)) console.log(`  ${ok ? 'PASS' : 'FAIL'}  ${what}: ${value}`);
 }

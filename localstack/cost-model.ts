@@ -163,8 +163,10 @@ function attributeBytes(value: unknown): number {
   return 0;
 }
 
+/** About one byte per two significant digits (leading and trailing zeros trimmed), plus one. */
 function numberBytes(n: string): number {
-  const digits = n.replace(/^-|[.]|e.*$/gi, '').replace(/^0+/, '').length;
+  const mantissa = n.replace(/^-/, '').replace(/e.*$/i, '');
+  const digits = mantissa.replace('.', '').replace(/^0+/, '').replace(/0+$/, '').length;
   return Math.ceil(Math.max(1, digits) / 2) + 1;
 }
 

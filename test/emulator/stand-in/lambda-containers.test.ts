@@ -217,6 +217,29 @@ describe('Lambda containers (worker threads)', () => {
     assert.equal(answer(await lambda.invoke({})).invocations, 1);
   });
 
+  it("names each output line's container, as CloudWatch names its log stream", async () => {
+    const lines: { line: string; container: number | undefined }[] = [];
+    const { lambda } = containerLambda({}, { log: (line, container) => lines.push({ line, container }) });
+    answer(await lambda.invoke({ action: 'print' }));
+    // The warm container is busy sleeping: the second print runs in a new one.
+    const [slept, printed] = await Promise.all([
+      lambda.invoke({ action: 'sleep', ms: 500 }),
+      lambda.invoke({ action: 'print' }),
+    ]);
+    answer(slept);
+    answer(printed);
+    const hellos = await eventually(
+      () => {
+        const found = lines.filter((l) => l.line === '[containers] hello from containers');
+        return found.length === 2 ? found : undefined;
+      },
+      5_000,
+      'two hello lines',
+    );
+    assert.ok(hellos.every((h) => typeof h.container === 'number'));
+    assert.notEqual(hellos[0]!.container, hellos[1]!.container);
+  });
+
   it("refuses a response over Lambda's 6 MB payload limit", async () => {
     const { lambda } = containerLambda();
     const fits = await lambda.invoke({ action: 'huge', bytes: 6 * 1024 * 1024 - 100 });
