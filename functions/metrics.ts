@@ -15,6 +15,9 @@ export const METRICS = {
    * the error into a response, so Lambda's `Errors` metric never counts it; this does.
    */
   apiInternalErrors: 'ApiInternalErrors',
+  /** URL-seen look-ups of one worker invocation's pages, and those its container's cache answered. */
+  urlSeenLookups: 'UrlSeenLookups',
+  urlSeenCacheHits: 'UrlSeenCacheHits',
 } as const;
 
 /** One EMF log line: `value` of metric `name` at `timestamp` (epoch ms), with `dimensions`. */
@@ -37,5 +40,27 @@ export function emfLine(
     },
     ...dimensions,
     [name]: value,
+  });
+}
+
+/** One EMF log line of several counts at `timestamp` (epoch ms), with `dimensions`. */
+export function emfCounts(
+  values: Record<string, number>,
+  timestamp: number,
+  dimensions: Record<string, string>,
+): string {
+  return JSON.stringify({
+    _aws: {
+      Timestamp: timestamp,
+      CloudWatchMetrics: [
+        {
+          Namespace: METRIC_NAMESPACE,
+          Dimensions: [Object.keys(dimensions)],
+          Metrics: Object.keys(values).map((name) => ({ Name: name, Unit: 'Count' })),
+        },
+      ],
+    },
+    ...dimensions,
+    ...values,
   });
 }

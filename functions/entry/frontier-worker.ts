@@ -7,6 +7,7 @@ import { createAwsClients } from '../adapters/aws/clients.ts';
 import { faultHookFromSpec } from '../cloud/fault-hook.ts';
 import { readFunctionEnv } from '../env.ts';
 import { createFrontierWorker } from '../handlers/frontier-worker.ts';
+import { emfCounts } from '../metrics.ts';
 import { createAwsWorkerDeps } from '../wiring/aws-wiring.ts';
 
 export const handler = createFrontierWorker(
@@ -15,4 +16,6 @@ export const handler = createFrontierWorker(
     fault: faultHookFromSpec(process.env.CRAWLSTACK_FAULT, process.env.CRAWLSTACK_FAULT_COUNTERS),
     log: (line) => console.error(`frontier-worker: ${line}`),
   }),
+  undefined,
+  (values) => console.log(emfCounts(values, Date.now(), { Function: 'FrontierWorker' })),
 );

@@ -60,13 +60,15 @@ export function createAwsWorkerDeps(
   const robotsWarm = createRobotsWarmCache();
   const stores = new LRUCache<string, CrawlStores>({ max: 32 });
   const fetchers = new Map<string, Fetcher>();
+  const control = new SqsMessageControl(clients.sqs, env.frontierQueueUrl);
   const deps: FrontierWorkerDeps = {
     clock,
     random: Math.random,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     table: new DynamoCrawlTable(clients.doc, env.crawlTable, { retention }),
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
-    messages: new SqsMessageControl(clients.sqs, env.frontierQueueUrl),
+    messages: control,
+    receiver: control,
     deadLetters: new SqsDeadLetterQueue(clients.sqs, env.frontierDlqUrl),
     captures: new SqsCaptureQueue(clients.sqs, env.captureQueueUrl),
     objects: new S3Objects(clients.s3, env.pageBucket),

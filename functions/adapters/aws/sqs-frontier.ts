@@ -3,7 +3,9 @@
  */
 import {
   ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
+  ReceiveMessageCommand,
   SendMessageBatchCommand,
   type SendMessageBatchRequestEntry,
   SendMessageCommand,
@@ -14,8 +16,10 @@ import type {
   CloudFrontier,
   DeadLetter,
   DeadLetterSink,
+  FrontierReceiver,
   MessageVisibility,
   QueueDepth,
+  ReceivedMessage,
   VisibilityChange,
 } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlTask } from '../../core/types.ts';
@@ -140,8 +144,12 @@ export class SqsQueueDepth {
   }
 }
 
-/** Changes the visibility of received messages: how the worker defers a host without waiting. */
-export class SqsMessageControl implements MessageVisibility {
+/**
+ * The worker's hand on received frontier messages: changes their visibility (how it defers a host
+ * without waiting), and receives and deletes messages itself (the runner, frontier-runner.ts). The
+ * event source's grants cover all three (ReceiveMessage, DeleteMessage, ChangeMessageVisibility).
+ */
+export class SqsMessageControl implements MessageVisibility, FrontierReceiver {
   readonly #sqs: SQSClient;
   readonly #queueUrl: string;
 
@@ -163,6 +171,49 @@ export class SqsMessageControl implements MessageVisibility {
             ReceiptHandle: c.receiptHandle,
             VisibilityTimeout: Math.max(0, Math.min(43_200, Math.ceil(c.seconds))),
           })),
+        }),
+      );
+      failed += response.Failed?.length ?? 0;
+    }
+    return failed;
+  }
+
+  /** One short poll (no wait: an empty queue must not hold the invocation). */
+  async receive(max: number): Promise<ReceivedMessage[]> {
+    const response = await this.#sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: this.#queueUrl,
+        MaxNumberOfMessages: Math.max(1, Math.min(10, max)),
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId', 'SequenceNumber'],
+      }),
+    );
+    const received: ReceivedMessage[] = [];
+    for (const m of response.Messages ?? []) {
+      if (m.MessageId === undefined || m.ReceiptHandle === undefined) continue;
+      const a = m.Attributes ?? {};
+      const message: ReceivedMessage = {
+        messageId: m.MessageId,
+        receiptHandle: m.ReceiptHandle,
+        body: m.Body ?? '',
+        receiveCount: Number(a.ApproximateReceiveCount ?? 1),
+      };
+      if (a.MessageGroupId !== undefined) message.groupId = a.MessageGroupId;
+      if (a.SequenceNumber !== undefined) message.sequenceNumber = a.SequenceNumber;
+      received.push(message);
+    }
+    return received;
+  }
+
+  /** DeleteMessageBatch in chunks of 10; resolves the number of entries SQS refused. */
+  async remove(receiptHandles: readonly string[]): Promise<number> {
+    let failed = 0;
+    for (let i = 0; i < receiptHandles.length; i += SEND_CHUNK) {
+      const chunk = receiptHandles.slice(i, i + SEND_CHUNK);
+      const response = await this.#sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: this.#queueUrl,
+          Entries: chunk.map((receiptHandle, n) => ({ Id: String(n), ReceiptHandle: receiptHandle })),
         }),
       );
       failed += response.Failed?.length ?? 0;

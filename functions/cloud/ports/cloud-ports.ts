@@ -180,6 +180,30 @@ export interface MessageVisibility {
   changeVisibility(changes: readonly VisibilityChange[]): Promise<number>;
 }
 
+/** A frontier message as received (what the event source hands over, or the worker's own receive). */
+export interface ReceivedMessage {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  /** FIFO MessageGroupId. */
+  groupId?: string;
+  /** FIFO SequenceNumber (increasing within a group). */
+  sequenceNumber?: string;
+  /** ApproximateReceiveCount. */
+  receiveCount: number;
+}
+
+/**
+ * The worker's own hand on the frontier queue: after its event batch, an invocation receives
+ * more messages (other hosts) and deletes those it finished (see frontier-runner.ts).
+ */
+export interface FrontierReceiver {
+  /** One short-polled receive of up to `max` (at most 10) messages; [] when none is visible. */
+  receive(max: number): Promise<ReceivedMessage[]>;
+  /** Deletes received messages; resolves how many deletions SQS refused. */
+  remove(receiptHandles: readonly string[]): Promise<number>;
+}
+
 /** A message given up on, with why. */
 export interface DeadLetter {
   body: string;

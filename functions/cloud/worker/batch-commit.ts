@@ -60,6 +60,7 @@ export async function commitBatch(
   } catch (error) {
     if (error instanceof InjectedCrashError) throw error;
     env.log(`batch writes failed, the batch will be redelivered: ${judgeError(error).message}`);
+    env.stats.commitsFailed += 1;
     for (const { message } of plan.entries) {
       verdicts.set(message.messageId, { kind: 'retry', seconds: 2, why: 'batch-write-failed' });
     }

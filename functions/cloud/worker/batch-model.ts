@@ -15,25 +15,17 @@ import type {
   CrawlStores,
   CrawlTableStore,
   DeadLetterSink,
+  FrontierReceiver,
   MessageVisibility,
   ObjectStore,
   ParkedUrls,
+  ReceivedMessage,
 } from '../ports/cloud-ports.ts';
 import type { CaptureBuffer } from './capture-buffer.ts';
 import type { CrawlContext } from './container-state.ts';
 
-/** One frontier message, as the handler hands it over. */
-export interface FrontierMessage {
-  messageId: string;
-  receiptHandle: string;
-  body: string;
-  /** FIFO MessageGroupId. */
-  groupId?: string;
-  /** FIFO SequenceNumber (increasing within a group). */
-  sequenceNumber?: string;
-  /** ApproximateReceiveCount. */
-  receiveCount: number;
-}
+/** One frontier message, as the handler hands it over (or the worker's own receive). */
+export type FrontierMessage = ReceivedMessage;
 
 /** What happens to a message: deleted, or left on the queue, invisible for `seconds`. */
 export type MessageVerdict = { kind: 'ack' } | { kind: 'retry'; seconds: number; why: string };
@@ -72,6 +64,11 @@ export interface BatchStats {
   credits: number;
   /** Parked URLs this batch admitted, having found a crawl's frontier dry (dry-admission.ts). */
   admitted: number;
+  /** 1 when the batch's writes failed (its records are retried; see batch-commit.ts). */
+  commitsFailed: number;
+  /** URL-seen look-ups of the batch's pages, and those the container's cache answered. */
+  seenLookups: number;
+  seenCacheHits: number;
 }
 
 /** All-zero stats of a batch of `records` messages. */
@@ -94,6 +91,9 @@ export function emptyBatchStats(records: number): BatchStats {
     parked: 0,
     credits: 0,
     admitted: 0,
+    commitsFailed: 0,
+    seenLookups: 0,
+    seenCacheHits: 0,
   };
 }
 
@@ -105,6 +105,11 @@ export interface FrontierWorkerDeps {
   table: CrawlTableStore;
   frontier: Frontier;
   messages: MessageVisibility;
+  /**
+   * The frontier queue, for the runner (frontier-runner.ts): an invocation that has time left
+   * after its event batch receives more hosts' messages itself. Absent: one batch per invocation.
+   */
+  receiver?: FrontierReceiver;
   deadLetters: DeadLetterSink;
   /** The URL-table and robots stores of one crawl. */
   stores: (crawlId: string) => CrawlStores;
@@ -125,7 +130,10 @@ export interface FrontierWorkerDeps {
   /** Test seam (see fault-hook.ts); production passes nothing. */
   fault?: FaultHook;
   log?: (line: string) => void;
-  /** Waits up to this long are waited inside the invocation; longer ones defer the message. Default 300. */
+  /**
+   * Waits up to this long per host being served are waited inside the invocation; longer ones
+   * defer the message. Default 1000.
+   */
   inlineWaitMs?: number;
   /** Credits to parked URLs are written at most this often, ms. Default 10 s. */
   creditFlushMs?: number;

@@ -18,6 +18,7 @@ import {
   deadLetterOf,
   decodeBatch,
   deferWarm,
+  groupKey,
   nearLastReceive,
   planBatch,
   stateRequest,
@@ -35,18 +36,31 @@ import { runGroupInOrder } from './fifo-groups.ts';
 import { defer, type StepEnv, stepRecord } from './record-step.ts';
 
 /**
- * At 256 MB, a second of waiting costs about $3.3 per million pages; a deferral (one more receive,
- * a visibility change and an invocation, shared by the batch) about $1.2 for a batch of one. Waits
- * up to about 350 ms are cheaper inline; 300 leaves room for the fetch that follows.
+ * How long a record may wait for its host inside the invocation, per host the invocation serves
+ * meanwhile. At 256 MB a second of waiting costs $3.3 per million pages when it serves one host; a
+ * deferral costs the host one more batch cycle (a receive, a visibility change, an invocation, a
+ * state read, a ledger write, a counter shard and a capture send), measured at $4-6 per million
+ * pages at 1 s per host (docs/cloud.md). So a host alone waits its default 1 s gap inline, and
+ * hosts served side by side (a runner's batches, frontier-runner.ts) share the wait: ten hosts
+ * wait up to 10 s each, the last one left alone 1 s (Mercator's back queues, paid by the second).
  */
-const DEFAULT_INLINE_WAIT_MS = 300;
+const DEFAULT_INLINE_WAIT_MS = 1_000;
 /** The stack's default redrive maxReceiveCount. */
 const DEFAULT_MAX_RECEIVES = 10;
 
-/** Processes one batch; `remainingMs` is the invocation's time left. */
+/** Hosts an invocation is serving now, shared by the batches it runs side by side (the runner). */
+export interface ServedHosts {
+  running: number;
+}
+
+/**
+ * Processes one batch; `remainingMs` is the invocation's time left; `served` counts the hosts the
+ * whole invocation serves meanwhile (default: this batch's own), which share each wait.
+ */
 export type FrontierBatchProcessor = (
   messages: readonly FrontierMessage[],
   remainingMs?: () => number,
+  served?: ServedHosts,
 ) => Promise<BatchOutcome>;
 
 /**
@@ -62,14 +76,25 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
   const maxReceives = deps.maxReceives ?? DEFAULT_MAX_RECEIVES;
   const container = new WorkerContainer({ clock: deps.clock, random: deps.random });
 
-  return async function processBatch(messages, remainingMs = () => Number.POSITIVE_INFINITY) {
+  return async function processBatch(
+    messages,
+    remainingMs = () => Number.POSITIVE_INFINITY,
+    served = { running: 0 },
+  ) {
     const verdicts = new Map<string, MessageVerdict>();
     const stats = emptyBatchStats(messages.length);
 
     // Intake.
     const decoded = await decodeBatch(messages, deps.deadLetters, verdicts, stats);
     const now = deps.clock.now();
-    const entries = deferWarm(decoded, container, { now, inlineWaitMs, maxReceives }, verdicts, stats);
+    const hosts = new Set(decoded.map(({ task }) => groupKey(task))).size;
+    const entries = deferWarm(
+      decoded,
+      container,
+      { now, inlineWaitMs: inlineWaitMs * Math.max(1, served.running + hosts), maxReceives },
+      verdicts,
+      stats,
+    );
     if (entries.length === 0) return { verdicts, stats };
     const state = await deps.table.loadBatchState(
       stateRequest(entries, container, (crawlId, origin) => deps.stores(crawlId).robots.isWarm(origin)),
@@ -87,13 +112,15 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
       verdicts.set(entry.message.messageId, { kind: 'ack' });
     }
 
-    // Steps: groups concurrently, each group's records in order.
+    // Steps: groups concurrently, each group's records in order; a wait is shared by the groups
+    // still running.
+    served.running += plan.groups.size;
     const env: StepEnv = {
       deps,
       container,
       fault,
       log,
-      inlineWaitMs,
+      inlineWaitMs: () => inlineWaitMs * Math.max(1, served.running),
       errorAttempts: deps.errorAttempts ?? 3,
       maxReceives,
       stats,
@@ -117,7 +144,9 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
             blocked.kind === 'retry' && nearLastReceive(entry.message, maxReceives)
               ? defer(env, entry, plan.crawls.get(group.crawlId)!, blocked.seconds, blocked.why)
               : Promise.resolve(blocked),
-        ),
+        ).finally(() => {
+          served.running -= 1;
+        }),
       ),
     );
     for (const run of runs) if (run.status === 'rejected') throw run.reason;

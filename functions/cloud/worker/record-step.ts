@@ -53,7 +53,11 @@ export interface StepEnv {
   container: WorkerContainer;
   fault: FaultHook;
   log: (line: string) => void;
-  inlineWaitMs: number;
+  /**
+   * How long a record may wait for its host inside the invocation now: waiting is billed as wall
+   * time, so the longer the more hosts are served meanwhile (see process-frontier-batch.ts).
+   */
+  inlineWaitMs: () => number;
   /** Processing errors of one message in this container before it goes to the DLQ. */
   errorAttempts: number;
   /** The redrive's maxReceiveCount: the worker finishes a message before it (see batch-model.ts). */
@@ -155,7 +159,10 @@ async function crawlRecord(
   const seq = message.sequenceNumber;
   for (;;) {
     const wait = group.nextAllowedAt - deps.clock.now();
-    if (wait > env.inlineWaitMs) return defer(env, entry, batch, Math.ceil(wait / 1000), 'politeness');
+    if (wait > env.inlineWaitMs()) return defer(env, entry, batch, Math.ceil(wait / 1000), 'politeness');
+    // A wait after which no request could start anyway (the invocation's time) is not waited.
+    if (wait > 0 && env.remainingMs() - wait < fetchBudgetMs(config) + WRITE_RESERVE_MS)
+      return defer(env, entry, batch, Math.ceil(wait / 1000), 'time');
     if (wait > 0) await deps.sleep(wait);
     // A request must end (and the batch's writes after it) before the invocation times out.
     if (env.remainingMs() < fetchBudgetMs(config) + WRITE_RESERVE_MS)
@@ -178,6 +185,8 @@ async function crawlRecord(
     if (content.registered) stats.contentClaims += 1;
     group.counts.lookups += seenStats.lookups;
     group.counts.cacheHits += seenStats.cacheHits;
+    stats.seenLookups += seenStats.lookups;
+    stats.seenCacheHits += seenStats.cacheHits;
     applyFeedback(group, config, outcome, deps.clock.now());
     if (outcome.kind === 'robots') {
       // Keep a probe's answer with the crawl (the host item), not only in this container.

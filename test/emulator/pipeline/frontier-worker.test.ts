@@ -113,7 +113,8 @@ describe('frontier worker (hand-built events)', () => {
       SQSRecord,
     ];
     const other = h.record(tasks([`${fast.origin}/other`])[0]!, next());
-    const worker = h.worker();
+    // Two hosts served: 300 ms each is 600 ms of inline wait at most (the default is 1 s each).
+    const worker = h.worker({ inlineWaitMs: 300 });
     const first = await worker([one, two, other]);
     // robots.txt says Crawl-delay: 1 -> the page must wait 1 s: the record is deferred, not waited for.
     assert.deepEqual(
@@ -127,7 +128,7 @@ describe('frontier worker (hand-built events)', () => {
     assert.ok(slowHost.nextAllowedAt > Date.now() + 500, 'the host item holds the wait');
     assert.equal(slowHost.crawlDelayMs, 1000);
     // Delivered again too early (another container, cold caches): deferred from the host item alone.
-    const early = await h.worker()([one, two]);
+    const early = await h.worker({ inlineWaitMs: 300 })([one, two]);
     assert.equal(early.batchItemFailures.length, 2);
     assert.deepEqual(slow.paths(), ['/robots.txt']);
     assert.match(h.logs.join('\n'), /visibility changes refused/, 'hand-built receipts cannot be changed');
@@ -212,7 +213,8 @@ describe('frontier worker (hand-built events)', () => {
     assert.equal(counters.finished, 0);
     // The re-sent task, delivered while the host is blocked, is deferred without a request.
     const requestsBefore = busy.log.length;
-    const deferred = await h.worker()([resent]);
+    // (A host alone waits up to 1 s inline by default; the deferral path is the subject here.)
+    const deferred = await h.worker({ inlineWaitMs: 300 })([resent]);
     assert.equal(deferred.batchItemFailures.length, 1);
     assert.equal(busy.log.length, requestsBefore);
   });

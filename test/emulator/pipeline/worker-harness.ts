@@ -38,6 +38,8 @@ export interface WorkerHarness {
   worker(options?: {
     fault?: FaultHook;
     creditFlushMs?: number;
+    /** The inline wait per host served (tests of the deferral path set 300 ms: their gaps are 1 s). */
+    inlineWaitMs?: number;
   }): (records: SQSRecord[]) => Promise<SQSBatchResponse>;
   /** Builds an archiver (a fresh container). */
   archiver(options?: { fault?: FaultHook }): (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -133,6 +135,7 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
           log: (line) => logs.push(line),
           ...(options.fault === undefined ? {} : { fault: options.fault }),
           ...(options.creditFlushMs === undefined ? {} : { creditFlushMs: options.creditFlushMs }),
+          ...(options.inlineWaitMs === undefined ? {} : { inlineWaitMs: options.inlineWaitMs }),
         }),
       );
       return (records) => handler({ Records: records });

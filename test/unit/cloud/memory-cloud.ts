@@ -28,6 +28,7 @@ import type {
   CrawlTableStore,
   DeadLetter,
   DeadLetterSink,
+  FrontierReceiver,
   HostRulesWrite,
   HostUpdate,
   HostUpdateResult,
@@ -38,6 +39,7 @@ import type {
   OwnedSeenStore,
   ParkedUrl,
   ParkedUrls,
+  ReceivedMessage,
   StoredHostRules,
   StoredObject,
   VisibilityChange,
@@ -367,6 +369,66 @@ export class MemoryVisibility implements MessageVisibility {
   readonly changes: VisibilityChange[] = [];
   async changeVisibility(changes: readonly VisibilityChange[]): Promise<number> {
     this.changes.push(...changes);
+    return 0;
+  }
+}
+
+/**
+ * The frontier queue as the runner sees it (frontier-runner.ts), in memory, FIFO by group: a
+ * receive hands out the messages of one group whose messages are not in flight, in order (as
+ * SQS FIFO does); a group stays locked while one of its messages is in flight; a visibility
+ * change puts a message back, or out of reach while its wait lasts (`delayed`).
+ */
+export class MemoryFrontierQueue implements FrontierReceiver, MessageVisibility {
+  readonly waiting: ReceivedMessage[] = [];
+  readonly inFlight = new Map<string, ReceivedMessage>();
+  /** Made invisible for a while by a visibility change (not receivable until released). */
+  readonly delayed: ReceivedMessage[] = [];
+  readonly removed: string[] = [];
+  readonly changes: VisibilityChange[] = [];
+  receives = 0;
+  emptyReceives = 0;
+
+  push(...messages: ReceivedMessage[]): void {
+    this.waiting.push(...messages);
+  }
+
+  async receive(max: number): Promise<ReceivedMessage[]> {
+    this.receives += 1;
+    const locked = new Set([...this.inFlight.values()].map((m) => m.groupId));
+    const first = this.waiting.find((m) => !locked.has(m.groupId));
+    if (first === undefined) {
+      this.emptyReceives += 1;
+      return [];
+    }
+    const taken = this.waiting.filter((m) => m.groupId === first.groupId).slice(0, Math.min(10, max));
+    for (const m of taken) {
+      this.waiting.splice(this.waiting.indexOf(m), 1);
+      m.receiveCount += 1;
+      this.inFlight.set(m.receiptHandle, m);
+    }
+    return copy(taken);
+  }
+
+  async remove(receiptHandles: readonly string[]): Promise<number> {
+    for (const handle of receiptHandles) {
+      if (this.inFlight.delete(handle)) this.removed.push(handle);
+    }
+    return 0;
+  }
+
+  async changeVisibility(changes: readonly VisibilityChange[]): Promise<number> {
+    this.changes.push(...changes);
+    const back: ReceivedMessage[] = [];
+    for (const { receiptHandle, seconds } of changes) {
+      const m = this.inFlight.get(receiptHandle);
+      if (m === undefined) continue;
+      this.inFlight.delete(receiptHandle);
+      // Invisible for a while: out of reach until the test releases it.
+      (seconds > 0 ? this.delayed : back).push(m);
+    }
+    // Back in front of the group's other messages, in their order.
+    this.waiting.unshift(...back);
     return 0;
   }
 }
