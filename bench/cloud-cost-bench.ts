@@ -218,14 +218,16 @@ async function run(scenario: Scenario): Promise<Result> {
   const logs: Record<string, { lines: number; bytes: number }> = {};
   const seen = new Map<number, ContainerSeen>();
   const log = (line: string, container?: number) => {
-    const name = /^\[(\w+)\] /.exec(line)?.[1];
-    if (name === undefined) return;
+    // `[<prefix>-<Function>] <line>`: the stand-in names functions with the stack's prefix.
+    const full = /^\[([\w-]+)\] /.exec(line)?.[1];
+    if (full === undefined) return;
+    const name = full.slice(full.lastIndexOf('-') + 1);
     const entry = logs[name] ?? { lines: 0, bytes: 0 };
     entry.lines += 1;
-    entry.bytes += Buffer.byteLength(line) - name.length - 3;
+    entry.bytes += Buffer.byteLength(line) - full.length - 3;
     logs[name] = entry;
     if (name === 'FrontierWorker' && container !== undefined && line.includes('"UrlSeenLookups"')) {
-      const emf = parseEmf(line.slice(name.length + 3));
+      const emf = parseEmf(line.slice(full.length + 3));
       if (emf === undefined) return;
       const counts = seen.get(container) ?? { lookups: 0, hits: 0 };
       counts.lookups += emf.UrlSeenLookups ?? 0;
