@@ -27,20 +27,7 @@ export function emfLine(
   timestamp: number,
   dimensions: Record<string, string>,
 ): string {
-  return JSON.stringify({
-    _aws: {
-      Timestamp: timestamp,
-      CloudWatchMetrics: [
-        {
-          Namespace: METRIC_NAMESPACE,
-          Dimensions: [Object.keys(dimensions)],
-          Metrics: [{ Name: name, Unit: 'Count' }],
-        },
-      ],
-    },
-    ...dimensions,
-    [name]: value,
-  });
+  return emfCounts({ [name]: value }, timestamp, dimensions);
 }
 
 /** One EMF log line of several counts at `timestamp` (epoch ms), with `dimensions`. */
