@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ERROR_REASONS } from '../../core/page-record.ts';
 import type { DashboardView } from './dashboard-snapshot.ts';
 
 /** An answer of an extra route. */
@@ -197,6 +198,11 @@ function loadAssets(): Map<string, Asset> {
   add('/index.html', join(staticDir, 'index.html'), 'text/html');
   add('/app.js', join(staticDir, 'app.js'), 'text/javascript');
   add('/app.css', join(staticDir, 'app.css'), 'text/css');
+  // The reasons the page shows as errors: the core's list, not a copy in app.js that drifts.
+  assets.set('/reasons.js', {
+    type: 'text/javascript',
+    body: Buffer.from(`window.crawlstackErrorReasons = ${JSON.stringify([...ERROR_REASONS])};\n`),
+  });
   add('/vendor/uPlot.iife.min.js', join(uplotDir, 'dist', 'uPlot.iife.min.js'), 'text/javascript');
   add('/vendor/uPlot.min.css', join(uplotDir, 'dist', 'uPlot.min.css'), 'text/css');
   cachedAssets = assets;

@@ -4,16 +4,8 @@
 // (cloud-dashboard.ts) serves the same page with a list of crawls to pick from (`?crawl=<id>`).
 
 const $ = (id) => document.getElementById(id);
-const ERROR_REASONS = new Set([
-  'gave-up',
-  'robots-unreachable',
-  'internal-error',
-  'dlq',
-  'dns',
-  'connect',
-  'tls',
-  'protocol',
-]);
+// The core's error reasons (functions/core/page-record.ts), served as reasons.js.
+const ERROR_REASONS = new Set(window.crawlstackErrorReasons || []);
 let chart;
 let lastView;
 
@@ -211,7 +203,7 @@ function render(view) {
     (k) => k === 'none' || k === '429' || k.startsWith('5'),
     'no responses yet',
   );
-  countTable('reason-table', s.byReason, (k) => ERROR_REASONS.has(k) || k.startsWith('timeout-'), 'none');
+  countTable('reason-table', s.byReason, (k) => ERROR_REASONS.has(k), 'none');
   countTable(
     'links-table',
     s.linksSkipped,
