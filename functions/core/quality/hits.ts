@@ -8,6 +8,7 @@
  * No random jump: a node without out-links has hub score 0, a node without in-links authority 0,
  * an isolated node both. Parallel edges count as often as they occur; self-loops are kept.
  */
+import { indexGraph } from './pagerank.ts';
 
 /** Settings of {@link hitsIndexed}. */
 export interface HitsOptions {
@@ -97,17 +98,7 @@ export function hits<T>(
   edges: Iterable<readonly [from: T, to: T]>,
   options: HitsOptions = {},
 ): Map<T, { hub: number; authority: number }> {
-  const index = new Map<T, number>();
-  for (const node of nodes) if (!index.has(node)) index.set(node, index.size);
-  const from: number[] = [];
-  const to: number[] = [];
-  for (const [a, b] of edges) {
-    const u = index.get(a);
-    const v = index.get(b);
-    if (u === undefined || v === undefined) continue;
-    from.push(u);
-    to.push(v);
-  }
+  const { index, from, to } = indexGraph(nodes, edges);
   const { hubs, authorities } = hitsIndexed(index.size, from, to, options);
   const out = new Map<T, { hub: number; authority: number }>();
   for (const [node, i] of index) out.set(node, { hub: hubs[i]!, authority: authorities[i]! });

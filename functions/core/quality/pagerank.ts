@@ -110,6 +110,21 @@ export function pageRank<T>(
   edges: Iterable<readonly [from: T, to: T]>,
   options: PageRankOptions = {},
 ): Map<T, number> {
+  const { index, from, to } = indexGraph(nodes, edges);
+  const { scores } = pageRankIndexed(index.size, from, to, options);
+  const out = new Map<T, number>();
+  for (const [node, i] of index) out.set(node, scores[i]!);
+  return out;
+}
+
+/**
+ * A graph given by node ids as dense indexes: each distinct node numbered in order, each edge as
+ * `from[e] -> to[e]`; edges whose ends are not among `nodes` are left out.
+ */
+export function indexGraph<T>(
+  nodes: Iterable<T>,
+  edges: Iterable<readonly [from: T, to: T]>,
+): { index: Map<T, number>; from: number[]; to: number[] } {
   const index = new Map<T, number>();
   for (const node of nodes) if (!index.has(node)) index.set(node, index.size);
   const from: number[] = [];
@@ -121,8 +136,5 @@ export function pageRank<T>(
     from.push(u);
     to.push(v);
   }
-  const { scores } = pageRankIndexed(index.size, from, to, options);
-  const out = new Map<T, number>();
-  for (const [node, i] of index) out.set(node, scores[i]!);
-  return out;
+  return { index, from, to };
 }
