@@ -426,15 +426,9 @@ async function uiCommand(parsed: ParsedCommand, connect: () => Promise<CloudApi>
 
 /** Writes to stdout; false once the reader has gone (EPIPE), which ends the command quietly. */
 function writeStdout(text: string): Promise<boolean> {
+  // A closed stdout also ends the process quietly (the CLI's handler in cli.ts).
   return new Promise((resolve) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EPIPE') resolve(false);
-    };
-    process.stdout.once('error', onError);
-    process.stdout.write(text, (error) => {
-      process.stdout.off('error', onError);
-      resolve(error === undefined || error === null);
-    });
+    process.stdout.write(text, (error) => resolve(error === undefined || error === null));
   });
 }
 
