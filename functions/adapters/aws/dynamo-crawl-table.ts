@@ -45,7 +45,7 @@ import type {
 } from '../../cloud/ports/cloud-ports.ts';
 import { stateKey } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlConfig } from '../../core/config.ts';
-import type { HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
+import type { HeldForm, HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
@@ -324,16 +324,22 @@ export class DynamoCrawlTable implements CrawlTableStore {
     host: string,
     records: readonly HostRuleRecord[],
     version: number,
+    held: readonly HeldForm[] = [],
   ): Promise<HostRulesWrite> {
     const key = { pk: crawlId, sk: `rules#${host}` };
+    const item: DocItem = {
+      ...key,
+      host,
+      records: JSON.stringify(storedRules(records)),
+      version: version + 1,
+    };
+    const forms = storedHeld(held);
+    if (forms.length > 0) item.held = JSON.stringify(forms);
     try {
       await this.#doc.send(
         new PutCommand({
           TableName: this.#table,
-          Item: withExpiry(
-            { ...key, host, records: JSON.stringify(storedRules(records)), version: version + 1 },
-            this.#retention,
-          ),
+          Item: withExpiry(item, this.#retention),
           ...(version === 0
             ? { ConditionExpression: 'attribute_not_exists(pk)' }
             : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': version } }),
@@ -552,6 +558,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
     for (const id of request.crawlIds) eventual.push({ pk: id, sk: 'crawl' });
     for (const id of request.budgets) eventual.push({ pk: id, sk: 'budget' });
     for (const { crawlId, origin } of request.robots) eventual.push(robotsKey(crawlId, origin));
+    for (const { crawlId, host } of request.rules ?? []) eventual.push({ pk: crawlId, sk: `rules#${host}` });
     const consistent = request.hosts.map(({ crawlId, host }) => ({ pk: crawlId, sk: `host#${host}` }));
     const [loose, strict] = await Promise.all([
       batchGetAll(this.#doc, this.#table, dedupeKeys(eventual)),
@@ -562,6 +569,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
       budgets: new Map(),
       hosts: new Map(),
       robots: new Map(),
+      rules: new Map(),
     };
     for (const item of [...loose, ...strict]) {
       const pk = item.pk as string;
@@ -569,6 +577,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
       if (sk === 'crawl') state.crawls.set(pk, crawlFromItem(item));
       else if (sk === 'budget') state.budgets.set(pk, Number(item.fetched ?? 0));
       else if (sk.startsWith('host#')) state.hosts.set(stateKey(pk, sk.slice(5)), hostFromItem(item));
+      else if (sk.startsWith('rules#')) state.rules.set(stateKey(pk, sk.slice(6)), rulesFromItem(item));
       else if (sk.startsWith('robots#')) {
         const entry = robotsEntryFromItem(item);
         if (entry !== undefined) state.robots.set(stateKey(pk, sk.slice(7)), entry);
@@ -627,7 +636,23 @@ function rulesFromItem(item: DocItem): StoredHostRules {
   } catch {
     // written by another version: the rules are learned again
   }
-  return { records, version: Number(item.version ?? 0) };
+  const stored: StoredHostRules = { records, version: Number(item.version ?? 0) };
+  if (typeof item.held === 'string') {
+    try {
+      const held = JSON.parse(item.held) as unknown;
+      if (Array.isArray(held)) stored.held = held as HeldForm[];
+    } catch {
+      // written by another version: the forms are learned again
+    }
+  }
+  return stored;
+}
+
+/** Held forms stored per host (newest first), and the longest URL kept: the item stays small. */
+const STORED_HELD = 32;
+
+function storedHeld(held: readonly HeldForm[]): HeldForm[] {
+  return held.filter(([url]) => url.length <= STORED_URL_CHARS).slice(0, STORED_HELD);
 }
 
 /** Examples kept per stored rule, and the longest URL kept in one (an item holds at most 400 KB). */

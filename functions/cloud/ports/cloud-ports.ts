@@ -4,7 +4,7 @@
  * PageStore, ...) are in functions/ports.ts. The AWS adapters implement these; the handlers take
  * them as `deps`.
  */
-import type { HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
+import type { HeldForm, HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../ports.ts';
@@ -27,6 +27,8 @@ export interface BatchStateRequest {
   budgets: string[];
   hosts: { crawlId: string; host: string }[];
   robots: { crawlId: string; origin: string }[];
+  /** Hosts whose stored duplicate-URL rules are wanted (read eventually consistent, with the rest). */
+  rules?: { crawlId: string; host: string }[];
 }
 
 /** The items found; maps are keyed `<crawlId> <host|origin>` (see `stateKey`), crawls by id. */
@@ -35,6 +37,8 @@ export interface BatchState {
   budgets: Map<string, number>;
   hosts: Map<string, HostRecord>;
   robots: Map<string, RobotsEntry>;
+  /** Stored duplicate-URL rules of the requested hosts that have any. */
+  rules: Map<string, StoredHostRules>;
 }
 
 /** Key of a BatchState entry. */
@@ -68,6 +72,8 @@ export interface HostUpdateResult {
 export interface StoredHostRules {
   records: HostRuleRecord[];
   version: number;
+  /** Pages of the host fetched under a form the active rules rewrite (see `heldForms`), newest first. */
+  held?: HeldForm[];
 }
 
 /** What a conditional write of a host's rules did: written (the new version), or the stored item it met. */
@@ -149,6 +155,7 @@ export interface CrawlTableStore {
     host: string,
     records: readonly HostRuleRecord[],
     version: number,
+    held?: readonly HeldForm[],
   ): Promise<HostRulesWrite>;
   /** Every host's rules of a crawl (the lines of rules.json): O(hosts with rules). */
   crawlRules(crawlId: string): Promise<RuleRecord[]>;

@@ -102,7 +102,7 @@ export function nearLastReceive(message: FrontierMessage, maxReceives: number): 
   return message.receiveCount >= maxReceives - 1;
 }
 
-/** What the batch reads: its crawls, budgets (crawls with maxPages), hosts, robots entries not warm. */
+/** What the batch reads: its crawls, budgets (crawls with maxPages), hosts, robots entries not warm, host rules. */
 export function stateRequest(
   entries: readonly Entry[],
   container: WorkerContainer,
@@ -124,7 +124,18 @@ export function stateRequest(
     const ctx = container.knownContext(id);
     return ctx === undefined || ctx.config.maxPages !== undefined;
   });
-  return { crawlIds: [...crawlIds], budgets, hosts: [...hosts.values()], robots: [...robots.values()] };
+  // A host's stored duplicate-URL rules come with its state, for crawls that learn them (or may).
+  const rules = [...hosts.values()].filter(({ crawlId }) => {
+    const ctx = container.knownContext(crawlId);
+    return ctx === undefined || ctx.urlRules !== undefined;
+  });
+  return {
+    crawlIds: [...crawlIds],
+    budgets,
+    hosts: [...hosts.values()],
+    robots: [...robots.values()],
+    rules,
+  };
 }
 
 /**

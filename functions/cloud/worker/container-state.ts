@@ -53,6 +53,10 @@ export interface RuleSync {
   readAt: number;
   /** The learner's revision of the host once it held exactly what is stored. */
   revision: number;
+  /** URLs of the held forms the store has, as last read or written (see host-rules-sync.ts). */
+  held: ReadonlySet<string>;
+  /** The learner's `heldRevision` of the host when `held` was last compared with its memory. */
+  heldRevision: number;
 }
 
 /**

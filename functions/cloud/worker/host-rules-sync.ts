@@ -4,23 +4,33 @@
  * stored per crawl and host (`rules#<host>` in the crawl table) and merged into a container's
  * learner with `mergeHost`:
  *
- * - **read** before a record of the host runs, when this container has not read them for
- *   `RULES_REFRESH_MS` (one GetItem, 0.5 read unit, per host and container and minute at most);
+ * - **read** with each batch's state (one more key of its BatchGetItem per host, 0.5 read unit:
+ *   a container applies what another learned a moment ago), and by a record when its batch's read
+ *   is older than `RULES_REFRESH_MS` (one GetItem);
  * - **written** after a record changed them (a candidate, a pair of support, a status), and only
  *   then: a conditional write on the stored version; when another container wrote first, its
  *   rules are merged in and the write is tried again. Rules change a few times per host and crawl,
  *   so the write units per page stay near zero.
  *
+ * - **held forms** travel with the rules: the pages a container fetched under a form the active
+ *   rules rewrite (`heldForms`, at most `HELD_FORMS_SHARED`). Another container imports them
+ *   (`importHeld`), so its `heldAs` skips the page's other form though it never fetched the page
+ *   (without them, a form queued before the rule was learned was fetched again whenever another
+ *   container dequeued it).
+ *
  * A failed read or write is logged, not thrown: the rules are advice that saves requests; a
  * container that misses them learns them again from its own pages.
  */
 import { judgeError } from '../../core/error-policy.ts';
-import type { HostRuleRecord } from '../../core/quality/duplicate-url-rules.ts';
-import type { CrawlTableStore } from '../ports/cloud-ports.ts';
-import type { CrawlContext } from './container-state.ts';
+import type { HeldForm, HostRuleRecord } from '../../core/quality/duplicate-url-rules.ts';
+import type { CrawlTableStore, StoredHostRules } from '../ports/cloud-ports.ts';
+import type { CrawlContext, RuleSync } from './container-state.ts';
 
-/** A container reads a host's stored rules again after this long, ms. */
+/** A container reads a host's stored rules itself when its batch's read is older than this, ms. */
 export const RULES_REFRESH_MS = 60_000;
+/** Held forms shared per host (newest first), and the longest URL shared: the item stays small. */
+export const HELD_FORMS_SHARED = 32;
+const HELD_URL_CHARS = 512;
 /** Conditional writes tried before giving up until the host's next change. */
 const WRITE_TRIES = 3;
 
@@ -31,30 +41,71 @@ export interface RulesSyncEnv {
   log: (line: string) => void;
 }
 
-/** Merges the host's stored rules into the container's learner when its copy is stale. */
+/**
+ * Merges a host's stored rules and held forms, as read at `now` (undefined: none stored), into
+ * the container's learner.
+ */
+export function mergeStoredRules(
+  env: Omit<RulesSyncEnv, 'table'>,
+  ctx: CrawlContext,
+  crawlId: string,
+  host: string,
+  stored: StoredHostRules | undefined,
+): void {
+  const rules = ctx.urlRules;
+  if (rules === undefined) return;
+  const known = ctx.ruleSync.get(host);
+  try {
+    // News of this container not stored yet (a failed write, or learned before a failed read)
+    const pending = rules.hostRevision(host) !== (known?.revision ?? 0);
+    const moved = stored !== undefined && stored.version !== known?.version;
+    if (moved) {
+      rules.mergeHost(host, stored.records);
+      rules.importHeld(host, stored.held ?? []);
+    }
+    // Up to date with the store unless it has news of its own, or its memory refuted a stored rule.
+    const current = !pending && storedHolds(stored?.records ?? [], rules.hostRecords(host) ?? []);
+    const revision = current ? rules.hostRevision(host) : (known?.revision ?? -1);
+    const held = moved
+      ? new Set((stored.held ?? []).map(([url]) => url))
+      : (known?.held ?? new Set<string>());
+    ctx.ruleSync.set(host, {
+      version: stored?.version ?? 0,
+      readAt: env.now,
+      revision,
+      held,
+      heldRevision: known?.heldRevision ?? -1,
+    });
+  } catch (error) {
+    env.log(`duplicate-URL rules of ${host} (${crawlId}) not merged: ${judgeError(error).message}`);
+    ctx.ruleSync.set(host, { ...(known ?? unsynced(env.now)), readAt: env.now });
+  }
+}
+
+/** Reads and merges the host's stored rules when this container's copy is stale. */
 export async function refreshHostRules(
   env: RulesSyncEnv,
   ctx: CrawlContext,
   crawlId: string,
   host: string,
 ): Promise<void> {
-  const rules = ctx.urlRules;
-  if (rules === undefined) return;
+  if (ctx.urlRules === undefined) return;
   const known = ctx.ruleSync.get(host);
   if (known !== undefined && env.now - known.readAt < RULES_REFRESH_MS) return;
+  let stored: StoredHostRules | undefined;
   try {
-    const stored = await env.table.hostRules(crawlId, host);
-    // News of this container not stored yet (a failed write, or learned before a failed read)
-    const pending = rules.hostRevision(host) !== (known?.revision ?? 0);
-    if (stored !== undefined && stored.version !== known?.version) rules.mergeHost(host, stored.records);
-    // Up to date with the store unless it has news of its own, or its memory refuted a stored rule.
-    const current = !pending && storedHolds(stored?.records ?? [], rules.hostRecords(host) ?? []);
-    const revision = current ? rules.hostRevision(host) : (known?.revision ?? -1);
-    ctx.ruleSync.set(host, { version: stored?.version ?? 0, readAt: env.now, revision });
+    stored = await env.table.hostRules(crawlId, host);
   } catch (error) {
     env.log(`duplicate-URL rules of ${host} (${crawlId}) not read: ${judgeError(error).message}`);
-    ctx.ruleSync.set(host, { version: known?.version ?? 0, readAt: env.now, revision: known?.revision ?? 0 });
+    ctx.ruleSync.set(host, { ...(known ?? unsynced(env.now)), readAt: env.now });
+    return;
   }
+  mergeStoredRules(env, ctx, crawlId, host, stored);
+}
+
+/** Where a container stands with a host it has not synced yet. */
+function unsynced(now: number): RuleSync {
+  return { version: 0, readAt: now, revision: 0, held: new Set(), heldRevision: 0 };
 }
 
 /** True when `stored` says all that `mine` says: each rule there, with its status, and as much support. */
@@ -66,9 +117,15 @@ function storedHolds(stored: readonly HostRuleRecord[], mine: readonly HostRuleR
   });
 }
 
+/** The held forms this container shares for the host (its memory, with what it imported). */
+function sharedHeld(ctx: CrawlContext, host: string): HeldForm[] {
+  const forms = ctx.urlRules?.heldForms(host, HELD_FORMS_SHARED * 2) ?? [];
+  return forms.filter(([url]) => url.length <= HELD_URL_CHARS).slice(0, HELD_FORMS_SHARED);
+}
+
 /**
- * Stores the host's rules when this container's learner changed them since they were last read
- * or written. Resolves whether a write went through.
+ * Stores the host's rules when this container's learner changed them, or holds a held form the
+ * store lacks, since they were last read or written. Resolves whether a write went through.
  */
 export async function saveHostRules(
   env: RulesSyncEnv,
@@ -78,24 +135,35 @@ export async function saveHostRules(
 ): Promise<boolean> {
   const rules = ctx.urlRules;
   if (rules === undefined) return false;
-  const known = ctx.ruleSync.get(host) ?? { version: 0, readAt: env.now, revision: 0 };
-  if (rules.hostRevision(host) === known.revision) return false;
+  const known = ctx.ruleSync.get(host) ?? unsynced(env.now);
+  // The memory is scanned for held forms only when a rule or a held page moved since last time.
+  const heldRevision = rules.heldRevision(host);
+  if (rules.hostRevision(host) === known.revision && heldRevision === known.heldRevision) return false;
+  let held = sharedHeld(ctx, host);
+  if (rules.hostRevision(host) === known.revision && held.every(([url]) => known.held.has(url))) {
+    ctx.ruleSync.set(host, { ...known, heldRevision });
+    return false;
+  }
   let version = known.version;
   try {
     for (let attempt = 0; attempt < WRITE_TRIES; attempt++) {
       const records = rules.hostRecords(host) ?? [];
-      const written = await env.table.putHostRules(crawlId, host, records, version);
+      const written = await env.table.putHostRules(crawlId, host, records, version, held);
       if (written.written) {
         ctx.ruleSync.set(host, {
           version: written.version,
           readAt: known.readAt,
           revision: rules.hostRevision(host),
+          held: new Set(held.map(([url]) => url)),
+          heldRevision: rules.heldRevision(host),
         });
         return true;
       }
       // Another container wrote first: take its rules in (blocked on either side stays blocked).
       rules.mergeHost(host, written.stored.records);
+      rules.importHeld(host, written.stored.held ?? []);
       version = written.stored.version;
+      held = sharedHeld(ctx, host);
     }
     env.log(`duplicate-URL rules of ${host} (${crawlId}) not written: ${WRITE_TRIES} conflicts`);
   } catch (error) {

@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { NO_FAULTS } from '../fault-hook.ts';
+import { stateKey } from '../ports/cloud-ports.ts';
 import { messageTask } from './aopic-admission.ts';
 import { commitBatch } from './batch-commit.ts';
 import {
@@ -33,6 +34,7 @@ import {
 } from './batch-model.ts';
 import { WorkerContainer } from './container-state.ts';
 import { runGroupInOrder } from './fifo-groups.ts';
+import { mergeStoredRules } from './host-rules-sync.ts';
 import { defer, type StepEnv, stepRecord } from './record-step.ts';
 
 /**
@@ -103,6 +105,12 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
     for (const [key, entry] of state.robots) {
       const space = key.indexOf(' ');
       deps.stores(key.slice(0, space)).robots.prime(key.slice(space + 1), entry);
+    }
+    for (const { group } of plan.groups.values()) {
+      const batch = plan.crawls.get(group.crawlId);
+      if (batch === undefined || batch.ctx.urlRules === undefined) continue;
+      const stored = state.rules.get(stateKey(group.crawlId, group.host));
+      mergeStoredRules({ now, log }, batch.ctx, group.crawlId, group.host, stored);
     }
     // Tasks of crawls that do not exist: nothing can ever process them.
     for (const entry of unknownCrawlEntries(entries, plan)) {

@@ -74,6 +74,9 @@ export interface PageObservation {
   duplicateOf?: string;
 }
 
+/** A page held under a form the active rules rewrite: its URL and its content digest (see `heldForms`). */
+export type HeldForm = [url: string, digest: number];
+
 /** Where a rule stands. */
 export type RuleStatus = 'candidate' | 'active' | 'blocked';
 
@@ -155,6 +158,8 @@ interface HostMemory {
   /** The active rules `composite` was built for. */
   compositeFor: readonly DuplicateUrlRule[];
   units: number;
+  /** When (a tick of the learner) a page held under another form was last recorded (see `heldRevision`). */
+  heldAt: number;
 }
 
 /** The digest of a URL that gave no page. */
@@ -185,6 +190,7 @@ export class DuplicateUrlRules {
   /** Learning memory by host, least recently observed first (a Map re-inserted on use). */
   readonly #memory = new Map<string, HostMemory>();
   #units = 0;
+  #heldTick = 0;
 
   constructor(options: DuplicateUrlRuleOptions = {}, snapshot?: DuplicateUrlRulesSnapshot) {
     this.#minSupport = positive('minSupport', options.minSupport ?? 3);
@@ -235,6 +241,53 @@ export class DuplicateUrlRules {
     if (memory.observations.peek(url) !== undefined || rewriteUrl(active, url).url !== url) return undefined;
     if (this.#auditShare > 0 && auditPoint(url) < this.#auditShare) return undefined;
     return held.url;
+  }
+
+  /**
+   * Pages of the host this memory holds under a form its active rules rewrite into another URL,
+   * newest first (at most `limit`): what `heldAs` needs to skip the other form. A runtime whose
+   * learners are split (the cloud's containers) shares them, so that a container that never saw
+   * the page still skips its other form (`importHeld`).
+   */
+  heldForms(host: string, limit = 32): HeldForm[] {
+    const rules = this.#rules.peek(host);
+    const memory = this.#memory.get(host);
+    if (rules === undefined || memory === undefined || rules.active.length === 0) return [];
+    const out: HeldForm[] = [];
+    const seen = [...memory.observations.entries()];
+    for (let i = seen.length - 1; i >= 0 && out.length < limit; i--) {
+      const [url, hash] = seen[i]!;
+      if (hash !== NO_PAGE && rewriteUrl(rules.active, url).url !== url) out.push([url, hash]);
+    }
+    return out;
+  }
+
+  /**
+   * A number that grows whenever the host's memory records a page under a form its active rules
+   * rewrite: with `hostRevision` (the active rules changed), whether `heldForms` may have news,
+   * so that a runtime does not scan the memory after every page.
+   */
+  heldRevision(host: string): number {
+    return this.#memory.get(host)?.heldAt ?? 0;
+  }
+
+  /**
+   * Learns from pages another learner fetched (its `heldForms`), as if fetched here: the same
+   * checks, candidates and blocks as `observePage`. Throws DuplicateUrlRuleError on a malformed
+   * entry. Returns the rules that changed.
+   */
+  importHeld(host: string, forms: readonly HeldForm[]): RuleChange[] {
+    const changes: RuleChange[] = [];
+    if (forms.length === 0) return changes;
+    const memory = this.#memoryOf(host);
+    for (const form of forms) {
+      const [url, hash] = Array.isArray(form) ? form : [undefined, undefined];
+      if (typeof url !== 'string' || !Number.isSafeInteger(hash) || (hash as number) < 0)
+        throw new DuplicateUrlRuleError(`not a held form: ${JSON.stringify(form)}`);
+      this.#record(host, memory, url, hash as number, changes);
+    }
+    this.#trim(host);
+    return changes;
   }
 
   /** How the host's active rules rewrite two URLs, and whether they end as one (no audit sample). */
@@ -339,6 +392,9 @@ export class DuplicateUrlRules {
     memory.observations.set(url, hash);
     this.#count(memory, 1);
     const rules = this.#rules.get(host);
+    if (hash !== NO_PAGE && rules !== undefined && rules.active.length > 0) {
+      if (rewriteUrl(rules.active, url).url !== url) memory.heldAt = ++this.#heldTick;
+    }
     if (rules !== undefined) {
       for (const entry of [...rules.entries.values()]) {
         const index = this.#indexOf(host, rules, memory, entry, changes, false);
@@ -636,6 +692,7 @@ export class DuplicateUrlRules {
         composite: undefined,
         compositeFor: [],
         units: 0,
+        heldAt: 0,
       };
       memory = fresh;
     } else {

@@ -46,7 +46,11 @@ import type {
   WarmRobotsCache,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
-import type { HostRuleRecord, RuleRecord } from '../../../functions/core/quality/duplicate-url-rules.ts';
+import type {
+  HeldForm,
+  HostRuleRecord,
+  RuleRecord,
+} from '../../../functions/core/quality/duplicate-url-rules.ts';
 import type { CrawlTask, Fingerprint } from '../../../functions/core/types.ts';
 import type { ApiDeps } from '../../../functions/handlers/api-app.ts';
 import type { ContentSeenStore, Frontier, RobotsEntry } from '../../../functions/ports.ts';
@@ -163,7 +167,13 @@ export class MemoryCrawlTable implements CrawlTableStore {
   }
   async loadBatchState(request: BatchStateRequest): Promise<BatchState> {
     this.#call('loadBatchState');
-    const state: BatchState = { crawls: new Map(), budgets: new Map(), hosts: new Map(), robots: new Map() };
+    const state: BatchState = {
+      crawls: new Map(),
+      budgets: new Map(),
+      hosts: new Map(),
+      robots: new Map(),
+      rules: new Map(),
+    };
     for (const id of request.crawlIds) {
       const crawl = this.crawls.get(id);
       if (crawl !== undefined) state.crawls.set(id, copy(crawl));
@@ -179,6 +189,10 @@ export class MemoryCrawlTable implements CrawlTableStore {
     for (const { crawlId, origin } of request.robots) {
       const entry = this.robots.get(stateKey(crawlId, origin));
       if (entry !== undefined) state.robots.set(stateKey(crawlId, origin), copy(entry));
+    }
+    for (const { crawlId, host } of request.rules ?? []) {
+      const stored = this.rules.get(stateKey(crawlId, host));
+      if (stored !== undefined) state.rules.set(stateKey(crawlId, host), copy(stored));
     }
     return state;
   }
@@ -232,12 +246,15 @@ export class MemoryCrawlTable implements CrawlTableStore {
     host: string,
     records: readonly HostRuleRecord[],
     version: number,
+    held: readonly HeldForm[] = [],
   ): Promise<HostRulesWrite> {
     this.#call('putHostRules');
     const key = stateKey(crawlId, host);
     const stored = this.rules.get(key);
     if ((stored?.version ?? 0) !== version) return { written: false, stored: copy(stored!) };
-    this.rules.set(key, { records: copy([...records]), version: version + 1 });
+    const item: StoredHostRules = { records: copy([...records]), version: version + 1 };
+    if (held.length > 0) item.held = copy([...held]);
+    this.rules.set(key, item);
     return { written: true, version: version + 1 };
   }
   async crawlRules(crawlId: string): Promise<RuleRecord[]> {

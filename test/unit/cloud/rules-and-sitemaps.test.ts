@@ -144,7 +144,40 @@ describe('cloud worker: duplicate-URL rules', () => {
       cloud.frontier.sent.some((t) => t.url === `${H}/d4/`),
       'passed on to the page’s own URL',
     );
-    assert.ok(cloud.table.calls.includes('hostRules'));
+    // read with the batch's state (one more key of its BatchGetItem), not a GetItem of its own
+    assert.ok(!cloud.table.calls.includes('hostRules'));
+  });
+
+  it('a page fetched under the other form before the rule: another container skips its own URL', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher(routes());
+    const { tasks } = runningCrawl(
+      cloud,
+      { seeds: [`${H}/`], ...base, sitemaps: false, duplicateUrlRuleAudit: 0, duplicateUrlRuleSupport: 2 },
+      clock,
+    );
+    const first = workerOver(cloud, fetcher, clock);
+    // /d6/index.html is fetched before the rule has its support; /d6/ waits in the queue meanwhile
+    const order = [`${H}/d1/`, `${H}/d1/index.html`, `${H}/d6/index.html`, `${H}/d2/`, `${H}/d2/index.html`];
+    for (const url of order) await first([messageFor(tasks([url], 1)[0]!)]);
+    const stored = cloud.table.rules.get([...cloud.table.rules.keys()][0]!)!;
+    assert.equal(stored.records.find((r) => r.name === 'drop-suffix index.html')?.status, 'active');
+    assert.ok(
+      stored.held?.some(([url]) => url === `${H}/d6/index.html`),
+      'the page held under its other form is stored with the rules',
+    );
+
+    // another container dequeues /d6/: it never fetched the page, yet does not fetch it again
+    const second = workerOver(cloud, fetcher, clock);
+    await second([messageFor(tasks([`${H}/d6/`], 1)[0]!)]);
+    assert.equal(fetcher.count(`${H}/d6/`), 0, 'not fetched again');
+    const skipped = captured(cloud).find((p) => p.url === `${H}/d6/`);
+    assert.equal(skipped?.reason, 'duplicate-url-rule');
+    assert.match(skipped?.detail ?? '', /already fetched as http:\/\/h\.example\/d6\/index\.html/);
+    // a page fetched under its own form is still fetched by the second container
+    await second([messageFor(tasks([`${H}/d3/`], 1)[0]!)]);
+    assert.equal(fetcher.count(`${H}/d3/`), 1);
   });
 
   it('two containers writing one host: the second merges the first and writes again; blocked wins', async () => {

@@ -10,6 +10,7 @@ import { describe, test } from 'node:test';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import {
   type DuplicateUrlRule,
+  DuplicateUrlRuleError,
   rewriteUrl,
   sortRules,
 } from '../../../functions/core/quality/duplicate-url-rule.ts';
@@ -311,6 +312,37 @@ describe('DuplicateUrlRules: learning', () => {
       if (audited.heldAs(`${O}/p${i}/`, H) !== undefined) held++;
     }
     assert.ok(held > 60 && held < 140, `${held} of 200 held, the rest audited`);
+  });
+
+  test('heldForms and importHeld: a learner that never fetched the page skips its other form', () => {
+    const one = learner();
+    see(one, '/x/index.html', 'x');
+    see(one, '/y/index.html', null); // a miss is never shared as held
+    assert.deepEqual(one.heldForms(H), [], 'no active rule: nothing is held under another form');
+    for (const dir of ['a', 'b', 'c']) {
+      see(one, `/${dir}/`, dir);
+      see(one, `/${dir}/index.html`, dir);
+    }
+    const held = one.heldForms(H);
+    assert.deepEqual(
+      held.map(([url]) => url),
+      [`${O}/c/index.html`, `${O}/b/index.html`, `${O}/a/index.html`, `${O}/x/index.html`],
+      'newest first, only forms the rules rewrite',
+    );
+    assert.equal(one.heldForms(H, 2).length, 2);
+    const revision = one.heldRevision(H);
+    see(one, '/q.html', 'q');
+    assert.equal(one.heldRevision(H), revision, 'a page under its own form holds nothing new');
+    see(one, '/q/index.html', 'q2');
+    assert.ok(one.heldRevision(H) > revision, 'a page under a form the rules rewrite');
+    const two = learner();
+    two.mergeHost(H, one.hostRecords(H)!);
+    assert.equal(two.heldAs(`${O}/x/`, H), undefined, 'the rules alone do not know the page');
+    two.importHeld(H, held);
+    assert.equal(two.heldAs(`${O}/x/`, H), `${O}/x/index.html`);
+    assert.equal(two.heldAs(`${O}/y/`, H), undefined);
+    assert.throws(() => two.importHeld(H, [['/z', -2]]), DuplicateUrlRuleError);
+    assert.throws(() => two.importHeld(H, [[7, 1] as unknown as [string, number]]), /not a held form/);
   });
 
   test('hostRevision moves when a rule record of the host changes, and only then', () => {
