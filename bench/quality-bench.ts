@@ -21,7 +21,8 @@
  *   npm run bench:quality -- --mode cloud           the serverless crawler on the local stand-in
  *   npm run bench:quality -- --classic              the web as it was before issue 11
  *   npm run bench:quality -- --requests log.jsonl   also write every request with its label
- *   npm run bench:quality -- --out DIR              keep each crawl's folder (DIR/aopic, DIR/bfs)
+ *   npm run bench:quality -- --out DIR              keep each crawl's folder (DIR/aopic, DIR/bfs;
+ *                                                   in the cloud mode, its rules.json there)
  *   npm run bench:quality -- --set sitemapShare=0.5 crawl settings over the bench's (repeatable)
  *
  * The web has issue 11's hosts by default: five servers that answer duplicate URL forms with the
@@ -36,7 +37,7 @@
  * has no priorities and AOPIC works by parking low-cash URLs (see functions/cloud/). Its page
  * budget is approximate: batches running together each see the others' pages late.
  */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -240,6 +241,12 @@ async function crawlCloud(
     }
     process.stderr.write('\n');
     const wallMs = performance.now() - started;
+    if (values.out !== undefined) {
+      // the rules the workers learned and stored, as the embedded crawler writes them
+      mkdirSync(join(values.out, order), { recursive: true });
+      const rules = JSON.stringify(await api(`/crawls/${id}/rules`), null, 2);
+      writeFileSync(join(values.out, order, 'rules.json'), `${rules}\n`);
+    }
     const metrics = qualityMetrics(web, logRequests(served.requests(), order));
     const c = view.counters;
     console.error(

@@ -74,7 +74,8 @@ export function mergeStoredRules(
       readAt: env.now,
       revision,
       held,
-      heldRevision: known?.heldRevision ?? -1,
+      // rules learned elsewhere may make pages of this memory held forms: look again at the next save
+      heldRevision: moved ? -1 : (known?.heldRevision ?? -1),
     });
   } catch (error) {
     env.log(`duplicate-URL rules of ${host} (${crawlId}) not merged: ${judgeError(error).message}`);

@@ -172,7 +172,9 @@ async function crawlRecord(
     await refreshHostRules(rulesEnv, batch.ctx, batch.crawl.id, task.host);
     const seenStats: UrlSeenStats = { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
     const claimed: string[] = [];
-    const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen);
+    const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen, {
+      everyPage: batch.ctx.urlRules !== undefined,
+    });
     const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
     // The page's new links wait here until the step tells where its cash went (see admitLinks).
     const links: CrawlTask[] = [];

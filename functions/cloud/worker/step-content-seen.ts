@@ -11,6 +11,12 @@
  *
  * `crawlPage` calls {@link claim} first (before link extraction): it answers from the warm map,
  * or "not a duplicate (yet)" and remembers the hash for the gate.
+ *
+ * With `everyPage` (the crawl learns duplicate-URL rules), the hash is registered at `claim` for
+ * every page the warm map does not know: the rules learn from exact duplicates of one host, and a
+ * duplicate whose original registered nothing (its links were known) goes unseen by every
+ * container but the one that fetched the original, so the rules learned late and a site's
+ * duplicate forms were fetched in bursts (docs/cloud.md, "Content-seen").
  */
 import type { LRUCache } from 'lru-cache';
 import type { Fingerprint } from '../../core/types.ts';
@@ -25,10 +31,17 @@ export class StepContentSeen implements ContentSeenStore {
   #duplicateOf: string | undefined;
   #registered = false;
 
+  readonly #everyPage: boolean;
+
   /** `warm`: hash -> first URL seen with it, shared by the steps of a crawl in this container. */
-  constructor(warm: LRUCache<string, string>, store: ContentSeenStore) {
+  constructor(
+    warm: LRUCache<string, string>,
+    store: ContentSeenStore,
+    options: { everyPage?: boolean } = {},
+  ) {
     this.#warm = warm;
     this.#store = store;
+    this.#everyPage = options.everyPage ?? false;
   }
 
   /** The original's URL when this step's page turned out a duplicate (by the map or the gate). */
@@ -49,13 +62,20 @@ export class StepContentSeen implements ContentSeenStore {
       return known;
     }
     this.#pending = { hash, url };
+    if (this.#everyPage && !(await this.#register())) return this.#duplicateOf;
     return undefined;
   }
 
   /** The URL-seen gate: registers the pending hash before new URLs are claimed; false = duplicate. */
   readonly gate = async (unclaimed: readonly Fingerprint[]): Promise<boolean> => {
+    if (unclaimed.length === 0) return true;
+    return this.#register();
+  };
+
+  /** Registers the pending hash (once); false when it was another URL's: this page is a duplicate. */
+  async #register(): Promise<boolean> {
     const pending = this.#pending;
-    if (pending === undefined || unclaimed.length === 0) return true;
+    if (pending === undefined) return this.#duplicateOf === undefined;
     this.#pending = undefined;
     const original = await this.#store.claim(pending.hash, pending.url);
     this.#registered = original === undefined;
@@ -66,7 +86,7 @@ export class StepContentSeen implements ContentSeenStore {
     }
     this.#warm.set(pending.hash, pending.url);
     return true;
-  };
+  }
 
   /** Once the step finished: a hash this container had not seen is remembered for later pages. */
   finish(url: string): void {

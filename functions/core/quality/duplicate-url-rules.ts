@@ -244,27 +244,28 @@ export class DuplicateUrlRules {
   }
 
   /**
-   * Pages of the host this memory holds under a form its active rules rewrite into another URL,
-   * newest first (at most `limit`): what `heldAs` needs to skip the other form. A runtime whose
-   * learners are split (the cloud's containers) shares them, so that a container that never saw
-   * the page still skips its other form (`importHeld`).
+   * Pages of the host this memory holds under a form one of its rules (active, or a candidate that
+   * may become active) rewrites into another URL, newest first (at most `limit`): what `heldAs`
+   * needs to skip the other form once the rule applies. A runtime whose learners are split (the
+   * cloud's containers) shares them, so that a container that never saw the page still skips its
+   * other form (`importHeld`).
    */
   heldForms(host: string, limit = 32): HeldForm[] {
     const rules = this.#rules.peek(host);
     const memory = this.#memory.get(host);
-    if (rules === undefined || memory === undefined || rules.active.length === 0) return [];
+    if (rules === undefined || memory === undefined) return [];
     const out: HeldForm[] = [];
     const seen = [...memory.observations.entries()];
     for (let i = seen.length - 1; i >= 0 && out.length < limit; i--) {
       const [url, hash] = seen[i]!;
-      if (hash !== NO_PAGE && rewriteUrl(rules.active, url).url !== url) out.push([url, hash]);
+      if (hash !== NO_PAGE && rewrittenBy(rules, url)) out.push([url, hash]);
     }
     return out;
   }
 
   /**
-   * A number that grows whenever the host's memory records a page under a form its active rules
-   * rewrite: with `hostRevision` (the active rules changed), whether `heldForms` may have news,
+   * A number that grows whenever the host's memory records a page under a form its rules rewrite:
+   * with `hostRevision` (the rules changed), whether `heldForms` may have news,
    * so that a runtime does not scan the memory after every page.
    */
   heldRevision(host: string): number {
@@ -392,9 +393,7 @@ export class DuplicateUrlRules {
     memory.observations.set(url, hash);
     this.#count(memory, 1);
     const rules = this.#rules.get(host);
-    if (hash !== NO_PAGE && rules !== undefined && rules.active.length > 0) {
-      if (rewriteUrl(rules.active, url).url !== url) memory.heldAt = ++this.#heldTick;
-    }
+    if (hash !== NO_PAGE && rules !== undefined && rewrittenBy(rules, url)) memory.heldAt = ++this.#heldTick;
     if (rules !== undefined) {
       for (const entry of [...rules.entries.values()]) {
         const index = this.#indexOf(host, rules, memory, entry, changes, false);
@@ -824,6 +823,15 @@ export class DuplicateUrlRules {
       this.#trim(host);
     }
   }
+}
+
+/** True when an active rule, or a candidate, of the host rewrites `url` into another URL. */
+function rewrittenBy(rules: HostRules, url: string): boolean {
+  if (rules.active.length > 0 && rewriteUrl(rules.active, url).url !== url) return true;
+  for (const entry of rules.entries.values()) {
+    if (entry.status === 'candidate' && applyRule(entry.rule, url) !== url) return true;
+  }
+  return false;
 }
 
 /** Rule records in the order of rules.json: by host; active, candidates, blocked; most support first; by name. */

@@ -180,6 +180,33 @@ describe('cloud worker: duplicate-URL rules', () => {
     assert.equal(fetcher.count(`${H}/d3/`), 1);
   });
 
+  it('learns from duplicates whose originals another container fetched without registering a hash', async () => {
+    // The originals have no links, so no URL claim would have registered their content hashes
+    // (step-content-seen.ts): with rules on, every page registers, or no container learns.
+    const r: Record<string, { status: number; body: string }> = {};
+    for (let i = 1; i <= 8; i++) {
+      const body = page(`topic ${i}`);
+      r[`${H}/topics/t-${i}.html`] = { status: 200, body };
+      r[`${H}/Topics/T-${i}.html`] = { status: 200, body };
+    }
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher(r);
+    const { tasks } = runningCrawl(cloud, { seeds: [`${H}/`], ...base, sitemaps: false }, clock);
+    const first = workerOver(cloud, fetcher, clock);
+    for (let i = 1; i <= 8; i++) await first([messageFor(tasks([`${H}/topics/t-${i}.html`], 1)[0]!)]);
+    const second = workerOver(cloud, fetcher, clock);
+    const variants = tasks(
+      Array.from({ length: 8 }, (_, i) => `${H}/Topics/T-${i + 1}.html`),
+      1,
+    );
+    await second(variants.map((t) => messageFor(t)));
+    const fetched = Array.from({ length: 8 }, (_, i) => fetcher.count(`${H}/Topics/T-${i + 1}.html`));
+    assert.deepEqual(fetched, [1, 1, 0, 0, 0, 0, 0, 0], 'two pairs teach the rule; the rest are merged');
+    const stored = [...cloud.table.rules.values()][0]!;
+    assert.equal(stored.records.find((x) => x.name === 'case-insensitive')?.status, 'active');
+  });
+
   it('two containers writing one host: the second merges the first and writes again; blocked wins', async () => {
     const table = new MemoryCrawlTable();
     const clock = new TestClock();

@@ -318,7 +318,7 @@ describe('DuplicateUrlRules: learning', () => {
     const one = learner();
     see(one, '/x/index.html', 'x');
     see(one, '/y/index.html', null); // a miss is never shared as held
-    assert.deepEqual(one.heldForms(H), [], 'no active rule: nothing is held under another form');
+    assert.deepEqual(one.heldForms(H), [], 'no rule yet: nothing is held under another form');
     for (const dir of ['a', 'b', 'c']) {
       see(one, `/${dir}/`, dir);
       see(one, `/${dir}/index.html`, dir);
