@@ -173,7 +173,7 @@ async function crawlRecord(
     const seenStats: UrlSeenStats = { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
     const claimed: string[] = [];
     const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen, {
-      everyPage: batch.ctx.urlRules !== undefined,
+      everyPage: batch.ctx.urlRules?.learnsFrom(task.host) ?? false,
     });
     const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
     // The page's new links wait here until the step tells where its cash went (see admitLinks).

@@ -12,11 +12,11 @@
  * `crawlPage` calls {@link claim} first (before link extraction): it answers from the warm map,
  * or "not a duplicate (yet)" and remembers the hash for the gate.
  *
- * With `everyPage` (the crawl learns duplicate-URL rules), the hash is registered at `claim` for
- * every page the warm map does not know: the rules learn from exact duplicates of one host, and a
- * duplicate whose original registered nothing (its links were known) goes unseen by every
- * container but the one that fetched the original, so the rules learned late and a site's
- * duplicate forms were fetched in bursts (docs/cloud.md, "Content-seen").
+ * With `everyPage` (the page's host has a duplicate-URL rule, candidate or active), the hash is
+ * registered at `claim` for every page the warm map does not know: the rules learn from exact
+ * duplicates of one host, and a duplicate whose original registered nothing (its links were
+ * known) goes unseen by every container but the one that fetched the original, so a rule gained
+ * its support late while the host's other forms were fetched (docs/cloud.md, "Content-seen").
  */
 import type { LRUCache } from 'lru-cache';
 import type { Fingerprint } from '../../core/types.ts';

@@ -316,6 +316,17 @@ export class DuplicateUrlRules {
     return this.#rules.peek(host)?.revision ?? 0;
   }
 
+  /**
+   * True when the host has a candidate or an active rule: its pages' contents teach or test the
+   * rules (the cloud registers every content hash of such a host, not only of pages with new links).
+   */
+  learnsFrom(host: string): boolean {
+    const rules = this.#rules.peek(host);
+    if (rules === undefined) return false;
+    for (const entry of rules.entries.values()) if (entry.status !== 'blocked') return true;
+    return false;
+  }
+
   /** The active rules of a host, in composition order. */
   activeRules(host: string): readonly DuplicateUrlRule[] {
     return this.#rules.peek(host)?.active ?? [];

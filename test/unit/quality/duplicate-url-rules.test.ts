@@ -319,6 +319,7 @@ describe('DuplicateUrlRules: learning', () => {
     see(one, '/x/index.html', 'x');
     see(one, '/y/index.html', null); // a miss is never shared as held
     assert.deepEqual(one.heldForms(H), [], 'no rule yet: nothing is held under another form');
+    assert.equal(one.learnsFrom(H), false);
     for (const dir of ['a', 'b', 'c']) {
       see(one, `/${dir}/`, dir);
       see(one, `/${dir}/index.html`, dir);
@@ -341,6 +342,8 @@ describe('DuplicateUrlRules: learning', () => {
     two.importHeld(H, held);
     assert.equal(two.heldAs(`${O}/x/`, H), `${O}/x/index.html`);
     assert.equal(two.heldAs(`${O}/y/`, H), undefined);
+    assert.equal(two.learnsFrom(H), true, 'an active rule');
+    assert.equal(two.learnsFrom('other.example'), false, 'no rule');
     assert.throws(() => two.importHeld(H, [['/z', -2]]), DuplicateUrlRuleError);
     assert.throws(() => two.importHeld(H, [[7, 1] as unknown as [string, number]]), /not a held form/);
   });
