@@ -43,7 +43,7 @@ import type {
   HostUpdateResult,
   StoredHostRules,
 } from '../../cloud/ports/cloud-ports.ts';
-import { stateKey } from '../../cloud/ports/cloud-ports.ts';
+import { emptyBatchState, stateKey } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlConfig } from '../../core/config.ts';
 import type { HeldForm, HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
@@ -564,13 +564,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
       batchGetAll(this.#doc, this.#table, dedupeKeys(eventual)),
       batchGetAll(this.#doc, this.#table, dedupeKeys(consistent), { consistent: true }),
     ]);
-    const state: BatchState = {
-      crawls: new Map(),
-      budgets: new Map(),
-      hosts: new Map(),
-      robots: new Map(),
-      rules: new Map(),
-    };
+    const state = emptyBatchState();
     for (const item of [...loose, ...strict]) {
       const pk = item.pk as string;
       const sk = item.sk as string;

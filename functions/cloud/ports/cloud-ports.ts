@@ -41,6 +41,11 @@ export interface BatchState {
   rules: Map<string, StoredHostRules>;
 }
 
+/** A BatchState with nothing found yet. */
+export function emptyBatchState(): BatchState {
+  return { crawls: new Map(), budgets: new Map(), hosts: new Map(), robots: new Map(), rules: new Map() };
+}
+
 /** Key of a BatchState entry. */
 export function stateKey(crawlId: string, part: string): string {
   return `${crawlId} ${part}`;

@@ -45,7 +45,7 @@ import type {
   VisibilityChange,
   WarmRobotsCache,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
-import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
+import { emptyBatchState, stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import type {
   HeldForm,
   HostRuleRecord,
@@ -167,13 +167,7 @@ export class MemoryCrawlTable implements CrawlTableStore {
   }
   async loadBatchState(request: BatchStateRequest): Promise<BatchState> {
     this.#call('loadBatchState');
-    const state: BatchState = {
-      crawls: new Map(),
-      budgets: new Map(),
-      hosts: new Map(),
-      robots: new Map(),
-      rules: new Map(),
-    };
+    const state = emptyBatchState();
     for (const id of request.crawlIds) {
       const crawl = this.crawls.get(id);
       if (crawl !== undefined) state.crawls.set(id, copy(crawl));
