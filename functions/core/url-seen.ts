@@ -30,6 +30,12 @@ export interface UrlSeenOptions {
   remember?: (fps: readonly Fingerprint[]) => void;
   /** Receives every fingerprint looked up, in order (the URL-seen trace of the cache study). */
   trace?: (fps: readonly Fingerprint[]) => void;
+  /**
+   * True when a fingerprint the cache lacks is known, in memory, to be claimed by another owner
+   * (one `cacheable` refused because that owner is not finished yet): answered "seen" without
+   * the store, as a cache hit. Only the owner's own retry must not be told so.
+   */
+  claimedByOther?: (fp: Fingerprint) => boolean;
 }
 
 /**
@@ -47,6 +53,7 @@ export class UrlSeen {
   readonly #cacheable: UrlSeenOptions['cacheable'];
   readonly #remember: UrlSeenOptions['remember'];
   readonly #trace: UrlSeenOptions['trace'];
+  readonly #claimedByOther: UrlSeenOptions['claimedByOther'];
 
   /** `stats` may be shared by several instances over one cache (one per concurrent step). */
   constructor(cache: ClockCache, store: SeenStore, stats?: UrlSeenStats, options: UrlSeenOptions = {}) {
@@ -56,6 +63,7 @@ export class UrlSeen {
     this.#cacheable = options.cacheable;
     this.#remember = options.remember;
     this.#trace = options.trace;
+    this.#claimedByOther = options.claimedByOther;
   }
 
   /** For each fingerprint, in order: true when it is new and now claimed by `owner`. */
@@ -67,7 +75,7 @@ export class UrlSeen {
     for (let i = 0; i < fps.length; i++) {
       const fp = fps[i]!;
       this.stats.lookups += 1;
-      if (this.#cache.has(fp)) {
+      if (this.#cache.has(fp) || this.#claimedByOther?.(fp) === true) {
         this.stats.cacheHits += 1;
       } else {
         misses.push(fp);

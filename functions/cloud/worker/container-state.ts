@@ -25,6 +25,12 @@ export interface CrawlContext {
   /** Hosts added to the scope (a seed redirected there), as far as this container knows. */
   allowed: Set<string>;
   cache: ClockCache;
+  /**
+   * URL fingerprint -> the owner of its claim, for claims by pages not known to be finished (so
+   * not in `cache`): another page's look-up is answered "seen" from here; the owner's own retry
+   * still goes to the store (record-step.ts, `cacheable`).
+   */
+  pendingClaims: LRUCache<string, string>;
   /** Content hash -> first URL this container saw with it (see StepContentSeen). */
   contentHashes: LRUCache<string, string>;
   /** Trap and near-duplicate defences, with this container's memory of the crawl. */
@@ -89,6 +95,7 @@ export function contextBytes(ctx: CrawlContext): number {
     ctx.cache.capacity * 9 +
     slots * 4 +
     ctx.contentHashes.size * 250 +
+    ctx.pendingClaims.size * 200 +
     ctx.parked.size * 150 +
     (ctx.nearDuplicates?.size ?? 0) * 200 +
     (ctx.urlRules?.learningEntries ?? 0) * RULE_ENTRY_BYTES
@@ -213,6 +220,7 @@ export class WorkerContainer {
       allowed: new Set(),
       cache: new ClockCache(config.seenCacheSize),
       contentHashes: new LRUCache({ max: 20_000 }),
+      pendingClaims: new LRUCache({ max: 20_000 }),
       quality: new CrawlQuality(config, { ...(index ? { index } : {}), random: this.#random }),
       parked: new LRUCache({ max: 50_000 }),
       credits: new Map(),

@@ -7,6 +7,7 @@
  * counts). Nothing durable is written here except URL-seen claims and content hashes, which are
  * safe to repeat; the batch commit writes the rest.
  */
+import type { LRUCache } from 'lru-cache';
 import { type CashFlow, importanceOf } from '../../core/aopic.ts';
 import type { CrawlConfig } from '../../core/config.ts';
 import { type CrawlPageDeps, type CrawlPageOutcome, crawlPage, SEED_OWNER } from '../../core/crawl-page.ts';
@@ -425,7 +426,11 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
     // Own claims are cached at the end of the batch, after the ledger: a redelivery of a page
     // that died before it must count (and queue) its children again.
     seen: new UrlSeen(ctx.cache, seen, buffers.seenStats, {
-      cacheable: (fps) => cacheable(env, batch.crawl.id, fps),
+      cacheable: (fps) => cacheable(env, batch.crawl.id, fps, ctx.pendingClaims),
+      claimedByOther: (fp) => {
+        const owner = ctx.pendingClaims.get(fp);
+        return owner !== undefined && owner !== buffers.owner;
+      },
       remember: (fps) => buffers.claimed.push(...fps),
       // The URL-seen trace of the cache study: the batch's look-ups in the order they happened.
       ...(ctx.config.seenTrace ? { trace: (fps: readonly string[]) => void batch.lookups.push(...fps) } : {}),
@@ -467,13 +472,19 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
  * Which URLs claimed by other pages may enter the cache: a URL claimed by another page enters it
  * only once that page is finished (its host's ledger covers its message). Until then its owner
  * may still be redelivered, and the redelivery must find the claim in the store (and queue the
- * URL again), not be told "seen" by a cache.
+ * URL again), not be told "seen" by a cache. Such a claim is kept in `pending` with its owner:
+ * every other page is told "seen" from there (`claimedByOther`), the owner is not.
  */
-async function cacheable(env: StepEnv, crawlId: string, fps: readonly string[]): Promise<boolean[]> {
+async function cacheable(
+  env: StepEnv,
+  crawlId: string,
+  fps: readonly string[],
+  pending: LRUCache<string, string>,
+): Promise<boolean[]> {
   const { container, deps } = env;
   const stores = deps.stores(crawlId);
   const answers: boolean[] = new Array(fps.length).fill(false);
-  const waiting: { index: number; key: string; host: string; seq: string }[] = [];
+  const waiting: { index: number; key: string; host: string; seq: string; owner: string }[] = [];
   for (let i = 0; i < fps.length; i++) {
     const found = stores.seen.ownerOf(fps[i]!);
     if (found === undefined) continue; // not claimed by anyone (a vetoed claim): never cached
@@ -486,7 +497,7 @@ async function cacheable(env: StepEnv, crawlId: string, fps: readonly string[]):
     const key = stateKey(crawlId, tag.host);
     const seq = sequenceKey(tag.seq);
     if (container.ledgerCovers(key, seq)) answers[i] = true;
-    else waiting.push({ index: i, key, host: tag.host, seq });
+    else waiting.push({ index: i, key, host: tag.host, seq, owner: found });
   }
   if (waiting.length === 0) return answers;
   const now = deps.clock.now();
@@ -502,6 +513,13 @@ async function cacheable(env: StepEnv, crawlId: string, fps: readonly string[]):
       container.rememberLedger(key, seq, now);
     }
   }
-  for (const w of waiting) if (container.ledgerCovers(w.key, w.seq)) answers[w.index] = true;
+  for (const w of waiting) {
+    if (container.ledgerCovers(w.key, w.seq)) {
+      answers[w.index] = true;
+      pending.delete(fps[w.index]!);
+    } else {
+      pending.set(fps[w.index]!, w.owner);
+    }
+  }
   return answers;
 }

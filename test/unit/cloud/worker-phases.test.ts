@@ -163,6 +163,40 @@ describe('a batch through all phases (in-memory cloud)', () => {
     assert.equal(cloud.table.counters(id).finished, 1);
   });
 
+  it("a claim by an unfinished page answers other pages from memory, never the claimant's own retry", async () => {
+    const B = 'http://b.example';
+    const C = 'http://c.example';
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${B}/robots.txt`]: { status: 404 },
+      [`${C}/robots.txt`]: { status: 404 },
+      [`${SITE}/`]: { status: 200, body: page('home', ['/a']) },
+      [`${B}/`]: { status: 200, body: page('b home', [`${SITE}/a`]) },
+      [`${C}/`]: { status: 200, body: page('c home', [`${SITE}/a`]) },
+    });
+    const { tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const container = workerOver(cloud, fetcher, clock);
+    // P claims /a, then its link send fails: the claim is durable, P is not finished
+    cloud.frontier.failing = true;
+    const p = messageFor(tasks([`${SITE}/`])[0]!);
+    assert.equal((await container([p])).verdicts.get(p.messageId)?.kind, 'retry');
+    cloud.frontier.failing = false;
+    // Q, in the same container, is told "seen" by the store and remembers who claimed it
+    await container([messageFor(tasks([`${B}/`], 1)[0]!)]);
+    assert.deepEqual(cloud.frontier.sent, [], 'P owns /a: Q does not queue it');
+    // R is answered from memory: a cache hit, no store look-up
+    const r = await container([messageFor(tasks([`${C}/`], 1)[0]!)]);
+    assert.equal(r.stats.seenCacheHits, r.stats.seenLookups, 'every look-up of R answered in memory');
+    // P's own retry in this container still claims and queues its link
+    assert.deepEqual((await container([p])).verdicts.get(p.messageId), { kind: 'ack' });
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${SITE}/a`],
+    );
+  });
+
   it('a permanent error goes to the DLQ on its first try, recorded and counted; a transient one is retried', async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
