@@ -3,7 +3,7 @@
  * that registered the hash first.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { ContentSeenStore } from '../../ports.ts';
+import type { CheckedContentSeenStore } from '../../cloud/ports/cloud-ports.ts';
 import { isConditionalCheckFailed } from './dynamo-batch.ts';
 import { KEEP_FOREVER, type Retention, withExpiry } from './retention.ts';
 
@@ -13,7 +13,7 @@ import { KEEP_FOREVER, type Retention, withExpiry } from './retention.ts';
  * the error's `Item` (DynamoDB's `ReturnValuesOnConditionCheckFailure`), or from a consistent
  * `GetItem` where the endpoint does not return it (dynalite).
  */
-export class DynamoContentSeenStore implements ContentSeenStore {
+export class DynamoContentSeenStore implements CheckedContentSeenStore {
   readonly #doc: DynamoDBDocumentClient;
   readonly #table: string;
   readonly #crawlId: string;
@@ -29,6 +29,14 @@ export class DynamoContentSeenStore implements ContentSeenStore {
     this.#table = table;
     this.#crawlId = crawlId;
     this.#retention = options.retention ?? KEEP_FOREVER;
+  }
+
+  /** One eventually consistent GetItem (0.5 read units). */
+  async find(hash: string): Promise<string | undefined> {
+    const { Item } = await this.#doc.send(
+      new GetCommand({ TableName: this.#table, Key: { pk: `${this.#crawlId}#c#${hash}` } }),
+    );
+    return Item?.url as string | undefined;
   }
 
   async claim(hash: string, url: string): Promise<string | undefined> {

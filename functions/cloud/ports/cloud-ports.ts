@@ -245,6 +245,12 @@ export interface WarmRobotsCache extends RobotsCache {
  */
 export type ClaimGate = (unclaimed: readonly Fingerprint[]) => Promise<boolean>;
 
+/** A ContentSeenStore that can also be asked without registering. */
+export interface CheckedContentSeenStore extends ContentSeenStore {
+  /** The URL that registered `hash`, read eventually consistent; undefined when none did. */
+  find(hash: string): Promise<string | undefined>;
+}
+
 /** A SeenStore that remembers who claimed the fingerprints it answered about. */
 export interface OwnedSeenStore extends SeenStore {
   /** The claim owner last seen for `fp`, if this instance knows it. */
@@ -299,7 +305,7 @@ export interface ObjectLinks {
 /** The per-crawl stores of the URL table and robots cache. */
 export interface CrawlStores {
   seen: OwnedSeenStore;
-  contentSeen: ContentSeenStore;
+  contentSeen: CheckedContentSeenStore;
   robots: WarmRobotsCache;
 }
 

@@ -218,7 +218,9 @@ async function crawlRecord(
       (fp) => deps.stores(batch.crawl.id).seen.isParked(fp),
       deps.clock.now(),
     );
-    // The gate found the hash registered by another URL: a duplicate (crawlPage did not know).
+    // The gate found the hash registered by another URL, or a page that registered nothing finds
+    // it now: a duplicate (crawlPage did not know).
+    if (record.duplicateOf === undefined && record.status !== null) await content.check(task.url);
     if (content.duplicateOf !== undefined && record.duplicateOf === undefined) {
       record.duplicateOf = content.duplicateOf;
     }

@@ -21,11 +21,12 @@
 import type { LRUCache } from 'lru-cache';
 import type { Fingerprint } from '../../core/types.ts';
 import type { ContentSeenStore } from '../../ports.ts';
+import type { CheckedContentSeenStore } from '../ports/cloud-ports.ts';
 
 /** The content-seen state of one step. */
 export class StepContentSeen implements ContentSeenStore {
   readonly #warm: LRUCache<string, string>;
-  readonly #store: ContentSeenStore;
+  readonly #store: CheckedContentSeenStore;
   #pending: { hash: string; url: string } | undefined;
   #hash: string | undefined;
   #duplicateOf: string | undefined;
@@ -36,7 +37,7 @@ export class StepContentSeen implements ContentSeenStore {
   /** `warm`: hash -> first URL seen with it, shared by the steps of a crawl in this container. */
   constructor(
     warm: LRUCache<string, string>,
-    store: ContentSeenStore,
+    store: CheckedContentSeenStore,
     options: { everyPage?: boolean } = {},
   ) {
     this.#warm = warm;
@@ -86,6 +87,22 @@ export class StepContentSeen implements ContentSeenStore {
     }
     this.#warm.set(pending.hash, pending.url);
     return true;
+  }
+
+  /**
+   * After the step, for a page that registered nothing (it queued no new URL) and that this
+   * container had not seen: one read of the store (0.5 read units) tells whether another URL
+   * registered the same bytes, so the page is recorded as its duplicate whichever container
+   * fetched the original.
+   */
+  async check(url: string): Promise<void> {
+    const pending = this.#pending;
+    if (pending === undefined || this.#duplicateOf !== undefined) return;
+    const original = await this.#store.find(pending.hash);
+    if (original !== undefined && original !== url) {
+      this.#duplicateOf = original;
+      this.#warm.set(pending.hash, original);
+    }
   }
 
   /** Once the step finished: a hash this container had not seen is remembered for later pages. */

@@ -79,9 +79,12 @@ function threeHosts(extraLinks: string[] = []): SiteSpec[] {
       },
       extra: {
         '/old': { status: 301, headers: { location: '/a8' } },
-        '/a8': { body: '<!doctype html><title>a8</title><a href="/a1">a1</a>' },
+        // /a9 is linked only from these two: the first of them to run queues it (and registers
+        // its content hash); the other is then a duplicate by content, whichever container runs it.
+        '/a8': { body: '<!doctype html><title>a8</title><a href="/a1">a1</a><a href="/a9">a9</a>' },
         // Same bytes as /a8: a duplicate by content.
-        '/dup': { body: '<!doctype html><title>a8</title><a href="/a1">a1</a>' },
+        '/dup': { body: '<!doctype html><title>a8</title><a href="/a1">a1</a><a href="/a9">a9</a>' },
+        '/a9': { body: '<!doctype html><title>a9</title><a href="/">home</a>' },
       },
     },
     {
@@ -117,6 +120,7 @@ const EXPECTED_PATHS: Record<string, string[]> = {
     '/a6',
     '/a7',
     '/a8',
+    '/a9',
     '/old',
     '/dup',
     '/private/secret',

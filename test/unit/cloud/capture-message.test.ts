@@ -15,10 +15,10 @@ import {
   indexKey,
   warcKey,
 } from '../../../functions/cloud/messages/warc-object.ts';
+import type { CheckedContentSeenStore } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { CaptureBuffer } from '../../../functions/cloud/worker/capture-buffer.ts';
 import { StepContentSeen } from '../../../functions/cloud/worker/step-content-seen.ts';
 import type { OutLink } from '../../../functions/core/types.ts';
-import type { ContentSeenStore } from '../../../functions/ports.ts';
 import { makeCapture, parseWarc } from '../warc/warc-test-kit.ts';
 
 const page: PageItem = {
@@ -161,7 +161,10 @@ describe('StepContentSeen (content-seen without a write per page)', () => {
   function store() {
     const hashes = new Map<string, string>();
     const calls: string[] = [];
-    const s: ContentSeenStore = {
+    const s: CheckedContentSeenStore = {
+      async find(hash) {
+        return hashes.get(hash);
+      },
       async claim(hash, url) {
         calls.push(url);
         const first = hashes.get(hash);
@@ -208,5 +211,26 @@ describe('StepContentSeen (content-seen without a write per page)', () => {
     const local = new StepContentSeen(warm, s);
     assert.equal(await local.claim('h', 'https://c/copy'), 'https://a/original');
     assert.equal(await local.claim('h', 'https://a/original'), undefined, 'a page is not its own duplicate');
+  });
+
+  it("a page that registered nothing reads the store once: a duplicate of another container's original", async () => {
+    const { s, calls } = store();
+    const first = new StepContentSeen(new LRUCache({ max: 10 }), s);
+    await first.claim('h', 'https://a/original');
+    assert.equal(await first.gate(['0000000000000001']), true);
+    // another container; the twin's links are all known, so no gate, no write
+    const warm = new LRUCache<string, string>({ max: 10 });
+    const twin = new StepContentSeen(warm, s);
+    assert.equal(await twin.claim('h', 'https://b/copy'), undefined);
+    await twin.check('https://b/copy');
+    assert.equal(twin.duplicateOf, 'https://a/original');
+    assert.equal(warm.get('h'), 'https://a/original');
+    assert.deepEqual(calls, ['https://a/original'], 'read, not written');
+    // unknown bytes: not a duplicate, and nothing written either
+    const alone = new StepContentSeen(new LRUCache({ max: 10 }), s);
+    await alone.claim('other', 'https://c/alone');
+    await alone.check('https://c/alone');
+    assert.equal(alone.duplicateOf, undefined);
+    assert.deepEqual(calls, ['https://a/original']);
   });
 });

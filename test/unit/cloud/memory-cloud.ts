@@ -45,7 +45,11 @@ import type {
   VisibilityChange,
   WarmRobotsCache,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
-import { emptyBatchState, stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
+import {
+  type CheckedContentSeenStore,
+  emptyBatchState,
+  stateKey,
+} from '../../../functions/cloud/ports/cloud-ports.ts';
 import type {
   HeldForm,
   HostRuleRecord,
@@ -53,7 +57,7 @@ import type {
 } from '../../../functions/core/quality/duplicate-url-rules.ts';
 import type { CrawlTask, Fingerprint } from '../../../functions/core/types.ts';
 import type { ApiDeps } from '../../../functions/handlers/api-app.ts';
-import type { ContentSeenStore, Frontier, RobotsEntry } from '../../../functions/ports.ts';
+import type { Frontier, RobotsEntry } from '../../../functions/ports.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -307,8 +311,11 @@ export class MemorySeenStore implements OwnedSeenStore {
 }
 
 /** Content hashes in memory (first URL wins; the same URL again is not a duplicate). */
-export class MemoryContentSeen implements ContentSeenStore {
+export class MemoryContentSeen implements CheckedContentSeenStore {
   readonly hashes = new Map<string, string>();
+  async find(hash: string): Promise<string | undefined> {
+    return this.hashes.get(hash);
+  }
   async claim(hash: string, url: string): Promise<string | undefined> {
     const found = this.hashes.get(hash);
     if (found === undefined) {
