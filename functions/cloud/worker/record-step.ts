@@ -41,7 +41,7 @@ import type {
   GroupBatch,
   MessageVerdict,
 } from './batch-model.ts';
-import type { WorkerContainer } from './container-state.ts';
+import type { CrawlContext, WorkerContainer } from './container-state.ts';
 import { refreshHostRules, saveHostRules } from './host-rules-sync.ts';
 import { StepContentSeen } from './step-content-seen.ts';
 
@@ -223,6 +223,7 @@ async function crawlRecord(
     if (record.duplicateOf === undefined && record.status !== null) await content.check(task.url);
     if (content.duplicateOf !== undefined && record.duplicateOf === undefined) {
       record.duplicateOf = content.duplicateOf;
+      teachRules(batch.ctx, task, record);
     }
     content.finish(task.url);
     // The host's rules, stored when this page changed them (rare: see host-rules-sync.ts).
@@ -315,6 +316,23 @@ async function admit(
   if (queue.length > 0) await env.frontier.enqueue(queue);
   batch.parks.push(...parks);
   return parks.length;
+}
+
+/**
+ * Tells the host's duplicate-URL rules of a duplicate found after the crawl step (by the gate or
+ * the store's read), which the step's own observation could not name: a pair they learn from.
+ */
+function teachRules(ctx: CrawlContext, task: CrawlTask, record: PageRecord): void {
+  const whole =
+    record.status !== null &&
+    record.status >= 200 &&
+    record.status < 300 &&
+    record.truncated === undefined &&
+    record.reason === undefined;
+  if (ctx.urlRules === undefined || !whole || record.contentHash === undefined) return;
+  const { duplicateOf } = record;
+  if (duplicateOf === undefined) return;
+  ctx.urlRules.observePage({ url: task.url, host: task.host, contentHash: record.contentHash, duplicateOf });
 }
 
 /** The record's handling: it will be acked, so its sequence number joins the ledger. */

@@ -211,6 +211,33 @@ describe('cloud worker: duplicate-URL rules', () => {
     assert.equal(stored.records.find((x) => x.name === 'case-insensitive')?.status, 'active');
   });
 
+  it('a duplicate found after the step (the store read) teaches the rules of another container', async () => {
+    // The originals queue a link each (so they register their hashes); the other forms, in
+    // another container, queue nothing new: the store's read finds their originals.
+    const r: Record<string, { status: number; body: string }> = {};
+    for (let i = 1; i <= 6; i++) {
+      const body = page(`topic ${i}`, [`/x/${i}`]);
+      r[`${H}/topics/t-${i}.html`] = { status: 200, body };
+      r[`${H}/Topics/T-${i}.html`] = { status: 200, body };
+    }
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher(r);
+    const { tasks } = runningCrawl(cloud, { seeds: [`${H}/`], ...base, sitemaps: false }, clock);
+    const first = workerOver(cloud, fetcher, clock);
+    for (let i = 1; i <= 6; i++) await first([messageFor(tasks([`${H}/topics/t-${i}.html`], 1)[0]!)]);
+    const second = workerOver(cloud, fetcher, clock);
+    const variants = tasks(
+      Array.from({ length: 6 }, (_, i) => `${H}/Topics/T-${i + 1}.html`),
+      1,
+    );
+    await second(variants.map((t) => messageFor(t)));
+    const fetched = Array.from({ length: 6 }, (_, i) => fetcher.count(`${H}/Topics/T-${i + 1}.html`));
+    assert.deepEqual(fetched, [1, 1, 0, 0, 0, 0], 'two pairs teach the rule; the rest are merged');
+    const copy = captured(cloud).find((p) => p.url === `${H}/Topics/T-1.html`);
+    assert.equal(copy?.duplicateOf, `${H}/topics/t-1.html`);
+  });
+
   it('two containers writing one host: the second merges the first and writes again; blocked wins', async () => {
     const table = new MemoryCrawlTable();
     const clock = new TestClock();
