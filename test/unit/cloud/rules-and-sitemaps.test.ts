@@ -97,6 +97,35 @@ describe('cloud worker: sitemaps', () => {
   });
 });
 
+/**
+ * A host with `n` pages under /topics/t-<i>.html whose other form /Topics/T-<i>.html answers the
+ * same bytes (with `links(i)` as links), two worker containers over one in-memory cloud, and a
+ * runner of the other forms from `from` on through the second container, which resolves how
+ * many times each was fetched.
+ */
+function caseTwins(n: number, links: (i: number) => string[] = () => []) {
+  const r: Record<string, { status: number; body: string }> = {};
+  for (let i = 1; i <= n; i++) {
+    const body = page(`topic ${i}`, links(i));
+    r[`http://h.example/topics/t-${i}.html`] = { status: 200, body };
+    r[`http://h.example/Topics/T-${i}.html`] = { status: 200, body };
+  }
+  const clock = new TestClock();
+  const cloud = new MemoryCloud();
+  const fetcher = new MemoryFetcher(r);
+  const { tasks } = runningCrawl(cloud, { seeds: ['http://h.example/'], ...base, sitemaps: false }, clock);
+  const first = workerOver(cloud, fetcher, clock);
+  const second = workerOver(cloud, fetcher, clock);
+  const fetchOwn = async (i: number) =>
+    first([messageFor(tasks([`http://h.example/topics/t-${i}.html`], 1)[0]!)]);
+  const otherForms = async (from: number): Promise<number[]> => {
+    const urls = Array.from({ length: n - from + 1 }, (_, k) => `http://h.example/Topics/T-${k + from}.html`);
+    await second(tasks(urls, 1).map((t) => messageFor(t)));
+    return urls.map((url) => fetcher.count(url));
+  };
+  return { cloud, first, tasks, fetchOwn, otherForms };
+}
+
 describe('cloud worker: duplicate-URL rules', () => {
   const H = 'http://h.example';
   const routes = () => {
@@ -184,29 +213,16 @@ describe('cloud worker: duplicate-URL rules', () => {
     // The originals have no links, so no URL claim would register their content hashes
     // (step-content-seen.ts): without registering every page of a host with a candidate, the
     // second container never meets a pair and fetches every other form.
-    const r: Record<string, { status: number; body: string }> = {};
-    for (let i = 1; i <= 8; i++) {
-      const body = page(`topic ${i}`);
-      r[`${H}/topics/t-${i}.html`] = { status: 200, body };
-      r[`${H}/Topics/T-${i}.html`] = { status: 200, body };
-    }
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const fetcher = new MemoryFetcher(r);
-    const { tasks } = runningCrawl(cloud, { seeds: [`${H}/`], ...base, sitemaps: false }, clock);
-    const first = workerOver(cloud, fetcher, clock);
+    const { cloud, first, tasks, fetchOwn, otherForms } = caseTwins(8);
     // one pair seen by the first container: a candidate, stored
-    for (const url of [`${H}/topics/t-1.html`, `${H}/Topics/T-1.html`])
-      await first([messageFor(tasks([url], 1)[0]!)]);
-    for (let i = 2; i <= 8; i++) await first([messageFor(tasks([`${H}/topics/t-${i}.html`], 1)[0]!)]);
-    const second = workerOver(cloud, fetcher, clock);
-    const variants = tasks(
-      Array.from({ length: 7 }, (_, i) => `${H}/Topics/T-${i + 2}.html`),
-      1,
+    await fetchOwn(1);
+    await first([messageFor(tasks([`${H}/Topics/T-1.html`], 1)[0]!)]);
+    for (let i = 2; i <= 8; i++) await fetchOwn(i);
+    assert.deepEqual(
+      await otherForms(2),
+      [1, 0, 0, 0, 0, 0, 0],
+      'the second pair makes the rule; the rest are merged',
     );
-    await second(variants.map((t) => messageFor(t)));
-    const fetched = Array.from({ length: 7 }, (_, i) => fetcher.count(`${H}/Topics/T-${i + 2}.html`));
-    assert.deepEqual(fetched, [1, 0, 0, 0, 0, 0, 0], 'the second pair makes the rule; the rest are merged');
     const stored = [...cloud.table.rules.values()][0]!;
     assert.equal(stored.records.find((x) => x.name === 'case-insensitive')?.status, 'active');
   });
@@ -214,26 +230,13 @@ describe('cloud worker: duplicate-URL rules', () => {
   it('a duplicate found after the step (the store read) teaches the rules of another container', async () => {
     // The originals queue a link each (so they register their hashes); the other forms, in
     // another container, queue nothing new: the store's read finds their originals.
-    const r: Record<string, { status: number; body: string }> = {};
-    for (let i = 1; i <= 6; i++) {
-      const body = page(`topic ${i}`, [`/x/${i}`]);
-      r[`${H}/topics/t-${i}.html`] = { status: 200, body };
-      r[`${H}/Topics/T-${i}.html`] = { status: 200, body };
-    }
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const fetcher = new MemoryFetcher(r);
-    const { tasks } = runningCrawl(cloud, { seeds: [`${H}/`], ...base, sitemaps: false }, clock);
-    const first = workerOver(cloud, fetcher, clock);
-    for (let i = 1; i <= 6; i++) await first([messageFor(tasks([`${H}/topics/t-${i}.html`], 1)[0]!)]);
-    const second = workerOver(cloud, fetcher, clock);
-    const variants = tasks(
-      Array.from({ length: 6 }, (_, i) => `${H}/Topics/T-${i + 1}.html`),
-      1,
+    const { cloud, fetchOwn, otherForms } = caseTwins(6, (i) => [`/x/${i}`]);
+    for (let i = 1; i <= 6; i++) await fetchOwn(i);
+    assert.deepEqual(
+      await otherForms(1),
+      [1, 1, 0, 0, 0, 0],
+      'two pairs teach the rule; the rest are merged',
     );
-    await second(variants.map((t) => messageFor(t)));
-    const fetched = Array.from({ length: 6 }, (_, i) => fetcher.count(`${H}/Topics/T-${i + 1}.html`));
-    assert.deepEqual(fetched, [1, 1, 0, 0, 0, 0], 'two pairs teach the rule; the rest are merged');
     const copy = captured(cloud).find((p) => p.url === `${H}/Topics/T-1.html`);
     assert.equal(copy?.duplicateOf, `${H}/topics/t-1.html`);
   });
