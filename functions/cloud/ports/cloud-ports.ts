@@ -77,7 +77,7 @@ export interface HostUpdateResult {
 export interface StoredHostRules {
   records: HostRuleRecord[];
   version: number;
-  /** Pages of the host fetched under a form the active rules rewrite (see `heldForms`), newest first. */
+  /** Pages of the host fetched under a form its rules (active or candidate) rewrite (`heldForms`), newest first. */
   held?: HeldForm[];
 }
 

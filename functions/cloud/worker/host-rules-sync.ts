@@ -12,8 +12,8 @@
  *   rules are merged in and the write is tried again. Rules change a few times per host and crawl,
  *   so the write units per page stay near zero.
  *
- * - **held forms** travel with the rules: the pages a container fetched under a form the active
- *   rules rewrite (`heldForms`, at most `HELD_FORMS_SHARED`). Another container imports them
+ * - **held forms** travel with the rules: the pages a container fetched under a form one of the
+ *   host's rules (active, or a candidate) rewrites (`heldForms`, at most `HELD_FORMS_SHARED`). Another container imports them
  *   (`importHeld`), so its `heldAs` skips the page's other form though it never fetched the page
  *   (without them, a form queued before the rule was learned was fetched again whenever another
  *   container dequeued it).
