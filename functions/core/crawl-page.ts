@@ -648,6 +648,17 @@ async function mergeQueued(
   return { kind: 'done', record, enqueued, cashFlow: { cash: task.cash, toLambda: 0, credits } };
 }
 
+/** A whole 2xx page (not cut at the cap, not skipped): what the duplicate-URL rules learn from. */
+export function isWholePage(record: PageRecord): boolean {
+  return (
+    record.status !== null &&
+    record.status >= 200 &&
+    record.status < 300 &&
+    record.truncated === undefined &&
+    record.reason === undefined
+  );
+}
+
 /**
  * Tells the host's rules what a fetched URL gave: its content hash when it is a genuine, whole
  * 2xx page (a miss otherwise: another status, a soft 404, a body cut at the cap).
@@ -655,12 +666,7 @@ async function mergeQueued(
 function observePage(deps: CrawlPageDeps, task: CrawlTask, record: PageRecord, genuine: boolean): void {
   const rules = deps.urlRules;
   if (rules === undefined || record.status === null) return;
-  const page =
-    genuine &&
-    record.status >= 200 &&
-    record.status < 300 &&
-    record.truncated === undefined &&
-    record.reason === undefined;
+  const page = genuine && isWholePage(record);
   const observation: Parameters<UrlRuleChecks['observePage']>[0] = {
     url: task.url,
     host: task.host,

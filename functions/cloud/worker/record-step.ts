@@ -10,7 +10,13 @@
 import type { LRUCache } from 'lru-cache';
 import { type CashFlow, importanceOf } from '../../core/aopic.ts';
 import type { CrawlConfig } from '../../core/config.ts';
-import { type CrawlPageDeps, type CrawlPageOutcome, crawlPage, SEED_OWNER } from '../../core/crawl-page.ts';
+import {
+  type CrawlPageDeps,
+  type CrawlPageOutcome,
+  crawlPage,
+  isWholePage,
+  SEED_OWNER,
+} from '../../core/crawl-page.ts';
 import { judgeError } from '../../core/error-policy.ts';
 import { unfetchedRecord } from '../../core/page-record.ts';
 import { hostGapMs } from '../../core/politeness.ts';
@@ -323,13 +329,7 @@ async function admit(
  * the store's read), which the step's own observation could not name: a pair they learn from.
  */
 function teachRules(ctx: CrawlContext, task: CrawlTask, record: PageRecord): void {
-  const whole =
-    record.status !== null &&
-    record.status >= 200 &&
-    record.status < 300 &&
-    record.truncated === undefined &&
-    record.reason === undefined;
-  if (ctx.urlRules === undefined || !whole || record.contentHash === undefined) return;
+  if (ctx.urlRules === undefined || !isWholePage(record) || record.contentHash === undefined) return;
   const { duplicateOf } = record;
   if (duplicateOf === undefined) return;
   ctx.urlRules.observePage({ url: task.url, host: task.host, contentHash: record.contentHash, duplicateOf });
