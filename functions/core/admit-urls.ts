@@ -21,7 +21,7 @@ export interface Admission {
   /** AOPIC cash it receives: carried by its task when new, credited when known. */
   cash: number;
   /** Fields of its task when it is new. */
-  fields?: Pick<CrawlTask, 'generated' | 'parentSimhash' | 'lastmod' | 'sitemap'>;
+  fields?: Pick<CrawlTask, 'generated' | 'parentSimhash' | 'lastmod' | 'sitemap' | 'listed'>;
 }
 
 /** What a page's links (or a redirect's target, or a sitemap's entries) received. */
@@ -67,11 +67,12 @@ export async function admitUrls(
       cash: a.cash,
     };
     if (a.fields !== undefined) {
-      const { generated, parentSimhash, lastmod, sitemap } = a.fields;
+      const { generated, parentSimhash, lastmod, sitemap, listed } = a.fields;
       if (parentSimhash !== undefined) next.parentSimhash = parentSimhash;
       if (generated) next.generated = true;
       if (lastmod !== undefined) next.lastmod = lastmod;
       if (sitemap !== undefined) next.sitemap = sitemap;
+      if (listed) next.listed = true;
     }
     tasks.push(next);
   }

@@ -249,8 +249,11 @@ export const crawlConfigSchema = z
     maxSitemapUrls: positiveInt.max(10_000_000).default(100_000),
     /** Levels of sitemap indexes followed (1 is the protocol's; nested indexes need 2). */
     maxSitemapDepth: nonNegativeInt.max(5).default(2),
-    /** AOPIC: share of the cash a site's root page passes on that goes to the site's sitemaps. */
-    sitemapShare: z.number().min(0).max(1).default(0.2),
+    /**
+     * AOPIC: the guessed `/sitemap.xml` (a site whose robots.txt names none) is a link of its root
+     * page worth this share of one of the page's other links (docs/sitemaps.md).
+     */
+    sitemapShare: z.number().min(0).max(1).default(0.1),
     /**
      * Distinct links recorded (links.jsonl) and followed per page, in document order; the rest are
      * counted on the page record (`dropped.links`). Heritrix's default is the same 6,000.

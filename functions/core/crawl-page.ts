@@ -44,7 +44,8 @@ import {
   rulesFromEntry,
 } from './robots/policy.ts';
 import { rootCashSplit } from './sitemap/sitemap-cash.ts';
-import { queueSitemaps, readSitemapFile, rootSitemaps } from './sitemap/sitemap-step.ts';
+import type { SitemapFetch } from './sitemap/sitemap-plan.ts';
+import { admitRootSitemaps, queueSitemaps, readSitemapFile, rootSitemaps } from './sitemap/sitemap-step.ts';
 import type { CrawlTask, DroppedCounts, Fingerprint, LinkKind, OutLink, PageRecord } from './types.ts';
 import type { UrlCanonicalizer } from './url/canonicalize.ts';
 import { fingerprint } from './url/fingerprint.ts';
@@ -679,8 +680,8 @@ function observePage(deps: CrawlPageDeps, task: CrawlTask, record: PageRecord, g
 /**
  * Records the page's out-links, claims the new in-scope ones and queues them. The page's cash
  * goes in equal shares to every in-scope out-link (new ones carry it in their task, known ones
- * are listed for the runtime to credit), less the tax; a site's root page gives `sitemapShare`
- * of it to the site's sitemaps (`sitemaps`, known URLs: credited).
+ * are listed for the runtime to credit), less the tax; a site's root page also links its guessed
+ * sitemap (`sitemaps`), which takes `sitemapShare` of a link's share and is queued after the links.
  */
 async function followLinks(
   deps: CrawlPageDeps,
@@ -689,7 +690,7 @@ async function followLinks(
   nofollowPage: boolean,
   nearDuplicateOf: string | undefined,
   simhash?: string,
-  sitemaps: readonly Fingerprint[] = [],
+  sitemaps: readonly SitemapFetch[] = [],
 ): Promise<Followed> {
   const { config } = deps;
   const follow = new Set<LinkKind>(config.follow);
@@ -734,12 +735,12 @@ async function followLinks(
     config.sitemapShare,
   );
   const share = split.linkShare;
-  const cashFlow: CashFlow = {
-    cash: task.cash,
-    toLambda: split.toLambda,
-    credits: sitemaps.map((fp) => ({ fp, amount: split.sitemapShare })),
-  };
-  if (candidates.length === 0) return { enqueued: [], cashFlow, longUrls };
+  const cashFlow: CashFlow = { cash: task.cash, toLambda: split.toLambda, credits: [] };
+  if (candidates.length === 0) {
+    const guessed = await admitRootSitemaps(deps, task, sitemaps, split.sitemapShare);
+    cashFlow.credits.push(...guessed.credits);
+    return { enqueued: guessed.enqueued, cashFlow, longUrls };
+  }
   // Links to the page's own path pattern on its own host get a tenth of a share (see
   // SELF_LINK_SHARE); a home page linking other sites' home pages is not a generator.
   const shape = pathShape(task.url);
@@ -758,7 +759,10 @@ async function followLinks(
   });
   const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
   for (const credit of credits) cashFlow.credits.push(credit);
-  return { enqueued, cashFlow, longUrls };
+  // The guessed sitemap after the links: in the cloud's FIFO it comes after the site's first pages.
+  const guessed = await admitRootSitemaps(deps, task, sitemaps, split.sitemapShare);
+  cashFlow.credits.push(...guessed.credits);
+  return { enqueued: [...enqueued, ...guessed.enqueued], cashFlow, longUrls };
 }
 
 function baseRecord(task: CrawlTask, response: FetchResponse): PageRecord {

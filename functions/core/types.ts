@@ -47,6 +47,11 @@ export interface CrawlTask {
   /** The `<lastmod>` of the sitemap entry that made this URL known (recorded on its page record). */
   lastmod?: string;
   /**
+   * A sitemap entry made this URL known (before any link did): the site says it is a page. The
+   * embedded crawler does not hold it back for its low cash (see AopicDispatchPolicy.holdBack).
+   */
+  listed?: boolean;
+  /**
    * Cloud only: the task was re-sent by the worker in place of a message that had waited in the
    * queue (politeness) for most of its receives; names that message, so that its re-send has its
    * own deduplication id, the same one if the re-sending batch is redone.

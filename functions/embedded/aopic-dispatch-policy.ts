@@ -93,7 +93,7 @@ export class AopicDispatchPolicy {
    */
   holdBack(task: CrawlTask, running: number): boolean {
     if (this.#settings.order !== 'aopic' || this.#settings.maxPages === undefined) return false;
-    if (task.sitemap !== undefined) return false;
+    if (task.sitemap !== undefined || task.listed === true) return false;
     const cash = task.cash;
     const average = this.#cashAverage;
     if (running > 0 && cash < average * HOLD_BACK_SHARE) return true;

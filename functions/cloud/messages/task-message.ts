@@ -109,6 +109,7 @@ export function decodeTask(body: string): DecodedTask {
   if (typeof t.resentFrom === 'string' && FINGERPRINT.test(t.resentFrom)) task.resentFrom = t.resentFrom;
   if (sitemap !== undefined && typeof sitemap !== 'string') task.sitemap = sitemap;
   if (typeof t.lastmod === 'string') task.lastmod = t.lastmod;
+  if (t.listed === true) task.listed = true;
   return { ok: true, task };
 }
 

@@ -76,7 +76,10 @@ export function admitLinks(
   const queue: CrawlTask[] = [];
   const parks: ParkEntry[] = [];
   for (const task of links) {
-    if (admitsNow(task.cash, ordinary, config.aopicAdmitShare)) queue.push(task);
+    // The root page's guessed sitemap weighs less than a link (sitemapShare) but is not parked:
+    // it is queued behind the page's links, after the site's first pages.
+    if (task.sitemap !== undefined || admitsNow(task.cash, ordinary, config.aopicAdmitShare))
+      queue.push(task);
     else parks.push({ task, owner, key: keyOf(task.cash, bonus) });
   }
   return { queue, parks };

@@ -258,7 +258,12 @@ export class DuplicateUrlRules {
     const seen = [...memory.observations.entries()];
     for (let i = seen.length - 1; i >= 0 && out.length < limit; i--) {
       const [url, hash] = seen[i]!;
-      if (hash !== NO_PAGE && rewrittenBy(rules, url)) out.push([url, hash]);
+      if (hash === NO_PAGE) continue;
+      const images = imagesOf(rules, url);
+      // A form whose page this memory also holds under the URL a rule gives tells nobody
+      // anything new: the shared slots go to forms whose own URL may still be queued somewhere.
+      if (images.length > 0 && !images.some((image) => memory.observations.peek(image) !== undefined))
+        out.push([url, hash]);
     }
     return out;
   }
@@ -834,6 +839,21 @@ export class DuplicateUrlRules {
       this.#trim(host);
     }
   }
+}
+
+/** The URLs the host's active rules, or each candidate, rewrite `url` into (none: no rule does). */
+function imagesOf(rules: HostRules, url: string): string[] {
+  const images: string[] = [];
+  if (rules.active.length > 0) {
+    const active = rewriteUrl(rules.active, url).url;
+    if (active !== url) images.push(active);
+  }
+  for (const entry of rules.entries.values()) {
+    if (entry.status !== 'candidate') continue;
+    const image = applyRule(entry.rule, url);
+    if (image !== url) images.push(image);
+  }
+  return images;
 }
 
 /** True when an active rule, or a candidate, of the host rewrites `url` into another URL. */

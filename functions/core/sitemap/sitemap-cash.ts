@@ -1,8 +1,8 @@
 /**
- * AOPIC cash for sitemaps (docs/sitemaps.md). A site's sitemaps are virtual pages linked from the
- * site's root page `/`: they become known (holding no cash) when the site's robots.txt is read,
- * receive the lambda page's redistributions like every known page, and when the root page is
- * fetched they take `sitemapShare` of what it passes on, the rest going to its links as usual.
+ * AOPIC cash for sitemaps (docs/sitemaps.md). The files a site names become known (holding no
+ * cash) when its robots.txt is read and receive the lambda page's redistributions like every
+ * known page. The guessed `/sitemap.xml` of a site that names none is a link of the root page `/`,
+ * worth `sitemapShare` of one of its links (a guess, a 404 on most sites, comes after them).
  * A fetched sitemap passes its cash on like a page, less the tax: an index in equal shares to its
  * child sitemaps, a urlset to its URLs in proportion to their `<priority>`. Cash is conserved:
  * every amount comes out of a page that held it, and what nobody takes goes to the lambda page.
@@ -19,9 +19,9 @@ export interface RootCashSplit {
 }
 
 /**
- * Splits the root page's `cash` between its `links` eligible links and the site's `sitemaps`
- * (`share` of the distributable cash to the sitemaps together; all of it when the page has no
- * link, none when the site has no sitemap), after the tax `tax`.
+ * Splits the root page's `cash` between its `links` eligible links and the site's guessed
+ * `sitemaps`, after the tax `tax`: a sitemap weighs `share` of a link (all of the cash when the
+ * page has no link, none when there is no sitemap).
  */
 export function rootCashSplit(
   cash: number,
@@ -33,7 +33,9 @@ export function rootCashSplit(
   if (!(cash > 0)) return { linkShare: 0, sitemapShare: 0, toLambda: 0 };
   if (links <= 0 && sitemaps <= 0) return { linkShare: 0, sitemapShare: 0, toLambda: cash };
   const distributable = cash * (1 - tax);
-  const toSitemaps = sitemaps <= 0 ? 0 : links <= 0 ? distributable : distributable * share;
+  const weight = sitemaps * share;
+  const toSitemaps =
+    sitemaps <= 0 ? 0 : links <= 0 ? distributable : (distributable * weight) / (links + weight);
   return {
     linkShare: links <= 0 ? 0 : (distributable - toSitemaps) / links,
     sitemapShare: sitemaps <= 0 ? 0 : toSitemaps / sitemaps,

@@ -8,9 +8,10 @@
 
 import type { FetchResponse, RobotsEntry } from '../../ports.ts';
 import { type Admission, admitUrls, type Followed, heldLink } from '../admit-urls.ts';
+import type { CashFlow } from '../aopic.ts';
 import type { CrawlPageDeps } from '../crawl-page.ts';
 import { robotsUrlFor, rulesFromEntry } from '../robots/policy.ts';
-import type { CrawlTask, Fingerprint, OutLink, PageRecord, SitemapFileRecord } from '../types.ts';
+import type { CrawlTask, OutLink, PageRecord, SitemapFileRecord } from '../types.ts';
 import { fingerprint } from '../url/fingerprint.ts';
 import { sitemapEntryShares } from './sitemap-cash.ts';
 import { followSitemap, readsFirst, type SitemapFetch, sitemapPlan } from './sitemap-plan.ts';
@@ -39,9 +40,11 @@ export function plannedSitemaps(deps: CrawlPageDeps, origin: string, entry: Robo
 }
 
 /**
- * Queues the site's sitemap files when its robots.txt is first read: claimed through the
- * URL-seen test with robots.txt as their owner, holding no cash (the root page and the lambda
- * page's redistributions give them some). Returns the tasks queued.
+ * Queues the sitemap files the site names (its robots.txt `Sitemap:` lines) when its robots.txt
+ * is first read: claimed through the URL-seen test with robots.txt as their owner, holding no
+ * cash (the lambda page's redistributions give them some), read before the site's pages (see
+ * readsFirst). The guessed `/sitemap.xml` is not among them: it is a link of the root page
+ * (`rootSitemapLinks`). Returns the tasks queued.
  */
 export async function queueSitemaps(
   deps: CrawlPageDeps,
@@ -49,38 +52,55 @@ export async function queueSitemaps(
   origin: string,
   entry: RobotsEntry,
 ): Promise<CrawlTask[]> {
-  const plan = plannedSitemaps(deps, origin, entry);
+  const plan = plannedSitemaps(deps, origin, entry).filter(readsFirst);
   if (plan.length === 0) return [];
   // robots.txt names them: it is the owner of their claims (a page of the site may link one too)
   const robots: CrawlTask = { ...task, fp: fingerprint(robotsUrlFor(task.url)) };
-  const admissions = plan.map(
-    (fetch): Admission => ({
-      url: fetch.url,
-      host: new URL(fetch.url).hostname,
-      fp: fingerprint(fetch.url),
-      cash: 0,
-      fields: { sitemap: fetch },
-    }),
-  );
-  const { enqueued } = await admitUrls(deps, robots, SITEMAP_DEPTH, admissions);
+  const { enqueued } = await admitUrls(deps, robots, SITEMAP_DEPTH, sitemapAdmissions(plan, 0));
   return enqueued;
 }
 
 /**
- * The site's sitemap fingerprints that share its root page's cash when `task` is that page `/`:
- * the guessed `/sitemap.xml` (files the site names are read first, before the root page, and
- * hold no share of it), else none.
+ * The guessed `/sitemap.xml` of the site when `task` is its root page `/` and robots.txt names
+ * no sitemap: a link of the root page, with `share` of the cash (see rootCashSplit), claimed
+ * and queued after the page's links. A guess is a 404 on most sites (17 of the quality bench's
+ * 20 hosts): read at robots.txt time, it took a request from each site before its first pages,
+ * and cost the early PageRank mass 1-2 points (docs/quality-bench.md, issue 11 after).
+ */
+export async function admitRootSitemaps(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  sitemaps: readonly SitemapFetch[],
+  share: number,
+): Promise<{ enqueued: CrawlTask[]; credits: CashFlow['credits'] }> {
+  return admitUrls(deps, task, SITEMAP_DEPTH, sitemapAdmissions(sitemaps, share));
+}
+
+/** Sitemap files as admissions, each holding `cash`. */
+function sitemapAdmissions(files: readonly SitemapFetch[], cash: number): Admission[] {
+  return files.map(
+    (fetch): Admission => ({
+      url: fetch.url,
+      host: new URL(fetch.url).hostname,
+      fp: fingerprint(fetch.url),
+      cash,
+      fields: { sitemap: fetch },
+    }),
+  );
+}
+
+/**
+ * The site's sitemap files that are links of its root page when `task` is that page `/`: the
+ * guessed `/sitemap.xml` (files the site names are queued when robots.txt is read), else none.
  */
 export function rootSitemaps(
   deps: CrawlPageDeps,
   task: CrawlTask,
   origin: string,
   entry: RobotsEntry,
-): Fingerprint[] {
+): SitemapFetch[] {
   if (task.url !== `${origin}/` || task.sitemap !== undefined) return [];
-  return plannedSitemaps(deps, origin, entry).flatMap((fetch) =>
-    readsFirst(fetch) ? [] : [fingerprint(fetch.url)],
-  );
+  return plannedSitemaps(deps, origin, entry).filter((fetch) => !readsFirst(fetch));
 }
 
 /**
@@ -231,7 +251,7 @@ async function followEntries(
       host: a.host,
       fp: fingerprint(a.url),
       cash: shares[i]!,
-      ...(a.lastmod === undefined ? {} : { fields: { lastmod: a.lastmod } }),
+      fields: a.lastmod === undefined ? { listed: true } : { listed: true, lastmod: a.lastmod },
     }),
   );
   const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);

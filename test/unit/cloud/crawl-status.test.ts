@@ -26,7 +26,7 @@ describe('running totals in counter shards', () => {
     });
     const { id, tasks } = runningCrawl(
       cloud,
-      { seeds: [`${SITE}/`], scope: 'any', soft404Probe: false, delayMs: 0 },
+      { seeds: [`${SITE}/`], scope: 'any', soft404Probe: false, delayMs: 0, sitemaps: false },
       clock,
     );
     const m = messageFor(tasks([`${SITE}/`])[0]!);

@@ -69,6 +69,9 @@ describe('cloud worker: sitemaps', () => {
     assert.equal(fetcher.count(`${A}/s.xml`), 1);
     const only = cloud.frontier.sent.find((t) => t.url === `${A}/only`);
     assert.equal(only?.lastmod, '2026-05-06');
+    assert.equal(only?.listed, true, 'a sitemap made it known');
+    const back = decodeTask(encodeTask(only!));
+    assert.ok(back.ok && back.task.listed === true, 'and its message says so');
     assert.equal(cloud.frontier.sent.filter((t) => t.url === `${A}/a`).length, 1, '/a was linked: known');
     const file = captured(cloud).find((p) => p.url === `${A}/s.xml`);
     assert.equal(file?.kind, 'other');
@@ -83,6 +86,38 @@ describe('cloud worker: sitemaps', () => {
 
     await worker([messageFor(only!)]);
     assert.equal(captured(cloud).find((p) => p.url === `${A}/only`)?.lastmod, '2026-05-06');
+  });
+
+  it('the guessed /sitemap.xml is a link of the root page: sent after its links, never parked', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const links = Array.from({ length: 12 }, (_, i) => `/p${i}`);
+    const fetcher = new MemoryFetcher({
+      [`${A}/robots.txt`]: {
+        status: 200,
+        headers: { 'content-type': 'text/plain' },
+        body: 'User-agent: *\n',
+      },
+      [`${A}/`]: { status: 200, body: page('home', links) },
+    });
+    // AOPIC with the admission bar at a full link: the guess holds a tenth of one
+    const { tasks } = runningCrawl(
+      cloud,
+      { seeds: [`${A}/`], ...base, order: 'aopic', aopicAdmitShare: 1 },
+      clock,
+    );
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([messageFor(tasks([`${A}/`])[0]!)]);
+    const sent = cloud.frontier.sent.map((t) => t.url);
+    assert.deepEqual(
+      sent.slice(-13),
+      [...links.map((l) => `${A}${l}`), `${A}/sitemap.xml`],
+      'after the links',
+    );
+    const guessed = cloud.frontier.sent.find((t) => t.url === `${A}/sitemap.xml`);
+    assert.equal(guessed?.sitemap?.from, 'default');
+    const link = cloud.frontier.sent.find((t) => t.url === `${A}/p0`)!;
+    assert.ok(Math.abs(guessed!.cash - link.cash / 10) < 1e-12, 'a tenth of a link (sitemapShare)');
   });
 
   it('a task message with a malformed sitemap is refused', () => {
@@ -207,6 +242,28 @@ describe('cloud worker: duplicate-URL rules', () => {
     // a page fetched under its own form is still fetched by the second container
     await second([messageFor(tasks([`${H}/d3/`], 1)[0]!)]);
     assert.equal(fetcher.count(`${H}/d3/`), 1);
+  });
+
+  it('a form fetched by a container that did not learn the rule: shared once that container hears of it', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher(routes());
+    const { tasks } = runningCrawl(
+      cloud,
+      { seeds: [`${H}/`], ...base, sitemaps: false, duplicateUrlRuleAudit: 0, duplicateUrlRuleSupport: 2 },
+      clock,
+    );
+    const [holder, learner, third] = [1, 2, 3].map(() => workerOver(cloud, fetcher, clock));
+    // the holder fetches /d6/index.html before any rule exists
+    await holder!([messageFor(tasks([`${H}/d6/index.html`], 1)[0]!)]);
+    // another container learns the rule from its own pairs
+    for (const url of [`${H}/d1/`, `${H}/d1/index.html`, `${H}/d2/`, `${H}/d2/index.html`])
+      await learner!([messageFor(tasks([url], 1)[0]!)]);
+    // the holder's next page of the host brings it the rule: it shares the page it holds
+    await holder!([messageFor(tasks([`${H}/d3/`], 1)[0]!)]);
+    // a third container dequeues /d6/: not fetched again
+    await third!([messageFor(tasks([`${H}/d6/`], 1)[0]!)]);
+    assert.equal(fetcher.count(`${H}/d6/`), 0, 'not fetched again');
   });
 
   it('once a host has a candidate rule, every page registers its hash: other containers learn from it', async () => {

@@ -79,6 +79,8 @@ describe('AopicDispatchPolicy', () => {
     policy.holdBack(task(1), 0);
     assert.equal(policy.holdBack(named, 5), false);
     assert.equal(policy.holdBack(guessed, 5), false, 'a sitemap is never held back');
+    assert.equal(policy.holdBack(task(0.001), 5), true, 'a poor URL waits while others run');
+    assert.equal(policy.holdBack(task(0.001, { listed: true }), 5), false, 'not one a sitemap lists');
     // ...and a rich one does not raise the bar for the pages after it
     for (let i = 0; i < 20; i++) policy.holdBack(task(100, { sitemap: guessed.sitemap! }), 5);
     assert.equal(policy.holdBack(task(0.9), 5), false);

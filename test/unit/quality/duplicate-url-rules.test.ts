@@ -324,11 +324,13 @@ describe('DuplicateUrlRules: learning', () => {
       see(one, `/${dir}/`, dir);
       see(one, `/${dir}/index.html`, dir);
     }
+    see(one, '/d/index.html', 'd');
+    see(one, '/e/index.html', 'e');
     const held = one.heldForms(H);
     assert.deepEqual(
       held.map(([url]) => url),
-      [`${O}/c/index.html`, `${O}/b/index.html`, `${O}/a/index.html`, `${O}/x/index.html`],
-      'newest first, only forms the rules rewrite',
+      [`${O}/e/index.html`, `${O}/d/index.html`, `${O}/x/index.html`],
+      'newest first, only forms the rules rewrite, and not those whose own URL was fetched too (a, b, c)',
     );
     assert.equal(one.heldForms(H, 2).length, 2);
     const revision = one.heldRevision(H);

@@ -39,7 +39,7 @@ describe('sitemapPlan', () => {
         maxSitemapUrls: 100_000,
         maxSitemapDepth: 2,
         maxSitemapBytes: 52_428_800,
-        sitemapShare: 0.2,
+        sitemapShare: 0.1,
       },
     );
     assert.deepEqual(sitemapPlan(ORIGIN, [], parsed.config), [
@@ -167,11 +167,12 @@ describe('followSitemap', () => {
 });
 
 describe('sitemap cash', () => {
-  test("the root page's cash: the tax, a share to the sitemaps, the rest to its links; conserved", () => {
-    const split = rootCashSplit(1, 8, 2, 0.1, 0.2);
+  test("the root page's cash: the tax, a guessed sitemap worth a share of a link, the rest to its links; conserved", () => {
+    const split = rootCashSplit(1, 8, 2, 0.1, 0.5);
     assert.ok(Math.abs(split.toLambda - 0.1) < 1e-12);
-    assert.ok(Math.abs(split.sitemapShare - 0.09) < 1e-12);
-    assert.ok(Math.abs(split.linkShare - 0.09) < 1e-12);
+    // 8 links and 2 sitemaps of half a link each: 9 parts of 0.1
+    assert.ok(Math.abs(split.linkShare - 0.1) < 1e-12);
+    assert.ok(Math.abs(split.sitemapShare - 0.05) < 1e-12);
     assert.ok(Math.abs(split.toLambda + 2 * split.sitemapShare + 8 * split.linkShare - 1) < 1e-12);
     assert.deepEqual(rootCashSplit(1, 0, 0, 0.1, 0.2), { linkShare: 0, sitemapShare: 0, toLambda: 1 });
     const onlySitemaps = rootCashSplit(1, 0, 1, 0.1, 0.2);
