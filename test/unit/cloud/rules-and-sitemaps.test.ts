@@ -173,6 +173,19 @@ describe('cloud worker: duplicate-URL rules', () => {
     return r;
   };
 
+  /** A crawl of h.example whose rules activate at support 2 and are never audited, and its containers. */
+  const supportTwo = () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher(routes());
+    const { tasks } = runningCrawl(
+      cloud,
+      { seeds: [`${H}/`], ...base, sitemaps: false, duplicateUrlRuleAudit: 0, duplicateUrlRuleSupport: 2 },
+      clock,
+    );
+    return { cloud, fetcher, tasks, worker: () => workerOver(cloud, fetcher, clock) };
+  };
+
   it('learned in one container, stored once it changes, applied by another to a queued form', async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
@@ -213,15 +226,8 @@ describe('cloud worker: duplicate-URL rules', () => {
   });
 
   it('a page fetched under the other form before the rule: another container skips its own URL', async () => {
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const fetcher = new MemoryFetcher(routes());
-    const { tasks } = runningCrawl(
-      cloud,
-      { seeds: [`${H}/`], ...base, sitemaps: false, duplicateUrlRuleAudit: 0, duplicateUrlRuleSupport: 2 },
-      clock,
-    );
-    const first = workerOver(cloud, fetcher, clock);
+    const { cloud, fetcher, tasks, worker } = supportTwo();
+    const first = worker();
     // /d6/index.html is fetched before the rule has its support; /d6/ waits in the queue meanwhile
     const order = [`${H}/d1/`, `${H}/d1/index.html`, `${H}/d6/index.html`, `${H}/d2/`, `${H}/d2/index.html`];
     for (const url of order) await first([messageFor(tasks([url], 1)[0]!)]);
@@ -233,7 +239,7 @@ describe('cloud worker: duplicate-URL rules', () => {
     );
 
     // another container dequeues /d6/: it never fetched the page, yet does not fetch it again
-    const second = workerOver(cloud, fetcher, clock);
+    const second = worker();
     await second([messageFor(tasks([`${H}/d6/`], 1)[0]!)]);
     assert.equal(fetcher.count(`${H}/d6/`), 0, 'not fetched again');
     const skipped = captured(cloud).find((p) => p.url === `${H}/d6/`);
@@ -245,15 +251,8 @@ describe('cloud worker: duplicate-URL rules', () => {
   });
 
   it('a form fetched by a container that did not learn the rule: shared once that container hears of it', async () => {
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const fetcher = new MemoryFetcher(routes());
-    const { tasks } = runningCrawl(
-      cloud,
-      { seeds: [`${H}/`], ...base, sitemaps: false, duplicateUrlRuleAudit: 0, duplicateUrlRuleSupport: 2 },
-      clock,
-    );
-    const [holder, learner, third] = [1, 2, 3].map(() => workerOver(cloud, fetcher, clock));
+    const { fetcher, tasks, worker } = supportTwo();
+    const [holder, learner, third] = [worker(), worker(), worker()];
     // the holder fetches /d6/index.html before any rule exists
     await holder!([messageFor(tasks([`${H}/d6/index.html`], 1)[0]!)]);
     // another container learns the rule from its own pairs
