@@ -44,7 +44,7 @@ export function plannedSitemaps(deps: CrawlPageDeps, origin: string, entry: Robo
  * is first read: claimed through the URL-seen test with robots.txt as their owner, holding no
  * cash (the lambda page's redistributions give them some), read before the site's pages (see
  * readsFirst). The guessed `/sitemap.xml` is not among them: it is a link of the root page
- * (`rootSitemapLinks`). Returns the tasks queued.
+ * (`rootSitemaps`, `admitRootSitemaps`). Returns the tasks queued.
  */
 export async function queueSitemaps(
   deps: CrawlPageDeps,
@@ -65,7 +65,7 @@ export async function queueSitemaps(
  * no sitemap: a link of the root page, with `share` of the cash (see rootCashSplit), claimed
  * and queued after the page's links. A guess is a 404 on most sites (17 of the quality bench's
  * 20 hosts): read at robots.txt time, it took a request from each site before its first pages,
- * and cost the early PageRank mass 1-2 points (docs/quality-bench.md, issue 11 after).
+ * and cost the early PageRank mass 1-2 points (docs/quality-bench.md, issue 11's third pass).
  */
 export async function admitRootSitemaps(
   deps: CrawlPageDeps,
