@@ -322,6 +322,12 @@ function printTable(runs: OrderRun[]): void {
       share === 0.1 ? '>= 60% of ideal' : '',
     );
   }
+  row('first 10% of requests, by kind', (r) =>
+    Object.entries(r.metrics.early)
+      .sort((a, b) => b[1] - a[1])
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', '),
+  );
   row(
     'trap requests',
     (r) => `${r.metrics.trapRequests} ${pct(r.metrics.trapRequests / r.metrics.requests)}${mark(r, 0)}`,

@@ -51,6 +51,11 @@ export interface QualityMetrics {
   /** goodFetched / goodPages. */
   coverage: number;
   mass: MassPoint[];
+  /**
+   * The requests up to the first mass mark (the first 10%), by their label's kind: where the
+   * requests that did not fetch a new good page went while the early mass was gathered.
+   */
+  early: Partial<Record<UrlClass['kind'], number>>;
   trapRequests: number;
   byTrap: Record<TrapKind, number>;
   /**
@@ -104,6 +109,7 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
   let disallowed = 0;
   let robots = 0;
   let mark = 0;
+  const early: Partial<Record<UrlClass['kind'], number>> = {};
   const content = (page: number, via: DuplicateFetchKind | 'good') => {
     if (fetched[page] === 0) {
       fetched[page] = via === 'good' ? 1 : 2;
@@ -117,6 +123,7 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
   };
   for (let i = 0; i < n; i++) {
     const cls = requests[i]!.class;
+    if (i < marks[0]!.requests) early[cls.kind] = (early[cls.kind] ?? 0) + 1;
     switch (cls.kind) {
       case 'good':
         content(cls.page, 'good');
@@ -173,6 +180,7 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
     goodFetched,
     coverage: goodFetched / web.pageCount,
     mass,
+    early,
     trapRequests,
     byTrap,
     duplicates,

@@ -65,6 +65,8 @@ describe('qualityMetrics', () => {
       ],
     );
     assert.equal(m.mass[1]!.ideal, rank(byRank.slice(0, 5)));
+    // the first 10% (2 requests): robots.txt and a good page
+    assert.deepEqual(m.early, { robots: 1, good: 1 });
     assert.equal(m.trapRequests, 5);
     assert.deepEqual(m.byTrap, {
       calendar: 2,
