@@ -736,11 +736,6 @@ async function followLinks(
   );
   const share = split.linkShare;
   const cashFlow: CashFlow = { cash: task.cash, toLambda: split.toLambda, credits: [] };
-  if (candidates.length === 0) {
-    const guessed = await admitRootSitemaps(deps, task, sitemaps, split.sitemapShare);
-    cashFlow.credits.push(...guessed.credits);
-    return { enqueued: guessed.enqueued, cashFlow, longUrls };
-  }
   // Links to the page's own path pattern on its own host get a tenth of a share (see
   // SELF_LINK_SHARE); a home page linking other sites' home pages is not a generator.
   const shape = pathShape(task.url);

@@ -86,10 +86,11 @@ export class AopicDispatchPolicy {
    * otherwise fill every free slot from hosts that have nothing better left (on a generated web,
    * small hosts' traps took 9% of a 3,000-page budget at concurrency 16, 2% at concurrency 1).
    * When nothing is in flight it goes ahead, so the crawl always progresses. A sitemap file is
-   * never held back and leaves the average alone: the guessed `/sitemap.xml` of a seed takes a
-   * share of a seed's root page, far above any page's, and counted in the average it held every
-   * page back for a while (the early PageRank mass fell from 72% to 55% of the ideal in one of
-   * three runs of the quality bench).
+   * never held back and leaves the average alone: a rich one counted in the average held every
+   * page back for a while (when the guessed `/sitemap.xml` took a fifth of a seed's root page,
+   * the early PageRank mass fell from 72% to 55% of the ideal in one of three runs of the quality
+   * bench). Nor is a URL a sitemap listed (`listed`): the site says it is a page, and it holds
+   * little cash of its own (docs/sitemaps.md).
    */
   holdBack(task: CrawlTask, running: number): boolean {
     if (this.#settings.order !== 'aopic' || this.#settings.maxPages === undefined) return false;

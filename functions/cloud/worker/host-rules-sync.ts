@@ -13,8 +13,8 @@
  *   so the write units per page stay near zero.
  *
  * - **held forms** travel with the rules: the pages a container fetched under a form one of the
- *   host's rules (active, or a candidate) rewrites (`heldForms`, at most `HELD_FORMS_SHARED`). Another container imports them
- *   (`importHeld`), so its `heldAs` skips the page's other form though it never fetched the page
+ *   host's rules (active, or a candidate) rewrites (`heldForms`, at most `HELD_FORMS_SHARED`).
+ *   Another container imports them (`importHeld`), so its `heldAs` skips the page's other form though it never fetched the page
  *   (without them, a form queued before the rule was learned was fetched again whenever another
  *   container dequeued it).
  *

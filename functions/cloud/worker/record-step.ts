@@ -20,7 +20,6 @@ import {
 import { judgeError } from '../../core/error-policy.ts';
 import { unfetchedRecord } from '../../core/page-record.ts';
 import { hostGapMs } from '../../core/politeness.ts';
-import { readsFirst } from '../../core/sitemap/sitemap-plan.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../../core/url-seen.ts';
 import { WRITE_RESERVE_MS } from '../../lambda-settings.ts';
@@ -463,9 +462,7 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
         // once, before the robots.txt entry that says they were is stored (crawlPage stores it
         // after): a step that dies between them reads robots.txt again. They hold no cash: never
         // parked. (The guessed /sitemap.xml is a link of the root page: it goes with the links.)
-        const sitemaps = tasks.filter(
-          (t) => t.sitemap !== undefined && t.sitemap.level === 0 && readsFirst(t.sitemap),
-        );
+        const sitemaps = tasks.filter((t) => t.sitemap?.from === 'robots');
         if (sitemaps.length > 0)
           await deps.frontier.enqueue(sitemaps.map((t) => messageTask(t, batch.crawl)));
         for (const t of tasks) if (!sitemaps.includes(t)) buffers.links.push(t);

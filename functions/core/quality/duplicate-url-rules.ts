@@ -858,11 +858,7 @@ function imagesOf(rules: HostRules, url: string): string[] {
 
 /** True when an active rule, or a candidate, of the host rewrites `url` into another URL. */
 function rewrittenBy(rules: HostRules, url: string): boolean {
-  if (rules.active.length > 0 && rewriteUrl(rules.active, url).url !== url) return true;
-  for (const entry of rules.entries.values()) {
-    if (entry.status === 'candidate' && applyRule(entry.rule, url) !== url) return true;
-  }
-  return false;
+  return imagesOf(rules, url).length > 0;
 }
 
 /** Rule records in the order of rules.json: by host; active, candidates, blocked; most support first; by name. */
