@@ -43,7 +43,7 @@ import type {
   HostUpdateResult,
   StoredHostRules,
 } from '../../cloud/ports/cloud-ports.ts';
-import { emptyBatchState, stateKey } from '../../cloud/ports/cloud-ports.ts';
+import { emptyBatchState, rulesNewsSlot, stateKey } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlConfig } from '../../core/config.ts';
 import type { HeldForm, HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
@@ -355,6 +355,28 @@ export class DynamoCrawlTable implements CrawlTableStore {
     return { written: false, stored: Item === undefined ? { records: [], version: 0 } : rulesFromItem(Item) };
   }
 
+  /** One SET of the host's slot in the crawl's `rules-news` item (created by the first). */
+  async announceHostRules(crawlId: string, host: string, version: number): Promise<void> {
+    const expiresAt = this.#retention.expiresAt();
+    const names: Record<string, string> = { '#n': `n${rulesNewsSlot(host)}` };
+    const values: Record<string, unknown> = { ':n': `${version} ${host}` };
+    let expression = 'SET #n = :n';
+    if (expiresAt !== undefined) {
+      expression += ', #x = :x';
+      names['#x'] = TABLE_KEYS.expiresAt;
+      values[':x'] = expiresAt;
+    }
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: crawlId, sk: 'rules-news' },
+        UpdateExpression: expression,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+
   async crawlRules(crawlId: string): Promise<RuleRecord[]> {
     const out: RuleRecord[] = [];
     await this.#queryAll(
@@ -559,6 +581,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
     for (const id of request.budgets) eventual.push({ pk: id, sk: 'budget' });
     for (const { crawlId, origin } of request.robots) eventual.push(robotsKey(crawlId, origin));
     for (const { crawlId, host } of request.rules ?? []) eventual.push({ pk: crawlId, sk: `rules#${host}` });
+    for (const id of request.rulesNews ?? []) eventual.push({ pk: id, sk: 'rules-news' });
     const consistent = request.hosts.map(({ crawlId, host }) => ({ pk: crawlId, sk: `host#${host}` }));
     const [loose, strict] = await Promise.all([
       batchGetAll(this.#doc, this.#table, dedupeKeys(eventual)),
@@ -572,6 +595,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
       else if (sk === 'budget') state.budgets.set(pk, Number(item.fetched ?? 0));
       else if (sk.startsWith('host#')) state.hosts.set(stateKey(pk, sk.slice(5)), hostFromItem(item));
       else if (sk.startsWith('rules#')) state.rules.set(stateKey(pk, sk.slice(6)), rulesFromItem(item));
+      else if (sk === 'rules-news') state.rulesNews.set(pk, rulesNewsFromItem(item));
       else if (sk.startsWith('robots#')) {
         const entry = robotsEntryFromItem(item);
         if (entry !== undefined) state.robots.set(stateKey(pk, sk.slice(7)), entry);
@@ -619,6 +643,18 @@ function countAdds(c: HostCounts, names: Record<string, string>, values: Record<
   for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
   for (const [reason, count] of Object.entries(c.linksSkipped)) addCount(`l:${reason}`, count);
   return add;
+}
+
+/** A rules-news item's slots: host -> version announced (slots not `<version> <host>` are skipped). */
+function rulesNewsFromItem(item: DocItem): Map<string, number> {
+  const news = new Map<string, number>();
+  for (const [name, value] of Object.entries(item)) {
+    if (!/^n\d+$/.test(name) || typeof value !== 'string') continue;
+    const space = value.indexOf(' ');
+    const version = Number(value.slice(0, space));
+    if (space > 0 && Number.isSafeInteger(version)) news.set(value.slice(space + 1), version);
+  }
+  return news;
 }
 
 /** A rules item's records and version (records that are not JSON read as none). */

@@ -29,6 +29,8 @@ export interface BatchStateRequest {
   robots: { crawlId: string; origin: string }[];
   /** Hosts whose stored duplicate-URL rules are wanted (read eventually consistent, with the rest). */
   rules?: { crawlId: string; host: string }[];
+  /** Crawls whose rules news (see `announceHostRules`) is wanted (read eventually consistent, with the rest). */
+  rulesNews?: string[];
 }
 
 /** The items found; maps are keyed `<crawlId> <host|origin>` (see `stateKey`), crawls by id. */
@@ -39,11 +41,30 @@ export interface BatchState {
   robots: Map<string, RobotsEntry>;
   /** Stored duplicate-URL rules of the requested hosts that have any. */
   rules: Map<string, StoredHostRules>;
+  /** Rules news of the requested crawls that have any: crawl id -> host -> stored version announced. */
+  rulesNews: Map<string, Map<string, number>>;
 }
 
 /** A BatchState with nothing found yet. */
 export function emptyBatchState(): BatchState {
-  return { crawls: new Map(), budgets: new Map(), hosts: new Map(), robots: new Map(), rules: new Map() };
+  return {
+    crawls: new Map(),
+    budgets: new Map(),
+    hosts: new Map(),
+    robots: new Map(),
+    rules: new Map(),
+    rulesNews: new Map(),
+  };
+}
+
+/** Slots of a crawl's rules news: at most this many hosts' latest rule changes are announced at once. */
+export const RULES_NEWS_SLOTS = 64;
+
+/** The rules-news slot of a host (FNV-1a of its name). */
+export function rulesNewsSlot(host: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < host.length; i++) h = Math.imul(h ^ host.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % RULES_NEWS_SLOTS;
 }
 
 /** Key of a BatchState entry. */
@@ -162,6 +183,13 @@ export interface CrawlTableStore {
     version: number,
     held?: readonly HeldForm[],
   ): Promise<HostRulesWrite>;
+  /**
+   * Tells the crawl's workers that a host's rules changed (a rule added, activated or blocked):
+   * one small item per crawl, a slot per host hash (`RULES_NEWS_SLOTS`; a host sharing its slot
+   * overwrites it: news is a hint), read with every batch's state. A container that holds pages
+   * of the host reads its rules and shares the pages they make held forms (host-rules-sync.ts).
+   */
+  announceHostRules(crawlId: string, host: string, version: number): Promise<void>;
   /** Every host's rules of a crawl (the lines of rules.json): O(hosts with rules). */
   crawlRules(crawlId: string): Promise<RuleRecord[]>;
 }

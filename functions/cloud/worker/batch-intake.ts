@@ -102,7 +102,10 @@ export function nearLastReceive(message: FrontierMessage, maxReceives: number): 
   return message.receiveCount >= maxReceives - 1;
 }
 
-/** What the batch reads: its crawls, budgets (crawls with maxPages), hosts, robots entries not warm, host rules. */
+/**
+ * What the batch reads: its crawls, budgets (crawls with maxPages), hosts, robots entries not
+ * warm, host rules and the crawls' rules news.
+ */
 export function stateRequest(
   entries: readonly Entry[],
   container: WorkerContainer,
@@ -129,12 +132,15 @@ export function stateRequest(
     const ctx = container.knownContext(crawlId);
     return ctx === undefined || ctx.urlRules !== undefined;
   });
+  // Their crawls' rules news: rules another container changed for hosts this one holds pages of.
+  const rulesNews = [...new Set(rules.map(({ crawlId }) => crawlId))];
   return {
     crawlIds: [...crawlIds],
     budgets,
     hosts: [...hosts.values()],
     robots: [...robots.values()],
     rules,
+    rulesNews,
   };
 }
 

@@ -63,6 +63,8 @@ export interface RuleSync {
   held: ReadonlySet<string>;
   /** The learner's `heldRevision` of the host when `held` was last compared with its memory. */
   heldRevision: number;
+  /** The stored rules' names and statuses as last read or written (`rulesShape`): a write that changes them is announced. */
+  shape: string;
 }
 
 /**

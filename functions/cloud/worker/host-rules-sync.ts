@@ -18,6 +18,13 @@
  *   (without them, a form queued before the rule was learned was fetched again whenever another
  *   container dequeued it).
  *
+ * - **news**: a write that adds a rule or changes a status is announced in the crawl's rules news
+ *   (`announceHostRules`, read with every batch's state). A container whose memory holds pages of
+ *   that host reads its rules at its next batch, whatever hosts the batch serves
+ *   (`followRulesNews`), and shares the pages they make held forms. Without it, pages fetched
+ *   under a form before any rule existed stayed in the memory of a container that did not serve
+ *   the host again for hundreds of requests, while others fetched the pages' own URLs.
+ *
  * A failed read or write is logged, not thrown: the rules are advice that saves requests; a
  * container that misses them learns them again from its own pages.
  */
@@ -33,6 +40,8 @@ export const HELD_FORMS_SHARED = 32;
 const HELD_URL_CHARS = 512;
 /** Conditional writes tried before giving up until the host's next change. */
 const WRITE_TRIES = 3;
+/** Hosts of the rules news a batch follows at most (one GetItem each, run together). */
+export const NEWS_FOLLOWED_PER_BATCH = 4;
 
 /** What the sync needs. */
 export interface RulesSyncEnv {
@@ -76,6 +85,7 @@ export function mergeStoredRules(
       held,
       // rules learned elsewhere may make pages of this memory held forms: look again at the next save
       heldRevision: moved ? -1 : (known?.heldRevision ?? -1),
+      shape: moved ? rulesShape(stored.records) : (known?.shape ?? ''),
     });
   } catch (error) {
     env.log(`duplicate-URL rules of ${host} (${crawlId}) not merged: ${judgeError(error).message}`);
@@ -106,7 +116,53 @@ export async function refreshHostRules(
 
 /** Where a container stands with a host it has not synced yet. */
 function unsynced(now: number): RuleSync {
-  return { version: 0, readAt: now, revision: 0, held: new Set(), heldRevision: 0 };
+  return { version: 0, readAt: now, revision: 0, held: new Set(), heldRevision: 0, shape: '' };
+}
+
+/** A host's rules as news sees them: each rule's name and status (support and examples left out). */
+export function rulesShape(records: readonly HostRuleRecord[]): string {
+  return records
+    .map((r) => `${r.name}=${r.status}`)
+    .sort()
+    .join('\n');
+}
+
+/**
+ * Follows the crawl's rules news (host -> stored version announced, as the batch read it): for the
+ * hosts this container's memory holds pages of and whose announced rules it has not read (at most
+ * `NEWS_FOLLOWED_PER_BATCH`, leaving out `skip`, the batch's own hosts, which came with the
+ * batch), reads the rules, merges them and stores the held forms they make. Resolves the hosts followed.
+ */
+export async function followRulesNews(
+  env: RulesSyncEnv,
+  ctx: CrawlContext,
+  crawlId: string,
+  news: ReadonlyMap<string, number>,
+  skip: ReadonlySet<string>,
+): Promise<string[]> {
+  const rules = ctx.urlRules;
+  if (rules === undefined) return [];
+  const hosts: string[] = [];
+  for (const [host, version] of news) {
+    if (hosts.length >= NEWS_FOLLOWED_PER_BATCH) break;
+    if (skip.has(host) || !rules.remembers(host)) continue;
+    if ((ctx.ruleSync.get(host)?.version ?? 0) >= version) continue;
+    hosts.push(host);
+  }
+  await Promise.all(
+    hosts.map(async (host) => {
+      let stored: StoredHostRules | undefined;
+      try {
+        stored = await env.table.hostRules(crawlId, host);
+      } catch (error) {
+        env.log(`duplicate-URL rules of ${host} (${crawlId}) not read: ${judgeError(error).message}`);
+        return;
+      }
+      mergeStoredRules(env, ctx, crawlId, host, stored);
+      await saveHostRules(env, ctx, crawlId, host);
+    }),
+  );
+  return hosts;
 }
 
 /** True when `stored` says all that `mine` says: each rule there, with its status, and as much support. */
@@ -146,30 +202,44 @@ export async function saveHostRules(
     return false;
   }
   let version = known.version;
+  let shape = known.shape;
   try {
     for (let attempt = 0; attempt < WRITE_TRIES; attempt++) {
       const records = rules.hostRecords(host) ?? [];
       const written = await env.table.putHostRules(crawlId, host, records, version, held);
       if (written.written) {
+        const writtenShape = rulesShape(records);
         ctx.ruleSync.set(host, {
           version: written.version,
           readAt: known.readAt,
           revision: rules.hostRevision(host),
           held: new Set(held.map(([url]) => url)),
           heldRevision: rules.heldRevision(host),
+          shape: writtenShape,
         });
+        if (writtenShape !== shape) await announce(env, crawlId, host, written.version);
         return true;
       }
       // Another container wrote first: take its rules in (blocked on either side stays blocked).
       rules.mergeHost(host, written.stored.records);
       rules.importHeld(host, written.stored.held ?? []);
       version = written.stored.version;
+      shape = rulesShape(written.stored.records);
       held = sharedHeld(ctx, host);
     }
     env.log(`duplicate-URL rules of ${host} (${crawlId}) not written: ${WRITE_TRIES} conflicts`);
   } catch (error) {
     env.log(`duplicate-URL rules of ${host} (${crawlId}) not written: ${judgeError(error).message}`);
   }
-  ctx.ruleSync.set(host, { ...known, version });
+  ctx.ruleSync.set(host, { ...known, version, shape });
   return false;
+}
+
+/** Announces a host's rule change (logged, not thrown: news saves requests, it decides nothing). */
+async function announce(env: RulesSyncEnv, crawlId: string, host: string, version: number): Promise<void> {
+  try {
+    await env.table.announceHostRules(crawlId, host, version);
+  } catch (error) {
+    env.log(`duplicate-URL rules news of ${host} (${crawlId}) not written: ${judgeError(error).message}`);
+  }
 }

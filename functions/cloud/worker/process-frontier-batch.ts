@@ -34,7 +34,7 @@ import {
 } from './batch-model.ts';
 import { WorkerContainer } from './container-state.ts';
 import { runGroupInOrder } from './fifo-groups.ts';
-import { mergeStoredRules } from './host-rules-sync.ts';
+import { followRulesNews, mergeStoredRules } from './host-rules-sync.ts';
 import { defer, type StepEnv, stepRecord } from './record-step.ts';
 
 /**
@@ -106,12 +106,23 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
       const space = key.indexOf(' ');
       deps.stores(key.slice(0, space)).robots.prime(key.slice(space + 1), entry);
     }
+    const batchHosts = new Map<string, Set<string>>();
     for (const { group } of plan.groups.values()) {
       const batch = plan.crawls.get(group.crawlId);
       if (batch === undefined || batch.ctx.urlRules === undefined) continue;
       const stored = state.rules.get(stateKey(group.crawlId, group.host));
       mergeStoredRules({ now, log }, batch.ctx, group.crawlId, group.host, stored);
+      batchHosts.set(group.crawlId, (batchHosts.get(group.crawlId) ?? new Set()).add(group.host));
     }
+    // Rules other containers changed for hosts this one holds pages of (whatever hosts it serves now).
+    await Promise.all(
+      [...state.rulesNews].map(([crawlId, news]) => {
+        const batch = plan.crawls.get(crawlId);
+        if (batch === undefined) return undefined;
+        const env = { table: deps.table, now, log };
+        return followRulesNews(env, batch.ctx, crawlId, news, batchHosts.get(crawlId) ?? new Set());
+      }),
+    );
     // Tasks of crawls that do not exist: nothing can ever process them.
     for (const entry of unknownCrawlEntries(entries, plan)) {
       await deps.deadLetters.send(

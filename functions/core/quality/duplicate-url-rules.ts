@@ -332,6 +332,14 @@ export class DuplicateUrlRules {
     return false;
   }
 
+  /**
+   * True when this learner's memory holds pages of the host: rules learned elsewhere may make some
+   * of them held forms (the cloud's containers follow other containers' rule changes for these).
+   */
+  remembers(host: string): boolean {
+    return this.#memory.has(host);
+  }
+
   /** The active rules of a host, in composition order. */
   activeRules(host: string): readonly DuplicateUrlRule[] {
     return this.#rules.peek(host)?.active ?? [];

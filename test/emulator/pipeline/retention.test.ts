@@ -83,6 +83,29 @@ describe('retention: expiresAt on every item', () => {
     assert.equal((await get(crawlTable, { pk: crawlId, sk: 'host#x' }))?.expiresAt, EXPIRES, 'host ledger');
     await table.addBudget(crawlId, 1);
     assert.equal((await get(crawlTable, { pk: crawlId, sk: 'budget' }))?.expiresAt, EXPIRES, 'budget');
+    // the crawl's rules news: one slot per host, the latest version announced, read with a batch's state
+    await table.announceHostRules(crawlId, 'x', 3);
+    await table.announceHostRules(crawlId, 'y.example', 1);
+    await table.announceHostRules(crawlId, 'x', 4);
+    assert.equal(
+      (await get(crawlTable, { pk: crawlId, sk: 'rules-news' }))?.expiresAt,
+      EXPIRES,
+      'rules news',
+    );
+    const state = await table.loadBatchState({
+      crawlIds: [],
+      budgets: [],
+      hosts: [],
+      robots: [],
+      rulesNews: [crawlId],
+    });
+    assert.deepEqual(
+      state.rulesNews.get(crawlId),
+      new Map([
+        ['x', 4],
+        ['y.example', 1],
+      ]),
+    );
     await table.finishCrawl(crawlId, {
       status: 'done',
       finishedAt: new Date(NOW).toISOString(),

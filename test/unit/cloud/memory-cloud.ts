@@ -48,6 +48,7 @@ import type {
 import {
   type CheckedContentSeenStore,
   emptyBatchState,
+  rulesNewsSlot,
   stateKey,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
 import type {
@@ -192,6 +193,10 @@ export class MemoryCrawlTable implements CrawlTableStore {
       const stored = this.rules.get(stateKey(crawlId, host));
       if (stored !== undefined) state.rules.set(stateKey(crawlId, host), copy(stored));
     }
+    for (const id of request.rulesNews ?? []) {
+      const news = this.rulesNews.get(id);
+      if (news !== undefined) state.rulesNews.set(id, new Map([...news.values()]));
+    }
     return state;
   }
   readonly shards = new Map<string, CounterShard>();
@@ -254,6 +259,14 @@ export class MemoryCrawlTable implements CrawlTableStore {
     if (held.length > 0) item.held = copy([...held]);
     this.rules.set(key, item);
     return { written: true, version: version + 1 };
+  }
+  /** Rules news per crawl: slot -> [host, version] (as the DynamoDB item's slots). */
+  readonly rulesNews = new Map<string, Map<number, [string, number]>>();
+  async announceHostRules(crawlId: string, host: string, version: number): Promise<void> {
+    this.#call('announceHostRules');
+    const news = this.rulesNews.get(crawlId) ?? new Map<number, [string, number]>();
+    news.set(rulesNewsSlot(host), [host, version]);
+    this.rulesNews.set(crawlId, news);
   }
   async crawlRules(crawlId: string): Promise<RuleRecord[]> {
     this.#call('crawlRules');

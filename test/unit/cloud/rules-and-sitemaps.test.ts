@@ -174,10 +174,10 @@ describe('cloud worker: duplicate-URL rules', () => {
   };
 
   /** A crawl of h.example whose rules activate at support 2 and are never audited, and its containers. */
-  const supportTwo = () => {
+  const supportTwo = (more: Record<string, { status: number; body: string }> = {}) => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
-    const fetcher = new MemoryFetcher(routes());
+    const fetcher = new MemoryFetcher({ ...routes(), ...more });
     const { tasks } = runningCrawl(
       cloud,
       { seeds: [`${H}/`], ...base, sitemaps: false, duplicateUrlRuleAudit: 0, duplicateUrlRuleSupport: 2 },
@@ -263,6 +263,34 @@ describe('cloud worker: duplicate-URL rules', () => {
     // a third container dequeues /d6/: not fetched again
     await third!([messageFor(tasks([`${H}/d6/`], 1)[0]!)]);
     assert.equal(fetcher.count(`${H}/d6/`), 0, 'not fetched again');
+  });
+
+  it('a form held by a container that serves other hosts: shared at its next batch, through the rules news', async () => {
+    const G = 'http://g.example';
+    const { cloud, fetcher, tasks, worker } = supportTwo({
+      [`${G}/a`]: { status: 200, body: page('g a') },
+      [`${G}/b`]: { status: 200, body: page('g b') },
+    });
+    const [holder, learner, third] = [worker(), worker(), worker()];
+    await holder!([messageFor(tasks([`${H}/d6/index.html`], 1)[0]!)]);
+    await holder!([messageFor(tasks([`${G}/a`], 1)[0]!)]);
+    for (const url of [`${H}/d1/`, `${H}/d1/index.html`, `${H}/d2/`, `${H}/d2/index.html`])
+      await learner!([messageFor(tasks([url], 1)[0]!)]);
+    const announced = cloud.table.calls.filter((c) => c === 'announceHostRules').length;
+    assert.ok(
+      announced >= 1 && announced <= 2,
+      `${announced} announcements: the candidate and its activation`,
+    );
+    // the holder's next batch serves another host only: the news brings it h.example's rules
+    const reads = cloud.table.calls.filter((c) => c === 'hostRules').length;
+    await holder!([messageFor(tasks([`${G}/b`], 1)[0]!)]);
+    assert.equal(cloud.table.calls.filter((c) => c === 'hostRules').length, reads + 1, 'one GetItem');
+    await third!([messageFor(tasks([`${H}/d6/`], 1)[0]!)]);
+    assert.equal(fetcher.count(`${H}/d6/`), 0, 'not fetched again');
+    // news already followed is not read again; a container without pages of the host reads none
+    await holder!([messageFor(tasks([`${G}/a`], 1)[0]!)]);
+    await worker()([messageFor(tasks([`${G}/b`], 1)[0]!)]);
+    assert.equal(cloud.table.calls.filter((c) => c === 'hostRules').length, reads + 1);
   });
 
   it('once a host has a candidate rule, every page registers its hash: other containers learn from it', async () => {
