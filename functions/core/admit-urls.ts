@@ -85,12 +85,16 @@ export async function admitUrls(
 
 /**
  * `duplicate-url-rule` for a link to a page already fetched under another form, which the host's
- * rules merge into this URL (see `DuplicateUrlRules.heldAs`): not claimed, not fetched again.
+ * rules merge into this URL (see `DuplicateUrlRules.heldAs`), or to a URL of one of the host's
+ * alias namespaces (`aliasNamespace`): not claimed, not fetched.
  */
 export function heldLink(
   rules: UrlRuleChecks | undefined,
   url: string,
   host: string,
 ): SkipReason | undefined {
-  return rules?.heldAs(url, host) === undefined ? undefined : DUPLICATE_URL_RULE_REASON;
+  if (rules === undefined) return undefined;
+  return rules.heldAs(url, host) === undefined && rules.aliasNamespace(url, host) === undefined
+    ? undefined
+    : DUPLICATE_URL_RULE_REASON;
 }

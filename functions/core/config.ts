@@ -234,7 +234,8 @@ export const crawlConfigSchema = z
     /**
      * Distinct duplicate pairs a duplicate-URL rule needs (with no counter-example) before it is
      * applied. 2, measured: 3 left 1.0-1.2% of the quality bench's requests on duplicates, 2 left
-     * 0.8-1.0% with no wrong rule (docs/quality-bench.md).
+     * 0.8-1.0% with no wrong rule (docs/quality-bench.md). One pair suffices when one page declares
+     * the other its canonical URL (a confirmed pair, docs/duplicate-urls.md).
      */
     duplicateUrlRuleSupport: positiveInt.max(1000).default(2),
     /** Share of the URLs an active duplicate-URL rule merges that are fetched anyway, to keep testing it. */

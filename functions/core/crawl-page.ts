@@ -33,7 +33,7 @@ import { parseXRobotsTag } from './html/x-robots-tag.ts';
 import { type FinishReason, unfetchedRecord } from './page-record.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
 import type { QualityChecks } from './quality/crawl-quality.ts';
-import { type RuleRewrite, ruleKey } from './quality/duplicate-url-rule.ts';
+import { type DuplicateUrlRule, type RuleRewrite, ruleKey } from './quality/duplicate-url-rule.ts';
 import { DUPLICATE_URL_RULE_REASON, type DuplicateUrlRules } from './quality/duplicate-url-rules.ts';
 import { decodeRobotsBody } from './robots/body.ts';
 import type { ParsedRobots } from './robots/parse.ts';
@@ -87,7 +87,10 @@ export interface CrawlPageDeps {
 }
 
 /** What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper of it). */
-export type UrlRuleChecks = Pick<DuplicateUrlRules, 'rewrite' | 'heldAs' | 'observePage' | 'observeRedirect'>;
+export type UrlRuleChecks = Pick<
+  DuplicateUrlRules,
+  'rewrite' | 'heldAs' | 'aliasNamespace' | 'observePage' | 'observeRedirect'
+>;
 
 /** What the runtime needs to schedule the host's next request. */
 export interface RequestFeedback {
@@ -158,6 +161,12 @@ export async function crawlPage(
   if (held !== undefined) {
     const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
     record.detail = `already fetched as ${held}, which the host's rules merge into this URL`;
+    return finish(deps, record, undefined, task.cash);
+  }
+  const alias = aliasByRule(deps, task);
+  if (alias !== undefined) {
+    const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
+    record.detail = `an alias of a page the site names otherwise (${ruleKey(alias)})`;
     return finish(deps, record, undefined, task.cash);
   }
 
@@ -281,7 +290,7 @@ export async function crawlPage(
     }
     const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
     // Before the links: a rule this page proves already rewrites them.
-    observePage(deps, task, record, genuine);
+    observePage(deps, task, record, genuine, declaredCanonical(deps, task, facts));
     // An exact duplicate's links were already followed from the original; a soft 404 has none.
     if (record.duplicateOf === undefined && genuine) {
       const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
@@ -618,6 +627,12 @@ function heldByRule(deps: CrawlPageDeps, task: CrawlTask): string | undefined {
   return deps.urlRules.heldAs(task.url, task.host);
 }
 
+/** The host's alias namespace that holds a queued task's URL (see `aliasNamespace`). */
+function aliasByRule(deps: CrawlPageDeps, task: CrawlTask): DuplicateUrlRule | undefined {
+  if (deps.urlRules === undefined || task.redirects > 0 || task.sitemap !== undefined) return undefined;
+  return deps.urlRules.aliasNamespace(task.url, task.host);
+}
+
 /**
  * Skips a queued task that a rule merges (`duplicate-url-rule`, no request) and passes it on to
  * the URL it is merged into: queued with the task's cash when new, credited when known.
@@ -664,7 +679,13 @@ export function isWholePage(record: PageRecord): boolean {
  * Tells the host's rules what a fetched URL gave: its content hash when it is a genuine, whole
  * 2xx page (a miss otherwise: another status, a soft 404, a body cut at the cap).
  */
-function observePage(deps: CrawlPageDeps, task: CrawlTask, record: PageRecord, genuine: boolean): void {
+function observePage(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  record: PageRecord,
+  genuine: boolean,
+  canonical?: string,
+): void {
   const rules = deps.urlRules;
   if (rules === undefined || record.status === null) return;
   const page = genuine && isWholePage(record);
@@ -674,7 +695,15 @@ function observePage(deps: CrawlPageDeps, task: CrawlTask, record: PageRecord, g
     contentHash: page ? record.contentHash : null,
   };
   if (page && record.duplicateOf !== undefined) observation.duplicateOf = record.duplicateOf;
+  if (page && canonical !== undefined) observation.canonical = canonical;
   rules.observePage(observation);
+}
+
+/** The other URL of the page's host its `<link rel=canonical>` names (canonicalized), if any. */
+function declaredCanonical(deps: CrawlPageDeps, task: CrawlTask, facts: PageFacts): string | undefined {
+  if (deps.urlRules === undefined || facts.canonical === null) return undefined;
+  const declared = deps.canonicalizer.canonicalize(facts.canonical, facts.base);
+  return declared.ok && declared.url !== task.url && declared.host === task.host ? declared.url : undefined;
 }
 
 /**

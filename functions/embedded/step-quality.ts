@@ -124,6 +124,10 @@ export class StepUrlRules implements UrlRuleChecks {
     return this.#rules.heldAs(url, host);
   }
 
+  aliasNamespace(url: string, host: string) {
+    return this.#rules.aliasNamespace(url, host);
+  }
+
   observePage(observation: PageObservation) {
     this.#lessons.push({ o: observation });
     return this.#rules.observePage(observation);

@@ -51,7 +51,7 @@ const LEARNING = Array.from({ length: SUPPORT }, (_, k) => k + 1);
  * page i (either form, same bytes) links page N+i under its second form only. `differs` pages
  * answer their second form with other bytes (a counter-example).
  */
-function quirkSite(quirk: Quirk, differs: ReadonlySet<number> = new Set()): Route {
+function quirkSite(quirk: Quirk, differs: ReadonlySet<number> = new Set(), declares = false): Route {
   const byPath = new Map<string, { page: number; second: boolean }>();
   for (let i = 1; i <= 2 * N; i++) {
     byPath.set(quirk.own(i), { page: i, second: false });
@@ -80,6 +80,7 @@ function quirkSite(quirk: Quirk, differs: ReadonlySet<number> = new Set()): Rout
         title: `Page ${page}`,
         links: page <= N ? [quirk.form(N + page)] : [],
         body: `<p>${text}</p>`,
+        ...(declares ? { head: `<link rel="canonical" href="${quirk.own(page)}">` } : {}),
       });
     }
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
@@ -154,6 +155,77 @@ describe('duplicate-URL rules in a crawl', () => {
       const rule = readRules(run.outDir).find((r) => r.name === quirk.rule);
       assert.equal(rule?.status, 'blocked');
       assert.deepEqual(new Set(rule?.counterExample), new Set([`${o}/p-2/`, `${o}/p-2/index.html`]));
+    } finally {
+      await closeAll([site!]);
+    }
+  });
+
+  test('a site that declares its canonical URLs: one pair is proof, the second form is fetched once', async () => {
+    const quirk = QUIRKS[0]!;
+    const [site] = await startSites(['127.0.0.2'], () => [quirkSite(quirk, new Set(), true)]);
+    try {
+      const o = site!.origin;
+      const run = await crawl({ seeds: [`${o}/`], ...ONE_AT_A_TIME });
+      const asked = pathCounts(site!);
+      const seconds = [...asked].filter(([path]) => path.endsWith('/index.html')).map(([path]) => path);
+      assert.deepEqual(seconds, [quirk.form(1)]);
+      const rule = readRules(run.outDir).find((r) => r.name === quirk.rule);
+      assert.equal(rule?.status, 'active');
+      assert.equal(rule?.confirmed, 1);
+    } finally {
+      await closeAll([site!]);
+    }
+  });
+
+  test('an alias namespace (/node/<n>) learned from one alias that declares its page canonical', async () => {
+    // Pages /p-<i>.html; /node/<i> answers the same bytes and declares /p-<i>.html canonical. The
+    // home page links pages 1..N, then their aliases; page i links page N+i and its alias; pages
+    // N+1..2N, fetched after the rule, link an alias each (not served).
+    const byPath = new Map<string, number>();
+    for (let i = 1; i <= 2 * N; i++) {
+      byPath.set(`/p-${i}.html`, i);
+      byPath.set(`/node/${i}`, i);
+    }
+    const route: Route = (req, res) => {
+      const path = req.url ?? '/';
+      const page = byPath.get(path);
+      let body: string;
+      if (path === '/') {
+        const links = Array.from({ length: N }, (_, k) => `/p-${k + 1}.html`);
+        body = pageHtml({ title: 'Home', links: [...links, ...links.map((_, k) => `/node/${k + 1}`)] });
+      } else if (page !== undefined) {
+        body = pageHtml({
+          title: `Page ${page}`,
+          head: `<link rel="canonical" href="/p-${page}.html">`,
+          links: page <= N ? [`/p-${N + page}.html`, `/node/${N + page}`] : [`/node/${2 * N + page}`],
+          body: `<p>${prose(page, 60)}</p>`,
+        });
+      } else {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+    };
+    const [site] = await startSites(['127.0.0.2'], () => [route]);
+    try {
+      const o = site!.origin;
+      const run = await crawl({ seeds: [`${o}/`], ...ONE_AT_A_TIME });
+      const asked = pathCounts(site!);
+      const aliases = [...asked].filter(([path]) => path.startsWith('/node/')).map(([path]) => path);
+      assert.deepEqual(aliases, ['/node/1'], 'the first alias teaches the namespace; no other is fetched');
+      for (let i = 1; i <= 2 * N; i++) assert.equal(asked.get(`/p-${i}.html`), 1, `page ${i} fetched once`);
+      // queued before the rule: skipped at dispatch; linked after it: not followed
+      const skipped = run.page(`${o}/node/2`);
+      assert.equal(skipped.reason, 'duplicate-url-rule');
+      assert.equal(skipped.detail, 'an alias of a page the site names otherwise (alias-namespace /node/<n>)');
+      assert.deepEqual(run.linksOf(`${o}/p-${N + 1}.html`).get(`${o}/node/${3 * N + 1}`), {
+        url: `${o}/node/${3 * N + 1}`,
+        kind: 'page',
+        skipped: 'duplicate-url-rule',
+      });
+      const rule = readRules(run.outDir).find((r) => r.name === 'alias-namespace /node/<n>');
+      assert.equal(rule?.status, 'active');
+      assert.deepEqual(rule?.examples[0], [`${o}/node/1`, `${o}/p-1.html`]);
     } finally {
       await closeAll([site!]);
     }
@@ -253,6 +325,26 @@ describe('duplicate-URL rules through the CLI', () => {
       assert.match(
         apart.stdout,
         /different pages: 127\.0\.0\.2's rules \(drop-suffix index\.html\) do not merge them/,
+      );
+      // an alias namespace: a URL it holds is not fetched, and no rule says which page it is
+      const aliases = tempDir();
+      const namespace: RuleRecord = {
+        host: '127.0.0.2',
+        rule: { kind: 'alias-namespace', dir: '/node/' },
+        name: 'alias-namespace /node/<n>',
+        status: 'active',
+        support: 1,
+        confirmed: 1,
+        examples: [[`${o}/node/1`, `${o}/p-1.html`]],
+      };
+      writeFileSync(join(aliases, 'rules.json'), JSON.stringify([namespace]));
+      const alias = await runCli(['canonicalize', '--rules', aliases, `${o}/node/5`, `${o}/p-5.html`]);
+      assert.equal(alias.code, 0, alias.stderr);
+      const [aliasLine, , aliasVerdict] = alias.stdout.trim().split('\n');
+      assert.equal(aliasLine!.split('\t')[4], 'alias-namespace /node/<n> (not fetched)');
+      assert.equal(
+        aliasVerdict,
+        `not fetched: ${o}/node/5 is an alias by alias-namespace /node/<n> (its page declares which URL it is)`,
       );
       const missing = await runCli(['canonicalize', '--rules', tempDir(), `${o}/`]);
       assert.equal(missing.code, 1);

@@ -24,7 +24,14 @@ export type DuplicateUrlRule =
   /** A directory answers without its slash: `/dir` is `/dir/` (for a last segment without a dot). */
   | { kind: 'trailing-slash' }
   /** The query parameter `name` does not change the page: it is removed. */
-  | { kind: 'ignore-param'; name: string };
+  | { kind: 'ignore-param'; name: string }
+  /**
+   * Paths `<dir><number>` without a query are aliases of pages the site names otherwise (Drupal's
+   * `/node/62` for `/notes/mind-hopes-62.html`): nothing says which page, so the rule rewrites
+   * nothing; the crawl skips such URLs, fetching the pages under the names the site links and
+   * declares canonical (duplicate-url-rules.ts derives it only from such declarations).
+   */
+  | { kind: 'alias-namespace'; dir: string };
 
 /** The kinds of rule, in the order they are applied. */
 export type DuplicateUrlRuleKind = DuplicateUrlRule['kind'];
@@ -40,6 +47,7 @@ export const RULE_KIND_ORDER: readonly DuplicateUrlRuleKind[] = [
   'drop-suffix',
   'trailing-slash',
   'ignore-param',
+  'alias-namespace',
 ];
 
 /**
@@ -84,6 +92,8 @@ export function ruleKey(rule: DuplicateUrlRule): string {
       return `drop-suffix ${rule.suffix}`;
     case 'ignore-param':
       return `ignore-param ${rule.name}`;
+    case 'alias-namespace':
+      return `alias-namespace ${rule.dir}<n>`;
   }
 }
 
@@ -117,6 +127,10 @@ export function checkRule(value: unknown): DuplicateUrlRule {
       if (typeof rule.name !== 'string' || rule.name === '' || /[&=#?]/.test(rule.name))
         return fail('name must be a query parameter name');
       return { kind: 'ignore-param', name: rule.name };
+    case 'alias-namespace':
+      if (!directory(rule.dir) || rule.dir === '/')
+        return fail('dir must be a path that starts and ends with /, not /');
+      return { kind: 'alias-namespace', dir: rule.dir as string };
     default:
       return fail(`unknown kind ${JSON.stringify(rule.kind)}`);
   }
@@ -206,7 +220,22 @@ function applyToParts(rule: DuplicateUrlRule, parts: UrlParts): UrlParts {
       if (query === parts.query) return parts;
       return { ...parts, query: query === '' ? null : query };
     }
+    case 'alias-namespace':
+      return parts;
   }
+}
+
+/** `<dir><digits>` without a query: the directory of a URL an alias namespace may hold, else undefined. */
+export function namespaceDir(url: string): string | undefined {
+  const { path, query } = splitUrl(url);
+  if (query !== null) return undefined;
+  const match = /^(\/(?:[^/]+\/)+)\d{1,12}$/.exec(path);
+  return match === null ? undefined : match[1];
+}
+
+/** True when an alias-namespace rule holds `url`. */
+export function inNamespace(rule: DuplicateUrlRule, url: string): boolean {
+  return rule.kind === 'alias-namespace' && namespaceDir(url) === rule.dir;
 }
 
 /** What one rule makes of a canonical URL (the URL itself when the rule does not touch it). */

@@ -10,9 +10,17 @@
  * - **Counter-example**: two URLs the rule would merge whose contents differ (a page and a miss
  *   count as different), or a redirect whose target the rule would rewrite. One blocks the rule
  *   for good.
- * - A rule is **active** once it has `minSupport` pairs and no counter-example. Active rules
- *   rewrite URLs (`rewrite`), except a deterministic sample (`auditShare`) that is still fetched
- *   as linked, so a rule keeps meeting the pairs that could refute it.
+ * - A pair is **confirmed** when one URL's page declares the other its canonical URL
+ *   (`<link rel=canonical>`): the site itself says both name one page, which no coincidence of
+ *   contents (two empty result pages) does. One confirmed pair is proof enough.
+ * - A rule is **active** once it has `minSupport` pairs, or one confirmed pair, and no
+ *   counter-example. Active rules rewrite URLs (`rewrite`), except a deterministic sample
+ *   (`auditShare`) that is still fetched as linked, so a rule keeps meeting the pairs that could
+ *   refute it.
+ * - An **alias namespace** (`/node/<n>`) is learned from confirmed pairs only: a URL `<dir><number>`
+ *   whose page is the same as another URL's and declares that URL canonical. It rewrites nothing:
+ *   URLs it holds are skipped (`aliasNamespace`), but for the audit sample. A page of the namespace
+ *   that is new and declares no other canonical URL refutes it.
  *
  * Pure: no clock, no randomness (the audit sample is a hash of the URL), no I/O. Memory is bounded
  * (see {@link DuplicateUrlRuleOptions}); `snapshot()` and the constructor persist and restore it.
@@ -25,6 +33,8 @@ import {
   type DuplicateUrlRule,
   DuplicateUrlRuleError,
   deriveRules,
+  inNamespace,
+  namespaceDir,
   type RuleRewrite,
   rewriteUrl,
   ruleKey,
@@ -72,6 +82,8 @@ export interface PageObservation {
   contentHash: string | null;
   /** An earlier URL with the same content, as the content-seen store answered (it may be gone from memory here). */
   duplicateOf?: string;
+  /** The URL the page declares canonical (`<link rel=canonical>`, canonicalized), when it is another URL of its origin. */
+  canonical?: string;
 }
 
 /** A page held under a form the active rules rewrite: its URL and its content digest (see `heldForms`). */
@@ -91,6 +103,8 @@ export interface RuleRecord {
   support: number;
   /** The first few of those pairs. */
   examples: [string, string][];
+  /** Pairs of the support where one page declared the other canonical (absent: none). */
+  confirmed?: number;
   /** The pair that blocked it (different contents, or a redirect to a URL it rewrites). */
   counterExample?: [string, string];
 }
@@ -102,8 +116,11 @@ export type HostRuleRecord = Omit<RuleRecord, 'host'>;
 export interface DuplicateUrlRulesSnapshot {
   /** Rules per host, least recently observed host first. */
   hosts: { host: string; rules: HostRuleRecord[] }[];
-  /** Learning memory per host ([url, content digest in hex or "-" for a miss]), least recent first. */
-  memory?: { host: string; observations: [string, string][] }[];
+  /**
+   * Learning memory per host ([url, content digest in hex or "-" for a miss, and the canonical URL
+   * its page declared, if another]), least recent first.
+   */
+  memory?: { host: string; observations: ([string, string] | [string, string, string])[] }[];
 }
 
 /** A rule that became active or blocked during an observation. */
@@ -126,6 +143,8 @@ interface RuleEntry {
   key: string;
   status: RuleStatus;
   support: number;
+  /** Pairs of the support confirmed by a declared canonical URL. */
+  confirmed: number;
   examples: [string, string][];
   counterExample?: [string, string];
 }
@@ -149,6 +168,8 @@ interface HostMemory {
   observations: LruMap<string, number>;
   /** Content digest -> first remembered URL with it. */
   byHash: Map<number, string>;
+  /** URL -> the other URL of its origin its page declared canonical (remembered URLs only). */
+  declares: Map<string, string>;
   /** Redirect sources already counted (a retried step reports its redirect again). */
   redirects: LruMap<string, true>;
   /** Rule key -> image -> the first remembered URL the rule rewrites to that image. */
@@ -241,6 +262,21 @@ export class DuplicateUrlRules {
     if (memory.observations.peek(url) !== undefined || rewriteUrl(active, url).url !== url) return undefined;
     if (this.#auditShare > 0 && auditPoint(url) < this.#auditShare) return undefined;
     return held.url;
+  }
+
+  /**
+   * The host's active alias namespace that holds `url` (`/node/62` under `alias-namespace
+   * /node/<n>`): the page has another name the site links and declares canonical, so the URL is
+   * not fetched. Undefined otherwise, and for the audit sample.
+   */
+  aliasNamespace(url: string, host: string): DuplicateUrlRule | undefined {
+    const rules = this.#rules.peek(host);
+    if (rules === undefined || rules.active.length === 0) return undefined;
+    const dir = namespaceDir(url);
+    if (dir === undefined) return undefined;
+    const rule = rules.active.find((r) => r.kind === 'alias-namespace' && r.dir === dir);
+    if (rule === undefined || (this.#auditShare > 0 && auditPoint(url) < this.#auditShare)) return undefined;
+    return rule;
   }
 
   /**
@@ -357,6 +393,16 @@ export class DuplicateUrlRules {
     const hash = observation.contentHash === null ? NO_PAGE : digestOf(observation.contentHash);
     const changes: RuleChange[] = [];
     const memory = this.#memoryOf(host);
+    const { canonical } = observation;
+    if (
+      canonical !== undefined &&
+      canonical !== url &&
+      sameOrigin(url, canonical) &&
+      memory.observations.peek(url) === undefined
+    ) {
+      memory.declares.set(url, canonical);
+      this.#count(memory, 1);
+    }
     if (
       duplicateOf !== undefined &&
       duplicateOf !== url &&
@@ -364,12 +410,44 @@ export class DuplicateUrlRules {
       sameOrigin(url, duplicateOf)
     ) {
       // what the content-seen store knows, though this memory may have forgotten it or never seen it
+      // (it was fetched before `url`, whatever this memory saw first)
       if (memory.observations.peek(duplicateOf) === undefined)
-        this.#record(host, memory, duplicateOf, hash, changes);
+        this.#record(host, memory, duplicateOf, hash, changes, url);
     }
     this.#record(host, memory, url, hash, changes);
+    if (hash !== NO_PAGE && duplicateOf === undefined && memory.byHash.get(hash) === url)
+      this.#refuteNamespace(host, memory, url, changes);
     this.#trim(host);
     return changes;
+  }
+
+  /** A new alias namespace meets what the memory holds: a page of its own there blocks it. */
+  #replayNamespace(
+    host: string,
+    rules: HostRules,
+    memory: HostMemory,
+    entry: RuleEntry,
+    changes: RuleChange[],
+  ): void {
+    const seen = [...memory.observations.entries()];
+    const urlsOf = new Map<number, number>();
+    for (const [, hash] of seen) urlsOf.set(hash, (urlsOf.get(hash) ?? 0) + 1);
+    for (const [url, hash] of seen) {
+      if (hash === NO_PAGE || urlsOf.get(hash) !== 1 || memory.declares.has(url)) continue;
+      if (inNamespace(entry.rule, url)) return this.#block(host, rules, entry, [url, url], changes);
+    }
+  }
+
+  /**
+   * A new page under an alias namespace that declares no other canonical URL is a page of its own
+   * there: it blocks the namespace.
+   */
+  #refuteNamespace(host: string, memory: HostMemory, url: string, changes: RuleChange[]): void {
+    const rules = this.#rules.peek(host);
+    const dir = rules === undefined ? undefined : namespaceDir(url);
+    if (rules === undefined || dir === undefined || memory.declares.has(url)) return;
+    const entry = rules.entries.get(ruleKey({ kind: 'alias-namespace', dir }));
+    if (entry !== undefined) this.#block(host, rules, entry, [url, url], changes);
   }
 
   /**
@@ -412,7 +490,15 @@ export class DuplicateUrlRules {
     return changes;
   }
 
-  #record(host: string, memory: HostMemory, url: string, hash: number, changes: RuleChange[]): void {
+  /** `newer`: a remembered URL known to have been fetched after `url` (the content-seen store said so). */
+  #record(
+    host: string,
+    memory: HostMemory,
+    url: string,
+    hash: number,
+    changes: RuleChange[],
+    newer?: string,
+  ): void {
     if (memory.observations.peek(url) !== undefined) return;
     memory.observations.set(url, hash);
     this.#count(memory, 1);
@@ -427,7 +513,10 @@ export class DuplicateUrlRules {
     if (hash !== NO_PAGE) {
       const first = memory.byHash.get(hash);
       if (first === undefined) memory.byHash.set(hash, url);
-      else if (first !== url && sameOrigin(first, url)) this.#samePair(host, memory, url, first, changes);
+      else if (first !== url && sameOrigin(first, url)) {
+        if (first === newer) this.#samePair(host, memory, first, url, changes);
+        else this.#samePair(host, memory, url, first, changes);
+      }
     }
     const after = this.#rules.peek(host);
     if (after !== undefined) {
@@ -532,6 +621,7 @@ export class DuplicateUrlRules {
   }
 
   /** Two URLs of one origin with one content: support for the rules that merge them, and new candidates. */
+  /** `a` is the URL observed last, `b` the one it duplicates. */
   #samePair(
     host: string,
     memory: HostMemory,
@@ -541,10 +631,22 @@ export class DuplicateUrlRules {
     target?: string,
   ): void {
     const rules = this.#hostRules(host);
+    const confirmed = target === undefined && declared(memory, a, b);
     for (const entry of [...rules.entries.values()]) {
       if (entry.status !== 'blocked' && this.#needed(entry.rule, a, b, rules.active)) {
-        this.#support(host, rules, entry, a, b, changes);
+        this.#support(host, rules, entry, a, b, changes, confirmed);
       }
+    }
+    const namespace = confirmed ? namespaceOf(memory, a, b) : undefined;
+    if (namespace !== undefined) {
+      const key = ruleKey(namespace);
+      let entry = rules.entries.get(key);
+      if (entry === undefined) {
+        entry = this.#addCandidate(host, rules, namespace, key);
+        if (entry !== undefined) this.#replayNamespace(host, rules, memory, entry, changes);
+      }
+      if (entry !== undefined && entry.status !== 'blocked')
+        this.#support(host, rules, entry, a, b, changes, true);
     }
     for (const rule of deriveRules(a, b, target)) {
       const key = ruleKey(rule);
@@ -555,7 +657,7 @@ export class DuplicateUrlRules {
       this.#indexOf(host, rules, memory, entry, changes, true);
       // a redirect pair is not in the memory, so the replay could not count it
       if (target !== undefined && entry.status !== 'blocked' && this.#needed(rule, a, b, rules.active)) {
-        this.#support(host, rules, entry, a, b, changes);
+        this.#support(host, rules, entry, a, b, changes, false);
       }
     }
   }
@@ -573,7 +675,8 @@ export class DuplicateUrlRules {
     changes: RuleChange[],
     countSupport: boolean,
   ): LruMap<string, Imaged> | undefined {
-    if (entry.status === 'blocked') return undefined;
+    // an alias namespace rewrites nothing: no image to file, support only from its pairs
+    if (entry.status === 'blocked' || entry.rule.kind === 'alias-namespace') return undefined;
     const existing = memory.indexes.get(entry.key);
     if (existing !== undefined) return existing;
     const index = this.#newIndex(memory);
@@ -583,7 +686,7 @@ export class DuplicateUrlRules {
       if (!countSupport || hash === NO_PAGE) continue;
       const first = memory.byHash.get(hash);
       if (first !== undefined && first !== url && this.#needed(entry.rule, url, first, rules.active)) {
-        this.#support(host, rules, entry, url, first, changes);
+        this.#support(host, rules, entry, url, first, changes, declared(memory, url, first));
       }
     }
     return index;
@@ -620,8 +723,10 @@ export class DuplicateUrlRules {
     a: string,
     b: string,
     changes: RuleChange[],
+    confirmed: boolean,
   ): void {
     if (entry.examples.length < this.#maxExamples) entry.examples.push([a, b]);
+    if (confirmed) entry.confirmed += 1;
     this.#setSupport(host, rules, entry, entry.support + 1, changes);
   }
 
@@ -634,7 +739,7 @@ export class DuplicateUrlRules {
   ): void {
     entry.support = support;
     rules.revision += 1;
-    if (entry.status === 'candidate' && entry.support >= this.#minSupport) {
+    if (entry.status === 'candidate' && (entry.support >= this.#minSupport || entry.confirmed > 0)) {
       entry.status = 'active';
       rules.active = sortRules([...rules.active, entry.rule]);
       changes.push({ host, rule: entry.rule, status: 'active' });
@@ -686,7 +791,7 @@ export class DuplicateUrlRules {
       rules.entries.delete(drop.key);
       this.#dropIndex(host, drop.key);
     }
-    const entry: RuleEntry = { rule, key, status: 'candidate', support: 0, examples: [] };
+    const entry: RuleEntry = { rule, key, status: 'candidate', support: 0, confirmed: 0, examples: [] };
     rules.entries.set(key, entry);
     rules.revision += 1;
     return entry;
@@ -708,8 +813,10 @@ export class DuplicateUrlRules {
         observations: new LruMap(this.#perHost, (url, hash) => {
           this.#count(fresh, -1);
           if (fresh.byHash.get(hash) === url) fresh.byHash.delete(hash);
+          if (fresh.declares.delete(url)) this.#count(fresh, -1);
         }),
         byHash: new Map(),
+        declares: new Map(),
         redirects: new LruMap(this.#perHost, () => this.#count(fresh, -1)),
         indexes: new Map(),
         composite: undefined,
@@ -777,7 +884,11 @@ export class DuplicateUrlRules {
       if (examples.length !== entry.examples.length) rules.revision += 1;
       entry.examples = examples;
       const support = Math.max(entry.support, record.support, pairs.size);
-      if (support > entry.support) this.#setSupport(host, rules, entry, support, changes);
+      const confirmed = Math.max(entry.confirmed, Number(record.confirmed) || 0);
+      if (support > entry.support || confirmed > entry.confirmed) {
+        entry.confirmed = confirmed;
+        this.#setSupport(host, rules, entry, support, changes);
+      }
     }
     // what this host's memory saw may refute a rule learned elsewhere
     const memory = this.#memory.get(host);
@@ -802,10 +913,13 @@ export class DuplicateUrlRules {
     if (options.memory !== false) {
       snapshot.memory = [...this.#memory].map(([host, memory]) => ({
         host,
-        observations: [...memory.observations.entries()].map(([url, hash]): [string, string] => [
-          url,
-          hash === NO_PAGE ? '-' : hash.toString(16),
-        ]),
+        observations: [...memory.observations.entries()].map(([url, hash]) => {
+          const written = hash === NO_PAGE ? '-' : hash.toString(16);
+          const canonical = memory.declares.get(url);
+          return canonical === undefined
+            ? ([url, written] as [string, string])
+            : ([url, written, canonical] as [string, string, string]);
+        }),
       }));
     }
     return snapshot;
@@ -822,6 +936,7 @@ export class DuplicateUrlRules {
           key,
           status: checkStatus(record.status),
           support: Math.max(0, Math.floor(Number(record.support) || 0)),
+          confirmed: Math.max(0, Math.floor(Number(record.confirmed) || 0)),
           examples: (record.examples ?? []).map(([a, b]): [string, string] => [String(a), String(b)]),
         };
         if (record.counterExample !== undefined)
@@ -835,13 +950,17 @@ export class DuplicateUrlRules {
     }
     for (const { host, observations } of snapshot.memory ?? []) {
       const memory = this.#memoryOf(host);
-      for (const [url, written] of observations) {
+      for (const [url, written, canonical] of observations) {
         const hash = written === '-' ? NO_PAGE : Number.parseInt(String(written), 16);
         if (!Number.isFinite(hash))
           throw new DuplicateUrlRuleError(`not a content digest: ${JSON.stringify(written)}`);
         if (memory.observations.peek(url) !== undefined) continue;
         memory.observations.set(url, hash);
         this.#count(memory, 1);
+        if (typeof canonical === 'string') {
+          memory.declares.set(url, canonical);
+          this.#count(memory, 1);
+        }
         if (hash !== NO_PAGE && !memory.byHash.has(hash)) memory.byHash.set(hash, url);
       }
       this.#trim(host);
@@ -869,6 +988,24 @@ function rewrittenBy(rules: HostRules, url: string): boolean {
   return imagesOf(rules, url).length > 0;
 }
 
+/** True when one of two URLs' pages declared the other canonical. */
+function declared(memory: HostMemory, a: string, b: string): boolean {
+  return memory.declares.get(a) === b || memory.declares.get(b) === a;
+}
+
+/**
+ * The alias namespace a confirmed pair shows, if any: `alias`, the URL observed last, is
+ * `<dir><number>` and declares `page`, outside that namespace, canonical. The page must have come
+ * first: the crawl reached it through the site's links, not only through its alias's declaration,
+ * so skipping the namespace's other URLs does not lose pages only aliases link.
+ */
+function namespaceOf(memory: HostMemory, alias: string, page: string): DuplicateUrlRule | undefined {
+  const dir = namespaceDir(alias);
+  return dir !== undefined && memory.declares.get(alias) === page && namespaceDir(page) !== dir
+    ? { kind: 'alias-namespace', dir }
+    : undefined;
+}
+
 /** Rule records in the order of rules.json: by host; active, candidates, blocked; most support first; by name. */
 export function sortRuleRecords(records: RuleRecord[]): RuleRecord[] {
   const order: Record<RuleStatus, number> = { active: 0, candidate: 1, blocked: 2 };
@@ -890,6 +1027,7 @@ function hostRecords(rules: HostRules): HostRuleRecord[] {
       support: entry.support,
       examples: entry.examples.map(([a, b]): [string, string] => [a, b]),
     };
+    if (entry.confirmed > 0) record.confirmed = entry.confirmed;
     if (entry.counterExample !== undefined) record.counterExample = [...entry.counterExample];
     return record;
   });

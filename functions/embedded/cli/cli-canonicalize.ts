@@ -71,8 +71,11 @@ export function canonicalizeCommand(argv: string[]): number {
       print(`${result.url}\t${fingerprint(result.url)}`);
     } else {
       const { url, rules: applied } = rules.explain(result.url, result.url, result.host).a;
-      const names = applied.length === 0 ? '-' : applied.map(ruleKey).join(', ');
-      print(`${result.url}\t${fingerprint(result.url)}\t${url}\t${fingerprint(url)}\t${names}`);
+      const names = applied.map(ruleKey);
+      const alias = rules.aliasNamespace(url, result.host);
+      if (alias !== undefined) names.push(`${ruleKey(alias)} (not fetched)`);
+      const named = names.length === 0 ? '-' : names.join(', ');
+      print(`${result.url}\t${fingerprint(result.url)}\t${url}\t${fingerprint(url)}\t${named}`);
     }
   }
   const [a, b] = results;
@@ -91,6 +94,11 @@ function verdict(
   const why = rules.explain(a.url, b.url, a.host);
   const used = [...why.a.rules, ...why.b.rules].map(ruleKey);
   if (why.merged) return `same page: both become ${why.a.url}, by ${[...new Set(used)].join(', ')}`;
+  for (const url of [why.a.url, why.b.url]) {
+    const alias = rules.aliasNamespace(url, a.host);
+    if (alias !== undefined)
+      return `not fetched: ${url} is an alias by ${ruleKey(alias)} (its page declares which URL it is)`;
+  }
   const active = rules.activeRules(a.host).map(ruleKey);
   return active.length === 0
     ? `different pages: the crawl learned no rule for ${a.host}`
@@ -124,7 +132,9 @@ function loadRules(dir: string): DuplicateUrlRules {
     list.push(record);
   }
   try {
-    return new DuplicateUrlRules({}, { hosts: [...hosts].map(([host, rules]) => ({ host, rules })) });
+    // No audit sample: the answer is what the rules say of every URL.
+    const snapshot = { hosts: [...hosts].map(([host, rules]) => ({ host, rules })) };
+    return new DuplicateUrlRules({ auditShare: 0 }, snapshot);
   } catch (error) {
     if (!(error instanceof DuplicateUrlRuleError)) throw error;
     throw new UsageError(`--rules ${dir}: ${error.message}`);

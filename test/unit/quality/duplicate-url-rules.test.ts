@@ -385,6 +385,180 @@ describe('DuplicateUrlRules: learning', () => {
   });
 });
 
+/** Observes a page of host H whose `<link rel=canonical>` names `canonical` (a path of H). */
+function seeDeclaring(
+  rules: DuplicateUrlRules,
+  path: string,
+  content: string,
+  canonical: string,
+): RuleChange[] {
+  return rules.observePage({
+    url: `${O}${path}`,
+    host: H,
+    contentHash: sha(content),
+    canonical: `${O}${canonical}`,
+  });
+}
+
+describe('DuplicateUrlRules: declared canonical URLs', () => {
+  test('one pair whose page declares the other canonical is proof enough; the same pair undeclared is not', () => {
+    const undeclared = learner({ minSupport: 3 });
+    see(undeclared, '/a/', 'A');
+    see(undeclared, '/a/index.html', 'A');
+    assert.equal(statusOf(undeclared, 'drop-suffix index.html'), 'candidate');
+
+    // the declaring page second, then first: both orders confirm the pair
+    for (const declaringFirst of [false, true]) {
+      const rules = learner({ minSupport: 3 });
+      if (declaringFirst) seeDeclaring(rules, '/a/index.html', 'A', '/a/');
+      see(rules, '/a/', 'A');
+      if (!declaringFirst) seeDeclaring(rules, '/a/index.html', 'A', '/a/');
+      assert.equal(
+        statusOf(rules, 'drop-suffix index.html'),
+        'active',
+        `declaring page first: ${declaringFirst}`,
+      );
+      const record = rules.report().find((r) => r.name === 'drop-suffix index.html');
+      assert.equal(record?.support, 1);
+      assert.equal(record?.confirmed, 1);
+      assert.equal(rules.rewrite(`${O}/z/index.html`, H)?.url, `${O}/z/`);
+    }
+  });
+
+  test('a declaration that names a third URL confirms nothing', () => {
+    const rules = learner({ minSupport: 3 });
+    see(rules, '/a/', 'A');
+    seeDeclaring(rules, '/a/index.html', 'A', '/elsewhere.html');
+    assert.equal(statusOf(rules, 'drop-suffix index.html'), 'candidate');
+  });
+
+  test('a confirmed rule still falls to a counter-example', () => {
+    const rules = learner({ minSupport: 3 });
+    see(rules, '/a/', 'A');
+    seeDeclaring(rules, '/a/index.html', 'A', '/a/');
+    see(rules, '/q/', 'Q');
+    see(rules, '/q/index.html', 'other');
+    assert.equal(statusOf(rules, 'drop-suffix index.html'), 'blocked');
+  });
+
+  test('merging carries the confirmation: a container with one unconfirmed pair activates the rule', () => {
+    const one = learner({ minSupport: 3 });
+    see(one, '/a/', 'A');
+    seeDeclaring(one, '/a/index.html', 'A', '/a/');
+    const other = learner({ minSupport: 3 });
+    see(other, '/b/', 'B');
+    see(other, '/b/index.html', 'B');
+    assert.equal(statusOf(other, 'drop-suffix index.html'), 'candidate');
+    other.mergeHost(H, one.hostRecords(H)!);
+    assert.equal(statusOf(other, 'drop-suffix index.html'), 'active');
+  });
+
+  test('a snapshot keeps what pages declared', () => {
+    const rules = learner({ minSupport: 3 });
+    seeDeclaring(rules, '/a/index.html', 'A', '/a/');
+    const resumed = learner({ minSupport: 3 }, JSON.parse(JSON.stringify(rules.snapshot())));
+    see(resumed, '/a/', 'A');
+    assert.equal(statusOf(resumed, 'drop-suffix index.html'), 'active');
+  });
+});
+
+describe('DuplicateUrlRules: alias namespaces', () => {
+  const NS = 'alias-namespace /node/<n>';
+
+  test('learned from an alias that declares the page canonical: other URLs of the namespace are skipped', () => {
+    const rules = learner({ minSupport: 3 });
+    see(rules, '/notes/mind-62.html', 'page 62');
+    const changes = seeDeclaring(rules, '/node/62', 'page 62', '/notes/mind-62.html');
+    assert.deepEqual(changes, [
+      { host: H, rule: { kind: 'alias-namespace', dir: '/node/' }, status: 'active' },
+    ]);
+    assert.deepEqual(rules.aliasNamespace(`${O}/node/7`, H), { kind: 'alias-namespace', dir: '/node/' });
+    for (const url of [
+      `${O}/node/7/edit`,
+      `${O}/node/7?x=1`,
+      `${O}/node/abc`,
+      `${O}/nodes/7`,
+      `${O}/a/node/7`,
+    ])
+      assert.equal(rules.aliasNamespace(url, H), undefined, url);
+    assert.equal(rules.aliasNamespace(`${O}/node/7`, 'other.example'), undefined);
+    // it rewrites nothing
+    assert.equal(rules.rewrite(`${O}/node/7`, H), undefined);
+  });
+
+  test('the alias fetched before its page teaches nothing: the page may be linked by its alias only', () => {
+    const rules = learner({ minSupport: 3 });
+    seeDeclaring(rules, '/node/62', 'page 62', '/notes/mind-62.html');
+    see(rules, '/notes/mind-62.html', 'page 62');
+    assert.equal(statusOf(rules, NS), undefined);
+    // the content-seen store's order counts, whatever this memory saw first
+    const told = learner({ minSupport: 3 });
+    told.observePage({
+      url: `${O}/node/63`,
+      host: H,
+      contentHash: sha('page 63'),
+      canonical: `${O}/notes/mind-63.html`,
+    });
+    told.observePage({
+      url: `${O}/node/63`,
+      host: H,
+      contentHash: sha('page 63'),
+      duplicateOf: `${O}/notes/mind-63.html`,
+    });
+    assert.equal(statusOf(told, NS), 'active', 'the store says the page came first');
+  });
+
+  test('not derived without a declaration, nor from a page outside any namespace', () => {
+    const rules = learner({ minSupport: 1 });
+    see(rules, '/about.html', 'about');
+    see(rules, '/node/5', 'about');
+    assert.equal(statusOf(rules, NS), undefined, 'same content, no declaration');
+    see(rules, '/team.html', 'team');
+    seeDeclaring(rules, '/people/team', 'team', '/team.html');
+    assert.ok(
+      !rules.report().some((r) => r.rule.kind === 'alias-namespace'),
+      'a last segment that is no number',
+    );
+  });
+
+  test('counter-example: a page of its own under the namespace, before or after the rule, blocks it', () => {
+    for (const ownFirst of [true, false]) {
+      const rules = learner({ minSupport: 3 });
+      if (ownFirst) see(rules, '/node/9', 'a page only /node/9 has');
+      see(rules, '/notes/mind-62.html', 'page 62');
+      seeDeclaring(rules, '/node/62', 'page 62', '/notes/mind-62.html');
+      if (!ownFirst) {
+        assert.equal(statusOf(rules, NS), 'active');
+        see(rules, '/node/9', 'a page only /node/9 has');
+      }
+      assert.equal(statusOf(rules, NS), 'blocked', `own page first: ${ownFirst}`);
+      assert.equal(rules.aliasNamespace(`${O}/node/7`, H), undefined);
+    }
+  });
+
+  test('an alias whose page is not fetched yet (it declares another canonical URL) is no counter-example', () => {
+    const rules = learner({ minSupport: 3 });
+    see(rules, '/notes/mind-62.html', 'page 62');
+    seeDeclaring(rules, '/node/62', 'page 62', '/notes/mind-62.html');
+    seeDeclaring(rules, '/node/63', 'page 63', '/notes/mind-63.html');
+    assert.equal(statusOf(rules, NS), 'active');
+  });
+
+  test('stored and merged like any rule', () => {
+    const rules = learner({ minSupport: 3 });
+    see(rules, '/notes/mind-62.html', 'page 62');
+    seeDeclaring(rules, '/node/62', 'page 62', '/notes/mind-62.html');
+    const records = JSON.parse(JSON.stringify(rules.hostRecords(H)));
+    const other = learner({ minSupport: 3 });
+    other.mergeHost(H, records);
+    assert.ok(other.aliasNamespace(`${O}/node/8`, H));
+    assert.throws(
+      () => other.mergeHost(H, [{ ...records[0], rule: { kind: 'alias-namespace', dir: '/' } }]),
+      DuplicateUrlRuleError,
+    );
+  });
+});
+
 describe('DuplicateUrlRules: memory, persistence, merging', () => {
   test('memory stays within its budget over many hosts; rules outlive the memory', () => {
     const rules = learner({ maxObservations: 3000, maxObservationsPerHost: 500 });
