@@ -434,7 +434,10 @@ export class DuplicateUrlRules {
     for (const [, hash] of seen) urlsOf.set(hash, (urlsOf.get(hash) ?? 0) + 1);
     for (const [url, hash] of seen) {
       if (hash === NO_PAGE || urlsOf.get(hash) !== 1 || memory.declares.has(url)) continue;
-      if (inNamespace(entry.rule, url)) return this.#block(host, rules, entry, [url, url], changes);
+      if (inNamespace(entry.rule, url)) {
+        this.#block(host, rules, entry, [url, url], changes);
+        return;
+      }
     }
   }
 
