@@ -89,7 +89,7 @@ export interface CrawlPageDeps {
 /** What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper of it). */
 export type UrlRuleChecks = Pick<
   DuplicateUrlRules,
-  'rewrite' | 'heldAs' | 'aliasNamespace' | 'observePage' | 'observeRedirect'
+  'rewrite' | 'heldAs' | 'aliasNamespace' | 'observePage' | 'observeRedirect' | 'observeDeclared'
 >;
 
 /** What the runtime needs to schedule the host's next request. */
@@ -290,7 +290,8 @@ export async function crawlPage(
     }
     const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
     // Before the links: a rule this page proves already rewrites them.
-    observePage(deps, task, record, genuine, declaredCanonical(deps, task, facts));
+    const canonical = declaredCanonical(deps, task, facts);
+    observePage(deps, task, record, genuine, canonical);
     // An exact duplicate's links were already followed from the original; a soft 404 has none.
     if (record.duplicateOf === undefined && genuine) {
       const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
@@ -304,6 +305,8 @@ export async function crawlPage(
         rootSitemaps(deps, task, origin, entry),
       );
       countDropped(record, 'longUrls', followed.longUrls ?? 0);
+      if (canonical !== undefined && knownBefore(followed, canonical))
+        deps.urlRules?.observeDeclared(task.url, task.host, canonical);
     }
     options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
   } else {
@@ -697,6 +700,15 @@ function observePage(
   if (page && record.duplicateOf !== undefined) observation.duplicateOf = record.duplicateOf;
   if (page && canonical !== undefined) observation.canonical = canonical;
   rules.observePage(observation);
+}
+
+/**
+ * Whether the page's links found `url` already claimed (credited, not queued): the crawl had
+ * reached it before this page, through other pages' links.
+ */
+function knownBefore(followed: Followed, url: string): boolean {
+  const fp = fingerprint(url);
+  return followed.cashFlow?.credits.some((credit) => credit.fp === fp) ?? false;
 }
 
 /** The other URL of the page's host its `<link rel=canonical>` names (canonicalized), if any. */

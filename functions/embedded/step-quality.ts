@@ -31,7 +31,9 @@ export type Lesson =
   /** A fetched URL, as the duplicate-URL rules observed it. */
   | { o: PageObservation }
   /** A redirect within one origin: [from, to, host]. */
-  | { d: [string, string, string] };
+  | { d: [string, string, string] }
+  /** A page's declared canonical URL, known before it: [url, host, canonical]. */
+  | { k: [string, string, string] };
 
 function taskPart(task: CrawlTask): TaskPart {
   const part: TaskPart = { url: task.url, fp: task.fp };
@@ -137,6 +139,11 @@ export class StepUrlRules implements UrlRuleChecks {
     this.#lessons.push({ d: [from, to, host] });
     return this.#rules.observeRedirect(from, to, host);
   }
+
+  observeDeclared(url: string, host: string, canonical: string) {
+    this.#lessons.push({ k: [url, host, canonical] });
+    return this.#rules.observeDeclared(url, host, canonical);
+  }
 }
 
 /**
@@ -153,6 +160,7 @@ export async function replayLessons(
     for (const lesson of lessons) {
       if ('o' in lesson) rules?.observePage(lesson.o);
       else if ('d' in lesson) rules?.observeRedirect(...lesson.d);
+      else if ('k' in lesson) rules?.observeDeclared(...lesson.k);
       else if ('t' in lesson) quality.checkTask(lesson.t as CrawlTask);
       else if ('l' in lesson) quality.checkLink(lesson.l, lesson.from as CrawlTask, lesson.now, lesson.near);
       else if ('p' in lesson) quality.restoreProbe(lesson.p, lesson.a);

@@ -442,6 +442,49 @@ export class DuplicateUrlRules {
   }
 
   /**
+   * Learns from a page of the host's `<dir><number>` URLs that no content pair explains (in the
+   * cloud, the page it names may have been fetched by another container without registering its
+   * bytes) but that declares `canonical`, a URL outside the namespace the crawl had already reached
+   * through other pages' links: one unconfirmed pair of the alias namespace. Two such aliases
+   * naming two different pages activate it (the support threshold); a declared page this memory
+   * holds with other contents blocks it. Call it after `observePage` of the same URL.
+   */
+  observeDeclared(url: string, host: string, canonical: string): RuleChange[] {
+    const changes: RuleChange[] = [];
+    const dir = namespaceDir(url);
+    if (
+      dir === undefined ||
+      url === canonical ||
+      namespaceDir(canonical) === dir ||
+      !sameOrigin(url, canonical)
+    )
+      return changes;
+    const memory = this.#memoryOf(host);
+    const hash = memory.observations.peek(url);
+    const declared = memory.observations.peek(canonical);
+    if (hash === undefined || hash === NO_PAGE || declared === hash) return changes;
+    const rules = this.#hostRules(host);
+    const namespace: DuplicateUrlRule = { kind: 'alias-namespace', dir };
+    const key = ruleKey(namespace);
+    let entry = rules.entries.get(key);
+    if (declared !== undefined && declared !== NO_PAGE) {
+      // the site names a page whose bytes differ: its declarations are not to be trusted here
+      if (entry !== undefined) this.#block(host, rules, entry, [url, canonical], changes);
+      return changes;
+    }
+    if (entry === undefined) {
+      entry = this.#addCandidate(host, rules, namespace, key);
+      if (entry !== undefined) this.#replayNamespace(host, rules, memory, entry, changes);
+    }
+    if (entry === undefined || entry.status === 'blocked') return changes;
+    // once per alias, and per page named: a site that names one page everywhere proves nothing
+    if (entry.examples.some(([a, b]) => a === url || b === canonical)) return changes;
+    this.#support(host, rules, entry, url, canonical, changes, false);
+    this.#trim(host);
+    return changes;
+  }
+
+  /**
    * A new page under an alias namespace that declares no other canonical URL is a page of its own
    * there: it blocks the namespace.
    */

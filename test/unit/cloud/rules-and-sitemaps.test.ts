@@ -293,6 +293,40 @@ describe('cloud worker: duplicate-URL rules', () => {
     assert.equal(cloud.table.calls.filter((c) => c === 'hostRules').length, reads + 1);
   });
 
+  it('aliases whose pages another container fetched unregistered: the namespace learned from their declarations', async () => {
+    // The pages have no links, so no container registers their bytes (step-content-seen.ts): an
+    // alias fetched elsewhere meets no duplicate. Each alias declares its page canonical.
+    const N = 'http://n.example';
+    const r: Record<string, { status: number; body: string }> = {};
+    for (let i = 1; i <= 5; i++) {
+      const body = page(`page ${i}`, [], `<link rel="canonical" href="/p-${i}.html">`);
+      r[`${N}/p-${i}.html`] = { status: 200, body };
+      r[`${N}/node/${i}`] = { status: 200, body };
+    }
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher(r);
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${N}/`], ...base, sitemaps: false }, clock);
+    const [pages, aliases] = [workerOver(cloud, fetcher, clock), workerOver(cloud, fetcher, clock)];
+    // the pages: claimed (linked from elsewhere) and fetched by one container
+    const owners = cloud.seen(id).owners;
+    for (const t of tasks(
+      Array.from({ length: 5 }, (_, k) => `${N}/p-${k + 1}.html`),
+      1,
+    )) {
+      owners.set(t.fp, '00000000000000ff');
+      await pages!([messageFor(t)]);
+    }
+    for (let i = 1; i <= 5; i++) await aliases!([messageFor(tasks([`${N}/node/${i}`], 1)[0]!)]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map((i) => fetcher.count(`${N}/node/${i}`)),
+      [1, 1, 0, 0, 0],
+      'two aliases naming two pages make the rule; the rest are skipped',
+    );
+    const stored = cloud.table.rules.get(`${id} n.example`);
+    assert.equal(stored?.records.find((x) => x.name === 'alias-namespace /node/<n>')?.status, 'active');
+  });
+
   it('once a host has a candidate rule, every page registers its hash: other containers learn from it', async () => {
     // The originals have no links, so no URL claim would register their content hashes
     // (step-content-seen.ts): without registering every page of a host with a candidate, the

@@ -544,6 +544,40 @@ describe('DuplicateUrlRules: alias namespaces', () => {
     assert.equal(statusOf(rules, NS), 'active');
   });
 
+  test('declarations alone: two aliases naming two known pages make the namespace; one, or one page twice, does not', () => {
+    const rules = learner({ minSupport: 2 });
+    const alias = (n: number, page: string) => {
+      seeDeclaring(rules, `/node/${n}`, `page ${n}`, page);
+      return rules.observeDeclared(`${O}/node/${n}`, H, `${O}${page}`);
+    };
+    alias(1, '/a.html');
+    assert.equal(statusOf(rules, NS), 'candidate');
+    alias(2, '/a.html');
+    assert.equal(statusOf(rules, NS), 'candidate', 'the same page named twice');
+    rules.observeDeclared(`${O}/node/1`, H, `${O}/a.html`);
+    assert.equal(statusOf(rules, NS), 'candidate', 'the same alias again');
+    const changes = alias(3, '/b.html');
+    assert.deepEqual(changes, [
+      { host: H, rule: { kind: 'alias-namespace', dir: '/node/' }, status: 'active' },
+    ]);
+    // a URL outside any namespace, or a page this memory never saw, teaches nothing
+    const other = learner({ minSupport: 1 });
+    seeDeclaring(other, '/about', 'about', '/a.html');
+    other.observeDeclared(`${O}/about`, H, `${O}/a.html`);
+    other.observeDeclared(`${O}/node/9`, H, `${O}/a.html`);
+    assert.deepEqual(other.report(), []);
+  });
+
+  test('declarations alone: a declared page held with other bytes blocks the namespace', () => {
+    const rules = learner({ minSupport: 2 });
+    seeDeclaring(rules, '/node/1', 'page 1', '/a.html');
+    rules.observeDeclared(`${O}/node/1`, H, `${O}/a.html`);
+    see(rules, '/b.html', 'page b');
+    seeDeclaring(rules, '/node/2', 'not page b', '/b.html');
+    rules.observeDeclared(`${O}/node/2`, H, `${O}/b.html`);
+    assert.equal(statusOf(rules, NS), 'blocked');
+  });
+
   test('stored and merged like any rule', () => {
     const rules = learner({ minSupport: 3 });
     see(rules, '/notes/mind-62.html', 'page 62');

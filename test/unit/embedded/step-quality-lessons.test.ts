@@ -1,0 +1,50 @@
+/**
+ * The embedded crawler's lessons (step-quality.ts): what a step taught the duplicate-URL rules is
+ * written with the step and replayed after a restart, declared canonical URLs included.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { test } from 'node:test';
+import { parseCrawlConfig } from '../../../functions/core/config.ts';
+import { CrawlQuality } from '../../../functions/core/quality/crawl-quality.ts';
+import { DuplicateUrlRules } from '../../../functions/core/quality/duplicate-url-rules.ts';
+import { type Lesson, replayLessons, StepUrlRules } from '../../../functions/embedded/step-quality.ts';
+
+const H = 'h.example';
+const O = `http://${H}`;
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
+test('lessons replayed after a restart teach the rules what the steps taught them, declarations included', async () => {
+  const live = new DuplicateUrlRules({ minSupport: 2, auditShare: 0 });
+  const steps: Lesson[][] = [];
+  for (const [n, page] of [
+    [1, '/a.html'],
+    [2, '/b.html'],
+  ] as const) {
+    const lessons: Lesson[] = [];
+    const step = new StepUrlRules(live, lessons);
+    step.observePage({
+      url: `${O}/node/${n}`,
+      host: H,
+      contentHash: sha(`page ${n}`),
+      canonical: `${O}${page}`,
+    });
+    step.observeDeclared(`${O}/node/${n}`, H, `${O}${page}`);
+    steps.push(lessons);
+  }
+  assert.ok(live.aliasNamespace(`${O}/node/7`, H), 'learned live');
+  assert.deepEqual(
+    steps.map((lessons) => lessons.map((lesson) => Object.keys(lesson)[0])),
+    [
+      ['o', 'k'],
+      ['o', 'k'],
+    ],
+  );
+
+  const parsed = parseCrawlConfig({ seeds: [`${O}/`] });
+  assert.ok(parsed.ok);
+  const resumed = new DuplicateUrlRules({ minSupport: 2, auditShare: 0 });
+  const quality = new CrawlQuality(parsed.config, { random: () => 0.5 });
+  assert.equal(await replayLessons(quality, JSON.parse(JSON.stringify(steps)), resumed), 4);
+  assert.ok(resumed.aliasNamespace(`${O}/node/7`, H), 'learned again from the lessons');
+});
