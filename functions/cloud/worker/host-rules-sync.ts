@@ -19,7 +19,8 @@
  *   container dequeued it).
  *
  * - **news**: a write that adds a rule or changes a status is announced in the crawl's rules news
- *   (`announceHostRules`, read with every batch's state). A container whose memory holds pages of
+ *   (`announceHostRules`, read with every batch's state; alias namespaces, which make no held
+ *   forms, are not news). A container whose memory holds pages of
  *   that host reads its rules at its next batch, whatever hosts the batch serves
  *   (`followRulesNews`), and shares the pages they make held forms. Without it, pages fetched
  *   under a form before any rule existed stayed in the memory of a container that did not serve
@@ -40,8 +41,13 @@ export const HELD_FORMS_SHARED = 32;
 const HELD_URL_CHARS = 512;
 /** Conditional writes tried before giving up until the host's next change. */
 const WRITE_TRIES = 3;
-/** Hosts of the rules news a batch follows at most (one GetItem each, run together). */
-export const NEWS_FOLLOWED_PER_BATCH = 4;
+/**
+ * Hosts of the rules news a batch follows at most (one GetItem each, run together). The reads a
+ * crawl spends on news do not depend on it (each container reads each announced version once); it
+ * bounds how long one batch's intake waits, and a lower bound left held forms waiting behind
+ * other hosts' news for several batches.
+ */
+export const NEWS_FOLLOWED_PER_BATCH = 16;
 
 /** What the sync needs. */
 export interface RulesSyncEnv {
@@ -119,9 +125,13 @@ function unsynced(now: number): RuleSync {
   return { version: 0, readAt: now, revision: 0, held: new Set(), heldRevision: 0, shape: '' };
 }
 
-/** A host's rules as news sees them: each rule's name and status (support and examples left out). */
+/**
+ * A host's rules as news sees them: each rewriting rule's name and status (support and examples
+ * left out, and alias namespaces, which rewrite nothing and so make no held forms).
+ */
 export function rulesShape(records: readonly HostRuleRecord[]): string {
   return records
+    .filter((r) => r.rule.kind !== 'alias-namespace')
     .map((r) => `${r.name}=${r.status}`)
     .sort()
     .join('\n');

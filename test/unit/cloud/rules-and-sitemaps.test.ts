@@ -12,7 +12,12 @@ import type { PageItem } from '../../../functions/cloud/messages/crawl-records.t
 import { decodeTask, encodeTask } from '../../../functions/cloud/messages/task-message.ts';
 import { isTraceBody } from '../../../functions/cloud/messages/trace-message.ts';
 import { WorkerContainer } from '../../../functions/cloud/worker/container-state.ts';
-import { refreshHostRules, saveHostRules } from '../../../functions/cloud/worker/host-rules-sync.ts';
+import {
+  refreshHostRules,
+  rulesShape,
+  saveHostRules,
+} from '../../../functions/cloud/worker/host-rules-sync.ts';
+import type { HostRuleRecord, RuleStatus } from '../../../functions/core/quality/duplicate-url-rules.ts';
 import { MemoryCloud, MemoryCrawlTable } from './memory-cloud.ts';
 import { MemoryFetcher, page } from './memory-fetcher.ts';
 import { messageFor, runningCrawl, TestClock, workerOver } from './worker-kit.ts';
@@ -325,6 +330,28 @@ describe('cloud worker: duplicate-URL rules', () => {
     );
     const stored = cloud.table.rules.get(`${id} n.example`);
     assert.equal(stored?.records.find((x) => x.name === 'alias-namespace /node/<n>')?.status, 'active');
+  });
+
+  it('rules news: a rewriting rule added or changing status is news; support, examples and alias namespaces are not', () => {
+    const record = (name: string, rule: HostRuleRecord['rule'], status: RuleStatus, support = 1) => ({
+      rule,
+      name,
+      status,
+      support,
+      examples: [],
+    });
+    const suffix = { kind: 'drop-suffix', suffix: 'index.html' } as const;
+    const before = rulesShape([record('drop-suffix index.html', suffix, 'candidate')]);
+    assert.equal(rulesShape([record('drop-suffix index.html', suffix, 'candidate', 4)]), before);
+    assert.notEqual(rulesShape([record('drop-suffix index.html', suffix, 'active')]), before);
+    const namespace = { kind: 'alias-namespace', dir: '/node/' } as const;
+    assert.equal(
+      rulesShape([
+        record('drop-suffix index.html', suffix, 'candidate'),
+        record('alias-namespace /node/<n>', namespace, 'active'),
+      ]),
+      before,
+    );
   });
 
   it('once a host has a candidate rule, every page registers its hash: other containers learn from it', async () => {
