@@ -65,6 +65,8 @@ export interface RuleSync {
   heldRevision: number;
   /** The stored rules' names and statuses as last read or written (`rulesShape`): a write that changes them is announced. */
   shape: string;
+  /** When this container last saw that shape change (read or written), ms; 0: never. */
+  changedAt: number;
 }
 
 /**

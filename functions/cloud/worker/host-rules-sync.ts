@@ -6,7 +6,8 @@
  *
  * - **read** with each batch's state (one more key of its BatchGetItem per host, 0.5 read unit:
  *   a container applies what another learned a moment ago), and by a record when its batch's read
- *   is older than `RULES_REFRESH_MS` (one GetItem);
+ *   is older than `RULES_REFRESH_MS` (one GetItem), or than `RULES_REFRESH_RECENT_MS` in the
+ *   minute after the rules changed (the held forms they make arrive then);
  * - **written** after a record changed them (a candidate, a pair of support, a status), and only
  *   then: a conditional write on the stored version; when another container wrote first, its
  *   rules are merged in and the write is tried again. Rules change a few times per host and crawl,
@@ -36,6 +37,14 @@ import type { CrawlContext, RuleSync } from './container-state.ts';
 
 /** A container reads a host's stored rules itself when its batch's read is older than this, ms. */
 export const RULES_REFRESH_MS = 60_000;
+/**
+ * For this long after it saw a host's rules change, a container reads them before a record of the
+ * host when its copy is older than `RULES_REFRESH_RECENT_MS`: the held forms other containers
+ * share follow a new rule by a batch or two, and a batch read before they came must not fetch the
+ * pages they hold. About one read per second of a host served, for a minute per rule change.
+ */
+export const RULES_RECENT_MS = 60_000;
+export const RULES_REFRESH_RECENT_MS = 1_000;
 /** Held forms shared per host (newest first), and the longest URL shared: the item stays small. */
 export const HELD_FORMS_SHARED = 32;
 const HELD_URL_CHARS = 512;
@@ -84,6 +93,8 @@ export function mergeStoredRules(
     const held = moved
       ? new Set((stored.held ?? []).map(([url]) => url))
       : (known?.held ?? new Set<string>());
+    const shape = moved ? rulesShape(stored.records) : (known?.shape ?? '');
+    const changed = known !== undefined && shape !== known.shape;
     ctx.ruleSync.set(host, {
       version: stored?.version ?? 0,
       readAt: env.now,
@@ -91,7 +102,8 @@ export function mergeStoredRules(
       held,
       // rules learned elsewhere may make pages of this memory held forms: look again at the next save
       heldRevision: moved ? -1 : (known?.heldRevision ?? -1),
-      shape: moved ? rulesShape(stored.records) : (known?.shape ?? ''),
+      shape,
+      changedAt: changed ? env.now : (known?.changedAt ?? 0),
     });
   } catch (error) {
     env.log(`duplicate-URL rules of ${host} (${crawlId}) not merged: ${judgeError(error).message}`);
@@ -108,7 +120,9 @@ export async function refreshHostRules(
 ): Promise<void> {
   if (ctx.urlRules === undefined) return;
   const known = ctx.ruleSync.get(host);
-  if (known !== undefined && env.now - known.readAt < RULES_REFRESH_MS) return;
+  const recent = known !== undefined && known.changedAt > 0 && env.now - known.changedAt < RULES_RECENT_MS;
+  const maxAge = recent ? RULES_REFRESH_RECENT_MS : RULES_REFRESH_MS;
+  if (known !== undefined && env.now - known.readAt < maxAge) return;
   let stored: StoredHostRules | undefined;
   try {
     stored = await env.table.hostRules(crawlId, host);
@@ -122,7 +136,7 @@ export async function refreshHostRules(
 
 /** Where a container stands with a host it has not synced yet. */
 function unsynced(now: number): RuleSync {
-  return { version: 0, readAt: now, revision: 0, held: new Set(), heldRevision: 0, shape: '' };
+  return { version: 0, readAt: now, revision: 0, held: new Set(), heldRevision: 0, shape: '', changedAt: 0 };
 }
 
 /**
@@ -226,6 +240,7 @@ export async function saveHostRules(
           held: new Set(held.map(([url]) => url)),
           heldRevision: rules.heldRevision(host),
           shape: writtenShape,
+          changedAt: writtenShape !== shape ? env.now : known.changedAt,
         });
         if (writtenShape !== shape) await announce(env, crawlId, host, written.version);
         return true;

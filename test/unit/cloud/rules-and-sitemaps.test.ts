@@ -332,6 +332,37 @@ describe('cloud worker: duplicate-URL rules', () => {
     assert.equal(stored?.records.find((x) => x.name === 'alias-namespace /node/<n>')?.status, 'active');
   });
 
+  it('for a minute after the rules changed, a record reads them when its copy is a second old', async () => {
+    const { cloud, tasks } = supportTwo();
+    const id = [...cloud.table.crawls.keys()][0]!;
+    const clock = new TestClock();
+    const ctx = new WorkerContainer({ clock, random: () => 0.5 }).contextFor(cloud.table.crawls.get(id)!);
+    const table = cloud.table;
+    const reads = () => table.calls.filter((c) => c === 'hostRules').length;
+    const refresh = (at: number) => refreshHostRules({ table, now: at, log: () => {} }, ctx, id, 'h.example');
+    await refresh(0);
+    assert.equal(reads(), 1, 'first read');
+    // no rules yet: the next read after a minute
+    await refresh(30_000);
+    assert.equal(reads(), 1);
+    // another container stores a rule; this one reads it at its minute
+    const other = workerOver(cloud, new MemoryFetcher(routes()), clock);
+    for (const url of [`${H}/d1/`, `${H}/d1/index.html`, `${H}/d2/`, `${H}/d2/index.html`])
+      await other([messageFor(tasks([url], 1)[0]!)]);
+    await refresh(60_000);
+    assert.equal(reads(), 2);
+    // changed: re-read before records a second apart, for a minute
+    await refresh(60_500);
+    assert.equal(reads(), 2, 'half a second: no');
+    await refresh(61_000);
+    await refresh(62_000);
+    assert.equal(reads(), 4);
+    await refresh(125_000);
+    assert.equal(reads(), 5, 'a minute later, unchanged since');
+    await refresh(126_000);
+    assert.equal(reads(), 5, 'back to once a minute');
+  });
+
   it('rules news: a rewriting rule added or changing status is news; support, examples and alias namespaces are not', () => {
     const record = (name: string, rule: HostRuleRecord['rule'], status: RuleStatus, support = 1) => ({
       rule,
