@@ -290,8 +290,9 @@ export async function crawlPage(
     }
     const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
     // Before the links: a rule this page proves already rewrites them.
-    const canonical = declaredCanonical(deps, task, facts);
-    observePage(deps, task, record, genuine, canonical);
+    const declared = declaredCanonical(deps, task, facts);
+    observePage(deps, task, record, genuine, declared);
+    const canonical = declared?.url === task.url ? undefined : declared?.url;
     // An exact duplicate's links were already followed from the original; a soft 404 has none.
     if (record.duplicateOf === undefined && genuine) {
       const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
@@ -687,7 +688,7 @@ function observePage(
   task: CrawlTask,
   record: PageRecord,
   genuine: boolean,
-  canonical?: string,
+  canonical?: DeclaredCanonical,
 ): void {
   const rules = deps.urlRules;
   if (rules === undefined || record.status === null) return;
@@ -698,7 +699,10 @@ function observePage(
     contentHash: page ? record.contentHash : null,
   };
   if (page && record.duplicateOf !== undefined) observation.duplicateOf = record.duplicateOf;
-  if (page && canonical !== undefined) observation.canonical = canonical;
+  if (page && canonical !== undefined) {
+    observation.canonical = canonical.url;
+    if (canonical.fixed) observation.canonicalFixed = true;
+  }
   rules.observePage(observation);
 }
 
@@ -711,11 +715,27 @@ function knownBefore(followed: Followed, url: string): boolean {
   return followed.cashFlow?.credits.some((credit) => credit.fp === fp) ?? false;
 }
 
-/** The other URL of the page's host its `<link rel=canonical>` names (canonicalized), if any. */
-function declaredCanonical(deps: CrawlPageDeps, task: CrawlTask, facts: PageFacts): string | undefined {
+/** A page's `<link rel=canonical>`: the URL (canonicalized), and whether its href is fixed. */
+interface DeclaredCanonical {
+  url: string;
+  /** Absolute or from the root: the same bytes under any URL of the origin name this URL. */
+  fixed: boolean;
+}
+
+/** The URL of the page's host its `<link rel=canonical>` names, if any. */
+function declaredCanonical(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  facts: PageFacts,
+): DeclaredCanonical | undefined {
   if (deps.urlRules === undefined || facts.canonical === null) return undefined;
   const declared = deps.canonicalizer.canonicalize(facts.canonical, facts.base);
-  return declared.ok && declared.url !== task.url && declared.host === task.host ? declared.url : undefined;
+  if (!declared.ok || declared.host !== task.host) return undefined;
+  // An absolute href, or one from the root, names this URL from any page of the origin with
+  // these bytes; a relative one names another URL from another path.
+  const href = facts.canonical.trim();
+  const fixed = /^([a-z][a-z0-9+.-]*:|\/)/i.test(href);
+  return { url: declared.url, fixed };
 }
 
 /**

@@ -12,15 +12,19 @@
  *   for good.
  * - A pair is **confirmed** when one URL's page declares the other its canonical URL
  *   (`<link rel=canonical>`): the site itself says both name one page, which no coincidence of
- *   contents (two empty result pages) does. One confirmed pair is proof enough.
+ *   contents (two empty result pages) does. One confirmed pair is proof enough. The same bytes
+ *   hold the same declaration, so a page that names itself by an href that does not depend on its
+ *   URL (absolute, or from the root) makes its twin name it too.
  * - A rule is **active** once it has `minSupport` pairs, or one confirmed pair, and no
  *   counter-example. Active rules rewrite URLs (`rewrite`), except a deterministic sample
  *   (`auditShare`) that is still fetched as linked, so a rule keeps meeting the pairs that could
  *   refute it.
- * - An **alias namespace** (`/node/<n>`) is learned from confirmed pairs only: a URL `<dir><number>`
- *   whose page is the same as another URL's and declares that URL canonical. It rewrites nothing:
- *   URLs it holds are skipped (`aliasNamespace`), but for the audit sample. A page of the namespace
- *   that is new and declares no other canonical URL refutes it.
+ * - An **alias namespace** (`/node/<n>`) is learned from declarations: a URL `<dir><number>`
+ *   whose page is the same as an earlier URL's and declares that URL canonical (a confirmed pair),
+ *   or, without the bytes to compare, two such URLs naming two pages the crawl knew
+ *   (`observeDeclared`). It rewrites nothing: URLs it holds are skipped (`aliasNamespace`), but for
+ *   the audit sample. A page of the namespace that is new and declares no other canonical URL
+ *   refutes it.
  *
  * Pure: no clock, no randomness (the audit sample is a hash of the URL), no I/O. Memory is bounded
  * (see {@link DuplicateUrlRuleOptions}); `snapshot()` and the constructor persist and restore it.
@@ -82,8 +86,13 @@ export interface PageObservation {
   contentHash: string | null;
   /** An earlier URL with the same content, as the content-seen store answered (it may be gone from memory here). */
   duplicateOf?: string;
-  /** The URL the page declares canonical (`<link rel=canonical>`, canonicalized), when it is another URL of its origin. */
+  /** The URL the page declares canonical (`<link rel=canonical>`, canonicalized), a URL of its origin. */
   canonical?: string;
+  /**
+   * True when the declaration's href names that URL whatever the page's own URL (absolute, or
+   * from the root): a page with the same bytes under another URL declares the same URL.
+   */
+  canonicalFixed?: boolean;
 }
 
 /** A page held under a form the active rules rewrite: its URL and its content digest (see `heldForms`). */
@@ -168,7 +177,10 @@ interface HostMemory {
   observations: LruMap<string, number>;
   /** Content digest -> first remembered URL with it. */
   byHash: Map<number, string>;
-  /** URL -> the other URL of its origin its page declared canonical (remembered URLs only). */
+  /**
+   * URL -> the URL of its origin its page declared canonical: another URL, or itself when the
+   * href was fixed (see `PageObservation.canonicalFixed`). Remembered URLs only.
+   */
   declares: Map<string, string>;
   /** Redirect sources already counted (a retried step reports its redirect again). */
   redirects: LruMap<string, true>;
@@ -396,7 +408,7 @@ export class DuplicateUrlRules {
     const { canonical } = observation;
     if (
       canonical !== undefined &&
-      canonical !== url &&
+      (canonical !== url || observation.canonicalFixed === true) &&
       sameOrigin(url, canonical) &&
       memory.observations.peek(url) === undefined
     ) {
@@ -433,7 +445,7 @@ export class DuplicateUrlRules {
     const urlsOf = new Map<number, number>();
     for (const [, hash] of seen) urlsOf.set(hash, (urlsOf.get(hash) ?? 0) + 1);
     for (const [url, hash] of seen) {
-      if (hash === NO_PAGE || urlsOf.get(hash) !== 1 || memory.declares.has(url)) continue;
+      if (hash === NO_PAGE || urlsOf.get(hash) !== 1 || declaresOther(memory, url)) continue;
       if (inNamespace(entry.rule, url)) {
         this.#block(host, rules, entry, [url, url], changes);
         return;
@@ -491,7 +503,7 @@ export class DuplicateUrlRules {
   #refuteNamespace(host: string, memory: HostMemory, url: string, changes: RuleChange[]): void {
     const rules = this.#rules.peek(host);
     const dir = rules === undefined ? undefined : namespaceDir(url);
-    if (rules === undefined || dir === undefined || memory.declares.has(url)) return;
+    if (rules === undefined || dir === undefined || declaresOther(memory, url)) return;
     const entry = rules.entries.get(ruleKey({ kind: 'alias-namespace', dir }));
     if (entry !== undefined) this.#block(host, rules, entry, [url, url], changes);
   }
@@ -666,8 +678,10 @@ export class DuplicateUrlRules {
     }
   }
 
-  /** Two URLs of one origin with one content: support for the rules that merge them, and new candidates. */
-  /** `a` is the URL observed last, `b` the one it duplicates. */
+  /**
+   * Two URLs of one origin with one content: support for the rules that merge them, and new
+   * candidates. `a` is the URL observed last, `b` the one it duplicates.
+   */
   #samePair(
     host: string,
     memory: HostMemory,
@@ -1034,9 +1048,20 @@ function rewrittenBy(rules: HostRules, url: string): boolean {
   return imagesOf(rules, url).length > 0;
 }
 
-/** True when one of two URLs' pages declared the other canonical. */
+/**
+ * True when one of two URLs with the same bytes declared the other canonical: by its own
+ * declaration, or by naming itself with a fixed href, which its twin's bytes hold too.
+ */
 function declared(memory: HostMemory, a: string, b: string): boolean {
-  return memory.declares.get(a) === b || memory.declares.get(b) === a;
+  const ofA = memory.declares.get(a);
+  const ofB = memory.declares.get(b);
+  return ofA === b || ofB === a || ofA === a || ofB === b;
+}
+
+/** True when the URL's page declared another URL canonical. */
+function declaresOther(memory: HostMemory, url: string): boolean {
+  const canonical = memory.declares.get(url);
+  return canonical !== undefined && canonical !== url;
 }
 
 /**

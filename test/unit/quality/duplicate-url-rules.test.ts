@@ -425,6 +425,24 @@ describe('DuplicateUrlRules: declared canonical URLs', () => {
     }
   });
 
+  test('a page that names itself by a fixed href confirms its twin: the same bytes name it too', () => {
+    // the other form was fetched elsewhere (the content-seen store's duplicateOf): its declaration unknown here
+    const own = (fixed: boolean) => {
+      const rules = learner({ minSupport: 3 });
+      rules.observePage({
+        url: `${O}/a/`,
+        host: H,
+        contentHash: sha('A'),
+        duplicateOf: `${O}/a/index.html`,
+        canonical: `${O}/a/`,
+        canonicalFixed: fixed,
+      });
+      return statusOf(rules, 'drop-suffix index.html');
+    };
+    assert.equal(own(true), 'active', 'absolute or from the root');
+    assert.equal(own(false), 'candidate', 'a relative href names another URL from the other path');
+  });
+
   test('a declaration that names a third URL confirms nothing', () => {
     const rules = learner({ minSupport: 3 });
     see(rules, '/a/', 'A');
