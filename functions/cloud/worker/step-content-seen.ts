@@ -12,7 +12,8 @@
  * `crawlPage` calls {@link claim} first (before link extraction): it answers from the warm map,
  * or "not a duplicate (yet)" and remembers the hash for the gate.
  *
- * With `everyPage` (the page's host has a duplicate-URL rule, candidate or active), the hash is
+ * With `everyPage` (the page's host has a duplicate-URL rule, candidate or active, other than an
+ * active alias namespace: `DuplicateUrlRules.learnsFrom`), the hash is
  * registered at `claim` for every page the warm map does not know: the rules learn from exact
  * duplicates of one host, and a duplicate whose original registered nothing (its links were
  * known) goes unseen by every container but the one that fetched the original, so a rule gained

@@ -370,13 +370,20 @@ export class DuplicateUrlRules {
   }
 
   /**
-   * True when the host has a candidate or an active rule: its pages' contents teach or test the
-   * rules (the cloud registers every content hash of such a host, not only of pages with new links).
+   * True when the host has a candidate or an active rule whose pairs are told by bytes: its pages'
+   * contents teach or test the rules (the cloud registers every content hash of such a host, not
+   * only of pages with new links, one write unit per page). An active alias namespace alone is
+   * tested by what its audited aliases declare, so it does not make every page of a Drupal site
+   * pay a write.
    */
   learnsFrom(host: string): boolean {
     const rules = this.#rules.peek(host);
     if (rules === undefined) return false;
-    for (const entry of rules.entries.values()) if (entry.status !== 'blocked') return true;
+    for (const entry of rules.entries.values()) {
+      if (entry.status === 'blocked') continue;
+      if (entry.status === 'active' && entry.rule.kind === 'alias-namespace') continue;
+      return true;
+    }
     return false;
   }
 

@@ -596,6 +596,20 @@ describe('DuplicateUrlRules: alias namespaces', () => {
     assert.equal(statusOf(rules, NS), 'blocked');
   });
 
+  test('an active namespace alone does not make every page of its host register its bytes (learnsFrom)', () => {
+    const rules = learner({ minSupport: 2 });
+    seeDeclaring(rules, '/node/1', 'page 1', '/a.html');
+    rules.observeDeclared(`${O}/node/1`, H, `${O}/a.html`);
+    assert.equal(rules.learnsFrom(H), true, 'a candidate: the next pair may confirm it');
+    seeDeclaring(rules, '/node/2', 'page 2', '/b.html');
+    rules.observeDeclared(`${O}/node/2`, H, `${O}/b.html`);
+    assert.equal(statusOf(rules, NS), 'active');
+    assert.equal(rules.learnsFrom(H), false);
+    see(rules, '/c/', 'C');
+    see(rules, '/c/index.html', 'C');
+    assert.equal(rules.learnsFrom(H), true, 'a rewriting candidate');
+  });
+
   test('stored and merged like any rule', () => {
     const rules = learner({ minSupport: 3 });
     see(rules, '/notes/mind-62.html', 'page 62');
