@@ -21,11 +21,11 @@
  *
  * - **news**: a write that adds a rule or changes a status is announced in the crawl's rules news
  *   (`announceHostRules`, read with every batch's state; alias namespaces, which make no held
- *   forms, are not news). A container whose memory holds pages of
- *   that host reads its rules at its next batch, whatever hosts the batch serves
- *   (`followRulesNews`), and shares the pages they make held forms. Without it, pages fetched
- *   under a form before any rule existed stayed in the memory of a container that did not serve
- *   the host again for hundreds of requests, while others fetched the pages' own URLs.
+ *   forms, are not news). A container whose memory holds pages of that host reads its rules at
+ *   its next batch, whatever hosts the batch serves (`followRulesNews`), and shares the pages they
+ *   make held forms. Without it, pages fetched under a form before any rule existed stayed in the
+ *   memory of a container that did not serve the host again for hundreds of requests, while
+ *   others fetched the pages' own URLs.
  *
  * A failed read or write is logged, not thrown: the rules are advice that saves requests; a
  * container that misses them learns them again from its own pages.
