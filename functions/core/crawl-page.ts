@@ -33,7 +33,7 @@ import { parseXRobotsTag } from './html/x-robots-tag.ts';
 import { type FinishReason, unfetchedRecord } from './page-record.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
 import type { QualityChecks } from './quality/crawl-quality.ts';
-import { type DuplicateUrlRule, type RuleRewrite, ruleKey } from './quality/duplicate-url-rule.ts';
+import { type RuleRewrite, ruleKey } from './quality/duplicate-url-rule.ts';
 import { DUPLICATE_URL_RULE_REASON, type DuplicateUrlRules } from './quality/duplicate-url-rules.ts';
 import { decodeRobotsBody } from './robots/body.ts';
 import type { ParsedRobots } from './robots/parse.ts';
@@ -155,19 +155,16 @@ export async function crawlPage(
   const origin = new URL(task.url).origin;
 
   // 0. A queued form that a host's duplicate-URL rules merged since it was queued: no request.
-  const merged = mergedByRule(deps, task);
-  if (merged !== undefined) return mergeQueued(deps, task, merged);
-  const held = heldByRule(deps, task);
-  if (held !== undefined) {
-    const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
-    record.detail = `already fetched as ${held}, which the host's rules merge into this URL`;
-    return finish(deps, record, undefined, task.cash);
-  }
-  const alias = aliasByRule(deps, task);
-  if (alias !== undefined) {
-    const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
-    record.detail = `an alias of a page the site names otherwise (${ruleKey(alias)})`;
-    return finish(deps, record, undefined, task.cash);
+  const urlRules = queuedUnderRules(deps, task);
+  if (urlRules !== undefined) {
+    const merged = urlRules.rewrite(task.url, task.host);
+    if (merged !== undefined) return mergeQueued(deps, task, merged);
+    const skipped = skippedByRule(urlRules, task);
+    if (skipped !== undefined) {
+      const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
+      record.detail = skipped;
+      return finish(deps, record, undefined, task.cash);
+    }
   }
 
   // 1. robots.txt before any other request to the origin.
@@ -616,25 +613,23 @@ async function followRedirect(
 }
 
 /**
- * The rule rewrite of a queued task, when a host's rule that became active since it was queued
- * merges it into another URL. Not for a redirect's target (the server named that form) nor a
+ * The duplicate-URL rules a queued task answers to (a rule that became active since it was
+ * queued may merge or skip it): none for a redirect's target (the server named that form) nor a
  * sitemap file.
  */
-function mergedByRule(deps: CrawlPageDeps, task: CrawlTask): RuleRewrite | undefined {
-  if (deps.urlRules === undefined || task.redirects > 0 || task.sitemap !== undefined) return undefined;
-  return deps.urlRules.rewrite(task.url, task.host);
+function queuedUnderRules(deps: CrawlPageDeps, task: CrawlTask): UrlRuleChecks | undefined {
+  return task.redirects > 0 || task.sitemap !== undefined ? undefined : deps.urlRules;
 }
 
-/** The form a queued task's page was already fetched under, by the host's rules (see `heldAs`). */
-function heldByRule(deps: CrawlPageDeps, task: CrawlTask): string | undefined {
-  if (deps.urlRules === undefined || task.redirects > 0 || task.sitemap !== undefined) return undefined;
-  return deps.urlRules.heldAs(task.url, task.host);
-}
-
-/** The host's alias namespace that holds a queued task's URL (see `aliasNamespace`). */
-function aliasByRule(deps: CrawlPageDeps, task: CrawlTask): DuplicateUrlRule | undefined {
-  if (deps.urlRules === undefined || task.redirects > 0 || task.sitemap !== undefined) return undefined;
-  return deps.urlRules.aliasNamespace(task.url, task.host);
+/**
+ * Why the host's rules skip a queued task without passing it on: its page was already fetched
+ * under another form (`heldAs`), or its URL is in an alias namespace (`aliasNamespace`).
+ */
+function skippedByRule(rules: UrlRuleChecks, task: CrawlTask): string | undefined {
+  const held = rules.heldAs(task.url, task.host);
+  if (held !== undefined) return `already fetched as ${held}, which the host's rules merge into this URL`;
+  const alias = rules.aliasNamespace(task.url, task.host);
+  return alias === undefined ? undefined : `an alias of a page the site names otherwise (${ruleKey(alias)})`;
 }
 
 /**

@@ -440,6 +440,25 @@ export class DuplicateUrlRules {
     return changes;
   }
 
+  /**
+   * The host's entry of an alias namespace; a new candidate first meets what the memory holds (a
+   * page of its own there blocks it). Undefined when the host's rule table has no room.
+   */
+  #namespaceEntry(
+    host: string,
+    rules: HostRules,
+    memory: HostMemory,
+    namespace: DuplicateUrlRule,
+    changes: RuleChange[],
+  ): RuleEntry | undefined {
+    const key = ruleKey(namespace);
+    const known = rules.entries.get(key);
+    if (known !== undefined) return known;
+    const entry = this.#addCandidate(host, rules, namespace, key);
+    if (entry !== undefined) this.#replayNamespace(host, rules, memory, entry, changes);
+    return entry;
+  }
+
   /** A new alias namespace meets what the memory holds: a page of its own there blocks it. */
   #replayNamespace(
     host: string,
@@ -484,17 +503,13 @@ export class DuplicateUrlRules {
     if (hash === undefined || hash === NO_PAGE || declared === hash) return changes;
     const rules = this.#hostRules(host);
     const namespace: DuplicateUrlRule = { kind: 'alias-namespace', dir };
-    const key = ruleKey(namespace);
-    let entry = rules.entries.get(key);
     if (declared !== undefined && declared !== NO_PAGE) {
       // the site names a page whose bytes differ: its declarations are not to be trusted here
-      if (entry !== undefined) this.#block(host, rules, entry, [url, canonical], changes);
+      const known = rules.entries.get(ruleKey(namespace));
+      if (known !== undefined) this.#block(host, rules, known, [url, canonical], changes);
       return changes;
     }
-    if (entry === undefined) {
-      entry = this.#addCandidate(host, rules, namespace, key);
-      if (entry !== undefined) this.#replayNamespace(host, rules, memory, entry, changes);
-    }
+    const entry = this.#namespaceEntry(host, rules, memory, namespace, changes);
     if (entry === undefined || entry.status === 'blocked') return changes;
     // once per alias, and per page named: a site that names one page everywhere proves nothing
     if (entry.examples.some(([a, b]) => a === url || b === canonical)) return changes;
@@ -706,12 +721,7 @@ export class DuplicateUrlRules {
     }
     const namespace = confirmed ? namespaceOf(memory, a, b) : undefined;
     if (namespace !== undefined) {
-      const key = ruleKey(namespace);
-      let entry = rules.entries.get(key);
-      if (entry === undefined) {
-        entry = this.#addCandidate(host, rules, namespace, key);
-        if (entry !== undefined) this.#replayNamespace(host, rules, memory, entry, changes);
-      }
+      const entry = this.#namespaceEntry(host, rules, memory, namespace, changes);
       if (entry !== undefined && entry.status !== 'blocked')
         this.#support(host, rules, entry, a, b, changes, true);
     }
