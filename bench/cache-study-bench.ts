@@ -16,11 +16,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runCacheStudy } from '../functions/core/cache-study/cache-study.ts';
-import { missRateChartSvg } from '../functions/core/cache-study/miss-rate-chart.ts';
-import { denseTrace } from '../functions/core/cache-study/url-seen-trace.ts';
+import { runCacheStudy } from '../functions/cache-study/cache-study.ts';
+import { missRateChartSvg } from '../functions/cache-study/miss-rate-chart.ts';
+import { formatStudy } from '../functions/cli/cli-cache-study.ts';
 import { parseCrawlConfig } from '../functions/core/config.ts';
-import { formatStudy } from '../functions/embedded/cli/cli-cache-study.ts';
+import { denseTrace } from '../functions/core/url-seen/url-seen-trace.ts';
 import { EmbeddedCrawler } from '../functions/embedded/embedded-crawler.ts';
 import { generateWeb } from '../test/fixtures/web/generate-web.ts';
 import { serveWeb } from '../test/fixtures/web/serve-web.ts';

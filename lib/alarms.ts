@@ -5,7 +5,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRIC_NAMESPACE, METRICS } from '../functions/metrics.ts';
+import { METRIC_NAMESPACE, METRICS } from '../functions/cloud/metrics.ts';
 
 /** Properties of {@link Alarms}. */
 export interface AlarmsProps {
@@ -86,7 +86,7 @@ export class Alarms extends Construct {
     }
 
     // Hono answers an unexpected error with a normal 500, which Lambda's Errors metric never
-    // counts: the API publishes its own count (functions/metrics.ts) and this alarm watches it.
+    // counts: the API publishes its own count (functions/cloud/metrics.ts) and this alarm watches it.
     this.#add(
       new cloudwatch.Alarm(this, 'ApiInternalErrorsAlarm', {
         alarmDescription: 'crawlstack: the API answered 500 (an unexpected error)',

@@ -2,7 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { FRONTIER_VISIBILITY_SECONDS } from '../functions/lambda-settings.ts';
+import { FRONTIER_VISIBILITY_SECONDS } from '../functions/cloud/lambda-settings.ts';
 import { Alarms } from './alarms.ts';
 import { Captures } from './captures.ts';
 import { Frontier } from './frontier.ts';

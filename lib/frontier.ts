@@ -6,7 +6,7 @@ import { pinLogicalId } from './logical-id.ts';
 /** Properties of {@link Frontier}. */
 export interface FrontierProps {
   /**
-   * The frontier queue's visibility timeout (functions/lambda-settings.ts derives it from the
+   * The frontier queue's visibility timeout (functions/cloud/lambda-settings.ts derives it from the
    * worker's timeout): Lambda's poller may hold a batch a while before the function starts, and a
    * retried invocation must not see its messages reappear mid-run.
    */

@@ -6,8 +6,8 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENV, TABLE_KEYS } from '../functions/env.ts';
-import { LAMBDA_SETTINGS } from '../functions/lambda-settings.ts';
+import { ENV, TABLE_KEYS } from '../functions/cloud/env.ts';
+import { LAMBDA_SETTINGS } from '../functions/cloud/lambda-settings.ts';
 import type { Captures } from './captures.ts';
 import type { Frontier } from './frontier.ts';
 import { useBucket, useQueue, useTable } from './grants.ts';
@@ -84,7 +84,7 @@ export class Functions extends Construct {
 
     const worker = createNodeFunction(this, 'FrontierWorker', {
       ...common,
-      entry: 'frontier-worker.ts',
+      entry: 'frontier-worker',
       description: 'crawlstack: fetches frontier URLs, extracts and enqueues new links, sends captures',
       // Mostly waiting on the network: half of 512 MB halves the GB-seconds of the waits, and
       // still holds a batch of 10 pages at the default 10 MB body cap.
@@ -136,7 +136,7 @@ export class Functions extends Construct {
 
     const api = createNodeFunction(this, 'Api', {
       ...common,
-      entry: 'api.ts',
+      entry: 'api',
       description: 'crawlstack: HTTP API to start, inspect and cancel crawls',
       memorySize: LAMBDA_SETTINGS.api.memoryMb,
       timeout: Duration.seconds(LAMBDA_SETTINGS.api.timeoutSeconds),
@@ -166,7 +166,7 @@ export class Functions extends Construct {
 
     const scheduler = createNodeFunction(this, 'Scheduler', {
       ...common,
-      entry: 'scheduler.ts',
+      entry: 'scheduler',
       description: 'crawlstack: completes crawls and redistributes AOPIC credit',
       memorySize: LAMBDA_SETTINGS.scheduler.memoryMb,
       timeout: Duration.seconds(LAMBDA_SETTINGS.scheduler.timeoutSeconds),
@@ -202,7 +202,7 @@ export class Functions extends Construct {
 
     const archiver = createNodeFunction(this, 'Archiver', {
       ...common,
-      entry: 'archiver.ts',
+      entry: 'archiver',
       description: 'crawlstack: writes captured pages as WARC objects and the page index to S3',
       // A batch is at most Lambda's 6 MB payload; concatenating it needs a few times that.
       memorySize: LAMBDA_SETTINGS.archiver.memoryMb,

@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import type { EnvName } from '../functions/env.ts';
+import type { EnvName } from '../functions/cloud/env.ts';
 
 // Each helper sets the environment variable that tells the function where a resource is AND
 // grants exactly the API calls the function makes on it, so a function can never know a resource

@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Properties of {@link createNodeFunction}. */
 export interface NodeFunctionProps {
-  /** File under functions/entry/ exporting `handler`, e.g. `frontier-worker.ts`. */
+  /** Folder under functions/cloud/lambdas/ whose `entry.ts` exports `handler`, e.g. `frontier-worker`. */
   readonly entry: string;
   readonly description: string;
   readonly memorySize: number;
@@ -53,7 +53,7 @@ export function createNodeFunction(
   );
   const fn = new nodejs.NodejsFunction(scope, id, {
     role,
-    entry: join(ROOT, 'functions', 'entry', props.entry),
+    entry: join(ROOT, 'functions', 'cloud', 'lambdas', props.entry, 'entry.ts'),
     handler: 'handler',
     projectRoot: ROOT,
     depsLockFilePath: join(ROOT, 'package-lock.json'),

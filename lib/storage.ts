@@ -2,7 +2,7 @@ import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { TABLE_KEYS } from '../functions/env.ts';
+import { TABLE_KEYS } from '../functions/cloud/env.ts';
 import { pinLogicalId } from './logical-id.ts';
 
 /** Properties of {@link Storage}. */

@@ -7,7 +7,7 @@
  * visibility timeout. Decisions come from a seeded generator, so a seed repeats the same draws
  * (where the kills land still depends on timing).
  */
-import { mulberry32 } from '../functions/core/cache-study/cache-policies.ts';
+import { mulberry32 } from '../functions/cache-study/cache-policies.ts';
 
 /** Random kills of one function's containers. */
 export interface ChaosOptions {

@@ -31,8 +31,8 @@ import {
   CLOUD_LOCAL_FILE,
   removeCloudLocalInfo,
   writeCloudLocalInfo,
-} from '../functions/embedded/cli/cloud/cloud-local-file.ts';
-import { bearerAuth, startCloudDashboard } from '../functions/embedded/ui/cloud-dashboard.ts';
+} from '../functions/cli/cloud/cloud-local-file.ts';
+import { bearerAuth, startCloudDashboard } from '../functions/dashboard/cloud-dashboard.ts';
 import type { CfnTemplate } from './cfn-template.ts';
 import type { ChaosOptions } from './chaos.ts';
 import { type Endpoint, startEndpoint } from './endpoint.ts';

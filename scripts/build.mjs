@@ -63,7 +63,7 @@ const started = Date.now();
 // Chunk names carry content hashes: clear old ones so dist/ holds exactly one build.
 rmSync('dist', { recursive: true, force: true });
 await build({
-  entryPoints: { crawlstack: 'functions/embedded/cli/cli.ts' },
+  entryPoints: { crawlstack: 'functions/cli/cli.ts' },
   outdir: 'dist',
   outExtension: { '.js': '.mjs' },
   bundle: true,

@@ -1,9 +1,9 @@
 /**
  * How a crawl's fetch settings fit in a Lambda invocation: its timeouts are capped at the cloud
- * fetch budget (functions/lambda-settings.ts), so a request always ends before the worker does.
+ * fetch budget (functions/cloud/lambda-settings.ts), so a request always ends before the worker does.
  */
 import type { CrawlConfig } from '../core/config.ts';
-import { CLOUD_FETCH_BUDGET_MS } from '../lambda-settings.ts';
+import { CLOUD_FETCH_BUDGET_MS } from './lambda-settings.ts';
 
 /**
  * The fetch settings a worker uses for a crawl: the crawl's, with timeouts capped for Lambda, and

@@ -5,8 +5,8 @@
  * page's redistribution, credits to known URLs applied in sorted batches).
  */
 import { breadthFirst, type Prioritize, type QueuedTask } from '../adapters/local/crawl-db.ts';
-import type { AopicLedger, CashFlow } from '../core/aopic.ts';
 import type { CrawlConfig } from '../core/config.ts';
+import type { AopicLedger, CashFlow } from '../core/scheduling/aopic.ts';
 import { readsFirst } from '../core/sitemap/sitemap-plan.ts';
 import type { CrawlTask, Fingerprint } from '../core/types.ts';
 

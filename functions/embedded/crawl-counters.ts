@@ -1,11 +1,11 @@
 /**
  * The embedded crawl's counters: what each finished step adds, kept in the checkpoint so that
  * they survive restarts. What a finished URL adds is the core's rule (`countOutcome`,
- * functions/core/page-record.ts), the one the cloud worker's host ledgers use too.
+ * functions/core/step/page-record.ts), the one the cloud worker's host ledgers use too.
  */
-import type { CrawlPageOutcome } from '../core/crawl-page.ts';
-import { countOutcome, isErrorReason, type OutcomeCounts } from '../core/page-record.ts';
-import type { UrlSeenStats } from '../core/url-seen.ts';
+import type { CrawlPageOutcome } from '../core/step/crawl-page.ts';
+import { countOutcome, isErrorReason, type OutcomeCounts } from '../core/step/page-record.ts';
+import type { UrlSeenStats } from '../core/url-seen/url-seen.ts';
 
 /**
  * Persistent counters (they survive restarts through the checkpoint): the core's outcome counts

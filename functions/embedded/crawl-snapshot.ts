@@ -4,9 +4,10 @@
  * URL-seen cache and memory. Built on demand from the crawler's own state (nothing is sampled on a
  * timer); every array and object in it is a copy.
  */
+
+import type { RobotsEntry } from '../core/ports.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
-import type { UrlSeenStats } from '../core/url-seen.ts';
-import type { RobotsEntry } from '../ports.ts';
+import type { UrlSeenStats } from '../core/url-seen/url-seen.ts';
 
 /** One point of the crawl's rate: pages finished by `elapsedMs` (crawl time, all runs). */
 export interface RatePoint {

@@ -14,8 +14,11 @@ import type { LookupFunction } from '../adapters/http/address-guard.ts';
 import { gunzipFile } from '../adapters/http/gunzip-file.ts';
 import type { QueuedTask } from '../adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
-import { encodeTrace } from '../core/cache-study/url-seen-trace.ts';
 import type { CrawlConfig } from '../core/config.ts';
+import type { Clock, Fetcher, RobotsEntry } from '../core/ports.ts';
+import type { TrapFinding } from '../core/quality/trap-findings.ts';
+import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
+import { hostGapMs, retryBackoffMs } from '../core/scheduling/politeness.ts';
 import {
   type CrawlPageDeps,
   type CrawlPageOptions,
@@ -24,15 +27,12 @@ import {
   type FetchedPage,
   type RequestFeedback,
   SEED_OWNER,
-} from '../core/crawl-page.ts';
-import { judgeError } from '../core/error-policy.ts';
-import { unfetchedRecord } from '../core/page-record.ts';
-import { hostGapMs, retryBackoffMs } from '../core/politeness.ts';
-import type { TrapFinding } from '../core/quality/trap-findings.ts';
-import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
+} from '../core/step/crawl-page.ts';
+import { judgeError } from '../core/step/error-policy.ts';
+import { unfetchedRecord } from '../core/step/page-record.ts';
 import type { CrawlTask } from '../core/types.ts';
-import { UrlSeen, type UrlSeenStats } from '../core/url-seen.ts';
-import type { Clock, Fetcher, RobotsEntry } from '../ports.ts';
+import { UrlSeen, type UrlSeenStats } from '../core/url-seen/url-seen.ts';
+import { encodeTrace } from '../core/url-seen/url-seen-trace.ts';
 import { AddressGates } from './address-gates.ts';
 import { countStep, notFetched, requestFailure } from './crawl-counters.ts';
 import { type CrawlStorageError, storageFailure } from './crawl-errors.ts';

@@ -1,4 +1,4 @@
-import type { FinishReason } from '../core/page-record.ts';
+import type { FinishReason } from '../core/step/page-record.ts';
 
 /** Scheduling state of one host (politeness key) in the embedded crawler. */
 export interface HostSlot {

@@ -8,7 +8,7 @@
  * server down or a network problem, may be gone).
  */
 import type { CrawlConfig } from '../core/config.ts';
-import { TRANSIENT_REASONS as TRANSIENT_FAILURES } from '../core/error-policy.ts';
+import { TRANSIENT_REASONS as TRANSIENT_FAILURES } from '../core/step/error-policy.ts';
 
 /** Settings a folder's crawl keeps for good (seeds and scope are checked as its identity). */
 export const FIXED_SETTINGS = ['nearDuplicateDistance'] as const satisfies readonly (keyof CrawlConfig)[];

@@ -8,11 +8,12 @@
  * uninterrupted one (exactly so at concurrency 1; with steps running at once, the order in which
  * their lessons were learned may differ slightly from commit order).
  */
-import type { UrlRuleChecks } from '../core/crawl-page.ts';
+
 import type { CrawlQuality, QualityChecks } from '../core/quality/crawl-quality.ts';
 import type { DuplicateUrlRules, PageObservation } from '../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../core/quality/soft-404.ts';
 import { mayNameDate } from '../core/quality/url-template.ts';
+import type { UrlRuleChecks } from '../core/step/admit-urls.ts';
 import type { CrawlTask, PageRecord } from '../core/types.ts';
 
 /** The parts of a task the detectors read. */

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Match } from 'aws-cdk-lib/assertions';
-import { ENV, FUNCTION_ENV, type FunctionRole } from '../../functions/env.ts';
+import { ENV, FUNCTION_ENV, type FunctionRole } from '../../functions/cloud/env.ts';
 import { allowedOn, type CfnResource, roleOf, statementsOf, synthStack } from './synth.ts';
 
 // One synthesis (with real esbuild bundling) shared by every test in this file: it takes seconds.
@@ -310,7 +310,7 @@ describe('storage', () => {
 
 describe('environment variables', () => {
   for (const [role, id] of Object.entries(FUNCTIONS) as [FunctionRole, string][]) {
-    it(`gives ${id} exactly the variables functions/env.ts lists for it`, () => {
+    it(`gives ${id} exactly the variables functions/cloud/env.ts lists for it`, () => {
       const vars = (props(id).Environment as { Variables: Record<string, unknown> }).Variables;
       const expected: Record<string, unknown> = { NODE_OPTIONS: '--enable-source-maps' };
       for (const key of FUNCTION_ENV[role]) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ENV, FUNCTION_ENV, MissingEnvError, readEnv, readFunctionEnv } from '../../functions/env.ts';
+import { ENV, FUNCTION_ENV, MissingEnvError, readEnv, readFunctionEnv } from '../../functions/cloud/env.ts';
 
 const full = {
   URL_TABLE: 'urls',
@@ -15,7 +15,7 @@ const full = {
   PRIVATE_ADDRESSES: 'forbidden',
 };
 
-describe('functions/env.ts', () => {
+describe('functions/cloud/env.ts', () => {
   it('uses unique, upper-snake-case variable names', () => {
     const names = Object.values(ENV);
     assert.equal(new Set(names).size, names.length);

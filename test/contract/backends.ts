@@ -20,10 +20,10 @@ import { CreateQueueCommand, DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../functions/adapters/aws/clients.ts';
 import { CrawlDb } from '../../functions/adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../../functions/adapters/local/step-unit.ts';
-import { AopicLedger } from '../../functions/core/aopic.ts';
+import { TABLE_KEYS } from '../../functions/cloud/env.ts';
 import { parseCrawlConfig } from '../../functions/core/config.ts';
+import { AopicLedger } from '../../functions/core/scheduling/aopic.ts';
 import { AopicDispatchPolicy } from '../../functions/embedded/aopic-dispatch-policy.ts';
-import { TABLE_KEYS } from '../../functions/env.ts';
 import { type Endpoint, startEndpoint } from '../../localstack/endpoint.ts';
 
 /** Read once at load: the local Lambda runtime sets AWS_ENDPOINT_URL itself while it runs. */

@@ -1,10 +1,10 @@
 /**
- * The ContentSeenStore contract (functions/ports.ts), written once, run against every adapter.
+ * The ContentSeenStore contract (functions/core/ports.ts), written once, run against every adapter.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { it } from 'node:test';
-import type { ContentSeenStore } from '../../functions/ports.ts';
+import type { ContentSeenStore } from '../../functions/core/ports.ts';
 
 let next = 0;
 function newHash(): string {

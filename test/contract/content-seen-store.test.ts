@@ -1,6 +1,6 @@
 import { after, before, describe } from 'node:test';
 import { DynamoContentSeenStore } from '../../functions/adapters/aws/dynamo-content-seen-store.ts';
-import type { ContentSeenStore } from '../../functions/ports.ts';
+import type { ContentSeenStore } from '../../functions/core/ports.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
 import { contentSeenStoreContract } from './content-seen-store.contract.ts';
 

@@ -1,13 +1,13 @@
 /**
- * The Frontier contract (functions/ports.ts): what is queued comes out, each host's tasks in the
+ * The Frontier contract (functions/core/ports.ts): what is queued comes out, each host's tasks in the
  * order they were queued, nothing lost. At-least-once: a task queued twice may come out twice
  * (the SQS frontier drops the copy by its deduplication id; the local one relies on URL-seen).
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import type { Frontier } from '../../functions/core/ports.ts';
 import type { CrawlTask } from '../../functions/core/types.ts';
 import { fingerprint } from '../../functions/core/url/fingerprint.ts';
-import type { Frontier } from '../../functions/ports.ts';
 
 /** A frontier plus a way to take everything it holds, acknowledging as it goes. */
 export interface FrontierHarness {

@@ -1,13 +1,13 @@
 /**
- * The PageStore contract (functions/ports.ts): after `flush`, the StoredRef's slice of the file or
+ * The PageStore contract (functions/core/ports.ts): after `flush`, the StoredRef's slice of the file or
  * object is one gzip member that inflates to the capture's WARC response record, and the whole
  * file or object is a WARC that warcio reads, opening with a warcinfo record.
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import type { PageStore } from '../../functions/core/ports.ts';
 import type { StoredRef } from '../../functions/core/types.ts';
-import type { PageStore } from '../../functions/ports.ts';
 import { makeCapture, parseWarc } from '../unit/warc/warc-test-kit.ts';
 
 /** A store plus a way to read back what it wrote. */

@@ -1,9 +1,9 @@
 /**
- * The RobotsCache contract (functions/ports.ts), written once, run against every adapter.
+ * The RobotsCache contract (functions/core/ports.ts), written once, run against every adapter.
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { RobotsCache, RobotsEntry } from '../../functions/ports.ts';
+import type { RobotsCache, RobotsEntry } from '../../functions/core/ports.ts';
 
 let next = 0;
 function origin(): string {

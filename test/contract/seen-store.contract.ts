@@ -1,10 +1,10 @@
 /**
- * The SeenStore contract (functions/ports.ts), written once, run against every adapter.
+ * The SeenStore contract (functions/core/ports.ts), written once, run against every adapter.
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import type { SeenStore } from '../../functions/core/ports.ts';
 import type { Fingerprint } from '../../functions/core/types.ts';
-import type { SeenStore } from '../../functions/ports.ts';
 
 /** Two stores over one backend (two workers), fresh for each test. */
 export interface SeenStorePair {

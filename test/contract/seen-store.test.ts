@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
-import type { SeenStore } from '../../functions/ports.ts';
+import type { SeenStore } from '../../functions/core/ports.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
 import { seenStoreContract } from './seen-store.contract.ts';
 

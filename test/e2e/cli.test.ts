@@ -7,12 +7,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { formatProgress, ProgressReporter, type ProgressView } from '../../functions/cli/progress.ts';
 import { fingerprint } from '../../functions/core/url/fingerprint.ts';
-import {
-  formatProgress,
-  ProgressReporter,
-  type ProgressView,
-} from '../../functions/embedded/cli/progress.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
 import { buildCli, pagePaths, readJsonl, runCli, tempDir } from './helpers.ts';

@@ -1,14 +1,14 @@
 /**
  * The embedded crawler judges an error raised while crawling a URL (an adapter failure, a bug; not
  * a network problem, which the crawl step returns as an outcome) with the error policy the cloud
- * worker uses (functions/core/error-policy.ts): worth another try, the task goes back with its
+ * worker uses (functions/core/step/error-policy.ts): worth another try, the task goes back with its
  * attempt counted, up to maxRetries; not worth it (the error says `retryable: false`), the URL is
  * recorded as `internal-error` at once, with the error's name and message.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { UndiciFetcher } from '../../functions/adapters/http/undici-fetcher.ts';
-import type { Fetcher, FetchRequest } from '../../functions/ports.ts';
+import type { Fetcher, FetchRequest } from '../../functions/core/ports.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
 import { crawl, pagePaths } from './helpers.ts';

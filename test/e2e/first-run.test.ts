@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { formatProgress } from '../../functions/embedded/cli/progress.ts';
+import { formatProgress } from '../../functions/cli/progress.ts';
 import { EmbeddedCrawler } from '../../functions/embedded/embedded-crawler.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, robotsTxt, siteRoutes, startSites } from '../fixtures/sites.ts';

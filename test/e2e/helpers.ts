@@ -298,7 +298,7 @@ export function buildCli(): Promise<string> {
     const dir = tempDir('crawlstack-cli-');
     mkdirSync(join(dir, 'bin'));
     await build({
-      entryPoints: { crawlstack: join(ROOT, 'functions/embedded/cli/cli.ts') },
+      entryPoints: { crawlstack: join(ROOT, 'functions/cli/cli.ts') },
       outdir: join(dir, 'dist'),
       outExtension: { '.js': '.mjs' },
       bundle: true,

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { rankCrawl } from '../../functions/cli/cli-rank.ts';
 import type { TrapFinding } from '../../functions/core/quality/trap-findings.ts';
-import { rankCrawl } from '../../functions/embedded/cli/cli-rank.ts';
 import { closeAll, type PageSpec, prose, siteRoutes, startSites } from '../fixtures/sites.ts';
 import { crawl, isProbe, pagePaths, tempDir } from './helpers.ts';
 

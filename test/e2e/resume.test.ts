@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { decodeTrace } from '../../functions/core/cache-study/url-seen-trace.ts';
 import type { LinkRecord, PageRecord } from '../../functions/core/types.ts';
 import { fingerprint } from '../../functions/core/url/fingerprint.ts';
+import { decodeTrace } from '../../functions/core/url-seen/url-seen-trace.ts';
 import { eventually, type SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, spreadTree, startSites } from '../fixtures/sites.ts';
 import {

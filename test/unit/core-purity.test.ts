@@ -1,6 +1,6 @@
 /**
  * The core stays pure (STYLE.md): no AWS SDK, no `process`, no `Date.now`, no `Math.random`, no
- * import of an outer folder (adapters, embedded, cloud, handlers, entry). Biome's override on
+ * import of an outer folder (test/unit/layering.test.ts checks every folder's imports). Biome's override on
  * functions/core/** catches the imports and `process` while editing; it has no rule for a banned
  * property such as `Date.now`, so this test reads every core file (comments stripped by esbuild).
  */
@@ -12,8 +12,6 @@ import { transformSync } from 'esbuild';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CORE = join(ROOT, 'functions/core');
-/** What the core may import from outside itself. */
-const ALLOWED_OUTSIDE = new Set([join(ROOT, 'functions/ports.ts')]);
 const BANNED_PACKAGES =
   /^(@aws-sdk\/|@aws-lambda-powertools\/|@smithy\/|undici$|node:(fs|net|http|https|dns|sqlite|child_process|worker_threads)(\/|$))/;
 const BANNED_CALLS: [RegExp, string][] = [
@@ -48,7 +46,7 @@ function impurities(path: string, source: string): string[] {
     if (BANNED_PACKAGES.test(spec)) problems.push(`imports ${spec}`);
     if (spec.startsWith('.')) {
       const target = resolve(dirname(path), spec);
-      if (!target.startsWith(`${CORE}/`) && !ALLOWED_OUTSIDE.has(target)) {
+      if (!target.startsWith(`${CORE}/`)) {
         problems.push(`imports ${spec} (outside functions/core)`);
       }
     }
@@ -87,7 +85,7 @@ describe('the core is pure', () => {
       'uses process (configuration is read by the entry or the CLI)',
     ]);
     const clean = [
-      "import type { Clock } from '../ports.ts';",
+      "import type { Clock } from './ports.ts';",
       "import { fingerprint } from './url/fingerprint.ts';",
       '/** Never Date.now() or Math.random() here; process.env is read by the entry. */',
       'export const f = (clock: Clock) => [clock.now(), fingerprint, subprocess.x];',

@@ -12,11 +12,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { judgeError } from '../../functions/core/error-policy.ts';
+import { judgeError } from '../../functions/core/step/error-policy.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** Entry files wire AWS clients from the environment when imported; lib/app.ts synthesizes. */
-const NOT_IMPORTED = [join(ROOT, 'functions/entry'), join(ROOT, 'lib/app.ts')];
+const NOT_IMPORTED = [join(ROOT, 'functions/cloud/lambdas'), join(ROOT, 'lib/app.ts')];
 const CODE = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/;
 
 /** One instance of each exported error class, built as the code that throws it does. */

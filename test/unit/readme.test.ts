@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { CONFIG_FLAGS } from '../../functions/cli/cli-options.ts';
 import { crawlConfigSchema } from '../../functions/core/config.ts';
-import { CONFIG_FLAGS } from '../../functions/embedded/cli/cli-options.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## How it behaves'));

@@ -22,6 +22,7 @@ import {
   type QueryCommandOutput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { TABLE_KEYS } from '../../cloud/env.ts';
 import {
   type CloudAopicState,
   type CompletionWatch,
@@ -47,7 +48,6 @@ import { emptyBatchState, rulesNewsSlot, stateKey } from '../../cloud/ports/clou
 import type { CrawlConfig } from '../../core/config.ts';
 import type { HeldForm, HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
-import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, type DocItem, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { robotsEntryFromItem, robotsKey } from './dynamo-robots-cache.ts';
 import { KEEP_FOREVER, type Retention, withExpiry } from './retention.ts';

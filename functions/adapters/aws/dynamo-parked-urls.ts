@@ -6,10 +6,10 @@
  * (the fingerprint's first hex digit) spread a big crawl's parked URLs over partitions.
  */
 import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TABLE_KEYS } from '../../cloud/env.ts';
 import { decodeTask, encodeTask } from '../../cloud/messages/task-message.ts';
 import type { ParkedUrl, ParkedUrls } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
-import { TABLE_KEYS } from '../../env.ts';
 import { forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
 
 const SHARDS = 16;

@@ -6,7 +6,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
 import type { WarmRobotsCache } from '../../cloud/ports/cloud-ports.ts';
-import type { Clock, RobotsEntry } from '../../ports.ts';
+import type { Clock, RobotsEntry } from '../../core/ports.ts';
 import { KEEP_FOREVER, type Retention, withExpiry } from './retention.ts';
 
 /**

@@ -3,9 +3,9 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
+import { TABLE_KEYS } from '../../cloud/env.ts';
 import type { ClaimGate, OwnedSeenStore } from '../../cloud/ports/cloud-ports.ts';
 import type { Fingerprint } from '../../core/types.ts';
-import { TABLE_KEYS } from '../../env.ts';
 import { batchGetAll, forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { KEEP_FOREVER, type Retention } from './retention.ts';
 

@@ -4,8 +4,8 @@
  * stack's retention after they were last written (and point-in-time recovery stops growing). The
  * page bucket's lifecycle expires objects after the same number of days (lib/storage.ts).
  */
-import { TABLE_KEYS } from '../../env.ts';
-import type { Clock } from '../../ports.ts';
+import { TABLE_KEYS } from '../../cloud/env.ts';
+import type { Clock } from '../../core/ports.ts';
 
 /** When an item written now expires, or undefined to keep it. */
 export interface Retention {

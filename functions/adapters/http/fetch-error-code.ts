@@ -1,7 +1,7 @@
 /**
  * Maps what undici, node:net, node:dns and node:tls throw to the Fetcher port's stable codes.
  */
-import type { FetchErrorCode } from '../../ports.ts';
+import type { FetchErrorCode } from '../../core/ports.ts';
 import { BlockedAddressError } from './address-guard.ts';
 
 const DNS_CODES = new Set([

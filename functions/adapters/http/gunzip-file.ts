@@ -4,7 +4,7 @@
  * the cap is crossed, so a gzip bomb costs the cap and never its expansion.
  */
 import { Buffer } from 'node:buffer';
-import type { Gunzip, GunzipResult } from '../../ports.ts';
+import type { Gunzip, GunzipResult } from '../../core/ports.ts';
 import { DecodedBody } from './decoded-body.ts';
 
 /** The `Gunzip` port over node:zlib (see ports.ts). */

@@ -22,7 +22,7 @@ import type {
   FetchResponse,
   FetchResult,
   HeaderList,
-} from '../../ports.ts';
+} from '../../core/ports.ts';
 import { BlockedAddressError, guardConnector, guardLookup, type LookupFunction } from './address-guard.ts';
 import { type BodyStop, DecodedBody } from './decoded-body.ts';
 import { describeError, fetchErrorCode } from './fetch-error-code.ts';

@@ -4,10 +4,10 @@
  * checkpoints. Memory stays flat as the crawl grows: rows live on disk, SQLite caches pages.
  */
 import { DatabaseSync } from 'node:sqlite';
-import { SEED_OWNER } from '../../core/crawl-page.ts';
+import type { RobotsEntry } from '../../core/ports.ts';
+import { SEED_OWNER } from '../../core/step/crawl-page.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import { fingerprint } from '../../core/url/fingerprint.ts';
-import type { RobotsEntry } from '../../ports.ts';
 
 /** Fingerprint (16 hex chars) as the signed 64-bit integer SQLite stores in 8 bytes. */
 export function fpToInt(fp: Fingerprint): bigint {

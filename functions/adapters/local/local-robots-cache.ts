@@ -4,7 +4,7 @@
  * map holds the stored objects, because parsed rules are memoized per entry object.
  */
 import { LRUCache } from 'lru-cache';
-import type { RobotsCache, RobotsEntry } from '../../ports.ts';
+import type { RobotsCache, RobotsEntry } from '../../core/ports.ts';
 import type { CrawlDb } from './crawl-db.ts';
 
 /** Origins whose entries stay in memory (each holds its parsed rules once used). */

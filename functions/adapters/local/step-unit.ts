@@ -7,7 +7,6 @@
  */
 
 import { datasetRow } from '../../core/dataset/dataset-row.ts';
-import type { CrawlTask, Fingerprint, LinkRecord, PageRecord } from '../../core/types.ts';
 import type {
   ContentSeenStore,
   Frontier,
@@ -15,7 +14,8 @@ import type {
   RobotsCache,
   RobotsEntry,
   SeenStore,
-} from '../../ports.ts';
+} from '../../core/ports.ts';
+import type { CrawlTask, Fingerprint, LinkRecord, PageRecord } from '../../core/types.ts';
 import type { CrawlDb, StepWrite } from './crawl-db.ts';
 
 /** Claims made by steps that have not committed yet, shared by all running steps. */

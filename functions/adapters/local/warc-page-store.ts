@@ -15,13 +15,13 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import packageJson from '../../../package.json' with { type: 'json' };
+import type { Capture, Clock, PageStore } from '../../core/ports.ts';
 import type { StoredRef } from '../../core/types.ts';
 import { captureToWarcRecords } from '../../core/warc/capture-records.ts';
 import { cdxjLine } from '../../core/warc/cdxj.ts';
 import { DEFAULT_WARC_GZIP_LEVEL, gzipMember } from '../../core/warc/gzip-member.ts';
 import { cdxTimestamp, warcDate } from '../../core/warc/warc-date.ts';
 import { warcinfoRecord } from '../../core/warc/warcinfo-record.ts';
-import type { Capture, Clock, PageStore } from '../../ports.ts';
 import { listWarcFiles, readWarcinfoId, warcFileName, writeAllSync } from './warc-files.ts';
 
 /**

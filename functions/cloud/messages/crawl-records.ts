@@ -4,8 +4,8 @@
  */
 import type { CrawlConfig } from '../../core/config.ts';
 import type { ExtractedValue } from '../../core/dataset/extract-fields.ts';
-import { countOutcome, type FinishedOutcome, type OutcomeCounts } from '../../core/page-record.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
+import { countOutcome, type FinishedOutcome, type OutcomeCounts } from '../../core/step/page-record.ts';
 import type { DroppedCounts, Fingerprint, PageRecord, SitemapFileRecord } from '../../core/types.ts';
 
 /** Life of a crawl: `running` until the scheduler sees nothing left, or DELETE cancels it. */
@@ -37,7 +37,7 @@ export interface CrawlRecord {
 /**
  * The crawl-wide AOPIC numbers, written by the scheduler each tick and read by every batch with
  * the crawl item. Cash a page receives from the lambda page is `bonus` minus the bonus when it
- * became known (see functions/core/aopic.ts); parked URLs keep `cash - bonus` as their key.
+ * became known (see functions/core/scheduling/aopic.ts); parked URLs keep `cash - bonus` as their key.
  */
 export interface CloudAopicState {
   /** Cash every known page has received from redistributions so far. */
@@ -90,7 +90,7 @@ export interface HostCounts extends OutcomeCounts {
   /** AOPIC cash this host's fetched pages held when fetched. */
   history: number;
   bytes: number;
-  /** Finished with an error reason (see ERROR_REASONS in functions/core/page-record.ts). */
+  /** Finished with an error reason (see ERROR_REASONS in functions/core/step/page-record.ts). */
   failed: number;
   duplicates: number;
   retries: number;

@@ -1,7 +1,7 @@
 /**
  * A URL-seen trace message: the fingerprints one worker batch looked up in its URL-seen test for
  * one crawl, in the order it looked them up (the cache study's trace, see
- * functions/core/cache-study/url-seen-trace.ts), on its way to the archiver through the capture
+ * functions/core/url-seen/url-seen-trace.ts), on its way to the archiver through the capture
  * queue, beside the batch's captures. The archiver writes the traces of its batch as one object
  * per crawl, `trace/<crawl>/<stamp>-<hash>.bin` (8 bytes per look-up, no header: objects
  * concatenate into the embedded mode's url-seen.trace).
@@ -11,8 +11,9 @@
  * The body starts with `{"kind":"url-seen-trace"`, so the archiver tells it from a capture without
  * parsing it twice.
  */
-import { encodeTrace, TRACE_RECORD_BYTES } from '../../core/cache-study/url-seen-trace.ts';
+
 import type { Fingerprint } from '../../core/types.ts';
+import { encodeTrace, TRACE_RECORD_BYTES } from '../../core/url-seen/url-seen-trace.ts';
 import { parseJsonObject } from './task-message.ts';
 import { stampOf } from './warc-object.ts';
 

@@ -1,13 +1,14 @@
 /**
  * Ports of the cloud mode only (the crawl table, the queue's message controls, the dead-letter
  * queue, the capture queue and the page bucket). The shared ports (SeenStore, Frontier,
- * PageStore, ...) are in functions/ports.ts. The AWS adapters implement these; the handlers take
+ * PageStore, ...) are in functions/core/ports.ts. The AWS adapters implement these; the handlers take
  * them as `deps`.
  */
+
+import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../core/ports.ts';
 import type { HeldForm, HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
-import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../ports.ts';
 import type {
   CloudAopicState,
   CompletionWatch,

@@ -21,7 +21,7 @@
  * the same container; see docs/cloud.md for what a reader can still see.
  */
 import { LRUCache } from 'lru-cache';
-import { ClockCache } from '../../core/clock-cache.ts';
+import { ClockCache } from '../../core/url-seen/clock-cache.ts';
 import { type FaultHook, InjectedCrashError, NO_FAULTS } from '../fault-hook.ts';
 import {
   type CaptureMessage,

@@ -2,8 +2,9 @@
  * The scheduler's use case: run the AOPIC step of each running crawl, and end the crawls that
  * have nothing left.
  */
-import { WORKER_TIMEOUT_MS } from '../../lambda-settings.ts';
-import type { Clock } from '../../ports.ts';
+
+import type { Clock } from '../../core/ports.ts';
+import { WORKER_TIMEOUT_MS } from '../lambda-settings.ts';
 import type { AopicTotals, CompletionWatch, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
 import type { CloudFrontier, CrawlTableStore, QueueDepth } from '../ports/cloud-ports.ts';
 import { crawlProgress } from './crawl-progress.ts';

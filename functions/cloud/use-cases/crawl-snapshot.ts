@@ -22,8 +22,8 @@ import type {
   DashboardPage,
   DashboardRatePoint,
   DashboardSnapshot,
-} from '../../embedded/ui/dashboard-snapshot.ts';
-import type { Clock } from '../../ports.ts';
+} from '../../core/dashboard-snapshot.ts';
+import type { Clock } from '../../core/ports.ts';
 import type { PageItem } from '../messages/crawl-records.ts';
 import { indexPrefix, stampOf } from '../messages/warc-object.ts';
 import type { CrawlTableStore, ObjectReader } from '../ports/cloud-ports.ts';

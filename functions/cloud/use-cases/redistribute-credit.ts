@@ -3,7 +3,7 @@
  *
  * 1. The lambda page: the host ledgers sum the cash every page sent there (taxes, dropped URLs,
  *    credits that could not be used); what was not spread yet is spread over all known pages as
- *    a common `bonus` (O(1), see functions/core/aopic.ts), published on the crawl item with the
+ *    a common `bonus` (O(1), see functions/core/scheduling/aopic.ts), published on the crawl item with the
  *    history total that normalizes importance estimates.
  * 2. Admission: SQS has no priorities, so the worker queues a new URL at once only when it got an
  *    ordinary share of its page's cash, and parks the rest (links to the page's own path pattern).
@@ -17,9 +17,10 @@
  * sends them again next time, and the FIFO deduplication id drops the copy within five minutes),
  * and `admitted` only counts URLs this tick unparked.
  */
-import { AopicLedger, cashOf } from '../../core/aopic.ts';
+
+import type { Frontier } from '../../core/ports.ts';
+import { AopicLedger, cashOf } from '../../core/scheduling/aopic.ts';
 import type { CrawlTask } from '../../core/types.ts';
-import type { Frontier } from '../../ports.ts';
 import type { AopicTotals, CloudAopicState, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
 import type { CrawlTableStore, ParkedUrl, ParkedUrls } from '../ports/cloud-ports.ts';
 

@@ -3,9 +3,9 @@
  * crawl item and its registry entry, claim the seeds, queue them.
  */
 import { parseCrawlConfig } from '../../core/config.ts';
-import { SEED_OWNER, seedTasks } from '../../core/crawl-page.ts';
+import type { Clock, Frontier, SeenStore } from '../../core/ports.ts';
+import { SEED_OWNER, seedTasks } from '../../core/step/crawl-page.ts';
 import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
-import type { Clock, Frontier, SeenStore } from '../../ports.ts';
 import type { CrawlTableStore } from '../ports/cloud-ports.ts';
 
 /** What starting a crawl needs. */

@@ -2,11 +2,12 @@
  * AOPIC in the cloud worker (SQS has no priorities, so the worker decides whether a URL is queued
  * now, not where): the cash a task holds when fetched, which of a page's new links are queued and
  * which are parked, where the page's cash goes, and the credits to parked URLs. The arithmetic is
- * the core's (functions/core/aopic.ts); this file applies it to the batch's buffers.
+ * the core's (functions/core/scheduling/aopic.ts); this file applies it to the batch's buffers.
  */
-import { admitsNow, type CashFlow, cashOf, keyOf, ordinaryShare } from '../../core/aopic.ts';
+
 import type { CrawlConfig } from '../../core/config.ts';
-import { judgeError } from '../../core/error-policy.ts';
+import { admitsNow, type CashFlow, cashOf, keyOf, ordinaryShare } from '../../core/scheduling/aopic.ts';
+import { judgeError } from '../../core/step/error-policy.ts';
 import type { CrawlTask, Fingerprint, PageRecord } from '../../core/types.ts';
 import type { CrawlRecord, HostCounts } from '../messages/crawl-records.ts';
 import type { ParkedUrls } from '../ports/cloud-ports.ts';

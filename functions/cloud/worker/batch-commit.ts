@@ -13,7 +13,7 @@
  *      parked URLs when due; the maxPages budget; hosts a seed redirected to
  *   6. parked URLs of a crawl whose frontier the batch left dry (dry-admission.ts)
  */
-import { judgeError } from '../../core/error-policy.ts';
+import { judgeError } from '../../core/step/error-policy.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
 import {
   CAPTURE_MESSAGE_LIMIT,

@@ -4,9 +4,9 @@
  * (intake, the per-record step, the commit) pass these between them explicitly.
  */
 import type { CrawlConfig } from '../../core/config.ts';
+import type { Clock, Fetcher, Frontier, Gunzip } from '../../core/ports.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { CrawlTask } from '../../core/types.ts';
-import type { Clock, Fetcher, Frontier, Gunzip } from '../../ports.ts';
 import type { FaultHook } from '../fault-hook.ts';
 import type { CaptureMessage } from '../messages/capture-message.ts';
 import type { CrawlRecord, HostCounts } from '../messages/crawl-records.ts';
@@ -97,7 +97,7 @@ export function emptyBatchStats(records: number): BatchStats {
   };
 }
 
-/** Everything the worker touches; the wiring (functions/wiring/) passes the AWS adapters. */
+/** Everything the worker touches; the wiring (functions/cloud/lambdas/aws-wiring.ts) passes the AWS adapters. */
 export interface FrontierWorkerDeps {
   clock: Clock;
   random: () => number;

@@ -4,10 +4,11 @@
  * only concatenates). Nothing is written here: the worker takes the records back by the returned
  * reference and sends them to the archiver in the page's capture message.
  */
+
+import type { Capture, PageStore } from '../../core/ports.ts';
 import type { StoredRef } from '../../core/types.ts';
 import { captureToWarcRecords } from '../../core/warc/capture-records.ts';
 import { DEFAULT_WARC_GZIP_LEVEL, gzipMember } from '../../core/warc/gzip-member.ts';
-import type { Capture, PageStore } from '../../ports.ts';
 import type { InlineRecords } from '../messages/capture-message.ts';
 
 /** Prefix of the placeholder `file` of a buffered capture's reference. */

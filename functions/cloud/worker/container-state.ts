@@ -6,13 +6,13 @@
  * lives as long as the handler built at cold start.
  */
 import { LRUCache } from 'lru-cache';
-import { ClockCache } from '../../core/clock-cache.ts';
 import { type CrawlConfig, parseCrawlConfig } from '../../core/config.ts';
+import type { Clock } from '../../core/ports.ts';
 import { CrawlQuality } from '../../core/quality/crawl-quality.ts';
 import { DuplicateUrlRules } from '../../core/quality/duplicate-url-rules.ts';
 import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
 import { ScopeRules } from '../../core/url/scope.ts';
-import type { Clock } from '../../ports.ts';
+import { ClockCache } from '../../core/url-seen/clock-cache.ts';
 import { cloudExtractSettings } from '../extract-budget.ts';
 import type { CrawlRecord } from '../messages/crawl-records.ts';
 import { RecentNearDuplicates } from './recent-near-duplicates.ts';

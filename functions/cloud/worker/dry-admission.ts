@@ -15,7 +15,7 @@
  * frontier dry; the second finds the URLs unparked and counts nothing. A failure is logged, not
  * thrown: the batch's own work is durable, and the next tick admits what this did not.
  */
-import { judgeError } from '../../core/error-policy.ts';
+import { judgeError } from '../../core/step/error-policy.ts';
 import { aggregateCounters } from '../messages/crawl-records.ts';
 import type { ParkedUrl } from '../ports/cloud-ports.ts';
 import { admitParked } from '../use-cases/redistribute-credit.ts';

@@ -29,7 +29,7 @@
  * timeout (225 s). The number of runners is the event source's maxConcurrency (one invocation per
  * poller), so no lease is needed either.
  */
-import { CLOUD_FETCH_BUDGET_MS, WRITE_RESERVE_MS } from '../../lambda-settings.ts';
+import { CLOUD_FETCH_BUDGET_MS, WRITE_RESERVE_MS } from '../lambda-settings.ts';
 import type { FrontierReceiver, MessageVisibility } from '../ports/cloud-ports.ts';
 import type { BatchStats, FrontierMessage } from './batch-model.ts';
 import { fifoResponse } from './fifo-groups.ts';

@@ -30,8 +30,9 @@
  * A failed read or write is logged, not thrown: the rules are advice that saves requests; a
  * container that misses them learns them again from its own pages.
  */
-import { judgeError } from '../../core/error-policy.ts';
+
 import type { HeldForm, HostRuleRecord } from '../../core/quality/duplicate-url-rules.ts';
+import { judgeError } from '../../core/step/error-policy.ts';
 import type { CrawlTableStore, StoredHostRules } from '../ports/cloud-ports.ts';
 import type { CrawlContext, RuleSync } from './container-state.ts';
 

@@ -8,24 +8,24 @@
  * safe to repeat; the batch commit writes the rest.
  */
 import type { LRUCache } from 'lru-cache';
-import { type CashFlow, importanceOf } from '../../core/aopic.ts';
 import type { CrawlConfig } from '../../core/config.ts';
+import type { Frontier, SeenStore } from '../../core/ports.ts';
+import { type CashFlow, importanceOf } from '../../core/scheduling/aopic.ts';
+import { hostGapMs } from '../../core/scheduling/politeness.ts';
 import {
   type CrawlPageDeps,
   type CrawlPageOutcome,
   crawlPage,
   isWholePage,
   SEED_OWNER,
-} from '../../core/crawl-page.ts';
-import { judgeError } from '../../core/error-policy.ts';
-import { unfetchedRecord } from '../../core/page-record.ts';
-import { hostGapMs } from '../../core/politeness.ts';
+} from '../../core/step/crawl-page.ts';
+import { judgeError } from '../../core/step/error-policy.ts';
+import { unfetchedRecord } from '../../core/step/page-record.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
-import { UrlSeen, type UrlSeenStats } from '../../core/url-seen.ts';
-import { WRITE_RESERVE_MS } from '../../lambda-settings.ts';
-import type { Frontier, SeenStore } from '../../ports.ts';
+import { UrlSeen, type UrlSeenStats } from '../../core/url-seen/url-seen.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
 import { fetchBudgetMs } from '../fetch-budget.ts';
+import { WRITE_RESERVE_MS } from '../lambda-settings.ts';
 import {
   countFinished,
   type FinishedUrl,

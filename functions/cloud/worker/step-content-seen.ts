@@ -20,8 +20,8 @@
  * its support late while the host's other forms were fetched (docs/cloud.md, "Content-seen").
  */
 import type { LRUCache } from 'lru-cache';
+import type { ContentSeenStore } from '../../core/ports.ts';
 import type { Fingerprint } from '../../core/types.ts';
-import type { ContentSeenStore } from '../../ports.ts';
 import type { CheckedContentSeenStore } from '../ports/cloud-ports.ts';
 
 /** The content-seen state of one step. */

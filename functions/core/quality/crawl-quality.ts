@@ -5,8 +5,8 @@
  * owns their persistence (`snapshot`) and the near-duplicate index (a port).
  */
 
-import { pathShape } from '../aopic.ts';
 import type { CrawlConfig } from '../config.ts';
+import { pathShape } from '../scheduling/aopic.ts';
 import type { CrawlTask, PageRecord, SkipReason } from '../types.ts';
 import { CalendarTrapDetector, type CalendarTrapSnapshot } from './calendar-trap.ts';
 import { LinkGeneratorDetector, type LinkGeneratorSnapshot } from './link-generator.ts';

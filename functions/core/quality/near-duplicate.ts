@@ -31,7 +31,7 @@ export interface NearMatch {
  * The near-duplicate content test: pages' SimHashes filed so that a lookup finds an earlier page
  * within a small Hamming distance without scanning them all.
  *
- * TODO(lead): move to functions/ports.ts with the other ports.
+ * TODO(lead): move to functions/core/ports.ts with the other ports.
  */
 export interface NearDuplicateIndex {
   /**

@@ -2,7 +2,7 @@
  * What a robots.txt fetch means for the crawl (RFC 9309 §2.3-2.4): where the file lives, how a
  * status or network failure turns into a cache entry, and how long that entry holds.
  */
-import type { RobotsEntry } from '../../ports.ts';
+import type { RobotsEntry } from '../ports.ts';
 import { completeLines } from './body.ts';
 import { type ParsedRobots, parseRobots, uniformRobots } from './parse.ts';
 

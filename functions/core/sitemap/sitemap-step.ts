@@ -6,17 +6,43 @@
  * page's cash split between its links and its site's sitemaps.
  */
 
-import type { FetchResponse, RobotsEntry } from '../../ports.ts';
-import { type Admission, admitUrls, type Followed, heldLink } from '../admit-urls.ts';
-import type { CashFlow } from '../aopic.ts';
-import type { CrawlPageDeps } from '../crawl-page.ts';
+import type { CrawlConfig } from '../config.ts';
+import type { Clock, FetchResponse, Frontier, Gunzip, ResultSink, RobotsEntry } from '../ports.ts';
+import type { QualityChecks } from '../quality/crawl-quality.ts';
 import { robotsUrlFor, rulesFromEntry } from '../robots/policy.ts';
+import type { CashFlow } from '../scheduling/aopic.ts';
+import {
+  type Admission,
+  admitUrls,
+  type Followed,
+  heldLink,
+  type UrlRuleChecks,
+} from '../step/admit-urls.ts';
 import type { CrawlTask, OutLink, PageRecord, SitemapFileRecord } from '../types.ts';
+import type { UrlCanonicalizer } from '../url/canonicalize.ts';
 import { fingerprint } from '../url/fingerprint.ts';
+import type { ScopeRules } from '../url/scope.ts';
+import type { UrlSeen } from '../url-seen/url-seen.ts';
 import { sitemapEntryShares } from './sitemap-cash.ts';
 import { followSitemap, readsFirst, type SitemapFetch, sitemapPlan } from './sitemap-plan.ts';
 import { readSitemap, type SitemapRead } from './sitemap-reader.ts';
 
+/** What a sitemap file's step touches: the part of the crawl step's dependencies it uses. */
+export interface SitemapStepDeps {
+  config: CrawlConfig;
+  clock: Clock;
+  seen: UrlSeen;
+  frontier: Frontier;
+  results: ResultSink;
+  canonicalizer: UrlCanonicalizer;
+  scope: ScopeRules;
+  /** Trap and near-duplicate defences; absent = none. */
+  quality?: QualityChecks;
+  /** The hosts' duplicate-URL rules (docs/duplicate-urls.md); absent = none learned or applied. */
+  urlRules?: UrlRuleChecks;
+  /** Inflates a sitemap that came gzipped (`.xml.gz`); absent: such sitemaps are recorded, not read. */
+  gunzip?: Gunzip;
+}
 /** Depth of a site's own sitemap files: virtual pages linked from the site's root page. */
 const SITEMAP_DEPTH = 1;
 
@@ -25,7 +51,7 @@ const SITEMAP_DEPTH = 1;
  * none when sitemaps are off, robots.txt disallowed everything, or the crawl's scope does not
  * take the site's host (a CDN host met through a sitemap plans none of its own).
  */
-export function plannedSitemaps(deps: CrawlPageDeps, origin: string, entry: RobotsEntry): SitemapFetch[] {
+export function plannedSitemaps(deps: SitemapStepDeps, origin: string, entry: RobotsEntry): SitemapFetch[] {
   const { config } = deps;
   if (!config.sitemaps || entry.status === 'disallow-all') return [];
   if (!deps.scope.hostInScope(new URL(origin).hostname)) return [];
@@ -47,7 +73,7 @@ export function plannedSitemaps(deps: CrawlPageDeps, origin: string, entry: Robo
  * (`rootSitemaps`, `admitRootSitemaps`). Returns the tasks queued.
  */
 export async function queueSitemaps(
-  deps: CrawlPageDeps,
+  deps: SitemapStepDeps,
   task: CrawlTask,
   origin: string,
   entry: RobotsEntry,
@@ -68,7 +94,7 @@ export async function queueSitemaps(
  * and cost the early PageRank mass 1-2 points (docs/quality-bench.md, issue 11's third pass).
  */
 export async function admitRootSitemaps(
-  deps: CrawlPageDeps,
+  deps: SitemapStepDeps,
   task: CrawlTask,
   sitemaps: readonly SitemapFetch[],
   share: number,
@@ -94,7 +120,7 @@ function sitemapAdmissions(files: readonly SitemapFetch[], cash: number): Admiss
  * guessed `/sitemap.xml` (files the site names are queued when robots.txt is read), else none.
  */
 export function rootSitemaps(
-  deps: CrawlPageDeps,
+  deps: SitemapStepDeps,
   task: CrawlTask,
   origin: string,
   entry: RobotsEntry,
@@ -110,7 +136,7 @@ export function rootSitemaps(
  * children are queued as sitemap tasks with equal shares.
  */
 export async function readSitemapFile(
-  deps: CrawlPageDeps,
+  deps: SitemapStepDeps,
   task: CrawlTask,
   fetch: SitemapFetch,
   response: FetchResponse,
@@ -198,7 +224,7 @@ export async function readSitemapFile(
 
 /** A urlset's page URLs down the link path; their shares of the file's cash follow their priorities. */
 async function followEntries(
-  deps: CrawlPageDeps,
+  deps: SitemapStepDeps,
   task: CrawlTask,
   entries: readonly { url: string; lastmod?: string; priority?: number }[],
   depth: number,

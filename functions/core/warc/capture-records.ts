@@ -1,4 +1,4 @@
-import type { Capture } from '../../ports.ts';
+import type { Capture } from '../ports.ts';
 import { httpRequestHead, httpResponseHead } from './http-head.ts';
 import { sha1Base32 } from './sha1-base32.ts';
 import { warcDate } from './warc-date.ts';

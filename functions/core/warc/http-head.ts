@@ -1,4 +1,4 @@
-import type { Capture, HeaderList } from '../../ports.ts';
+import type { Capture, HeaderList } from '../ports.ts';
 
 // The fetcher hands over the headers as received as Latin-1 strings (one character per byte), so
 // Latin-1 encoding writes back the exact bytes that crossed the wire. Characters beyond Latin-1

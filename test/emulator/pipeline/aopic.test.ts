@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DynamoParkedUrls } from '../../../functions/adapters/aws/dynamo-parked-urls.ts';
 import { DynamoSeenStore } from '../../../functions/adapters/aws/dynamo-seen-store.ts';
+import { createAwsSchedulerDeps } from '../../../functions/cloud/lambdas/aws-wiring.ts';
+import { createScheduler } from '../../../functions/cloud/lambdas/scheduler/handler.ts';
 import { decodeTask } from '../../../functions/cloud/messages/task-message.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
-import { seedTasks } from '../../../functions/core/crawl-page.ts';
+import { seedTasks } from '../../../functions/core/step/crawl-page.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { fingerprint } from '../../../functions/core/url/fingerprint.ts';
-import { createScheduler } from '../../../functions/handlers/scheduler.ts';
-import { createAwsSchedulerDeps } from '../../../functions/wiring/aws-wiring.ts';
 import { type SiteServer, startSite } from '../../fixtures/site-server.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 

@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import type { Hono } from 'hono';
+import { createApiApp, MAX_BODY_BYTES } from '../../../functions/cloud/lambdas/api/api-app.ts';
+import { createApiHandler } from '../../../functions/cloud/lambdas/api/handler.ts';
+import { createAwsApiDeps } from '../../../functions/cloud/lambdas/aws-wiring.ts';
 import { emptyHostCounts, type PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
 import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
-import { createApiHandler } from '../../../functions/handlers/api.ts';
-import { createApiApp, MAX_BODY_BYTES } from '../../../functions/handlers/api-app.ts';
-import { createAwsApiDeps } from '../../../functions/wiring/aws-wiring.ts';
 import { eventually } from '../../fixtures/site-server.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 

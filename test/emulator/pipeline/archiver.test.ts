@@ -19,7 +19,7 @@ import type { PageItem } from '../../../functions/cloud/messages/crawl-records.t
 import { isTraceBody } from '../../../functions/cloud/messages/trace-message.ts';
 import { CaptureBuffer } from '../../../functions/cloud/worker/capture-buffer.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
-import { seedTasks } from '../../../functions/core/crawl-page.ts';
+import { seedTasks } from '../../../functions/core/step/crawl-page.ts';
 import type { LinkRecord, OutLink } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { type SiteServer, startSite } from '../../fixtures/site-server.ts';

@@ -10,13 +10,10 @@ import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFil
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { encodeTrace } from '../../../functions/core/cache-study/url-seen-trace.ts';
+import { CLOUD_LOCAL_FILE, writeCloudLocalInfo } from '../../../functions/cli/cloud/cloud-local-file.ts';
 import type { LinkRecord, PageRecord } from '../../../functions/core/types.ts';
-import {
-  CLOUD_LOCAL_FILE,
-  writeCloudLocalInfo,
-} from '../../../functions/embedded/cli/cloud/cloud-local-file.ts';
-import { CrawlFolderReader } from '../../../functions/embedded/ui/crawl-folder-reader.ts';
+import { encodeTrace } from '../../../functions/core/url-seen/url-seen-trace.ts';
+import { CrawlFolderReader } from '../../../functions/dashboard/crawl-folder-reader.ts';
 import type { CfnTemplate } from '../../../localstack/cfn-template.ts';
 import { FunctionUrlServer } from '../../../localstack/function-url-server.ts';
 import { assertWarcMatchesPages, freePort, readJsonl, runCli, spawnCli, tempDir } from '../../e2e/helpers.ts';

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { decodeTrace } from '../../../functions/core/cache-study/url-seen-trace.ts';
+import type { DashboardSnapshot } from '../../../functions/core/dashboard-snapshot.ts';
 import { datasetRow } from '../../../functions/core/dataset/dataset-row.ts';
-import type { DashboardSnapshot } from '../../../functions/embedded/ui/dashboard-snapshot.ts';
+import { decodeTrace } from '../../../functions/core/url-seen/url-seen-trace.ts';
 import type { SiteServer } from '../../fixtures/site-server.ts';
 import { type Pipeline, startFixtureSite, startPipeline } from './helpers.ts';
 

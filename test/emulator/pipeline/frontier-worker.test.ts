@@ -9,7 +9,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { faultHookFromSpec, InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
-import { seedTasks } from '../../../functions/core/crawl-page.ts';
+import { seedTasks } from '../../../functions/core/step/crawl-page.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { eventually, type SiteServer, startSite } from '../../fixtures/site-server.ts';

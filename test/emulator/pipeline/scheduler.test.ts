@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { WORKER_TIMEOUT_MS } from '../../../functions/cloud/lambda-settings.ts';
+import { createAwsSchedulerDeps } from '../../../functions/cloud/lambdas/aws-wiring.ts';
+import { createScheduler } from '../../../functions/cloud/lambdas/scheduler/handler.ts';
 import type { CrawlRecord } from '../../../functions/cloud/messages/crawl-records.ts';
 import { emptyHostCounts } from '../../../functions/cloud/messages/crawl-records.ts';
 import { EMPTY_AOPIC } from '../../../functions/cloud/use-cases/redistribute-credit.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
-import { createScheduler } from '../../../functions/handlers/scheduler.ts';
-import { WORKER_TIMEOUT_MS } from '../../../functions/lambda-settings.ts';
-import { createAwsSchedulerDeps } from '../../../functions/wiring/aws-wiring.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 
 describe('scheduler', () => {

@@ -9,21 +9,21 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/clien
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DynamoCrawlTable } from '../../../functions/adapters/aws/dynamo-crawl-table.ts';
 import { S3Objects } from '../../../functions/adapters/aws/s3-objects.ts';
+import type { FunctionEnv } from '../../../functions/cloud/env.ts';
 import type { FaultHook } from '../../../functions/cloud/fault-hook.ts';
+import { createArchiver } from '../../../functions/cloud/lambdas/archiver/handler.ts';
+import {
+  createAwsApiDeps,
+  createAwsArchiverDeps,
+  createAwsWorkerDeps,
+} from '../../../functions/cloud/lambdas/aws-wiring.ts';
+import { createFrontierWorker } from '../../../functions/cloud/lambdas/frontier-worker/handler.ts';
 import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
 import { encodeTask, messageGroupId } from '../../../functions/cloud/messages/task-message.ts';
 import { crawlProgress } from '../../../functions/cloud/use-cases/crawl-progress.ts';
 import { listPages, type PageCursor } from '../../../functions/cloud/use-cases/list-pages.ts';
 import { startCrawl } from '../../../functions/cloud/use-cases/start-crawl.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
-import type { FunctionEnv } from '../../../functions/env.ts';
-import { createArchiver } from '../../../functions/handlers/archiver.ts';
-import { createFrontierWorker } from '../../../functions/handlers/frontier-worker.ts';
-import {
-  createAwsApiDeps,
-  createAwsArchiverDeps,
-  createAwsWorkerDeps,
-} from '../../../functions/wiring/aws-wiring.ts';
 import { toSqsRecords } from '../../../localstack/sqs-event-source.ts';
 import { type AwsBackend, openAwsBackend } from '../../contract/backends.ts';
 

@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { type AwsClients, createAwsClients } from '../../../functions/adapters/aws/clients.ts';
-import { CloudCliError } from '../../../functions/embedded/cli/cloud/cloud-cli-error.ts';
-import { fetchArchiveObject } from '../../../functions/embedded/cli/cloud/cloud-download.ts';
+import { CloudCliError } from '../../../functions/cli/cloud/cloud-cli-error.ts';
+import { fetchArchiveObject } from '../../../functions/cli/cloud/cloud-download.ts';
 import { tempDir } from '../../e2e/helpers.ts';
 import { EXTERNAL_ENDPOINT, openTestEndpoint, type TestEndpoint, uniquePrefix } from './helpers.ts';
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { CrawlDb, fpToInt } from '../../../functions/adapters/local/crawl-db.ts';
+import type { RobotsEntry } from '../../../functions/core/ports.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
-import type { RobotsEntry } from '../../../functions/ports.ts';
 
 const dirs: string[] = [];
 after(() => {

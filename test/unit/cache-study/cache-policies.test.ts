@@ -9,8 +9,8 @@ import {
   minMisses,
   randomMisses,
   staticMisses,
-} from '../../../functions/core/cache-study/cache-policies.ts';
-import { ClockCache } from '../../../functions/core/clock-cache.ts';
+} from '../../../functions/cache-study/cache-policies.ts';
+import { ClockCache } from '../../../functions/core/url-seen/clock-cache.ts';
 import { seeded } from '../quality/simhash-reference.ts';
 
 /** 'ABBAC' -> ids by first appearance (A = 0, B = 1, ...), as denseTrace numbers them. */

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runCacheStudy } from '../../../functions/core/cache-study/cache-study.ts';
-import { missRateChartSvg, sizeLabel } from '../../../functions/core/cache-study/miss-rate-chart.ts';
+import { runCacheStudy } from '../../../functions/cache-study/cache-study.ts';
+import { missRateChartSvg, sizeLabel } from '../../../functions/cache-study/miss-rate-chart.ts';
+import { fingerprint } from '../../../functions/core/url/fingerprint.ts';
 import {
   decodeTrace,
   denseTrace,
   encodeTrace,
   TraceFormatError,
-} from '../../../functions/core/cache-study/url-seen-trace.ts';
-import { fingerprint } from '../../../functions/core/url/fingerprint.ts';
+} from '../../../functions/core/url-seen/url-seen-trace.ts';
 
 describe('URL-seen trace format', () => {
   it('is each fingerprint as 8 big-endian bytes, nothing else', () => {

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createApiApp } from '../../../functions/handlers/api-app.ts';
-import { emfLine } from '../../../functions/metrics.ts';
+import { createApiApp } from '../../../functions/cloud/lambdas/api/api-app.ts';
+import { emfLine } from '../../../functions/cloud/metrics.ts';
 import { MemoryCloud } from './memory-cloud.ts';
 
 function api(

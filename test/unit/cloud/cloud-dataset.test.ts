@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CLOUD_EXTRACT_CHARS } from '../../../functions/cloud/extract-budget.ts';
+import { createApiApp } from '../../../functions/cloud/lambdas/api/api-app.ts';
 import {
   CAPTURE_MESSAGE_LIMIT,
   decodeCaptureMessage,
@@ -15,7 +16,6 @@ import { isTraceBody } from '../../../functions/cloud/messages/trace-message.ts'
 import { createCaptureArchiver } from '../../../functions/cloud/use-cases/archive-captures.ts';
 import { listDataset } from '../../../functions/cloud/use-cases/list-dataset.ts';
 import { datasetRow } from '../../../functions/core/dataset/dataset-row.ts';
-import { createApiApp } from '../../../functions/handlers/api-app.ts';
 import { MemoryCloud } from './memory-cloud.ts';
 import { MemoryFetcher, page } from './memory-fetcher.ts';
 import { messageFor, runningCrawl, TestClock, workerOver } from './worker-kit.ts';

@@ -12,10 +12,10 @@ import {
   TRACE_MESSAGE_LOOKUPS,
 } from '../../../functions/cloud/messages/trace-message.ts';
 import { createCaptureArchiver } from '../../../functions/cloud/use-cases/archive-captures.ts';
-import { decodeTrace } from '../../../functions/core/cache-study/url-seen-trace.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { fingerprint } from '../../../functions/core/url/fingerprint.ts';
+import { decodeTrace } from '../../../functions/core/url-seen/url-seen-trace.ts';
 import { MemoryCloud } from './memory-cloud.ts';
 import { MemoryFetcher, page } from './memory-fetcher.ts';
 import { messageFor, runningCrawl, TestClock, workerOver } from './worker-kit.ts';

@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createApiApp } from '../../../functions/cloud/lambdas/api/api-app.ts';
 import { emptyHostCounts, type PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
 import { indexKey } from '../../../functions/cloud/messages/warc-object.ts';
 import type { ObjectReader } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { cloudCrawlSnapshot } from '../../../functions/cloud/use-cases/crawl-snapshot.ts';
-import type { DashboardSnapshot } from '../../../functions/embedded/ui/dashboard-snapshot.ts';
-import { createApiApp } from '../../../functions/handlers/api-app.ts';
+import type { DashboardSnapshot } from '../../../functions/core/dashboard-snapshot.ts';
 import { MemoryCloud } from './memory-cloud.ts';
 import { runningCrawl, TestClock } from './worker-kit.ts';
 

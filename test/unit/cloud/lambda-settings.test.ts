@@ -1,5 +1,5 @@
 /**
- * The Lambda settings code and CDK share (functions/lambda-settings.ts): the bounds between them.
+ * The Lambda settings code and CDK share (functions/cloud/lambda-settings.ts): the bounds between them.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -9,7 +9,7 @@ import {
   FRONTIER_VISIBILITY_SECONDS,
   LAMBDA_SETTINGS,
   WRITE_RESERVE_MS,
-} from '../../../functions/lambda-settings.ts';
+} from '../../../functions/cloud/lambda-settings.ts';
 
 describe('Lambda settings', () => {
   it('a crashed batch is redelivered and re-sends its links inside the FIFO deduplication window', () => {

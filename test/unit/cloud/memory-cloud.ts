@@ -5,6 +5,7 @@
  * copied in and out, as across a network.
  */
 
+import type { ApiDeps } from '../../../functions/cloud/lambdas/api/api-app.ts';
 import {
   addHostCounts,
   aggregateCounters,
@@ -51,14 +52,13 @@ import {
   rulesNewsSlot,
   stateKey,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
+import type { Frontier, RobotsEntry } from '../../../functions/core/ports.ts';
 import type {
   HeldForm,
   HostRuleRecord,
   RuleRecord,
 } from '../../../functions/core/quality/duplicate-url-rules.ts';
 import type { CrawlTask, Fingerprint } from '../../../functions/core/types.ts';
-import type { ApiDeps } from '../../../functions/handlers/api-app.ts';
-import type { Frontier, RobotsEntry } from '../../../functions/ports.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
 

@@ -4,7 +4,13 @@
  * the subject. Every request is logged. Network behaviour itself is tested against real servers
  * (test/unit/fetch, test/e2e).
  */
-import type { Clock, FetchErrorCode, Fetcher, FetchRequest, FetchResult } from '../../../functions/ports.ts';
+import type {
+  Clock,
+  FetchErrorCode,
+  Fetcher,
+  FetchRequest,
+  FetchResult,
+} from '../../../functions/core/ports.ts';
 
 /** What a route answers. */
 export type FetchedReply =

@@ -11,10 +11,10 @@ import type {
 } from '../../../functions/cloud/worker/batch-model.ts';
 import { createFrontierBatchProcessor } from '../../../functions/cloud/worker/process-frontier-batch.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
-import { seedTasks } from '../../../functions/core/crawl-page.ts';
+import type { Fetcher } from '../../../functions/core/ports.ts';
+import { seedTasks } from '../../../functions/core/step/crawl-page.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
-import type { Fetcher } from '../../../functions/ports.ts';
 import type { MemoryCloud } from './memory-cloud.ts';
 
 /** A clock tests move by hand; `sleep` moves it. */

@@ -14,8 +14,8 @@ import {
 } from '../../../functions/cloud/worker/batch-model.ts';
 import { WorkerContainer } from '../../../functions/cloud/worker/container-state.ts';
 import { fifoResponse, runGroupInOrder } from '../../../functions/cloud/worker/fifo-groups.ts';
-import type { CashFlow } from '../../../functions/core/aopic.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
+import type { CashFlow } from '../../../functions/core/scheduling/aopic.ts';
 import { MemoryCloud } from './memory-cloud.ts';
 import { MemoryFetcher, page } from './memory-fetcher.ts';
 import { messageFor, runningCrawl, TestClock, workerOver } from './worker-kit.ts';

@@ -1,10 +1,10 @@
 /**
- * AOPIC accounting (functions/core/aopic.ts): how cash splits, the lambda page's O(1)
+ * AOPIC accounting (functions/core/scheduling/aopic.ts): how cash splits, the lambda page's O(1)
  * redistribution, importance.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AopicLedger, pathShape, splitCash } from '../../../functions/core/aopic.ts';
+import { AopicLedger, pathShape, splitCash } from '../../../functions/core/scheduling/aopic.ts';
 
 describe('splitCash', () => {
   it('gives each out-link an equal share of the cash less the tax, the tax to the lambda page', () => {

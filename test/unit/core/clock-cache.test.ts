@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ClockCache } from '../../../functions/core/clock-cache.ts';
+import { ClockCache } from '../../../functions/core/url-seen/clock-cache.ts';
 
 /** A fingerprint from two 32-bit words (the cache hashes the low word). */
 function fp(hi: number, lo: number): string {

@@ -5,15 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ClockCache } from '../../../functions/core/clock-cache.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
-import { type CrawlPageDeps, crawlPage, seedTasks } from '../../../functions/core/crawl-page.ts';
+import type { RobotsEntry } from '../../../functions/core/ports.ts';
 import { CrawlQuality } from '../../../functions/core/quality/crawl-quality.ts';
+import { type CrawlPageDeps, crawlPage, seedTasks } from '../../../functions/core/step/crawl-page.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { ScopeRules } from '../../../functions/core/url/scope.ts';
-import { UrlSeen } from '../../../functions/core/url-seen.ts';
-import type { RobotsEntry } from '../../../functions/ports.ts';
+import { ClockCache } from '../../../functions/core/url-seen/clock-cache.ts';
+import { UrlSeen } from '../../../functions/core/url-seen/url-seen.ts';
 import { MemoryContentSeen, MemorySeenStore } from '../cloud/memory-cloud.ts';
 import { MemoryFetcher, page, type Routes } from '../cloud/memory-fetcher.ts';
 

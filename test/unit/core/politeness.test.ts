@@ -5,7 +5,7 @@ import {
   type PolitenessSettings,
   retryAfterMs,
   retryBackoffMs,
-} from '../../../functions/core/politeness.ts';
+} from '../../../functions/core/scheduling/politeness.ts';
 
 const settings: PolitenessSettings = {
   delayMs: 1000,

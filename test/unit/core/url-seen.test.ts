@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ClockCache } from '../../../functions/core/clock-cache.ts';
+import type { SeenStore } from '../../../functions/core/ports.ts';
 import type { Fingerprint } from '../../../functions/core/types.ts';
-import { UrlSeen } from '../../../functions/core/url-seen.ts';
-import type { SeenStore } from '../../../functions/ports.ts';
+import { ClockCache } from '../../../functions/core/url-seen/clock-cache.ts';
+import { UrlSeen } from '../../../functions/core/url-seen/url-seen.ts';
 
 /**
  * The SeenStore contract in memory (ports.ts): a claim is true for the caller that inserted the

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { QueuedTask } from '../../../functions/adapters/local/crawl-db.ts';
-import { AopicLedger } from '../../../functions/core/aopic.ts';
+import { AopicLedger } from '../../../functions/core/scheduling/aopic.ts';
 import type { Fingerprint } from '../../../functions/core/types.ts';
 import { AopicDispatchPolicy, type CreditSink } from '../../../functions/embedded/aopic-dispatch-policy.ts';
 

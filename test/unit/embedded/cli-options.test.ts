@@ -3,14 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { crawlConfigSchema } from '../../../functions/core/config.ts';
 import {
   buildConfig,
   CONFIG_FLAGS,
   configFlagsHelp,
   parseCommand,
   UsageError,
-} from '../../../functions/embedded/cli/cli-options.ts';
+} from '../../../functions/cli/cli-options.ts';
+import { crawlConfigSchema } from '../../../functions/core/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlstack-cli-options-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -10,23 +10,20 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
-import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
-import { parseCrawlConfig } from '../../../functions/core/config.ts';
-import { FingerprintSet } from '../../../functions/core/fingerprint-set.ts';
-import { nextLink } from '../../../functions/embedded/cli/cloud/cloud-download.ts';
-import {
-  CLOUD_LOCAL_FILE,
-  writeCloudLocalInfo,
-} from '../../../functions/embedded/cli/cloud/cloud-local-file.ts';
-import { regionOfUrl, resolveTarget } from '../../../functions/embedded/cli/cloud/cloud-target.ts';
+import { nextLink } from '../../../functions/cli/cloud/cloud-download.ts';
+import { CLOUD_LOCAL_FILE, writeCloudLocalInfo } from '../../../functions/cli/cloud/cloud-local-file.ts';
+import { regionOfUrl, resolveTarget } from '../../../functions/cli/cloud/cloud-target.ts';
 import {
   PollRate,
   pageRecordOfItem,
   progressOfView,
   summaryOfView,
-} from '../../../functions/embedded/cli/cloud/cloud-views.ts';
-import { formatProgress, formatSummary } from '../../../functions/embedded/cli/progress.ts';
+} from '../../../functions/cli/cloud/cloud-views.ts';
+import { formatProgress, formatSummary } from '../../../functions/cli/progress.ts';
+import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
+import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
+import { parseCrawlConfig } from '../../../functions/core/config.ts';
+import { FingerprintSet } from '../../../functions/core/url-seen/fingerprint-set.ts';
 import { tempDir } from '../../e2e/helpers.ts';
 
 describe('FingerprintSet', () => {

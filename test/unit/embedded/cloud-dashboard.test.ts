@@ -1,5 +1,5 @@
 /**
- * The cloud dashboard's local server (functions/embedded/ui/cloud-dashboard.ts) against the real
+ * The cloud dashboard's local server (functions/dashboard/cloud-dashboard.ts) against the real
  * API app served on loopback with a bearer token, over in-memory stores: it calls the API with the
  * caller's auth, lists the crawls, shows the one asked for (or the newest), passes the snapshot
  * through, and refuses what it should.
@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { bearerAuth, startCloudDashboard } from '../../../functions/embedded/ui/cloud-dashboard.ts';
-import type { DashboardView } from '../../../functions/embedded/ui/dashboard-snapshot.ts';
-import { createApiApp } from '../../../functions/handlers/api-app.ts';
+import { createApiApp } from '../../../functions/cloud/lambdas/api/api-app.ts';
+import type { DashboardView } from '../../../functions/core/dashboard-snapshot.ts';
+import { bearerAuth, startCloudDashboard } from '../../../functions/dashboard/cloud-dashboard.ts';
 import { MemoryCloud } from '../cloud/memory-cloud.ts';
 
 const TOKEN = 'secret-token';

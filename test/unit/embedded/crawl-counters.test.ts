@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countFinished, emptyHostCounts } from '../../../functions/cloud/messages/crawl-records.ts';
-import type { CrawlPageOutcome } from '../../../functions/core/crawl-page.ts';
-import { unfetchedRecord } from '../../../functions/core/page-record.ts';
+import type { CrawlPageOutcome } from '../../../functions/core/step/crawl-page.ts';
+import { unfetchedRecord } from '../../../functions/core/step/page-record.ts';
 import type { PageRecord } from '../../../functions/core/types.ts';
 import {
   countStep,

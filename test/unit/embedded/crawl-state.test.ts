@@ -3,8 +3,8 @@ import { appendFileSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
+import type { Fetcher } from '../../../functions/core/ports.ts';
 import { CrawlState, CrawlStateMismatchError } from '../../../functions/embedded/crawl-state.ts';
-import type { Fetcher } from '../../../functions/ports.ts';
 import { tempDir } from '../../e2e/helpers.ts';
 
 /** No network in these tests: opening a crawl must not fetch. */

@@ -9,12 +9,12 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { takeUiFlag, uiCommand } from '../../../functions/cli/cli-ui.ts';
+import type { DashboardView } from '../../../functions/core/dashboard-snapshot.ts';
 import type { PageRecord } from '../../../functions/core/types.ts';
-import { takeUiFlag, uiCommand } from '../../../functions/embedded/cli/cli-ui.ts';
-import { CrawlFolderReader } from '../../../functions/embedded/ui/crawl-folder-reader.ts';
-import { startDashboard } from '../../../functions/embedded/ui/dashboard-server.ts';
-import type { DashboardView } from '../../../functions/embedded/ui/dashboard-snapshot.ts';
-import { publishStatus } from '../../../functions/embedded/ui/status-publisher.ts';
+import { CrawlFolderReader } from '../../../functions/dashboard/crawl-folder-reader.ts';
+import { startDashboard } from '../../../functions/dashboard/dashboard-server.ts';
+import { publishStatus } from '../../../functions/dashboard/status-publisher.ts';
 import { eventually } from '../../fixtures/site-server.ts';
 
 const dirs: string[] = [];

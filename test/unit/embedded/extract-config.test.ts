@@ -8,7 +8,7 @@ import {
   checkExtractSelectors,
   parseCommand,
   UsageError,
-} from '../../../functions/embedded/cli/cli-options.ts';
+} from '../../../functions/cli/cli-options.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlstack-extract-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { after, before, describe, it } from 'node:test';
 import { type FetcherOptions, UndiciFetcher } from '../../../functions/adapters/http/undici-fetcher.ts';
-import type { FetchResult } from '../../../functions/ports.ts';
+import type { FetchResult } from '../../../functions/core/ports.ts';
 import { failed, ok } from '../../fixtures/fetch-results.ts';
 import {
   BOMB_DECODED_BYTES,

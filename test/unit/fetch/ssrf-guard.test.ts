@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { BlockedAddressError, guardLookup } from '../../../functions/adapters/http/address-guard.ts';
 import { type FetcherOptions, UndiciFetcher } from '../../../functions/adapters/http/undici-fetcher.ts';
 import { isBlockedAddress } from '../../../functions/core/net/address-policy.ts';
-import type { FetchFailure, FetchResult } from '../../../functions/ports.ts';
+import type { FetchFailure, FetchResult } from '../../../functions/core/ports.ts';
 import { type RawServer, stagedLookup, startRawServer } from '../../fixtures/hostile-routes.ts';
 import { eventually, routes, type SiteServer, startSite } from '../../fixtures/site-server.ts';
 

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { RobotsEntry } from '../../../functions/core/ports.ts';
 import { decodeRobotsBody, limitRobotsBody } from '../../../functions/core/robots/body.ts';
 import { parseRobots } from '../../../functions/core/robots/parse.ts';
 import {
@@ -14,7 +15,6 @@ import {
   robotsUrlFor,
   rulesFromEntry,
 } from '../../../functions/core/robots/policy.ts';
-import type { RobotsEntry } from '../../../functions/ports.ts';
 
 const utf8 = new TextEncoder();
 

@@ -9,8 +9,8 @@ import {
   WARC_INDEX_FILE,
   WarcStoreError,
 } from '../../../functions/adapters/local/warc-page-store.ts';
+import type { Capture } from '../../../functions/core/ports.ts';
 import type { StoredRef } from '../../../functions/core/types.ts';
-import type { Capture } from '../../../functions/ports.ts';
 import {
   inflateSlice,
   makeCapture,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { WARCParser, type WARCRecord } from 'warcio';
-import type { Capture } from '../../../functions/ports.ts';
+import type { Capture } from '../../../functions/core/ports.ts';
 
 /** sha1 + RFC 4648 base32, written here independently of functions/core/warc. */
 export function sha1b32(bytes: Uint8Array): string {

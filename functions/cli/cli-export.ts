@@ -1,0 +1,178 @@
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { csvRecord } from '../core/dataset/csv.ts';
+import {
+  formatRows,
+  HELP_OPTION,
+  type OptionSpec,
+  optionRows,
+  parseCommand,
+  UsageError,
+} from './cli-options.ts';
+import { print, printError } from './terminal-text.ts';
+
+const EXPORT_OPTIONS: Record<string, OptionSpec> = {
+  out: { type: 'string', short: 'o', arg: 'DIR', help: "the crawl's output folder" },
+  format: { type: 'string', arg: 'F', help: 'jsonl (default) or csv' },
+  source: {
+    type: 'string',
+    arg: 'S',
+    help: 'dataset (dataset.jsonl: url + the extract fields; the default when the crawl has one) or pages (pages.jsonl: every URL attempted)',
+  },
+  fields: {
+    type: 'string',
+    arg: 'a,b',
+    help: 'these columns (keys) only, in this order; missing values are empty',
+  },
+  output: { type: 'string', arg: 'FILE', help: 'write here instead of standard output' },
+  bom: { type: 'boolean', help: 'start a CSV file with a UTF-8 byte order mark (for Excel)' },
+  help: HELP_OPTION,
+};
+
+export const EXPORT_HELP = `usage: crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom]
+
+Writes a crawl's records as JSON Lines or CSV (RFC 4180: CRLF line ends, fields with commas,
+quotes or line breaks quoted, quotes doubled; UTF-8; lists and objects as JSON in one cell).
+
+options:
+${formatRows(optionRows(EXPORT_OPTIONS))}`;
+
+/** What `export` wrote. */
+export interface ExportResult {
+  source: string;
+  rows: number;
+  columns: string[];
+  /** Bytes of an unfinished last line left out (a crawl writing right now). */
+  partialBytes: number;
+}
+
+interface ExportOptions {
+  /** The JSON Lines file to export (see {@link sourcePath}). */
+  path: string;
+  format: 'jsonl' | 'csv';
+  fields?: string[] | undefined;
+  bom?: boolean | undefined;
+}
+
+/** `crawlstack export --out DIR ...` */
+export async function exportCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(argv, EXPORT_OPTIONS, { configFlags: false });
+  if (positionals.length > 0 && !values.help) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (values.help) {
+    print(EXPORT_HELP);
+    return 0;
+  }
+  if (typeof values.out !== 'string')
+    throw new UsageError(`--out is required (see crawlstack export --help)`);
+  const format = (values.format ?? 'jsonl') as string;
+  if (format !== 'jsonl' && format !== 'csv')
+    throw new UsageError(`--format is jsonl or csv, got "${format}"`);
+  const source = values.source as string | undefined;
+  if (source !== undefined && source !== 'pages' && source !== 'dataset')
+    throw new UsageError(`--source is pages or dataset, got "${source}"`);
+  if (values.bom && format !== 'csv') throw new UsageError('--bom is for --format csv only');
+  let fields: string[] | undefined;
+  if (typeof values.fields === 'string') {
+    fields = values.fields.split(',').map((f) => f.trim());
+    if (fields.some((f) => f === '')) throw new UsageError(`--fields has an empty name: "${values.fields}"`);
+  }
+  const path = sourcePath(values.out, source);
+  const output = typeof values.output === 'string' ? createWriteStream(values.output) : process.stdout;
+  const result = await exportCrawl(output, { path, format, fields, bom: values.bom === true });
+  if (output !== process.stdout) {
+    output.end();
+    await once(output, 'close');
+  }
+  const note =
+    result.partialBytes > 0 ? ` (an unfinished last line of ${result.partialBytes} bytes left out)` : '';
+  printError(`exported ${result.rows} rows from ${result.source}${note}`);
+  return 0;
+}
+
+/**
+ * The file to export: `source`.jsonl of the crawl, by default dataset.jsonl when the crawl has
+ * one and pages.jsonl otherwise.
+ * @throws UsageError when it does not exist.
+ */
+export function sourcePath(outDir: string, source: 'pages' | 'dataset' | undefined): string {
+  const chosen = source ?? (existsSync(join(outDir, 'dataset.jsonl')) ? 'dataset' : 'pages');
+  const path = join(outDir, `${chosen}.jsonl`);
+  if (!existsSync(path)) {
+    throw new UsageError(
+      chosen === 'dataset'
+        ? `export: ${outDir} has no dataset.jsonl (crawl with --extract or --extract-config to make one)`
+        : `export: ${outDir} has no pages.jsonl; give the --out of a crawl`,
+    );
+  }
+  return path;
+}
+
+/**
+ * Writes a crawl's pages.jsonl or dataset.jsonl (`path`) to `out` as JSON Lines or CSV. Streams
+ * the file (twice for CSV without `fields`: once to find the columns, in order of first
+ * appearance).
+ */
+export async function exportCrawl(out: Writable, options: ExportOptions): Promise<ExportResult> {
+  const { path } = options;
+  let columns = options.fields;
+  if (columns === undefined && options.format === 'csv') {
+    const seen = new Set<string>();
+    for await (const { row } of new JsonlRows(path)) for (const key of Object.keys(row)) seen.add(key);
+    columns = [...seen];
+  }
+  const write = async (text: string) => {
+    if (!out.write(text)) await once(out, 'drain');
+  };
+  if (options.format === 'csv') {
+    if (options.bom) await write('\uFEFF');
+    await write(csvRecord(columns ?? []));
+  }
+  let rows = 0;
+  const reader = new JsonlRows(path);
+  for await (const { row, line } of reader) {
+    rows++;
+    if (options.format === 'csv') await write(csvRecord((columns ?? []).map((c) => row[c])));
+    else if (columns === undefined) await write(`${line}\n`);
+    else await write(`${JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c] ?? null])))}\n`);
+  }
+  return { source: basename(path), rows, columns: columns ?? [], partialBytes: reader.partialBytes };
+}
+
+/**
+ * The complete lines of a JSON Lines file, parsed. A last line without its newline is being
+ * written by a running crawl (or was cut by a crash and is cut back on resume): it is left out,
+ * and `partialBytes` says how long it was.
+ */
+class JsonlRows {
+  readonly path: string;
+  partialBytes = 0;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<{ row: Record<string, unknown>; line: string }> {
+    let rest = '';
+    let lineNumber = 0;
+    for await (const chunk of createReadStream(this.path, { encoding: 'utf8' })) {
+      const lines = (rest + (chunk as string)).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        lineNumber++;
+        if (line === '') continue;
+        let row: unknown;
+        try {
+          row = JSON.parse(line);
+        } catch {
+          throw new UsageError(`${this.path} line ${lineNumber} is not JSON: ${line.slice(0, 80)}`);
+        }
+        if (row === null || typeof row !== 'object' || Array.isArray(row))
+          throw new UsageError(`${this.path} line ${lineNumber} is not a JSON object`);
+        yield { row: row as Record<string, unknown>, line };
+      }
+    }
+    this.partialBytes = Buffer.byteLength(rest);
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * The one owner of the environment variable names shared by the CDK app (lib/), which sets them,
+ * and the Lambda entries (functions/cloud/lambdas/<name>/entry.ts), which read them. Renaming a variable here renames it
+ * on both sides. This file is bundled into every Lambda, so it must not import aws-cdk-lib (or
+ * anything else heavy).
+ */
+
+/** Environment variable names, keyed by the property name `readEnv` returns. */
+export const ENV = {
+  /** Name of the DynamoDB URL table (URL-seen claims, URL state, AOPIC cash). */
+  urlTable: 'URL_TABLE',
+  /** Name of the DynamoDB crawl table (crawl config and status, per-host state and ledgers). */
+  crawlTable: 'CRAWL_TABLE',
+  /** URL of the SQS FIFO frontier queue. */
+  frontierQueueUrl: 'FRONTIER_QUEUE_URL',
+  /** URL of the frontier's FIFO dead-letter queue. */
+  frontierDlqUrl: 'FRONTIER_DLQ_URL',
+  /** Name of the S3 bucket holding WARC segments and the page index. */
+  pageBucket: 'PAGE_BUCKET',
+  /** URL of the SQS standard queue of finished pages (captures), which the archiver drains. */
+  captureQueueUrl: 'CAPTURE_QUEUE_URL',
+  /** URL of the capture queue's dead-letter queue. */
+  captureDlqUrl: 'CAPTURE_DLQ_URL',
+  /**
+   * The frontier's redrive `maxReceiveCount`: the worker finishes a message itself before SQS
+   * would move it to the DLQ unrecorded (re-sends one that only waited, records one that kept failing).
+   */
+  frontierMaxReceives: 'FRONTIER_MAX_RECEIVES',
+  /**
+   * Days the crawl's items are kept after their last write (`expiresAt`, the tables' TTL); `0`
+   * keeps them. The page bucket's lifecycle expires objects after the same number of days.
+   */
+  retentionDays: 'RETENTION_DAYS',
+  /**
+   * `forbidden` (the stack's default): no crawl may set `allowPrivate` (the API refuses it, the
+   * worker never lifts the SSRF guard); `allowed`: crawls may (the local stand-in crawls loopback).
+   */
+  privateAddresses: 'PRIVATE_ADDRESSES',
+} as const;
+
+/** A property name of {@link ENV}. */
+export type EnvKey = keyof typeof ENV;
+
+/** An environment variable name owned by {@link ENV}. */
+export type EnvName = (typeof ENV)[EnvKey];
+
+/** Every variable, resolved. `readEnv` returns a `Pick` of it. */
+export type CloudEnv = { readonly [K in EnvKey]: string };
+
+/**
+ * Which variables each function gets (CDK sets exactly these; the entry reads exactly these).
+ * The CDK tests check the synthesized template against this table, so a function that reads a
+ * variable CDK does not set fails a test instead of a cold start.
+ */
+export const FUNCTION_ENV = {
+  frontierWorker: [
+    'urlTable',
+    'crawlTable',
+    'frontierQueueUrl',
+    'frontierDlqUrl',
+    'captureQueueUrl',
+    'pageBucket',
+    'frontierMaxReceives',
+    'retentionDays',
+    'privateAddresses',
+  ],
+  api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket', 'retentionDays', 'privateAddresses'],
+  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl', 'retentionDays'],
+  archiver: ['crawlTable', 'captureDlqUrl', 'pageBucket'],
+} as const satisfies Record<string, readonly EnvKey[]>;
+
+/** A Lambda function of the stack, as named in {@link FUNCTION_ENV}. */
+export type FunctionRole = keyof typeof FUNCTION_ENV;
+
+/** The variables of one function, resolved. */
+export type FunctionEnv<R extends FunctionRole> = Pick<CloudEnv, (typeof FUNCTION_ENV)[R][number]>;
+
+const ALL_KEYS = Object.keys(ENV) as EnvKey[];
+
+/** Thrown at cold start when the deployment did not set a variable the code needs. */
+export class MissingEnvError extends Error {
+  /** Stable code for logs and tests. */
+  readonly code = 'MISSING_ENV' as const;
+  /** The variable names that were missing or empty. */
+  readonly names: readonly string[];
+
+  constructor(names: readonly string[]) {
+    super(
+      `missing environment variable${names.length === 1 ? '' : 's'} ${names.join(', ')} ` +
+        '(set by the CDK stack; when running outside Lambda, set them yourself)',
+    );
+    this.name = 'MissingEnvError';
+    this.names = names;
+  }
+}
+
+/**
+ * Reads the given variables (all of {@link ENV} by default) from `env`, usually `process.env`.
+ * Throws {@link MissingEnvError} naming every missing or empty one at once, so a broken
+ * deployment says what to fix in one go.
+ */
+export function readEnv<K extends EnvKey = EnvKey>(
+  env: Readonly<Record<string, string | undefined>>,
+  keys: readonly K[] = ALL_KEYS as K[],
+): Pick<CloudEnv, K> {
+  const out: Partial<Record<EnvKey, string>> = {};
+  const missing: string[] = [];
+  for (const key of keys) {
+    const name = ENV[key];
+    const value = env[name];
+    if (value === undefined || value === '') missing.push(name);
+    else out[key] = value;
+  }
+  if (missing.length > 0) throw new MissingEnvError(missing);
+  return out as Pick<CloudEnv, K>;
+}
+
+/** Reads the variables of one function role (see {@link FUNCTION_ENV}). */
+export function readFunctionEnv<R extends FunctionRole>(
+  env: Readonly<Record<string, string | undefined>>,
+  role: R,
+): FunctionEnv<R> {
+  return readEnv(env, FUNCTION_ENV[role]) as FunctionEnv<R>;
+}
+
+/**
+ * Key attribute names of the two DynamoDB tables, shared for the same reason as {@link ENV}:
+ * lib/ declares the key schema with them and the adapters build items with them.
+ */
+export const TABLE_KEYS = {
+  /** Partition key of both tables (UrlTable: `<crawlId>#<fingerprint>`; CrawlTable: crawlId). */
+  partitionKey: 'pk',
+  /** Sort key of CrawlTable only: `crawl`, `budget`, `host#<host>`, `robots#<origin>`. */
+  sortKey: 'sk',
+  /** Epoch seconds after which DynamoDB may delete the item (TTL). */
+  expiresAt: 'expiresAt',
+  /** UrlTable's sparse index of URLs parked by AOPIC, most cash first within a crawl's shard. */
+  parkedIndex: 'ParkedIndex',
+  /** Partition key of the parked index: `<crawlId>#<shard>` (set only while a URL is parked). */
+  parkedShard: 'parked',
+  /** Sort key of the parked index: the URL's cash minus the AOPIC bonus when it was parked. */
+  parkedKey: 'cashKey',
+} as const;

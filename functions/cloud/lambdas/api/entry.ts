@@ -1,0 +1,17 @@
+/**
+ * Lambda entry of the HTTP API (function URL): wires the AWS adapters at cold start.
+ */
+
+import { createAwsClients } from '../../../adapters/aws/clients.ts';
+import { readFunctionEnv } from '../../env.ts';
+import { createAwsApiDeps } from '../aws-wiring.ts';
+import { emfLine } from '../../metrics.ts';
+import { createApiHandler } from './handler.ts';
+
+export const handler = createApiHandler(
+  createAwsApiDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'api'), {
+    log: (line) => console.error(`api: ${line}`),
+    // One EMF line on stdout per 500: CloudWatch makes it a metric point the stack alarms on.
+    metric: (name, value) => console.log(emfLine(name, value, Date.now(), { Function: 'Api' })),
+  }),
+);

@@ -1,0 +1,190 @@
+/**
+ * The AWS wiring of each handler, shared by the Lambda entries (which call these once at cold
+ * start) and the tests (which point them at their own tables and queues).
+ */
+import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { AwsClients } from '../../adapters/aws/clients.ts';
+import { DynamoContentSeenStore } from '../../adapters/aws/dynamo-content-seen-store.ts';
+import { DynamoCrawlTable } from '../../adapters/aws/dynamo-crawl-table.ts';
+import { DynamoParkedUrls } from '../../adapters/aws/dynamo-parked-urls.ts';
+import { createRobotsWarmCache, DynamoRobotsCache } from '../../adapters/aws/dynamo-robots-cache.ts';
+import { DynamoSeenStore } from '../../adapters/aws/dynamo-seen-store.ts';
+import { retentionOf } from '../../adapters/aws/retention.ts';
+import { S3ObjectLinks } from '../../adapters/aws/s3-object-links.ts';
+import { S3Objects } from '../../adapters/aws/s3-objects.ts';
+import { SqsCaptureQueue } from '../../adapters/aws/sqs-capture-queue.ts';
+import {
+  SqsDeadLetterQueue,
+  SqsFrontier,
+  SqsMessageControl,
+  SqsQueueDepth,
+} from '../../adapters/aws/sqs-frontier.ts';
+import { gunzipFile } from '../../adapters/http/gunzip-file.ts';
+import { UndiciFetcher } from '../../adapters/http/undici-fetcher.ts';
+import type { Clock, Fetcher } from '../../core/ports.ts';
+import type { FunctionEnv } from '../env.ts';
+import { NO_FAULTS } from '../fault-hook.ts';
+import { cloudFetchSettings } from '../fetch-budget.ts';
+import type { CrawlStores } from '../ports/cloud-ports.ts';
+import type { ArchiverDeps } from '../use-cases/archive-captures.ts';
+import type { CompleteCrawlsDeps } from '../use-cases/complete-crawls.ts';
+import { type RedistributeCreditDeps, redistributeCredit } from '../use-cases/redistribute-credit.ts';
+import type { FrontierWorkerDeps } from '../worker/batch-model.ts';
+import type { ApiDeps } from './api/api-app.ts';
+
+const systemClock: Clock = { now: () => Date.now() };
+// Not `crawlstack/<version>` from package.json: importing it would inline the whole file into
+// every bundle. The crawl's user agent (in each warcinfo) carries the version.
+const software = 'crawlstack';
+
+/** Options every wiring takes. */
+export interface WiringOptions {
+  clock?: Clock;
+  log?: (line: string) => void;
+}
+
+/**
+ * The frontier worker over DynamoDB, SQS and S3. The caches made here (robots entries, per-crawl
+ * stores, one fetcher per distinct fetch settings) live as long as the returned object: in Lambda,
+ * as long as the container.
+ */
+export function createAwsWorkerDeps(
+  clients: AwsClients,
+  env: FunctionEnv<'frontierWorker'>,
+  options: WiringOptions &
+    Partial<Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs'>> = {},
+): FrontierWorkerDeps {
+  const clock = options.clock ?? systemClock;
+  const retention = retentionOf(Number(env.retentionDays), clock);
+  const robotsWarm = createRobotsWarmCache();
+  const stores = new LRUCache<string, CrawlStores>({ max: 32 });
+  const fetchers = new Map<string, Fetcher>();
+  const control = new SqsMessageControl(clients.sqs, env.frontierQueueUrl);
+  const deps: FrontierWorkerDeps = {
+    clock,
+    random: Math.random,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    table: new DynamoCrawlTable(clients.doc, env.crawlTable, { retention }),
+    frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+    messages: control,
+    receiver: control,
+    deadLetters: new SqsDeadLetterQueue(clients.sqs, env.frontierDlqUrl),
+    captures: new SqsCaptureQueue(clients.sqs, env.captureQueueUrl),
+    objects: new S3Objects(clients.s3, env.pageBucket),
+    parked: new DynamoParkedUrls(clients.doc, env.urlTable),
+    gunzip: gunzipFile,
+    software,
+    stores: (crawlId) => {
+      let crawlStores = stores.get(crawlId);
+      if (crawlStores === undefined) {
+        crawlStores = {
+          seen: new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+          contentSeen: new DynamoContentSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+          robots: new DynamoRobotsCache(clients.doc, env.crawlTable, crawlId, {
+            warm: robotsWarm,
+            clock,
+            retention,
+          }),
+        };
+        stores.set(crawlId, crawlStores);
+      }
+      return crawlStores;
+    },
+    // One fetcher (one connection pool) per distinct fetch settings, for the container's life.
+    fetcher:
+      options.fetcher ??
+      ((config) => {
+        const settings = cloudFetchSettings(config, { forbidPrivate: env.privateAddresses !== 'allowed' });
+        const key = JSON.stringify(settings);
+        let fetcher = fetchers.get(key);
+        if (fetcher === undefined) {
+          fetcher = new UndiciFetcher(settings);
+          fetchers.set(key, fetcher);
+        }
+        return fetcher;
+      }),
+    fault: options.fault ?? NO_FAULTS,
+    maxReceives: Number(env.frontierMaxReceives),
+  };
+  if (options.log !== undefined) deps.log = options.log;
+  if (options.inlineWaitMs !== undefined) deps.inlineWaitMs = options.inlineWaitMs;
+  if (options.creditFlushMs !== undefined) deps.creditFlushMs = options.creditFlushMs;
+  return deps;
+}
+
+/** The HTTP API over DynamoDB, SQS and the page bucket (where it lists pages from). */
+export function createAwsApiDeps(
+  clients: AwsClients,
+  env: FunctionEnv<'api'>,
+  options: WiringOptions & Pick<ApiDeps, 'metric'> & { newId?: () => string } = {},
+): ApiDeps {
+  const retention = retentionOf(Number(env.retentionDays), options.clock ?? systemClock);
+  const deps: ApiDeps = {
+    table: new DynamoCrawlTable(clients.doc, env.crawlTable, { retention }),
+    frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+    seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+    pages: new S3Objects(clients.s3, env.pageBucket),
+    archive: new S3ObjectLinks(clients.s3, env.pageBucket),
+    clock: options.clock ?? systemClock,
+    newId: options.newId ?? randomUUID,
+    forbidPrivate: env.privateAddresses !== 'allowed',
+  };
+  if (options.log !== undefined) deps.log = options.log;
+  if (options.metric !== undefined) deps.metric = options.metric;
+  return deps;
+}
+
+/** The scheduler over DynamoDB and SQS: the AOPIC step and crawl completion. */
+export function createAwsSchedulerDeps(
+  clients: AwsClients,
+  env: FunctionEnv<'scheduler'>,
+  options: WiringOptions & { frontierTarget?: number } = {},
+): CompleteCrawlsDeps {
+  const table = new DynamoCrawlTable(clients.doc, env.crawlTable, {
+    retention: retentionOf(Number(env.retentionDays), options.clock ?? systemClock),
+  });
+  const frontier = new SqsFrontier(clients.sqs, env.frontierQueueUrl);
+  const aopicDeps: RedistributeCreditDeps = {
+    table,
+    parked: new DynamoParkedUrls(clients.doc, env.urlTable),
+    frontier,
+  };
+  if (options.frontierTarget !== undefined) aopicDeps.frontierTarget = options.frontierTarget;
+  if (options.log !== undefined) aopicDeps.log = options.log;
+  const deps: CompleteCrawlsDeps = {
+    table,
+    frontier,
+    captures: new SqsQueueDepth(clients.sqs, env.captureQueueUrl),
+    clock: options.clock ?? systemClock,
+    aopic: {
+      redistribute: (crawl, counters, totals, options) =>
+        redistributeCredit(aopicDeps, crawl, counters, totals, options),
+    },
+  };
+  if (options.log !== undefined) deps.log = options.log;
+  return deps;
+}
+
+/** The archiver over S3 (objects), SQS (its DLQ) and the crawl table (warcinfo fields). */
+export function createAwsArchiverDeps(
+  clients: AwsClients,
+  env: FunctionEnv<'archiver'>,
+  options: Pick<WiringOptions, 'log'> & Partial<Pick<ArchiverDeps, 'fault'>> = {},
+): ArchiverDeps {
+  const table = new DynamoCrawlTable(clients.doc, env.crawlTable);
+  const deps: ArchiverDeps = {
+    objects: new S3Objects(clients.s3, env.pageBucket),
+    deadLetters: new SqsDeadLetterQueue(clients.sqs, env.captureDlqUrl),
+    crawlInfo: async (crawlId) => {
+      const crawl = await table.getCrawl(crawlId);
+      return crawl === undefined
+        ? undefined
+        : { seeds: crawl.config.seeds, userAgent: crawl.config.userAgent };
+    },
+    software,
+  };
+  if (options.fault !== undefined) deps.fault = options.fault;
+  if (options.log !== undefined) deps.log = options.log;
+  return deps;
+}

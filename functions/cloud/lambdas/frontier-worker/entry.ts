@@ -1,0 +1,21 @@
+/**
+ * Lambda entry of the frontier worker: wires the AWS adapters once per container (cold start).
+ * The warm state (URL-seen caches, robots entries, fetchers) lives in what is built here.
+ */
+
+import { createAwsClients } from '../../../adapters/aws/clients.ts';
+import { readFunctionEnv } from '../../env.ts';
+import { faultHookFromSpec } from '../../fault-hook.ts';
+import { createAwsWorkerDeps } from '../aws-wiring.ts';
+import { emfCounts } from '../../metrics.ts';
+import { createFrontierWorker } from './handler.ts';
+
+export const handler = createFrontierWorker(
+  createAwsWorkerDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'frontierWorker'), {
+    // Test seam, inert unless the variable is set (see functions/cloud/fault-hook.ts).
+    fault: faultHookFromSpec(process.env.CRAWLSTACK_FAULT, process.env.CRAWLSTACK_FAULT_COUNTERS),
+    log: (line) => console.error(`frontier-worker: ${line}`),
+  }),
+  undefined,
+  (values) => console.log(emfCounts(values, Date.now(), { Function: 'FrontierWorker' })),
+);

@@ -1,0 +1,15 @@
+/**
+ * Lambda entry of the scheduler: wires the AWS adapters at cold start (crawl completion and the
+ * AOPIC step, see functions/cloud/redistribute-credit.ts).
+ */
+
+import { createAwsClients } from '../../../adapters/aws/clients.ts';
+import { readFunctionEnv } from '../../env.ts';
+import { createAwsSchedulerDeps } from '../aws-wiring.ts';
+import { createScheduler } from './handler.ts';
+
+export const handler = createScheduler(
+  createAwsSchedulerDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'scheduler'), {
+    log: (line) => console.error(`scheduler: ${line}`),
+  }),
+);

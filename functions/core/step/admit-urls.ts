@@ -1,0 +1,105 @@
+/**
+ * The last part of the link path, shared by a page's links, a sitemap's entries and a queued URL
+ * that a duplicate-URL rule merged into another: the URL-seen claim (with the page, sitemap or
+ * merged task as owner), the new URLs queued carrying their AOPIC cash, and the known ones listed
+ * with theirs for the runtime to credit.
+ */
+
+import type { Frontier } from '../ports.ts';
+import { DUPLICATE_URL_RULE_REASON, type DuplicateUrlRules } from '../quality/duplicate-url-rules.ts';
+import type { CashFlow } from '../scheduling/aopic.ts';
+import type { CrawlTask, Fingerprint, SkipReason } from '../types.ts';
+import type { UrlSeen } from '../url-seen/url-seen.ts';
+
+/** What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper of it). */
+export type UrlRuleChecks = Pick<
+  DuplicateUrlRules,
+  'rewrite' | 'heldAs' | 'aliasNamespace' | 'observePage' | 'observeRedirect' | 'observeDeclared'
+>;
+
+/** A URL that passed canonicalization, the duplicate-URL rules, scope and the trap checks. */
+export interface Admission {
+  /** Canonical URL (rewritten by the host's rules when they apply). */
+  url: string;
+  host: string;
+  fp: Fingerprint;
+  /** AOPIC cash it receives: carried by its task when new, credited when known. */
+  cash: number;
+  /** Fields of its task when it is new. */
+  fields?: Pick<CrawlTask, 'generated' | 'parentSimhash' | 'lastmod' | 'sitemap' | 'listed'>;
+}
+
+/** What a page's links (or a redirect's target, or a sitemap's entries) received. */
+export interface Followed {
+  enqueued: CrawlTask[];
+  cashFlow: CashFlow;
+  /** Links left out because their resolved URL is longer than `maxUrlLength`. */
+  longUrls?: number;
+}
+
+/**
+ * Claims the admitted URLs for `from` (the claim owner and the new tasks' parent), queues the new
+ * ones at `depth` and returns them with the credits owed to the known ones.
+ */
+export async function admitUrls(
+  deps: { seen: UrlSeen; frontier: Frontier },
+  from: CrawlTask,
+  depth: number,
+  admissions: readonly Admission[],
+): Promise<{ enqueued: CrawlTask[]; credits: CashFlow['credits'] }> {
+  const credits: CashFlow['credits'] = [];
+  if (admissions.length === 0) return { enqueued: [], credits };
+  const claimed = await deps.seen.claim(
+    admissions.map((a) => a.fp),
+    from.fp,
+  );
+  const tasks: CrawlTask[] = [];
+  for (let i = 0; i < admissions.length; i++) {
+    const a = admissions[i]!;
+    if (!claimed[i]) {
+      credits.push({ fp: a.fp, amount: a.cash });
+      continue;
+    }
+    const next: CrawlTask = {
+      crawlId: from.crawlId,
+      url: a.url,
+      fp: a.fp,
+      host: a.host,
+      depth,
+      parent: from.fp,
+      redirects: 0,
+      attempt: 0,
+      cash: a.cash,
+    };
+    if (a.fields !== undefined) {
+      const { generated, parentSimhash, lastmod, sitemap, listed } = a.fields;
+      if (parentSimhash !== undefined) next.parentSimhash = parentSimhash;
+      if (generated) next.generated = true;
+      if (lastmod !== undefined) next.lastmod = lastmod;
+      if (sitemap !== undefined) next.sitemap = sitemap;
+      if (listed) next.listed = true;
+    }
+    tasks.push(next);
+  }
+  if (tasks.length > 0) {
+    await deps.frontier.enqueue(tasks);
+    deps.seen.remember(tasks.map((t) => t.fp));
+  }
+  return { enqueued: tasks, credits };
+}
+
+/**
+ * `duplicate-url-rule` for a link to a page already fetched under another form, which the host's
+ * rules merge into this URL (see `DuplicateUrlRules.heldAs`), or to a URL of one of the host's
+ * alias namespaces (`aliasNamespace`): not claimed, not fetched.
+ */
+export function heldLink(
+  rules: UrlRuleChecks | undefined,
+  url: string,
+  host: string,
+): SkipReason | undefined {
+  if (rules === undefined) return undefined;
+  return rules.heldAs(url, host) === undefined && rules.aliasNamespace(url, host) === undefined
+    ? undefined
+    : DUPLICATE_URL_RULE_REASON;
+}

@@ -1,0 +1,872 @@
+/**
+ * The crawl step, shared by the embedded runtime and the cloud worker: one task, at most one
+ * request to the task's host (robots.txt or the page itself), then the outcome as a value.
+ *
+ * Doing exactly one request per step keeps politeness in one place: the caller (the embedded
+ * scheduler, or SQS message visibility in the cloud) decides when the host's next request may
+ * start, from the feedback returned here.
+ */
+
+import type { CrawlConfig } from '../config.ts';
+import { extractSelectors, shapeExtracted } from '../dataset/extract-fields.ts';
+import { decodeBody, isHtml, mediaType } from '../html/charset.ts';
+import { classifyLink } from '../html/classify.ts';
+import { extractPage, type PageFacts } from '../html/extract.ts';
+import { parseXRobotsTag } from '../html/x-robots-tag.ts';
+import type {
+  Capture,
+  ContentSeenStore,
+  Fetcher,
+  FetchFailure,
+  FetchResponse,
+  PageStore,
+  RobotsCache,
+  RobotsEntry,
+} from '../ports.ts';
+import { contentHash } from '../quality/content-hash.ts';
+import { type RuleRewrite, ruleKey } from '../quality/duplicate-url-rule.ts';
+import { DUPLICATE_URL_RULE_REASON } from '../quality/duplicate-url-rules.ts';
+import { decodeRobotsBody } from '../robots/body.ts';
+import type { ParsedRobots } from '../robots/parse.ts';
+import {
+  type RobotsFetchOutcome,
+  robotsEntryFromResponse,
+  robotsUrlFor,
+  rulesFromEntry,
+} from '../robots/policy.ts';
+import { type CashFlow, pathShape, SELF_LINK_SHARE, splitCash } from '../scheduling/aopic.ts';
+import { retryAfterMs, retryBackoffMs } from '../scheduling/politeness.ts';
+import { rootCashSplit } from '../sitemap/sitemap-cash.ts';
+import type { SitemapFetch } from '../sitemap/sitemap-plan.ts';
+import {
+  admitRootSitemaps,
+  queueSitemaps,
+  readSitemapFile,
+  rootSitemaps,
+  type SitemapStepDeps,
+} from '../sitemap/sitemap-step.ts';
+import type { CrawlTask, DroppedCounts, Fingerprint, LinkKind, OutLink, PageRecord } from '../types.ts';
+import type { UrlCanonicalizer } from '../url/canonicalize.ts';
+import { fingerprint } from '../url/fingerprint.ts';
+import { type Admission, admitUrls, type Followed, heldLink, type UrlRuleChecks } from './admit-urls.ts';
+import { RETRIED_FETCH_ERRORS } from './error-policy.ts';
+import { type FinishReason, unfetchedRecord } from './page-record.ts';
+
+/**
+ * Everything a crawl step touches. Time, randomness and I/O all come in here; the part a sitemap
+ * file's step needs is {@link SitemapStepDeps}.
+ */
+export interface CrawlPageDeps extends SitemapStepDeps {
+  random: () => number;
+  fetcher: Fetcher;
+  robots: RobotsCache;
+  contentSeen: ContentSeenStore;
+  pages: PageStore;
+  /** Where robots.txt responses are archived too, as Heritrix does (absent: they are not). */
+  robotsPages?: PageStore;
+  /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
+  importanceOf?: (cash: number) => number;
+  /**
+   * Called once the page's response is in and the step needs nothing more from the host (no
+   * retry, no Retry-After): the runtime may start the host's next request, after the gap this
+   * feedback gives, while this step stores and parses the page. The step's outcome carries the
+   * same feedback. The step waits for the returned promise (a runtime can yield to its event loop
+   * so that the next request goes out before this step's CPU work).
+   */
+  hostReleased?: (feedback: RequestFeedback) => void | Promise<void>;
+}
+
+/** What the runtime needs to schedule the host's next request. */
+export interface RequestFeedback {
+  /** How long the request took (the adaptive delay multiplies it). */
+  responseMs: number;
+  /** Crawl-delay of the robots.txt group that applies to us, if any. */
+  crawlDelayMs?: number;
+  /** Leave the whole host alone until then (Retry-After, backoff after 5xx). */
+  blockedUntil?: number;
+}
+
+/** A fetched page handed to an optional observer (the `hunt` command, saving bodies). */
+export interface FetchedPage {
+  task: CrawlTask;
+  record: PageRecord;
+  body: Uint8Array;
+  /** Decoded HTML, when the page is HTML. */
+  html?: string;
+  /** Visible text, one line per block, when `wantText` was asked for. */
+  text?: string;
+}
+
+export interface CrawlPageOptions {
+  /** Extract visible text (costs CPU; `hunt` needs it). */
+  wantText?: boolean;
+  onPage?: (page: FetchedPage) => void;
+}
+
+export type CrawlPageOutcome =
+  /**
+   * The origin was prepared with this step's request — robots.txt fetched (`entry`) or the site's
+   * soft-404 probe made (`probe`); run the same task again after the host's gap. (An unreachable
+   * robots.txt comes back as 'retry' or 'done' instead.) `enqueued`: the site's sitemap files,
+   * queued when its robots.txt was first read.
+   */
+  | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry; probe?: string; enqueued?: CrawlTask[] }
+  /**
+   * The URL is finished: fetched, skipped or failed for good. `feedback` is absent when no request
+   * was made. `cashFlow`: where the task's AOPIC cash went (the runtime credits known out-links).
+   */
+  | {
+      kind: 'done';
+      record: PageRecord;
+      feedback?: RequestFeedback;
+      enqueued: CrawlTask[];
+      cashFlow?: CashFlow;
+    }
+  /** Try the task again (as `task`, with its attempt counted) no earlier than `notBefore`. */
+  | { kind: 'retry'; task: CrawlTask; reason: string; notBefore: number; feedback?: RequestFeedback };
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** RFC 9309 §2.3.1.2: follow at least five redirects for robots.txt. */
+const MAX_ROBOTS_REDIRECTS = 5;
+
+/** Runs one crawl step for `task`. Never throws for network or HTTP trouble; adapters' failures propagate. */
+export async function crawlPage(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  options: CrawlPageOptions = {},
+): Promise<CrawlPageOutcome> {
+  const { config } = deps;
+  const origin = new URL(task.url).origin;
+
+  // 0. A queued form that a host's duplicate-URL rules merged since it was queued: no request.
+  const urlRules = queuedUnderRules(deps, task);
+  if (urlRules !== undefined) {
+    const merged = urlRules.rewrite(task.url, task.host);
+    if (merged !== undefined) return mergeQueued(deps, task, merged);
+    const skipped = skippedByRule(urlRules, task);
+    if (skipped !== undefined) {
+      const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
+      record.detail = skipped;
+      return finish(deps, record, undefined, task.cash);
+    }
+  }
+
+  // 1. robots.txt before any other request to the origin.
+  const entry = await deps.robots.get(origin);
+  if (entry === undefined || entry.expiresAt <= deps.clock.now()) {
+    return fetchRobots(deps, task, origin, entry);
+  }
+  const rules = robotsRules(entry, config);
+  if (entry.status === 'disallow-all') {
+    // 5xx or unreachable robots.txt: RFC 9309 says disallow everything, and we try again later.
+    return robotsUnavailable(deps, task, entry);
+  }
+  if (!rules.isAllowed(task.url)) {
+    return finish(deps, unfetchedRecord(task, 'robots'), undefined, task.cash);
+  }
+  const crawlDelayMs = rules.crawlDelayMs;
+  const sitemap = task.sitemap;
+  const trap = sitemap === undefined ? deps.quality?.checkTask(task) : undefined;
+  if (trap !== undefined) return finish(deps, unfetchedRecord(task, trap), undefined, task.cash);
+  const probe = deps.quality?.probeFor(origin);
+  if (probe !== undefined) {
+    if (rules.isAllowed(probe)) return probeSite(deps, probe, entry, crawlDelayMs);
+    deps.quality?.recordProbe(probe, { status: 0 });
+  }
+
+  // 2. The page itself.
+  const maxBytes = sitemap === undefined ? config.maxBodyBytes : config.maxSitemapBytes;
+  const response = await deps.fetcher.fetch({ url: task.url, maxBytes });
+  if (!response.ok) return fetchFailed(deps, task, response, crawlDelayMs);
+  const feedback: RequestFeedback = { responseMs: response.timings.totalMs, crawlDelayMs };
+  const status = response.status;
+
+  if (status === 429 || status === 503) {
+    const now = deps.clock.now();
+    const wait =
+      retryAfterMs(header(response, 'retry-after'), now, config.maxRetryAfterMs) ??
+      retryBackoffMs(config, task.attempt + 1, deps.random);
+    feedback.blockedUntil = now + wait;
+    if (task.attempt < config.maxRetries) {
+      return {
+        kind: 'retry',
+        task: { ...task, attempt: task.attempt + 1 },
+        reason: `http-${status}`,
+        notBefore: now + wait,
+        feedback,
+      };
+    }
+  } else if (status >= 500 && task.attempt < config.maxRetries) {
+    const notBefore = deps.clock.now() + retryBackoffMs(config, task.attempt + 1, deps.random);
+    feedback.blockedUntil = notBefore;
+    return {
+      kind: 'retry',
+      task: { ...task, attempt: task.attempt + 1 },
+      reason: `http-${status}`,
+      notBefore,
+      feedback,
+    };
+  }
+
+  if (feedback.blockedUntil === undefined) await deps.hostReleased?.(feedback);
+  const warc = await deps.pages.put(captureOf(response));
+  const record = baseRecord(task, response);
+  record.warc = warc;
+  record.cash = task.cash;
+  if (deps.importanceOf) record.importance = deps.importanceOf(task.cash);
+  if (status >= 500 || status === 429) {
+    record.reason = 'gave-up';
+    record.detail = `HTTP ${status} after ${task.attempt + 1} attempts`;
+  }
+
+  if (REDIRECT_STATUSES.has(status)) {
+    const { enqueued, cashFlow } = await followRedirect(deps, task, response, record);
+    await deps.results.page(record);
+    return { kind: 'done', record, feedback, enqueued, cashFlow };
+  }
+
+  const body = response.body;
+  if (sitemap !== undefined) {
+    if (body.length > 0) record.contentHash = contentHash(body);
+    const { enqueued, cashFlow } = await readSitemapFile(deps, task, sitemap, response, record);
+    await deps.results.page(record);
+    return { kind: 'done', record, feedback, enqueued, cashFlow };
+  }
+  if (task.lastmod !== undefined) record.lastmod = task.lastmod;
+
+  let followed: Followed = { enqueued: [], cashFlow: dropCash(task) };
+  if (body.length > 0) {
+    record.contentHash = contentHash(body);
+    if (status >= 200 && status < 300) {
+      const original = await deps.contentSeen.claim(record.contentHash, task.url);
+      if (original !== undefined) record.duplicateOf = original;
+    }
+  }
+  const html = isHtml(record.contentType, body);
+  if (html && status >= 200 && status < 300) {
+    const decoded = decodeBody(body, record.contentType);
+    const facts = extractPage(decoded.text, task.url, {
+      text: options.wantText === true || (deps.quality?.wantsText(task.url) ?? false),
+      agent: config.robotsAgent,
+      maxLinks: config.maxLinksPerPage,
+      maxUrlLength: config.maxUrlLength,
+    });
+    const xRobots = parseXRobotsTag(headers(response, 'x-robots-tag'), config.robotsAgent);
+    record.title = facts.title;
+    record.outLinks = facts.linkCount;
+    countDropped(record, 'links', facts.linksDropped);
+    countDropped(record, 'base', facts.baseIgnored ? 1 : 0);
+    if (facts.robots.noindex || xRobots.noindex) record.noindex = true;
+    if (Object.keys(config.extract).length > 0) {
+      // linkedom builds a DOM (~10x the cost of link extraction): loaded only for crawls that ask.
+      const { selectFields } = await import('../html/select.ts');
+      const selected = selectFields(decoded.text, extractSelectors(config.extract), {
+        maxValues: config.maxExtractValues,
+        maxChars: config.maxExtractChars,
+      });
+      record.extracted = shapeExtracted(config.extract, selected.fields);
+      countDropped(record, 'extractValues', selected.droppedValues);
+      countDropped(record, 'extractChars', selected.droppedChars);
+      countDropped(record, 'extractNesting', selected.droppedNesting);
+    }
+    const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
+    // Before the links: a rule this page proves already rewrites them.
+    const declared = declaredCanonical(deps, task, facts);
+    observePage(deps, task, record, genuine, declared);
+    const canonical = declared?.url === task.url ? undefined : declared?.url;
+    // An exact duplicate's links were already followed from the original; a soft 404 has none.
+    if (record.duplicateOf === undefined && genuine) {
+      const nofollowPage = config.respectNofollow && (facts.robots.nofollow || xRobots.nofollow);
+      followed = await followLinks(
+        deps,
+        task,
+        facts,
+        nofollowPage,
+        record.nearDuplicateOf,
+        record.simhash,
+        rootSitemaps(deps, task, origin, entry),
+      );
+      countDropped(record, 'longUrls', followed.longUrls ?? 0);
+      if (canonical !== undefined && knownBefore(followed, canonical))
+        deps.urlRules?.observeDeclared(task.url, task.host, canonical);
+    }
+    options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
+  } else {
+    observePage(deps, task, record, true);
+    options.onPage?.({ task, record, body });
+  }
+  await deps.results.page(record);
+  return { kind: 'done', record, feedback, enqueued: followed.enqueued, cashFlow: followed.cashFlow };
+}
+
+/** Builds the tasks for the seeds of a crawl (depth 0, equal shares of the initial cash). */
+export function seedTasks(
+  crawlId: string,
+  seeds: readonly string[],
+  canonicalizer: UrlCanonicalizer,
+): { tasks: CrawlTask[]; problems: string[] } {
+  const tasks: CrawlTask[] = [];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const seed of seeds) {
+    const canonical = canonicalizer.canonicalize(seed);
+    if (!canonical.ok) {
+      problems.push(`${seed}: ${canonical.message}`);
+      continue;
+    }
+    if (seen.has(canonical.url)) continue;
+    seen.add(canonical.url);
+    tasks.push({
+      crawlId,
+      url: canonical.url,
+      fp: fingerprint(canonical.url),
+      host: canonical.host,
+      depth: 0,
+      redirects: 0,
+      attempt: 0,
+      cash: 0,
+    });
+  }
+  for (const task of tasks) task.cash = 1 / tasks.length;
+  return { tasks, problems };
+}
+
+/** The owner recorded for seeds in the SeenStore (they have no parent page). */
+export const SEED_OWNER: Fingerprint = '0000000000000000';
+
+// ---------------------------------------------------------------------------------------------
+
+async function fetchRobots(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  origin: string,
+  previous: RobotsEntry | undefined,
+): Promise<CrawlPageOutcome> {
+  const { config } = deps;
+  let url = robotsUrlFor(task.url);
+  let entry: RobotsEntry | undefined;
+  let failure: FetchFailure | undefined;
+  let responseMs = 0;
+  for (let hop = 0; entry === undefined; hop++) {
+    const response = await deps.fetcher.fetch({ url, maxBytes: config.maxRobotsBytes });
+    responseMs += response.timings.totalMs;
+    const now = deps.clock.now();
+    if (response.ok) await deps.robotsPages?.put(captureOf(response));
+    if (!response.ok) {
+      failure = response;
+      entry = robotsEntryFromResponse({ error: response.error }, now, config);
+      // Only the origin's own address blocks its pages; a robots.txt redirected to a blocked
+      // address is merely unreachable.
+      if (hop > 0 && response.error === 'blocked-address') entry.detail = `blocked-address at ${url}`;
+      break;
+    }
+    const location = header(response, 'location');
+    if (REDIRECT_STATUSES.has(response.status) && location !== undefined) {
+      if (hop >= MAX_ROBOTS_REDIRECTS) {
+        entry = robotsEntryFromResponse({ error: 'too-many-redirects' }, now, config);
+        break;
+      }
+      try {
+        url = new URL(location, url).href;
+      } catch {
+        entry = robotsEntryFromResponse({ error: 'protocol' }, now, config);
+      }
+      continue;
+    }
+    // RFC 9309 §2.3: robots.txt is UTF-8; the result applies to the origin first asked for.
+    const outcome: RobotsFetchOutcome = { status: response.status, body: decodeRobotsBody(response.body) };
+    if (response.truncated !== undefined) outcome.truncated = response.truncated;
+    entry = robotsEntryFromResponse(outcome, now, config);
+  }
+  // The site's sitemaps, once (a robots.txt read again a day later names files already known),
+  // and before the entry is stored: a step that dies in between reads robots.txt again.
+  let enqueued: CrawlTask[] = [];
+  if (previous?.sitemapsQueued === true) entry.sitemapsQueued = true;
+  else if (deps.config.sitemaps && entry.status !== 'disallow-all') {
+    enqueued = await queueSitemaps(deps, task, origin, entry);
+    entry.sitemapsQueued = true;
+  }
+  await deps.robots.put(origin, entry);
+  const feedback: RequestFeedback = { responseMs };
+  if (entry.status === 'disallow-all') {
+    // Counted as a failed attempt of this task now rather than on its next step: when the host's
+    // gap outlasts robotsErrorTtlMs, the next step would find the entry expired and refetch
+    // robots.txt without ever counting an attempt, forever.
+    return robotsUnavailable(
+      deps,
+      task,
+      entry,
+      entry.detail === 'blocked-address' ? undefined : feedback,
+      failure,
+    );
+  }
+  if (entry.status === 'rules') feedback.crawlDelayMs = robotsRules(entry, config).crawlDelayMs;
+  return enqueued.length > 0
+    ? { kind: 'robots', feedback, entry, enqueued }
+    : { kind: 'robots', feedback, entry };
+}
+
+/**
+ * A task whose origin's robots.txt is unreachable: retried when the entry expires, then given up as
+ * 'robots-unreachable'. An origin whose address the SSRF guard refuses is 'blocked-address' at once:
+ * no retry can succeed, and nothing was sent.
+ */
+async function robotsUnavailable(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  entry: RobotsEntry,
+  feedback?: RequestFeedback,
+  failure?: FetchFailure,
+): Promise<CrawlPageOutcome> {
+  if (entry.detail === 'blocked-address') {
+    const record = unfetchedRecord(task, 'blocked-address');
+    record.detail = failure?.message ?? 'robots.txt: blocked-address';
+    return finish(deps, record, undefined, task.cash);
+  }
+  const detail = `robots.txt: ${entry.detail}`;
+  return retryOrGiveUp(deps, task, 'robots-unreachable', detail, entry.expiresAt, feedback);
+}
+
+function robotsRules(entry: RobotsEntry, config: CrawlConfig): ParsedRobots {
+  return rulesFromEntry(entry, config.robotsAgent, config.maxRobotsBytes);
+}
+
+async function fetchFailed(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  failure: FetchFailure,
+  crawlDelayMs: number | undefined,
+): Promise<CrawlPageOutcome> {
+  const { config } = deps;
+  const feedback: RequestFeedback = { responseMs: failure.timings.totalMs, crawlDelayMs };
+  if (RETRIED_FETCH_ERRORS.has(failure.error) && task.attempt < config.maxRetries) {
+    const notBefore = deps.clock.now() + retryBackoffMs(config, task.attempt + 1, deps.random);
+    return {
+      kind: 'retry',
+      task: { ...task, attempt: task.attempt + 1 },
+      reason: failure.error,
+      notBefore,
+      feedback: { ...feedback, blockedUntil: notBefore },
+    };
+  }
+  const record = unfetchedRecord(task, failure.error);
+  record.detail = failure.message;
+  record.fetchedAt = new Date(failure.timings.startedAt).toISOString();
+  record.durationMs = Math.round(failure.timings.totalMs);
+  return finish(deps, record, feedback, task.cash);
+}
+
+/** Records a URL that ends without a page to follow; its cash goes to the lambda page. */
+async function finish(
+  deps: CrawlPageDeps,
+  record: PageRecord,
+  feedback?: RequestFeedback,
+  cash = 0,
+): Promise<CrawlPageOutcome> {
+  await deps.results.page(record);
+  const cashFlow: CashFlow = { cash, toLambda: cash, credits: [] };
+  return feedback === undefined
+    ? { kind: 'done', record, enqueued: [], cashFlow }
+    : { kind: 'done', record, feedback, enqueued: [], cashFlow };
+}
+
+/** Adds `n` to one of the record's dropped counts (the object exists only when something was dropped). */
+function countDropped(record: PageRecord, key: keyof DroppedCounts, n: number): void {
+  if (n <= 0) return;
+  record.dropped ??= {};
+  record.dropped[key] = (record.dropped[key] ?? 0) + n;
+}
+
+/** A fetched page whose links are not followed: all its cash goes to the lambda page. */
+function dropCash(task: CrawlTask): CashFlow {
+  return { cash: task.cash, toLambda: task.cash, credits: [] };
+}
+
+/**
+ * Asks the site once for a URL that cannot exist (the soft-404 probe) and remembers how it
+ * answered; like robots.txt, it is the step's one request and the task runs again after the gap.
+ */
+async function probeSite(
+  deps: CrawlPageDeps,
+  probe: string,
+  entry: RobotsEntry,
+  crawlDelayMs: number | undefined,
+): Promise<CrawlPageOutcome> {
+  const response = await deps.fetcher.fetch({ url: probe, maxBytes: deps.config.maxBodyBytes });
+  const feedback: RequestFeedback = { responseMs: response.timings.totalMs, crawlDelayMs };
+  if (!response.ok) {
+    deps.quality?.recordProbe(probe, { status: 0 });
+  } else {
+    const location = header(response, 'location');
+    const target = location === undefined ? undefined : deps.canonicalizer.canonicalize(location, probe);
+    const contentType = header(response, 'content-type') ?? null;
+    let text: string | undefined;
+    if (response.status >= 200 && response.status < 300 && isHtml(contentType, response.body)) {
+      text = extractPage(decodeBody(response.body, contentType).text, probe, { text: true }).text;
+    }
+    deps.quality?.recordProbe(probe, {
+      status: response.status,
+      ...(text === undefined ? {} : { text }),
+      ...(target?.ok ? { location: target.url } : {}),
+    });
+  }
+  return { kind: 'robots', feedback, entry, probe };
+}
+
+async function retryOrGiveUp(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  reason: FinishReason,
+  detail: string,
+  notBefore: number,
+  feedback?: RequestFeedback,
+): Promise<CrawlPageOutcome> {
+  if (task.attempt < deps.config.maxRetries) {
+    const next = { ...task, attempt: task.attempt + 1 };
+    return feedback === undefined
+      ? { kind: 'retry', task: next, reason, notBefore }
+      : { kind: 'retry', task: next, reason, notBefore, feedback };
+  }
+  const record = unfetchedRecord(task, reason);
+  record.detail = detail;
+  return finish(deps, record, feedback, task.cash);
+}
+
+/** Follows a redirect as a new URL (its own host's robots.txt and politeness); the target inherits the cash. */
+async function followRedirect(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  response: FetchResponse,
+  record: PageRecord,
+): Promise<Followed> {
+  const none: Followed = { enqueued: [], cashFlow: dropCash(task) };
+  const location = header(response, 'location');
+  if (location === undefined) {
+    record.detail = 'redirect without Location';
+    return none;
+  }
+  const target = deps.canonicalizer.canonicalize(location, task.url);
+  if (!target.ok) {
+    record.detail = `bad Location ${JSON.stringify(location)}: ${target.message}`;
+    return none;
+  }
+  record.redirectTo = target.url;
+  record.finalUrl = target.url;
+  // The server says both name one page: evidence for the host's rules (never rewritten: the
+  // server named the target's form). A sitemap's redirect says nothing about the site's pages.
+  if (task.sitemap === undefined) deps.urlRules?.observeRedirect(task.url, target.url, task.host);
+  if (task.redirects + 1 > deps.config.maxRedirects) {
+    record.reason = 'too-many-redirects';
+    return none;
+  }
+  if (deps.quality?.isSoft404Redirect(task, response.status, target.url)) {
+    record.reason = 'soft-404';
+    return none;
+  }
+  // A seed that moves (example.com -> www.example.com) takes the crawl's scope with it.
+  if (task.depth === 0) deps.scope.allowHost(target.host);
+  const skip = deps.scope.check(target.url, target.host, task.depth);
+  if (skip !== undefined) {
+    record.reason = skip === 'scope' ? 'redirect-out-of-scope' : skip;
+    return none;
+  }
+  const fp = fingerprint(target.url);
+  const [isNew] = await deps.seen.claim([fp], task.fp);
+  const { share, toLambda } = splitCash(task.cash, 1, deps.config.aopicTax);
+  if (!isNew) {
+    record.detail = 'redirect target already seen';
+    return { enqueued: [], cashFlow: { cash: task.cash, toLambda, credits: [{ fp, amount: share }] } };
+  }
+  const next: CrawlTask = {
+    crawlId: task.crawlId,
+    url: target.url,
+    fp,
+    host: target.host,
+    depth: task.depth,
+    parent: task.fp,
+    redirects: task.redirects + 1,
+    attempt: 0,
+    cash: share,
+  };
+  // A moved sitemap is still a sitemap, with the scope and budget it had.
+  if (task.sitemap !== undefined) next.sitemap = { ...task.sitemap, url: target.url };
+  if (task.lastmod !== undefined) next.lastmod = task.lastmod;
+  await deps.frontier.enqueue([next]);
+  deps.seen.remember([fp]);
+  return { enqueued: [next], cashFlow: { cash: task.cash, toLambda, credits: [] } };
+}
+
+/**
+ * The duplicate-URL rules a queued task answers to (a rule that became active since it was
+ * queued may merge or skip it): none for a redirect's target (the server named that form) nor a
+ * sitemap file.
+ */
+function queuedUnderRules(deps: CrawlPageDeps, task: CrawlTask): UrlRuleChecks | undefined {
+  return task.redirects > 0 || task.sitemap !== undefined ? undefined : deps.urlRules;
+}
+
+/**
+ * Why the host's rules skip a queued task without passing it on: its page was already fetched
+ * under another form (`heldAs`), or its URL is in an alias namespace (`aliasNamespace`).
+ */
+function skippedByRule(rules: UrlRuleChecks, task: CrawlTask): string | undefined {
+  const held = rules.heldAs(task.url, task.host);
+  if (held !== undefined) return `already fetched as ${held}, which the host's rules merge into this URL`;
+  const alias = rules.aliasNamespace(task.url, task.host);
+  return alias === undefined ? undefined : `an alias of a page the site names otherwise (${ruleKey(alias)})`;
+}
+
+/**
+ * Skips a queued task that a rule merges (`duplicate-url-rule`, no request) and passes it on to
+ * the URL it is merged into: queued with the task's cash when new, credited when known.
+ */
+async function mergeQueued(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  merged: RuleRewrite,
+): Promise<CrawlPageOutcome> {
+  const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
+  record.detail = `merged into ${merged.url} by ${merged.rules.map(ruleKey).join(', ')}`;
+  const skip = deps.scope.check(merged.url, task.host, task.depth);
+  if (skip !== undefined) {
+    record.detail += ` (${skip})`;
+    return finish(deps, record, undefined, task.cash);
+  }
+  const admission: Admission = {
+    url: merged.url,
+    host: task.host,
+    fp: fingerprint(merged.url),
+    cash: task.cash,
+  };
+  const fields: Admission['fields'] = {};
+  if (task.generated) fields.generated = true;
+  if (task.lastmod !== undefined) fields.lastmod = task.lastmod;
+  admission.fields = fields;
+  const { enqueued, credits } = await admitUrls(deps, task, task.depth, [admission]);
+  await deps.results.page(record);
+  return { kind: 'done', record, enqueued, cashFlow: { cash: task.cash, toLambda: 0, credits } };
+}
+
+/** A whole 2xx page (not cut at the cap, not skipped): what the duplicate-URL rules learn from. */
+export function isWholePage(record: PageRecord): boolean {
+  return (
+    record.status !== null &&
+    record.status >= 200 &&
+    record.status < 300 &&
+    record.truncated === undefined &&
+    record.reason === undefined
+  );
+}
+
+/**
+ * Tells the host's rules what a fetched URL gave: its content hash when it is a genuine, whole
+ * 2xx page (a miss otherwise: another status, a soft 404, a body cut at the cap).
+ */
+function observePage(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  record: PageRecord,
+  genuine: boolean,
+  canonical?: DeclaredCanonical,
+): void {
+  const rules = deps.urlRules;
+  if (rules === undefined || record.status === null) return;
+  const page = genuine && isWholePage(record);
+  const observation: Parameters<UrlRuleChecks['observePage']>[0] = {
+    url: task.url,
+    host: task.host,
+    contentHash: page ? record.contentHash : null,
+  };
+  if (page && record.duplicateOf !== undefined) observation.duplicateOf = record.duplicateOf;
+  if (page && canonical !== undefined) {
+    observation.canonical = canonical.url;
+    if (canonical.fixed) observation.canonicalFixed = true;
+  }
+  rules.observePage(observation);
+}
+
+/**
+ * Whether the page's links found `url` already claimed (credited, not queued): the crawl had
+ * reached it before this page, through other pages' links.
+ */
+function knownBefore(followed: Followed, url: string): boolean {
+  const fp = fingerprint(url);
+  return followed.cashFlow?.credits.some((credit) => credit.fp === fp) ?? false;
+}
+
+/** A page's `<link rel=canonical>`: the URL (canonicalized), and whether its href is fixed. */
+interface DeclaredCanonical {
+  url: string;
+  /** Absolute or from the root: the same bytes under any URL of the origin name this URL. */
+  fixed: boolean;
+}
+
+/** The URL of the page's host its `<link rel=canonical>` names, if any. */
+function declaredCanonical(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  facts: PageFacts,
+): DeclaredCanonical | undefined {
+  if (deps.urlRules === undefined || facts.canonical === null) return undefined;
+  const declared = deps.canonicalizer.canonicalize(facts.canonical, facts.base);
+  if (!declared.ok || declared.host !== task.host) return undefined;
+  // An absolute href, or one from the root, names this URL from any page of the origin with
+  // these bytes; a relative one names another URL from another path.
+  const href = facts.canonical.trim();
+  const fixed = /^([a-z][a-z0-9+.-]*:|\/)/i.test(href);
+  return { url: declared.url, fixed };
+}
+
+/**
+ * Records the page's out-links, claims the new in-scope ones and queues them. The page's cash
+ * goes in equal shares to every in-scope out-link (new ones carry it in their task, known ones
+ * are listed for the runtime to credit), less the tax; a site's root page also links its guessed
+ * sitemap (`sitemaps`), which takes `sitemapShare` of a link's share and is queued after the links.
+ */
+async function followLinks(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  facts: PageFacts,
+  nofollowPage: boolean,
+  nearDuplicateOf: string | undefined,
+  simhash?: string,
+  sitemaps: readonly SitemapFetch[] = [],
+): Promise<Followed> {
+  const { config } = deps;
+  const follow = new Set<LinkKind>(config.follow);
+  const outLinks: OutLink[] = [];
+  const inPage = new Set<string>();
+  const candidates: { url: string; host: string; fp: Fingerprint }[] = [];
+  const depth = task.depth + 1;
+  let longUrls = 0;
+  for (const link of facts.links) {
+    const canonical = deps.canonicalizer.canonicalize(link.href, facts.base);
+    if (!canonical.ok) continue;
+    // The host's duplicate-URL rules name the form the crawl knows the page by.
+    const rewritten = deps.urlRules?.rewrite(canonical.url, canonical.host);
+    const url = rewritten?.url ?? canonical.url;
+    if (inPage.has(url)) continue;
+    if (url.length > config.maxUrlLength) {
+      // Counted, not kept: links.jsonl and memory hold URLs of at most maxUrlLength.
+      longUrls += 1;
+      continue;
+    }
+    inPage.add(url);
+    const out: OutLink = { url, kind: link.kind };
+    if (rewritten !== undefined) out.linkedAs = canonical.url;
+    if (config.respectNofollow && (nofollowPage || link.nofollow)) out.skipped = 'nofollow';
+    else if (!follow.has(link.kind)) out.skipped = 'kind';
+    else {
+      const skip =
+        deps.scope.check(url, canonical.host, depth) ??
+        heldLink(deps.urlRules, url, canonical.host) ??
+        deps.quality?.checkLink(url, task, deps.clock.now(), nearDuplicateOf);
+      if (skip !== undefined) out.skipped = skip;
+      else candidates.push({ url, host: canonical.host, fp: fingerprint(url) });
+    }
+    outLinks.push(out);
+  }
+  await deps.results.links({ from: task.url, links: outLinks });
+  const split = rootCashSplit(
+    task.cash,
+    candidates.length,
+    sitemaps.length,
+    config.aopicTax,
+    config.sitemapShare,
+  );
+  const share = split.linkShare;
+  const cashFlow: CashFlow = { cash: task.cash, toLambda: split.toLambda, credits: [] };
+  // Links to the page's own path pattern on its own host get a tenth of a share (see
+  // SELF_LINK_SHARE); a home page linking other sites' home pages is not a generator.
+  const shape = pathShape(task.url);
+  const admissions = candidates.map((c): Admission => {
+    const admission: Admission = { ...c, cash: share };
+    const fields: Admission['fields'] = {};
+    if (c.host === task.host && pathShape(c.url) === shape) {
+      cashFlow.toLambda += share * (1 - SELF_LINK_SHARE);
+      admission.cash = share * SELF_LINK_SHARE;
+      fields.generated = true;
+    }
+    const parentSimhash = deps.quality?.parentSimhashFor(c.url, task.url, simhash);
+    if (parentSimhash !== undefined) fields.parentSimhash = parentSimhash;
+    if (fields.generated || parentSimhash !== undefined) admission.fields = fields;
+    return admission;
+  });
+  const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
+  for (const credit of credits) cashFlow.credits.push(credit);
+  // The guessed sitemap after the links: in the cloud's FIFO it comes after the site's first pages.
+  const guessed = await admitRootSitemaps(deps, task, sitemaps, split.sitemapShare);
+  cashFlow.credits.push(...guessed.credits);
+  return { enqueued: [...enqueued, ...guessed.enqueued], cashFlow, longUrls };
+}
+
+function baseRecord(task: CrawlTask, response: FetchResponse): PageRecord {
+  const contentType = header(response, 'content-type') ?? null;
+  const kind: LinkKind = classifyLink('a', task.url);
+  const record: PageRecord = {
+    url: task.url,
+    finalUrl: response.url,
+    status: response.status,
+    contentType,
+    kind: mediaKind(mediaType(contentType), kind),
+    depth: task.depth,
+    bytes: response.body.length,
+    fetchedAt: new Date(response.timings.startedAt).toISOString(),
+    durationMs: Math.round(response.timings.totalMs),
+    title: null,
+    contentHash: null,
+    outLinks: 0,
+  };
+  if (response.truncated !== undefined) record.truncated = response.truncated;
+  if (response.truncatedDetail !== undefined) record.detail = response.truncatedDetail;
+  return record;
+}
+
+/** The response's media type decides the kind when it is known; the URL's extension otherwise. */
+function mediaKind(media: string | null, fallback: LinkKind): LinkKind {
+  if (media === null) return fallback;
+  if (media === 'text/html' || media === 'application/xhtml+xml') return 'page';
+  if (media.startsWith('image/')) return 'image';
+  if (
+    media === 'application/pdf' ||
+    media === 'text/plain' ||
+    media === 'text/csv' ||
+    media.startsWith('application/vnd.') ||
+    media === 'application/msword' ||
+    media === 'application/rtf' ||
+    media === 'application/epub+zip'
+  ) {
+    return 'document';
+  }
+  return 'other';
+}
+
+function captureOf(response: FetchResponse): Capture {
+  const capture: Capture = {
+    url: response.url,
+    fetchedAt: new Date(response.timings.startedAt).toISOString(),
+    request: { ...response.request, httpVersion: response.httpVersion },
+    response: {
+      status: response.status,
+      statusText: response.statusText,
+      httpVersion: response.httpVersion,
+      headers: response.headers,
+      body: response.body,
+    },
+  };
+  if (response.rawHeaders !== undefined) capture.response.rawHeaders = response.rawHeaders;
+  if (response.remoteAddress !== undefined) capture.remoteAddress = response.remoteAddress;
+  if (response.truncated !== undefined) capture.response.truncated = response.truncated;
+  return capture;
+}
+
+function header(response: FetchResponse, name: string): string | undefined {
+  for (const [key, value] of response.headers) if (key === name) return value;
+  return undefined;
+}
+
+function headers(response: FetchResponse, name: string): string[] {
+  const values: string[] = [];
+  for (const [key, value] of response.headers) if (key === name) values.push(value);
+  return values;
+}

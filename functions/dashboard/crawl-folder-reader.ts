@@ -1,0 +1,295 @@
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type {
+  DashboardHost,
+  DashboardPage,
+  DashboardRatePoint,
+  DashboardSnapshot,
+  DashboardView,
+} from '../core/dashboard-snapshot.ts';
+import type { TrapFinding } from '../core/quality/trap-findings.ts';
+import { isErrorReason } from '../core/step/page-record.ts';
+import type { PageRecord } from '../core/types.ts';
+
+/** The file a running crawl rewrites every second (see status-publisher.ts). */
+export const STATUS_FILE = 'status.json';
+/** A status older than this, with no summary after it, is from a crawl that is no longer running. */
+const STALE_MS = 15_000;
+const TOP_PAGES = 20;
+const HOST_ROWS = 50;
+const RATE_POINTS = 300;
+
+interface HostTotals extends DashboardHost {
+  fetched: number;
+  errors: number;
+  robotsDisallowed: number;
+}
+
+/**
+ * Builds dashboard snapshots from a crawl's folder: pages.jsonl, read incrementally as the crawl
+ * appends to it (a resumed crawl that cut it back is read again from the start), for statuses,
+ * reasons, bytes, the rate over time, per-host figures and the most important pages; then what
+ * the crawler wrote itself: summary.json and traps.json at the end, status.json while it runs.
+ * Only whole lines are read, so a line being written is picked up on the next call.
+ */
+export class CrawlFolderReader {
+  readonly outDir: string;
+  readonly #now: () => number;
+  #offset = 0;
+  #rest = Buffer.alloc(0);
+  #pages = 0;
+  #skipped = 0;
+  #errors = 0;
+  #bytes = 0;
+  #duplicates = 0;
+  #byStatus: Record<string, number> = {};
+  #byReason: Record<string, number> = {};
+  #hosts = new Map<string, HostTotals>();
+  #top: DashboardPage[] = [];
+  /** Pages by the second (since the epoch) their request started. */
+  #perSecond = new Map<number, number>();
+  #firstSecond = Number.POSITIVE_INFINITY;
+  #lastSecond = Number.NEGATIVE_INFINITY;
+
+  constructor(outDir: string, now: () => number = Date.now) {
+    this.outDir = outDir;
+    this.#now = now;
+  }
+
+  /**
+   * The crawl now. `live` (the crawler in this process) overrides what the files say; a field it
+   * lacks comes from status.json, summary.json or pages.jsonl, in that order.
+   */
+  read(live?: Partial<DashboardSnapshot>): DashboardView {
+    this.#tail();
+    const summary = readJson<Summary>(join(this.outDir, 'summary.json'));
+    const status = readJson<{ at: number; seeds?: string[] } & Partial<DashboardSnapshot>>(
+      join(this.outDir, STATUS_FILE),
+    );
+    const finishedAt = summary?.finishedAt === undefined ? undefined : Date.parse(summary.finishedAt);
+    const statusIsCurrent = status !== undefined && (finishedAt === undefined || status.at > finishedAt);
+    const now = this.#now();
+    const snapshot: DashboardSnapshot = {
+      ...this.#fromPages(now),
+      ...(summary ? fromSummary(summary, readJson<TrapFinding[]>(join(this.outDir, 'traps.json'))) : {}),
+      ...(statusIsCurrent ? withoutMeta(status) : {}),
+      ...(live ?? {}),
+    };
+    if (live === undefined && statusIsCurrent && snapshot.state === 'running' && now - status.at > STALE_MS) {
+      snapshot.state = 'not running';
+    }
+    snapshot.at = now;
+    let source: DashboardView['source'] = 'files';
+    if (live !== undefined) source = 'live';
+    else if (statusIsCurrent) source = 'status';
+    return { outDir: this.outDir, seeds: summary?.seeds ?? status?.seeds ?? [], source, snapshot };
+  }
+
+  /** Reads the whole lines appended to pages.jsonl since the last call. */
+  #tail(): void {
+    const path = join(this.outDir, 'pages.jsonl');
+    if (!existsSync(path)) return;
+    const size = statSync(path).size;
+    if (size < this.#offset) this.#reset(); // cut back by a resume
+    if (size === this.#offset) return;
+    const chunk = Buffer.alloc(size - this.#offset);
+    const fd = openSync(path, 'r');
+    try {
+      readSync(fd, chunk, 0, chunk.length, this.#offset);
+    } finally {
+      closeSync(fd);
+    }
+    this.#offset = size;
+    const data = this.#rest.length > 0 ? Buffer.concat([this.#rest, chunk]) : chunk;
+    const end = data.lastIndexOf(0x0a);
+    this.#rest = Buffer.from(data.subarray(end + 1));
+    if (end < 0) return;
+    for (const line of data.subarray(0, end).toString('utf8').split('\n')) {
+      if (line === '') continue;
+      try {
+        this.#add(JSON.parse(line) as PageRecord);
+      } catch {
+        // a damaged line (a crash mid-write before a resume): the crawl cuts it back
+      }
+    }
+  }
+
+  #add(record: PageRecord): void {
+    const statusKey = record.status === null ? 'none' : String(record.status);
+    this.#byStatus[statusKey] = (this.#byStatus[statusKey] ?? 0) + 1;
+    if (record.reason !== undefined) this.#byReason[record.reason] = (this.#byReason[record.reason] ?? 0) + 1;
+    const failed =
+      (record.status !== null && (record.status >= 500 || record.status === 429)) ||
+      (record.reason !== undefined && isErrorReason(record.reason));
+    if (failed) this.#errors++;
+    if (record.duplicateOf !== undefined) this.#duplicates++;
+    let hostName: string;
+    try {
+      hostName = new URL(record.url).hostname;
+    } catch {
+      return;
+    }
+    let host = this.#hosts.get(hostName);
+    if (host === undefined) {
+      host = { host: hostName, fetched: 0, errors: 0, robotsDisallowed: 0 };
+      this.#hosts.set(hostName, host);
+    }
+    if (failed) {
+      host.errors++;
+      host.lastError = record.reason ?? `http-${record.status}`;
+    }
+    if (record.reason === 'robots') host.robotsDisallowed++;
+    if (record.reason === 'robots-unreachable') host.dead = 'robots-unreachable';
+    if (record.status === null) {
+      this.#skipped++;
+      return;
+    }
+    this.#pages++;
+    this.#bytes += record.bytes;
+    host.fetched++;
+    if (record.durationMs !== null) host.lastResponseMs = record.durationMs;
+    if (record.fetchedAt !== null) {
+      const second = Math.floor(Date.parse(record.fetchedAt) / 1000);
+      if (Number.isFinite(second)) {
+        this.#perSecond.set(second, (this.#perSecond.get(second) ?? 0) + 1);
+        this.#firstSecond = Math.min(this.#firstSecond, second);
+        this.#lastSecond = Math.max(this.#lastSecond, second);
+      }
+    }
+    if (record.importance !== undefined) this.#offerTop(record);
+  }
+
+  #offerTop(record: PageRecord): void {
+    const top = this.#top;
+    const importance = record.importance!;
+    if (top.length >= TOP_PAGES && importance <= top.at(-1)!.importance) return;
+    let i = top.length;
+    while (i > 0 && top[i - 1]!.importance < importance) i--;
+    top.splice(i, 0, {
+      url: record.url,
+      importance,
+      ...(record.cash !== undefined ? { cash: record.cash } : {}),
+    });
+    if (top.length > TOP_PAGES) top.pop();
+  }
+
+  #fromPages(now: number): DashboardSnapshot {
+    const rate = this.#rate();
+    const last = rate.at(-1);
+    const hosts = [...this.#hosts.values()]
+      .sort((a, b) => b.fetched - a.fetched || b.errors - a.errors || a.host.localeCompare(b.host))
+      .slice(0, HOST_ROWS)
+      .map((h) => ({ ...h }));
+    return {
+      at: now,
+      state: 'running',
+      elapsedMs: last?.elapsedMs ?? 0,
+      pages: this.#pages,
+      skipped: this.#skipped,
+      errors: this.#errors,
+      hosts: this.#hosts.size,
+      bytes: this.#bytes,
+      duplicates: this.#duplicates,
+      pagesPerSecond: this.#recentRate(),
+      rate,
+      byStatus: { ...this.#byStatus },
+      byReason: { ...this.#byReason },
+      hostTable: hosts,
+      traps: [],
+      topPages: this.#top.map((p) => ({ ...p })),
+    };
+  }
+
+  /**
+   * Pages per second over the last 10 whole seconds before the latest one (which is still
+   * filling), or over the whole crawl when it is shorter.
+   */
+  #recentRate(): number {
+    if (this.#perSecond.size === 0) return 0;
+    const latest = this.#lastSecond;
+    const first = this.#firstSecond;
+    if (latest === first) return this.#perSecond.get(latest)!;
+    const from = Math.max(first, latest - 10);
+    let pages = 0;
+    for (let second = from; second < latest; second++) pages += this.#perSecond.get(second) ?? 0;
+    return pages / (latest - from);
+  }
+
+  /** Pages over time from the seconds their requests started, at most RATE_POINTS points. */
+  #rate(): DashboardRatePoint[] {
+    if (this.#perSecond.size === 0) return [];
+    const first = this.#firstSecond;
+    const span = this.#lastSecond - first + 1;
+    const step = Math.max(1, Math.ceil(span / RATE_POINTS));
+    const buckets = new Array<number>(Math.ceil(span / step)).fill(0);
+    for (const [second, count] of this.#perSecond) buckets[Math.floor((second - first) / step)]! += count;
+    let pages = 0;
+    return buckets.map((count, i) => {
+      pages += count;
+      return { elapsedMs: (i + 1) * step * 1000, pages, pagesPerSecond: count / step };
+    });
+  }
+
+  #reset(): void {
+    this.#offset = 0;
+    this.#rest = Buffer.alloc(0);
+    this.#pages = this.#skipped = this.#errors = this.#bytes = this.#duplicates = 0;
+    this.#byStatus = {};
+    this.#byReason = {};
+    this.#hosts = new Map();
+    this.#top = [];
+    this.#perSecond = new Map();
+    this.#firstSecond = Number.POSITIVE_INFINITY;
+    this.#lastSecond = Number.NEGATIVE_INFINITY;
+  }
+}
+
+/** The parts of summary.json the dashboard reads. */
+interface Summary {
+  state: string;
+  seeds: string[];
+  finishedAt: string;
+  totalDurationMs: number;
+  queued: number;
+  hosts: number;
+  requests: number;
+  retries: number;
+  discovered: number;
+  pagesPerSecond: number;
+  linksSkipped: Record<string, number>;
+  urlSeen: { lookups: number; cacheHits: number; hitRate: number };
+  peakRssBytes: number;
+  traps?: TrapFinding[];
+}
+
+function fromSummary(summary: Summary, traps: TrapFinding[] | undefined): Partial<DashboardSnapshot> {
+  return {
+    state: summary.state,
+    elapsedMs: summary.totalDurationMs,
+    queued: summary.queued,
+    running: 0,
+    hosts: summary.hosts,
+    requests: summary.requests,
+    retries: summary.retries,
+    discovered: summary.discovered,
+    pagesPerSecond: summary.pagesPerSecond,
+    linksSkipped: summary.linksSkipped,
+    urlSeen: summary.urlSeen,
+    memory: { rssBytes: summary.peakRssBytes, peak: true },
+    traps: traps ?? summary.traps ?? [],
+  };
+}
+
+function withoutMeta(status: { at: number; seeds?: string[] } & Partial<DashboardSnapshot>) {
+  const { seeds: _seeds, ...rest } = status;
+  return rest;
+}
+
+function readJson<T>(path: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch {
+    // absent, or being replaced right now: the next read gets it
+    return undefined;
+  }
+}
