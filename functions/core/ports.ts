@@ -180,8 +180,11 @@ export interface Capture {
 }
 
 export interface PageStore {
-  /** Appends a capture and returns where it will be; it is durable only after `flush`. */
-  put(capture: Capture): Promise<StoredRef>;
+  /**
+   * Appends a capture and returns where it will be; it is durable only after `flush`. Resolves
+   * `undefined` when the store keeps no captures (`--no-warc`): the page record then has no `warc`.
+   */
+  put(capture: Capture): Promise<StoredRef | undefined>;
   /** Makes every capture put so far durable (one write per batch in the cloud). */
   flush(): Promise<void>;
 }

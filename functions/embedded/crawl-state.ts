@@ -94,7 +94,7 @@ interface StoredCrawl {
 type SavedQuality = QualitySnapshot & { duplicateUrlRules?: DuplicateUrlRulesSnapshot };
 
 /** A page store that keeps nothing (`--no-warc`). */
-const NO_WARC: PageStore = { put: async () => ({ file: '', offset: 0, length: 0 }), flush: async () => {} };
+const NO_WARC: PageStore = { put: async () => undefined, flush: async () => {} };
 
 /** An open crawl: its state, outputs, rules and defences. */
 export class CrawlState {

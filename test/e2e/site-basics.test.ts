@@ -149,4 +149,13 @@ describe('a small site', () => {
       .split('\n');
     assert.equal(index.length, 11);
   });
+
+  test('without WARC files (--no-warc), records carry no WARC reference', async () => {
+    const bare = await crawl({ seeds: [`${o}/`], scope: 'host', order: 'bfs' }, { warc: false });
+    assert.equal(bare.pages.length, run.pages.length);
+    assert.deepEqual(
+      bare.pages.filter((p) => p.warc !== undefined).map((p) => p.url),
+      [],
+    );
+  });
 });

@@ -211,7 +211,7 @@ export async function crawlPage(
   if (feedback.blockedUntil === undefined) await deps.hostReleased?.(feedback);
   const warc = await deps.pages.put(captureOf(response));
   const record = baseRecord(task, response);
-  record.warc = warc;
+  if (warc !== undefined) record.warc = warc;
   record.cash = task.cash;
   if (deps.importanceOf) record.importance = deps.importanceOf(task.cash);
   if (status >= 500 || status === 429) {
