@@ -3,13 +3,12 @@
  * (100 keys, 25 writes), with unprocessed keys and items sent again with a short backoff. Throws
  * `DynamoBatchIncompleteError` when DynamoDB keeps leaving work unprocessed.
  */
-import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /** A DynamoDB item or key as the document client takes it. */
 export type DocItem = Record<string, unknown>;
 
 const GET_CHUNK = 100;
-const WRITE_CHUNK = 25;
 const MAX_ROUNDS = 8;
 
 /** DynamoDB kept leaving keys or items unprocessed (throttling); the caller's operation did not complete. */
@@ -68,27 +67,6 @@ export async function batchGetAll(
     }),
   );
   return out;
-}
-
-/** Puts every item (in chunks of 25, unconditionally: BatchWriteItem has no conditions). */
-export async function batchPutAll(
-  doc: DynamoDBDocumentClient,
-  table: string,
-  items: readonly DocItem[],
-): Promise<void> {
-  const chunks: DocItem[][] = [];
-  for (let i = 0; i < items.length; i += WRITE_CHUNK) chunks.push(items.slice(i, i + WRITE_CHUNK));
-  await Promise.all(
-    chunks.map(async (chunk) => {
-      let pending = chunk.map((Item) => ({ PutRequest: { Item } }));
-      for (let round = 0; pending.length > 0; round++) {
-        if (round >= MAX_ROUNDS) throw new DynamoBatchIncompleteError('BatchWriteItem', pending.length);
-        if (round > 0) await backoff(round);
-        const response = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-        pending = (response.UnprocessedItems?.[table] ?? []) as typeof pending;
-      }
-    }),
-  );
 }
 
 /** Runs `work` over `items` with at most `limit` calls in flight. */

@@ -18,7 +18,6 @@ import type {
   CrawlStatus,
   HostCounts,
   HostRecord,
-  PageItem,
 } from '../messages/crawl-records.ts';
 
 /** What a batch of the worker reads before it starts. */
@@ -105,13 +104,6 @@ export interface StoredHostRules {
 
 /** What a conditional write of a host's rules did: written (the new version), or the stored item it met. */
 export type HostRulesWrite = { written: true; version: number } | { written: false; stored: StoredHostRules };
-
-/** One page of a crawl's page records. */
-export interface PageList {
-  pages: PageItem[];
-  /** Opaque continuation; absent on the last page. */
-  cursor?: string;
-}
 
 /** The crawl table: crawl items, the registry, host ledgers (page records live in S3). */
 export interface CrawlTableStore {

@@ -38,12 +38,6 @@ export const TRANSIENT_REASONS: readonly FinishReason[] = [
   'robots-unreachable',
 ];
 
-/** A typed error of this project: a stable code, and whether a retry can help. */
-export interface ClassifiedError {
-  readonly code: string;
-  readonly retryable: boolean;
-}
-
 /** What the policy says about an error. */
 export interface ErrorVerdict {
   retryable: boolean;

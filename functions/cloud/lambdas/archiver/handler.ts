@@ -1,7 +1,7 @@
 /**
  * The archiver's Lambda handler: an SQS event of capture messages (a large batch gathered over
  * the event source's batching window) in, a partial batch response out. The work is the use case
- * in functions/cloud/archive-captures.ts; this file only translates.
+ * in functions/cloud/use-cases/archive-captures.ts; this file only translates.
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { type ArchiverDeps, createCaptureArchiver } from '../../use-cases/archive-captures.ts';

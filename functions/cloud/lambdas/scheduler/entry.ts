@@ -1,6 +1,6 @@
 /**
  * Lambda entry of the scheduler: wires the AWS adapters at cold start (crawl completion and the
- * AOPIC step, see functions/cloud/redistribute-credit.ts).
+ * AOPIC step, see functions/cloud/use-cases/redistribute-credit.ts).
  */
 
 import { createAwsClients } from '../../../adapters/aws/clients.ts';
