@@ -272,7 +272,8 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
         ? entries.map((e) => (e as { ReceiptHandle?: unknown }).ReceiptHandle)
         : [(body as { ReceiptHandle?: unknown }).ReceiptHandle];
       for (const handle of handles) {
-        const id = typeof handle === 'string' ? queue?.inflightMessages.get(handle)?.message.messageId : undefined;
+        const id =
+          typeof handle === 'string' ? queue?.inflightMessages.get(handle)?.message.messageId : undefined;
         if (id !== undefined) traces.delete(id);
       }
     }

@@ -140,7 +140,8 @@ export class AccountConcurrency {
   #inUse = 0;
   #peak = 0;
   constructor(limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) throw new Error(`account concurrency must be >= 1, got ${limit}`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new Error(`account concurrency must be >= 1, got ${limit}`);
     this.limit = limit;
   }
   /** Sets `count` aside for one function's reservation. */

@@ -98,8 +98,12 @@ describe('triggers', () => {
     // deeper than 16 generations would end in the DLQ. Only such functions get Allow.
     const recursive = new Set<string>();
     for (const [, mapping] of byType('AWS::Lambda::EventSourceMapping')) {
-      const fn = (mapping.Properties?.FunctionName as { Ref: string }).Ref;
-      const queue = (mapping.Properties?.EventSourceArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+      const { FunctionName, EventSourceArn } = mapping.Properties as {
+        FunctionName: { Ref: string };
+        EventSourceArn: { 'Fn::GetAtt': [string] };
+      };
+      const fn = FunctionName.Ref;
+      const queue = EventSourceArn['Fn::GetAtt'][0];
       if (allowedOn(grantsOf(fn), queue).has('sqs:SendMessage')) recursive.add(fn);
     }
     assert.deepEqual([...recursive], ['FrontierWorker']);
