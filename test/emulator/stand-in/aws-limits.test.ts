@@ -28,11 +28,21 @@ import { delay, EXTERNAL_ENDPOINT, FIXTURES, uniquePrefix } from './helpers.ts';
 
 const skip = EXTERNAL_ENDPOINT === undefined ? false : 'the knobs are the stand-in’s';
 
-/** A stand-in endpoint with the given limits, and clients for it. */
-async function open(limits: Parameters<typeof startEndpoint>[0] = {}) {
-  const endpoint = await startEndpoint({ port: 0, ...limits });
-  const clients = createAwsClients({ AWS_ENDPOINT_URL: endpoint.url, AWS_REGION: 'us-east-1' });
-  return { endpoint, clients };
+/** A stand-in endpoint with the given limits and clients for it, open for the enclosing suite. */
+function useEndpoint(limits: Parameters<typeof startEndpoint>[0] = {}): {
+  endpoint: Endpoint;
+  clients: AwsClients;
+} {
+  const opened = {} as { endpoint: Endpoint; clients: AwsClients };
+  before(async () => {
+    opened.endpoint = await startEndpoint({ port: 0, ...limits });
+    opened.clients = createAwsClients({ AWS_ENDPOINT_URL: opened.endpoint.url, AWS_REGION: 'us-east-1' });
+  });
+  after(async () => {
+    opened.clients?.destroy();
+    await opened.endpoint?.close();
+  });
+  return opened;
 }
 
 async function fifoQueue(clients: AwsClients, name: string): Promise<string> {
@@ -71,21 +81,14 @@ describe('the knobs', () => {
 });
 
 describe('Lambda recursive loop detection', { skip }, () => {
-  let endpoint: Endpoint;
-  let clients: AwsClients;
-  before(async () => {
-    ({ endpoint, clients } = await open());
-  });
-  after(async () => {
-    clients.destroy();
-    await endpoint.close();
-  });
+  const opened = useEndpoint();
 
   /**
    * A function fed by a queue it sends to (body n -> n + 1, up to 10), the chain started by one
    * message from outside; resolves with the function and its queue's DLQ once it is settled.
    */
   async function chain(recursiveLoop: RecursiveLoop) {
+    const { endpoint, clients } = opened;
     const prefix = uniquePrefix();
     const dlq = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-dlq` }));
     const dlqArn = `arn:aws:sqs:us-east-1:000000000000:${prefix}-dlq`;
@@ -132,6 +135,7 @@ describe('Lambda recursive loop detection', { skip }, () => {
   }
 
   it('does not invoke a Terminate function past the limit: the message goes back, then to the DLQ', async () => {
+    const { clients } = opened;
     const { lambda, source, dlqUrl } = await chain('Terminate');
     try {
       const dead = await eventually(
@@ -156,6 +160,7 @@ describe('Lambda recursive loop detection', { skip }, () => {
   });
 
   it('lets an Allow function run the whole chain', async () => {
+    const { clients } = opened;
     const { lambda, source, dlqUrl } = await chain('Allow');
     try {
       await eventually(() => (lambda.stats().invocations >= 10 ? true : undefined), 15_000, '10 invocations');
@@ -169,17 +174,10 @@ describe('Lambda recursive loop detection', { skip }, () => {
 });
 
 describe('SQS FIFO at scale', { skip }, () => {
-  let endpoint: Endpoint;
-  let clients: AwsClients;
-  before(async () => {
-    ({ endpoint, clients } = await open({ limits: { fifoScanWindow: 5, fifoInflight: 3 } }));
-  });
-  after(async () => {
-    clients.destroy();
-    await endpoint.close();
-  });
+  const opened = useEndpoint({ limits: { fifoScanWindow: 5, fifoInflight: 3 } });
 
   it('looks for available groups among the first N messages only', async () => {
+    const { clients } = opened;
     const queueUrl = await fifoQueue(clients, uniquePrefix());
     for (let i = 1; i <= 5; i++) {
       await clients.sqs.send(
@@ -202,6 +200,7 @@ describe('SQS FIFO at scale', { skip }, () => {
   });
 
   it('returns nothing, without an error, past the in-flight cap', async () => {
+    const { clients } = opened;
     const queueUrl = await fifoQueue(clients, uniquePrefix());
     for (const group of ['a', 'b', 'c', 'd']) {
       await clients.sqs.send(
@@ -225,17 +224,10 @@ describe('SQS FIFO at scale', { skip }, () => {
 });
 
 describe('SQS retention from the send', { skip }, () => {
-  let endpoint: Endpoint;
-  let clients: AwsClients;
-  before(async () => {
-    ({ endpoint, clients } = await open({ limits: { retentionSeconds: 2 } }));
-  });
-  after(async () => {
-    clients.destroy();
-    await endpoint.close();
-  });
+  const opened = useEndpoint({ limits: { retentionSeconds: 2 } });
 
   it('deletes a message that long after its send, in flight or not, whatever its visibility did', async () => {
+    const { clients } = opened;
     const queueUrl = await fifoQueue(clients, uniquePrefix());
     const sentAt = Date.now();
     await clients.sqs.send(
@@ -296,17 +288,10 @@ describe('SQS retention from the send', { skip }, () => {
 });
 
 describe('Lambda account concurrency', { skip }, () => {
-  let endpoint: Endpoint;
-  let clients: AwsClients;
-  before(async () => {
-    ({ endpoint, clients } = await open());
-  });
-  after(async () => {
-    clients.destroy();
-    await endpoint.close();
-  });
+  const opened = useEndpoint();
 
   it('is shared by every function: one beyond it is throttled, its message retried later', async () => {
+    const { clients } = opened;
     const account = new AccountConcurrency(2);
     let release = () => {};
     const held = new Promise<void>((resolve) => {
