@@ -90,6 +90,10 @@ export class Functions extends Construct {
       // still holds a batch of 10 pages at the default 10 MB body cap.
       memorySize: LAMBDA_SETTINGS.frontierWorker.memoryMb,
       timeout: WORKER_TIMEOUT,
+      // It sends the links it finds to the queue that invokes it: every crawl deeper than 16
+      // generations is such a chain, which Lambda's default (Terminate) stops at the 16th. What
+      // stops a runaway crawl instead: its budgets (docs/cloud.md, "What ends a crawl").
+      recursiveLoop: lambda.RecursiveLoop.ALLOW,
     });
     // URL-seen claims (BatchGetItem, then UpdateItem), content hashes (GetItem, PutItem), parking,
     // credits and unparking (UpdateItem); the richest parked URLs when it finds a crawl's frontier

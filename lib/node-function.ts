@@ -24,6 +24,11 @@ export interface NodeFunctionProps {
   readonly logRemovalPolicy: RemovalPolicy;
   /** X-Ray active tracing. */
   readonly tracing: boolean;
+  /**
+   * `Allow` for a function that sends to the queue that invokes it by design; Lambda's default
+   * (`Terminate`) stops such a chain after 16 invocations. @default Terminate
+   */
+  readonly recursiveLoop?: lambda.RecursiveLoop;
 }
 
 /**
@@ -64,6 +69,7 @@ export function createNodeFunction(
     architecture: lambda.Architecture.ARM_64,
     memorySize: props.memorySize,
     timeout: props.timeout,
+    ...(props.recursiveLoop === undefined ? {} : { recursiveLoop: props.recursiveLoop }),
     logGroup,
     tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
     environment: {

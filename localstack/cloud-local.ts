@@ -33,13 +33,14 @@ import {
   writeCloudLocalInfo,
 } from '../functions/cli/cloud/cloud-local-file.ts';
 import { bearerAuth, startCloudDashboard } from '../functions/dashboard/cloud-dashboard.ts';
+import { type AwsLimits, awsLimits } from './aws-limits.ts';
 import type { CfnTemplate } from './cfn-template.ts';
 import type { ChaosOptions } from './chaos.ts';
 import { type Endpoint, startEndpoint } from './endpoint.ts';
 import type { EndpointMetrics } from './endpoint-metrics.ts';
 import { FunctionUrlServer } from './function-url-server.ts';
 import type { ObservedActions } from './iam-enforcer.ts';
-import { type FunctionStats, LocalLambda } from './local-lambda.ts';
+import { AccountConcurrency, type FunctionStats, LocalLambda } from './local-lambda.ts';
 import { type LambdaFunctionSpec, type ProvisionResult, provision } from './provision.ts';
 import { type ScheduleStats, ScheduleTimer } from './schedule-timer.ts';
 import type { SigV4Key } from './sigv4-verifier.ts';
@@ -109,6 +110,8 @@ export interface CloudLocalOptions {
   chaos?: Record<string, ChaosOptions>;
   /** Human log lines; default stderr. */
   log?: (message: string) => void;
+  /** AWS limits at scale, over the `CRAWLSTACK_LOCAL_*` variables (see aws-limits.ts). */
+  limits?: Partial<AwsLimits>;
   /**
    * Serve the dashboard for the stand-in's crawls on 127.0.0.1 (`port` 0: a free one); it calls
    * the API with the bearer token. Not with `sigv4` (`crawlstack cloud ui` signs its calls).
@@ -234,6 +237,7 @@ export async function synthesizedTemplate(
 export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<CloudLocal> {
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
   const region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
+  const limits = awsLimits(process.env, options.limits);
 
   let template: CfnTemplate;
   let assemblyDir: string;
@@ -271,6 +275,7 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         host: options.host ?? '127.0.0.1',
         port: options.port ?? 4566,
         region,
+        limits,
       });
       stoppers.push(() => started.close());
       const report = options.iamReport ?? process.env.CRAWLSTACK_IAM_REPORT;
@@ -328,6 +333,8 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
       }
     }
     const lambdas: Record<string, LocalLambda> = {};
+    // Every function of the stack draws on one account's concurrency.
+    const account = new AccountConcurrency(limits.accountConcurrency);
     // What the function's role's temporary credentials are to the function: its environment.
     const functionEnvs: Record<string, Record<string, string>> = {};
     for (const logicalId of triggered) {
@@ -372,6 +379,9 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
         memoryMb: spec.memoryMb,
         region,
         log,
+        account,
+        recursiveLoop: spec.recursiveLoop,
+        recursionLimit: limits.recursionLimit,
         ...(options.containerIdleMs === undefined ? {} : { idleMs: options.containerIdleMs }),
         ...(spec.reservedConcurrency === undefined ? {} : { reservedConcurrency: spec.reservedConcurrency }),
       });

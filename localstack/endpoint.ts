@@ -12,6 +12,11 @@
  * Every DynamoDB, SQS and S3 call of a registered caller (a Lambda function's credentials, see
  * `iam-enforcer.ts`) is authorized against its role's policies before it reaches an emulator, and
  * refused as AWS refuses it.
+ *
+ * SQS keeps the `X-Amzn-Trace-Id` header of a send (or an `AWSTraceHeader` system attribute) as
+ * the message's `AWSTraceHeader` and returns it to a receive that asks for it; fauxqs does not,
+ * so the endpoint keeps it beside fauxqs, by message id (Lambda's recursive loop detection reads
+ * it, see recursion-detection.ts). FIFO scan window, in-flight cap and retention: aws-limits.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -19,9 +24,10 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import dynalite from 'dynalite';
 import { buildApp } from 'fauxqs';
+import { type AwsLimits, awsLimits } from './aws-limits.ts';
 import { type IndexKeys, indexesOfCreateTable, indexKeyViolation } from './dynamo-index-limits.ts';
 import { classifyS3Request, type EndpointMetrics, EndpointMetricsRecorder } from './endpoint-metrics.ts';
-import { patchFauxqsFifo } from './fauxqs-fifo.ts';
+import { limitedSqsStore } from './fauxqs-fifo.ts';
 import {
   type ArnNaming,
   deleteObjectsKeys,
@@ -45,6 +51,8 @@ export interface EndpointOptions {
   port?: number;
   /** Region fauxqs puts in queue URLs and ARNs when a request does not name one. */
   region?: string;
+  /** Over the `CRAWLSTACK_LOCAL_*` variables of this process (see aws-limits.ts). */
+  limits?: Partial<AwsLimits>;
 }
 
 /** A running stand-in endpoint. */
@@ -149,6 +157,20 @@ function forwardedHeaders(headers: Record<string, unknown>): Record<string, stri
   return out;
 }
 
+/** The trace header a send gives each message: its `AWSTraceHeader` attribute, else the header. */
+function sentTrace(entry: unknown, header: string | undefined): string | undefined {
+  const attribute = (entry as { MessageSystemAttributes?: { AWSTraceHeader?: { StringValue?: unknown } } })
+    ?.MessageSystemAttributes?.AWSTraceHeader?.StringValue;
+  return typeof attribute === 'string' ? attribute : header;
+}
+
+/** Whether a receive asked for the `AWSTraceHeader` system attribute. */
+function wantsTrace(input: { AttributeNames?: unknown; MessageSystemAttributeNames?: unknown }): boolean {
+  return [input.AttributeNames, input.MessageSystemAttributeNames].some(
+    (names) => Array.isArray(names) && (names.includes('All') || names.includes('AWSTraceHeader')),
+  );
+}
+
 function parseJson(text: string): unknown {
   try {
     return text === '' ? {} : JSON.parse(text);
@@ -162,8 +184,17 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
   const host = options.host ?? '127.0.0.1';
   const recorder = new EndpointMetricsRecorder();
 
-  // Several messages of a FIFO group per receive, in order, as SQS does (see fauxqs-fifo.ts).
-  await patchFauxqsFifo();
+  const limits = awsLimits(process.env, options.limits);
+  // Trace headers of the messages, by message id (see the module comment).
+  const traces = new Map<string, string>();
+  // Several messages of a FIFO group per receive, in order, as SQS does, and SQS's limits at
+  // scale (see fauxqs-fifo.ts).
+  const sqsStore = await limitedSqsStore({
+    fifoScanWindow: limits.fifoScanWindow,
+    fifoInflight: limits.fifoInflight,
+    ...(limits.retentionSeconds === undefined ? {} : { retentionSeconds: limits.retentionSeconds }),
+    onExpire: (messageId) => traces.delete(messageId),
+  });
   const iam = new IamEnforcer();
   // dynalite names its tables' ARNs after the process environment when it starts (below).
   const dynamoRegion = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1';
@@ -188,7 +219,13 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     signingRegionOf(headers, rawUrl) ?? options.region ?? 'us-east-1';
   // fauxqs' own startFauxqs() binds 0.0.0.0; its app is used here without listening at all:
   // requests are handed to its router in process, which also saves a hop per request.
-  const fauxqs = buildApp({ logger: false, ...(options.region ? { defaultRegion: options.region } : {}) });
+  const fauxqs = buildApp({
+    logger: false,
+    ...(options.region ? { defaultRegion: options.region } : {}),
+    stores: { sqsStore } as unknown as NonNullable<Parameters<typeof buildApp>[0]>['stores'],
+  });
+  // A send's trace header (and its entries' own), until its answer names the message ids.
+  const sendTraces = new WeakMap<object, { header?: string; entries?: unknown[] }>();
   // SQS calls: after fauxqs parsed the JSON body, note the queue and the request's size; when it
   // answers, add the answer's size (SQS bills per started 64 KiB of either).
   const sqsCalls = new WeakMap<object, { operation: string; queueUrl?: string; requestBytes: number }>();
@@ -221,15 +258,65 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
         .header('x-amzn-query-error', 'AccessDenied;Sender')
         .send({ __type: 'com.amazon.coral.service#AccessDeniedException', message: denial.message });
     }
+    const traceHeader = request.headers['x-amzn-trace-id'];
+    const entries = (body as { Entries?: unknown } | undefined)?.Entries;
+    if (operation === 'SendMessage' || operation === 'SendMessageBatch') {
+      sendTraces.set(request.raw, {
+        ...(typeof traceHeader === 'string' ? { header: traceHeader } : {}),
+        ...(Array.isArray(entries) ? { entries } : { entries: [body] }),
+      });
+    } else if ((operation === 'DeleteMessage' || operation === 'DeleteMessageBatch') && traces.size > 0) {
+      // The message leaves the queue: so does its trace header.
+      const queue = typeof body?.QueueUrl === 'string' ? sqsStore.getQueue(body.QueueUrl) : undefined;
+      const handles = Array.isArray(entries)
+        ? entries.map((e) => (e as { ReceiptHandle?: unknown }).ReceiptHandle)
+        : [(body as { ReceiptHandle?: unknown }).ReceiptHandle];
+      for (const handle of handles) {
+        const id =
+          typeof handle === 'string' ? queue?.inflightMessages.get(handle)?.message.messageId : undefined;
+        if (id !== undefined) traces.delete(id);
+      }
+    }
   });
   fauxqs.addHook('onSend', async (request, _reply, payload) => {
     const call = sqsCalls.get(request.raw);
     if (call === undefined) return payload;
     const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString() : '';
+    const sent = sendTraces.get(request.raw);
+    if (sent !== undefined) keepTraces(sent, parseJson(text));
     const empty = call.operation === 'ReceiveMessage' && !text.includes('"Messages":[{');
     recorder.sqs(call.operation, call.queueUrl, call.requestBytes, Buffer.byteLength(text), empty);
     return payload;
   });
+  /** Notes the trace header of every message a send's answer names. */
+  const keepTraces = (sent: { header?: string; entries?: unknown[] }, answer: unknown) => {
+    const single = answer as { MessageId?: unknown; Successful?: { Id?: unknown; MessageId?: unknown }[] };
+    if (typeof single?.MessageId === 'string') {
+      const trace = sentTrace(sent.entries?.[0], sent.header);
+      if (trace !== undefined) traces.set(single.MessageId, trace);
+      return;
+    }
+    for (const done of single?.Successful ?? []) {
+      const entry = sent.entries?.find((e) => (e as { Id?: unknown }).Id === done.Id);
+      const trace = sentTrace(entry, sent.header);
+      if (trace !== undefined && typeof done.MessageId === 'string') traces.set(done.MessageId, trace);
+    }
+  };
+  /** A receive's answer with each message's `AWSTraceHeader`, when it asked for it. */
+  const withTraces = (input: Record<string, unknown>, payload: Buffer): Buffer => {
+    if (traces.size === 0 || !wantsTrace(input)) return payload;
+    const answer = parseJson(payload.toString()) as
+      | { Messages?: { MessageId?: string; Attributes?: Record<string, string> }[] }
+      | undefined;
+    let added = false;
+    for (const message of answer?.Messages ?? []) {
+      const trace = message.MessageId === undefined ? undefined : traces.get(message.MessageId);
+      if (trace === undefined) continue;
+      message.Attributes = { ...message.Attributes, AWSTraceHeader: trace };
+      added = true;
+    }
+    return added ? Buffer.from(JSON.stringify(answer)) : payload;
+  };
   await fauxqs.ready();
   // dynalite returns an http.Server; it is never bound either, its request listener is invoked.
   const dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
@@ -308,7 +395,11 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     req.on('error', () => res.destroy());
     req.on('end', async () => {
       const body = Buffer.concat(chunks);
-      const input = (parseJson(body.toString()) ?? {}) as { WaitTimeSeconds?: unknown; QueueUrl?: unknown };
+      const input = (parseJson(body.toString()) ?? {}) as {
+        WaitTimeSeconds?: unknown;
+        QueueUrl?: unknown;
+        [name: string]: unknown;
+      };
       const wait = typeof input.WaitTimeSeconds === 'number' ? input.WaitTimeSeconds : 0;
       const deadline = Date.now() + wait * 1000;
       let gone = false;
@@ -334,13 +425,17 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
           const empty = answer.statusCode === 200 && !answer.body.includes('"Messages":[{');
           if (!empty || gone || stopping || wait === 0 || Date.now() >= deadline - 50) {
             if (gone) return; // taken messages stay in flight until their visibility ends
-            res.writeHead(answer.statusCode, forwardedHeaders(answer.headers));
-            res.end(answer.rawPayload);
+            const out = empty ? answer.rawPayload : withTraces(input, answer.rawPayload);
+            res.writeHead(answer.statusCode, {
+              ...forwardedHeaders(answer.headers),
+              'content-length': String(out.length),
+            });
+            res.end(out);
             recorder.sqs(
               'ReceiveMessage',
               typeof input.QueueUrl === 'string' ? input.QueueUrl : undefined,
               body.length,
-              answer.rawPayload.length,
+              out.length,
               empty,
             );
             return;

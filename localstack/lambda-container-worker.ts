@@ -60,6 +60,9 @@ async function main(): Promise<void> {
 
   port.on('message', async (request: InvokeRequest) => {
     if (request.type !== 'invoke') return;
+    // Lambda's runtime sets it per invocation; the SDK adds it to every call as X-Amzn-Trace-Id.
+    if (request.info.traceId === undefined) delete process.env._X_AMZN_TRACE_ID;
+    else process.env._X_AMZN_TRACE_ID = request.info.traceId;
     const cpuBefore = process.threadCpuUsage();
     let reply: Record<string, unknown>;
     try {

@@ -17,6 +17,11 @@ export interface InvocationInfo {
   awsRequestId: string;
   /** Epoch ms at which the invocation times out (`getRemainingTimeInMillis` counts down to it). */
   deadlineMs: number;
+  /**
+   * The invocation's X-Ray trace header: the runtime sets it as `_X_AMZN_TRACE_ID`, where the
+   * SDK's recursion-detection middleware reads it (see recursion-detection.ts).
+   */
+  traceId?: string;
 }
 
 /** The `Context` Lambda's Node.js runtime passes to a handler. */

@@ -1,8 +1,9 @@
 /**
  * One Lambda function: a pool of execution environments ("containers") and the rules Lambda
  * applies to them. An invocation takes a warm idle container (the most recently used) or starts a
- * new one (a cold start); at most the reserved concurrency (or the account's 1,000) run at once,
- * beyond that an invocation is throttled. An invocation that passes the function's timeout is
+ * new one (a cold start); at most the reserved concurrency run at once, or, without one, as many
+ * as the account's concurrency leaves (1,000 shared by every function of the account, see
+ * {@link AccountConcurrency}); beyond that an invocation is throttled. An invocation that passes the function's timeout is
  * killed together with its container, as Lambda does, so the next one starts cold. Containers
  * idle longer than `idleMs` are reclaimed. Each invocation's wall time (billed: rounded up to
  * 1 ms) and the CPU time of its container's thread are recorded for the cost benchmark.
@@ -23,6 +24,7 @@ import {
   WorkerContainer,
 } from './lambda-container.ts';
 import type { InvocationInfo, LambdaHandler } from './lambda-context.ts';
+import type { RecursiveLoop } from './recursion-detection.ts';
 
 export type { LambdaHandler } from './lambda-context.ts';
 
@@ -54,6 +56,15 @@ export interface LocalLambdaOptions {
   reservedConcurrency?: number;
   /** Concurrent invocations without a reservation (Lambda's default account quota: 1,000). */
   accountConcurrency?: number;
+  /**
+   * The account's concurrency, shared with the other functions of the stack (it wins over
+   * `accountConcurrency`, which gives the function an account of its own).
+   */
+  account?: AccountConcurrency;
+  /** `RecursiveLoop` of the template: `Terminate` (Lambda's default) or `Allow`. */
+  recursiveLoop?: RecursiveLoop;
+  /** Invocations of one chain of events before `Terminate` stops it (Lambda: 16). */
+  recursionLimit?: number;
   /** An idle container is reclaimed after this long (default 5 minutes). */
   idleMs?: number;
   /** Kill containers at random points of invocations (see chaos.ts); worker-thread containers only. */
@@ -118,6 +129,44 @@ export interface FunctionStats {
   perInvocation: InvocationRecord[];
 }
 
+/**
+ * An account's concurrency: the invocations running at once across every function without a
+ * reservation may not exceed `limit` minus the reservations (Lambda keeps those for their
+ * functions). An invocation beyond it is throttled.
+ */
+export class AccountConcurrency {
+  readonly limit: number;
+  #reserved = 0;
+  #inUse = 0;
+  #peak = 0;
+  constructor(limit: number) {
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new Error(`account concurrency must be >= 1, got ${limit}`);
+    this.limit = limit;
+  }
+  /** Sets `count` aside for one function's reservation. */
+  reserve(count: number): void {
+    this.#reserved += count;
+  }
+  /** Invocations running now, and the most at once (functions without a reservation). */
+  get inUse(): number {
+    return this.#inUse;
+  }
+  get peak(): number {
+    return this.#peak;
+  }
+  /** Takes one unit, or returns false when the unreserved pool is exhausted. */
+  tryAcquire(): boolean {
+    if (this.#inUse >= this.limit - this.#reserved) return false;
+    this.#inUse += 1;
+    this.#peak = Math.max(this.#peak, this.#inUse);
+    return true;
+  }
+  release(): void {
+    this.#inUse -= 1;
+  }
+}
+
 /** Lambda's synchronous response payload limit (6 MB). */
 export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
 const MAX_RECORDS = 100_000;
@@ -180,7 +229,9 @@ export class LocalLambda {
   readonly region: string;
   readonly accountId: string;
   readonly reservedConcurrency: number | undefined;
-  readonly #accountConcurrency: number;
+  readonly recursiveLoop: RecursiveLoop;
+  readonly recursionLimit: number;
+  readonly #account: AccountConcurrency;
   readonly #idleMs: number;
   readonly #log: ((message: string, container?: number) => void) | undefined;
   readonly #start: ContainerFactory;
@@ -206,7 +257,10 @@ export class LocalLambda {
     this.timeoutMs = (options.timeoutSeconds ?? 3) * 1000;
     this.memoryMb = options.memoryMb ?? 128;
     this.reservedConcurrency = options.reservedConcurrency;
-    this.#accountConcurrency = options.accountConcurrency ?? 1000;
+    this.#account = options.account ?? new AccountConcurrency(options.accountConcurrency ?? 1000);
+    if (this.reservedConcurrency !== undefined) this.#account.reserve(this.reservedConcurrency);
+    this.recursiveLoop = options.recursiveLoop ?? 'Terminate';
+    this.recursionLimit = options.recursionLimit ?? 16;
     this.#idleMs = options.idleMs ?? 5 * 60_000;
     this.#log = options.log;
     const { code, handler } = options;
@@ -270,11 +324,14 @@ export class LocalLambda {
 
   /**
    * Runs the handler once in a warm container or a new one. A timeout kills the container (and
-   * with it everything the invocation was still doing) and reports `timeout`.
+   * with it everything the invocation was still doing) and reports `timeout`. `traceId` is the
+   * invocation's trace header (the container's `_X_AMZN_TRACE_ID`).
    */
-  async invoke(event: unknown): Promise<InvokeOutcome> {
-    const limit = this.reservedConcurrency ?? this.#accountConcurrency;
-    if (this.#stopped || this.#inFlight >= limit) {
+  async invoke(event: unknown, options: { traceId?: string } = {}): Promise<InvokeOutcome> {
+    const reserved = this.reservedConcurrency;
+    const admitted =
+      !this.#stopped && (reserved === undefined ? this.#account.tryAcquire() : this.#inFlight < reserved);
+    if (!admitted) {
       this.#stats.throttles += 1;
       return { kind: 'throttled' };
     }
@@ -282,9 +339,10 @@ export class LocalLambda {
     this.#stats.invocations += 1;
     this.#stats.maxConcurrent = Math.max(this.#stats.maxConcurrent, this.#inFlight);
     try {
-      return await this.#invoke(event);
+      return await this.#invoke(event, options.traceId);
     } finally {
       this.#inFlight -= 1;
+      if (reserved === undefined) this.#account.release();
     }
   }
 
@@ -381,7 +439,7 @@ export class LocalLambda {
       );
   }
 
-  async #invoke(event: unknown): Promise<InvokeOutcome> {
+  async #invoke(event: unknown, traceId: string | undefined): Promise<InvokeOutcome> {
     const requestId = randomUUID();
     const acquired = await this.#acquire();
     if (acquired.kind === 'failed') {
@@ -397,6 +455,7 @@ export class LocalLambda {
       memoryLimitInMB: String(this.memoryMb),
       awsRequestId: requestId,
       deadlineMs: Date.now() + this.timeoutMs,
+      ...(traceId === undefined ? {} : { traceId }),
     };
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;

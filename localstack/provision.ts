@@ -84,6 +84,8 @@ export interface LambdaFunctionSpec {
   timeoutSeconds: number;
   memoryMb: number;
   reservedConcurrency?: number;
+  /** `RecursiveLoop`: `Terminate` (Lambda's default) stops recursive chains at 16 invocations. */
+  recursiveLoop: 'Allow' | 'Terminate';
   /** The execution role, when it is a role of the template (its policies are in `roles`). */
   roleLogicalId?: string;
   /** The `Role` property: the execution role's ARN. */
@@ -562,6 +564,7 @@ class Provisioner {
       env,
       timeoutSeconds: numberProperty(raw.Timeout, 3),
       memoryMb: numberProperty(raw.MemorySize, 128),
+      recursiveLoop: recursiveLoopOf(raw.RecursiveLoop, logicalId),
     };
     if (typeof raw.Runtime === 'string') spec.runtime = raw.Runtime;
     if (raw.Role !== undefined) {
@@ -815,4 +818,11 @@ export function provision(
   options: ProvisionOptions = {},
 ): Promise<ProvisionResult> {
   return new Provisioner(template, clients, options).run();
+}
+
+/** `RecursiveLoop` of a function: absent means `Terminate`; anything else is refused. */
+function recursiveLoopOf(value: unknown, logicalId: string): 'Allow' | 'Terminate' {
+  if (value === undefined || value === 'Terminate') return 'Terminate';
+  if (value === 'Allow') return 'Allow';
+  throw new Error(`${logicalId}.RecursiveLoop must be Allow or Terminate, got ${JSON.stringify(value)}`);
 }

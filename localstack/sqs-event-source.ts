@@ -1,6 +1,10 @@
 /**
  * Lambda's SQS event source mapping, in process: pollers long-poll the queue, hand each batch to
  * the function as a real-shaped `SQSEvent`, and delete what {@link settleSqsBatch} says succeeded.
+ * Records whose chain of events has invoked a `Terminate` function its recursion limit's number
+ * of times are not handed to it: they stay on the queue, return after their visibility timeout
+ * and reach the dead-letter queue after `maxReceiveCount` receives, as on AWS
+ * (recursion-detection.ts). The invocation's trace header carries the lineage on.
  */
 import {
   DeleteMessageBatchCommand,
@@ -11,6 +15,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import type { LocalLambda } from './local-lambda.ts';
+import { invocationTrace, lineageCount } from './recursion-detection.ts';
 import { settleSqsBatch } from './sqs-batch-settlement.ts';
 
 export interface SqsEventSourceOptions {
@@ -55,9 +60,16 @@ export interface EventSourceStats {
   /** Records left on the queue after a failed or partly failed batch. */
   retried: number;
   failedBatches: number;
+  /** Records not handed to the function: its recursive loop detection stopped them. */
+  recursionStopped: number;
+  /** Invocations the account's (or the function's reserved) concurrency throttled. */
+  throttled: number;
   receiveErrors: number;
   deleteErrors: number;
 }
+
+/** How long a poller waits after a throttled invocation before it receives again. */
+const THROTTLE_BACKOFF_MS = 200;
 
 function recordAttributes(message: Message): SQSRecord['attributes'] {
   const a = message.Attributes ?? {};
@@ -135,6 +147,8 @@ export class SqsEventSource {
     deleted: 0,
     retried: 0,
     failedBatches: 0,
+    recursionStopped: 0,
+    throttled: 0,
     receiveErrors: 0,
     deleteErrors: 0,
   };
@@ -257,12 +271,54 @@ export class SqsEventSource {
     return batch;
   }
 
+  /**
+   * The records past the function's recursion limit (with `Terminate`), and in a FIFO queue every
+   * later record of their groups (their order must hold); the rest go to the function.
+   */
+  #recursionCut(records: SQSRecord[]): { invoke: SQSRecord[]; stopped: SQSRecord[] } {
+    const { lambda } = this.#options;
+    if (lambda.recursiveLoop === 'Allow') return { invoke: records, stopped: [] };
+    const invoke: SQSRecord[] = [];
+    const stopped: SQSRecord[] = [];
+    const blocked = new Set<string>();
+    for (const record of records) {
+      const group = this.#fifo ? record.attributes.MessageGroupId : undefined;
+      const past = lineageCount(record.attributes.AWSTraceHeader, lambda.arn) >= lambda.recursionLimit;
+      if (past || (group !== undefined && blocked.has(group))) {
+        stopped.push(record);
+        if (group !== undefined) blocked.add(group);
+      } else {
+        invoke.push(record);
+      }
+    }
+    return { invoke, stopped };
+  }
+
   async #process(messages: Message[]): Promise<void> {
-    const records = toSqsRecords(messages, this.#options.queueArn, this.#region);
+    const { invoke: records, stopped } = this.#recursionCut(
+      toSqsRecords(messages, this.#options.queueArn, this.#region),
+    );
+    if (stopped.length > 0) {
+      this.#stats.recursionStopped += stopped.length;
+      this.#stats.retried += stopped.length;
+      this.#options.log?.(
+        `${this.#options.lambda.name}: recursive loop detected, ${stopped.length} record(s) not invoked (RecursiveLoop: Terminate)`,
+      );
+    }
+    if (records.length === 0) return;
     const event: SQSEvent = { Records: records };
     this.#stats.batches += 1;
     this.#stats.records += records.length;
-    const outcome = await this.#options.lambda.invoke(event);
+    const traceId = invocationTrace(
+      records.map((r) => r.attributes.AWSTraceHeader),
+      this.#options.lambda.arn,
+    );
+    const outcome = await this.#options.lambda.invoke(event, { traceId });
+    if (outcome.kind === 'throttled') {
+      this.#stats.throttled += 1;
+      // Lambda's poller backs off when throttled; the batch returns after its visibility timeout.
+      await this.#pause(THROTTLE_BACKOFF_MS);
+    }
     const settlement = settleSqsBatch(records, outcome, {
       reportBatchItemFailures: this.#options.reportBatchItemFailures ?? false,
       fifo: this.#fifo,

@@ -93,6 +93,25 @@ describe('triggers', () => {
     });
   });
 
+  it('lets a function that sends to the queue that invokes it recurse (RecursiveLoop: Allow)', () => {
+    // Lambda's default (Terminate) stops a chain of events after 16 invocations: every crawl
+    // deeper than 16 generations would end in the DLQ. Only such functions get Allow.
+    const recursive = new Set<string>();
+    for (const [, mapping] of byType('AWS::Lambda::EventSourceMapping')) {
+      const { FunctionName, EventSourceArn } = mapping.Properties as {
+        FunctionName: { Ref: string };
+        EventSourceArn: { 'Fn::GetAtt': [string] };
+      };
+      const fn = FunctionName.Ref;
+      const queue = EventSourceArn['Fn::GetAtt'][0];
+      if (allowedOn(grantsOf(fn), queue).has('sqs:SendMessage')) recursive.add(fn);
+    }
+    assert.deepEqual([...recursive], ['FrontierWorker']);
+    for (const [id, fn] of byType('AWS::Lambda::Function')) {
+      assert.equal(fn.Properties?.RecursiveLoop, recursive.has(id) ? 'Allow' : undefined, id);
+    }
+  });
+
   it('feeds the archiver from the capture queue in large batches over a batching window', () => {
     const mappings = byType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties ?? {});
     const archiver = mappings.find((m) => JSON.stringify(m.FunctionName) === '{"Ref":"Archiver"}');
