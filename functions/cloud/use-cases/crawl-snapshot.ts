@@ -244,11 +244,11 @@ function recentRate(pages: readonly PageItem[]): number {
   return inSpan / (span / 1000);
 }
 
-/** The most important pages among those read, each URL once. */
+/** The most important pages among those read, each URL once: fetched with a 2xx (worth opening). */
 function topPages(pages: readonly PageItem[], limit: number): DashboardPage[] {
   const byUrl = new Map<string, DashboardPage>();
   for (const p of pages) {
-    if (p.importance === undefined) continue;
+    if (p.importance === undefined || p.status === null || p.status < 200 || p.status >= 300) continue;
     const known = byUrl.get(p.url);
     if (known === undefined || known.importance < p.importance) {
       byUrl.set(p.url, {

@@ -140,7 +140,8 @@ describe('cloud crawl snapshot (GET /crawls/{id}/snapshot)', () => {
     // The most important pages among those read (the first index object too), most important first.
     assert.equal(snapshot.topPages.length, 20);
     assert.equal(snapshot.topPages[0]?.url, 'http://h1.example/p1');
-    assert.equal(snapshot.topPages[1]?.url, 'http://h5.example/p600');
+    // p600 is a robots.txt refusal (every tenth record): never fetched, so not listed.
+    assert.equal(snapshot.topPages[1]?.url, 'http://h4.example/p599');
     const importance = snapshot.topPages.map((p) => p.importance);
     assert.deepEqual(
       importance,
@@ -166,6 +167,37 @@ describe('cloud crawl snapshot (GET /crawls/{id}/snapshot)', () => {
     const unknown = await app.request('/crawls/99999999-2222-4333-8444-555555555555/snapshot');
     assert.equal(unknown.status, 404);
     assert.equal((await app.request(`/crawls/${CRAWL}/snapshot`, { method: 'DELETE' })).status, 405);
+  });
+});
+
+describe('the most important pages', () => {
+  it('are fetched pages with a 2xx status: not a 404, a redirect or a URL never fetched', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const start = clock.now();
+    runningCrawl(cloud, { seeds: ['http://h0.example/'] }, clock, CRAWL);
+    const item = (n: number, status: number | null, importance: number) => ({
+      ...pageAt(n, start + n * 100, importance),
+      status,
+    });
+    const lines = [
+      item(1, 404, 0.9),
+      item(2, 301, 0.8),
+      item(3, null, 0.7),
+      item(4, 200, 0.2),
+      item(5, 203, 0.1),
+    ];
+    await cloud.objects.put(
+      indexKey(CRAWL, start + 1000, '0000000000000000'),
+      new TextEncoder().encode(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`),
+      'application/x-ndjson',
+    );
+    clock.t = start + 2000;
+    const snapshot = (await cloudCrawlSnapshot({ table: cloud.table, pages: cloud.objects, clock }, CRAWL))!;
+    assert.deepEqual(
+      snapshot.topPages.map((p) => p.url),
+      ['http://h4.example/p4', 'http://h5.example/p5'],
+    );
   });
 });
 
