@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type {
-  DashboardHost,
-  DashboardPage,
-  DashboardRatePoint,
-  DashboardSnapshot,
-  DashboardView,
+import {
+  type DashboardHost,
+  type DashboardPage,
+  type DashboardRatePoint,
+  type DashboardSnapshot,
+  type DashboardView,
+  listsAsImportant,
 } from '../core/dashboard-snapshot.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { isErrorReason } from '../core/step/page-record.ts';
@@ -148,9 +149,7 @@ export class CrawlFolderReader {
       const second = Math.floor(Date.parse(record.fetchedAt) / 1000);
       if (Number.isFinite(second)) this.#rate.add(second);
     }
-    // The most important pages worth opening: fetched with a 2xx, not a 404 or a redirect.
-    if (record.importance !== undefined && record.status >= 200 && record.status < 300)
-      this.#offerTop(record);
+    if (record.importance !== undefined && listsAsImportant(record.status)) this.#offerTop(record);
   }
 
   #offerTop(record: PageRecord): void {
