@@ -170,30 +170,48 @@ describe('cloud crawl snapshot (GET /crawls/{id}/snapshot)', () => {
   });
 });
 
+/**
+ * The snapshot of a crawl whose archive holds one index object, written `writtenAfterMs` after
+ * the crawl began, of the records `records(start)`; read `readAfterMs` after it began.
+ */
+async function oneObjectSnapshot(
+  records: (start: number) => PageItem[],
+  writtenAfterMs: number,
+  readAfterMs: number,
+): Promise<DashboardSnapshot> {
+  const clock = new TestClock();
+  const cloud = new MemoryCloud();
+  const start = clock.now();
+  runningCrawl(cloud, { seeds: ['http://h0.example/'] }, clock, CRAWL);
+  const lines = records(start).map((r) => JSON.stringify(r));
+  await cloud.objects.put(
+    indexKey(CRAWL, start + writtenAfterMs, '0000000000000000'),
+    new TextEncoder().encode(`${lines.join('\n')}\n`),
+    'application/x-ndjson',
+  );
+  clock.t = start + readAfterMs;
+  return (await cloudCrawlSnapshot({ table: cloud.table, pages: cloud.objects, clock }, CRAWL))!;
+}
+
 describe('the most important pages', () => {
   it('are fetched pages with a 2xx status: not a 404, a redirect or a URL never fetched', async () => {
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const start = clock.now();
-    runningCrawl(cloud, { seeds: ['http://h0.example/'] }, clock, CRAWL);
-    const item = (n: number, status: number | null, importance: number) => ({
-      ...pageAt(n, start + n * 100, importance),
-      status,
-    });
-    const lines = [
-      item(1, 404, 0.9),
-      item(2, 301, 0.8),
-      item(3, null, 0.7),
-      item(4, 200, 0.2),
-      item(5, 203, 0.1),
-    ];
-    await cloud.objects.put(
-      indexKey(CRAWL, start + 1000, '0000000000000000'),
-      new TextEncoder().encode(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`),
-      'application/x-ndjson',
+    const snapshot = await oneObjectSnapshot(
+      (start) => {
+        const item = (n: number, status: number | null, importance: number) => ({
+          ...pageAt(n, start + n * 100, importance),
+          status,
+        });
+        return [
+          item(1, 404, 0.9),
+          item(2, 301, 0.8),
+          item(3, null, 0.7),
+          item(4, 200, 0.2),
+          item(5, 203, 0.1),
+        ];
+      },
+      1000,
+      2000,
     );
-    clock.t = start + 2000;
-    const snapshot = (await cloudCrawlSnapshot({ table: cloud.table, pages: cloud.objects, clock }, CRAWL))!;
     assert.deepEqual(
       snapshot.topPages.map((p) => p.url),
       ['http://h4.example/p4', 'http://h5.example/p5'],
@@ -203,18 +221,11 @@ describe('the most important pages', () => {
 
 describe('the rate chart of a short crawl', () => {
   it('gets points of a second or two, not one point per 10 s', async () => {
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const start = clock.now();
-    runningCrawl(cloud, { seeds: ['http://h0.example/'] }, clock, CRAWL);
-    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify(pageAt(i + 1, start + i * 250, 0.1)));
-    await cloud.objects.put(
-      indexKey(CRAWL, start + 11_000, '0000000000000000'),
-      new TextEncoder().encode(`${lines.join('\n')}\n`),
-      'application/x-ndjson',
+    const snapshot = await oneObjectSnapshot(
+      (start) => Array.from({ length: 40 }, (_, i) => pageAt(i + 1, start + i * 250, 0.1)),
+      11_000,
+      12_000,
     );
-    clock.t = start + 12_000;
-    const snapshot = (await cloudCrawlSnapshot({ table: cloud.table, pages: cloud.objects, clock }, CRAWL))!;
     assert.equal(snapshot.rate.length, 10, 'ten 1 s points over 10 s of fetches');
     assert.equal(snapshot.rate[0]?.elapsedMs, 1000);
   });
