@@ -53,6 +53,8 @@ export async function uiCommand(argv: string[]): Promise<number> {
   }
   const port = parsePort(values.port as string | undefined, '--port') ?? DEFAULT_UI_PORT;
   const reader = new CrawlFolderReader(outDir);
+  // The first read takes what pages.jsonl holds (about 4 s for 600 MB): before the page asks.
+  reader.read();
   const server = await startDashboard({
     view: () => reader.read(),
     port,

@@ -40,6 +40,14 @@ export interface DashboardHost {
   dead?: string;
 }
 
+/**
+ * Whether a page goes into the most important pages: fetched with a 2xx status, a page worth
+ * opening (a 404 or a redirect can hold much AOPIC cash too; a URL never fetched has no status).
+ */
+export function listsAsImportant(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300;
+}
+
 /** A page ranked by its AOPIC importance estimate. */
 export interface DashboardPage {
   url: string;

@@ -3,7 +3,8 @@
  * the snapshots the cloud API answers (`GET /crawls/{id}/snapshot`). A browser cannot sign the
  * API's requests (its function URL uses AWS_IAM), so this local server calls the API with the
  * caller's auth (a bearer token for the local stand-in, SigV4 for AWS) and the page talks only to
- * it. Bound to 127.0.0.1 and answering only requests addressed to loopback, like the embedded one.
+ * it. It keeps each crawl's chart ({@link RateHistory}): pages per second over the whole crawl
+ * from the pages counter of every view, not only the archive's last minutes. Bound to 127.0.0.1 and answering only requests addressed to loopback, like the embedded one.
  *
  *   /                          the page (a crawl list to pick from, `?crawl=<id>` shows one)
  *   /api/events?crawl=<id>     the view, as server-sent events, every `everyMs`
@@ -14,6 +15,7 @@
 
 import type { DashboardCrawl, DashboardSnapshot, DashboardView } from '../core/dashboard-snapshot.ts';
 import { type DashboardServer, startDashboard } from './dashboard-server.ts';
+import { RateHistory } from './rate-history.ts';
 
 /** A request to the API, before it is authenticated. */
 export interface ApiRequest {
@@ -112,6 +114,17 @@ export async function startCloudDashboard(options: CloudDashboardOptions): Promi
     return listed.crawls;
   };
   const seedsOf = new Map<string, string[]>();
+  /** The chart of each crawl shown, over its whole crawl time (the LISTED latest crawls). */
+  const histories = new Map<string, RateHistory>();
+  const chartOf = (id: string, snapshot: DashboardSnapshot) => {
+    let history = histories.get(id);
+    if (history === undefined) {
+      history = new RateHistory();
+      histories.set(id, history);
+      if (histories.size > LISTED) histories.delete(histories.keys().next().value!);
+    }
+    return history.add(snapshot);
+  };
 
   const view = async (query: URLSearchParams): Promise<DashboardView> => {
     const list = await crawls();
@@ -126,6 +139,8 @@ export async function startCloudDashboard(options: CloudDashboardOptions): Promi
       seedsOf.set(id, seeds);
     }
     const snapshot = await json<DashboardSnapshot>(`crawls/${id}/snapshot`);
+    // The API's rate covers the archive's last minutes; the page gets the whole crawl.
+    snapshot.rate = chartOf(id, snapshot);
     return { outDir: `crawl ${id}`, seeds, source: 'cloud', snapshot, crawls: list, crawlId: id };
   };
 

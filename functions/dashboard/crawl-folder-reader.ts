@@ -1,15 +1,17 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type {
-  DashboardHost,
-  DashboardPage,
-  DashboardRatePoint,
-  DashboardSnapshot,
-  DashboardView,
+import {
+  type DashboardHost,
+  type DashboardPage,
+  type DashboardRatePoint,
+  type DashboardSnapshot,
+  type DashboardView,
+  listsAsImportant,
 } from '../core/dashboard-snapshot.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { isErrorReason } from '../core/step/page-record.ts';
 import type { PageRecord } from '../core/types.ts';
+import { JsonlTail, type JsonlTailOptions } from './jsonl-tail.ts';
 
 /** The file a running crawl rewrites every second (see status-publisher.ts). */
 export const STATUS_FILE = 'status.json';
@@ -18,6 +20,8 @@ const STALE_MS = 15_000;
 const TOP_PAGES = 20;
 const HOST_ROWS = 50;
 const RATE_POINTS = 300;
+/** Buckets of the rate kept at most; past it their width doubles (a crawl of weeks stays small). */
+const RATE_BUCKETS = 3600;
 
 interface HostTotals extends DashboardHost {
   fetched: number;
@@ -31,12 +35,15 @@ interface HostTotals extends DashboardHost {
  * reasons, bytes, the rate over time, per-host figures and the most important pages; then what
  * the crawler wrote itself: summary.json and traps.json at the end, status.json while it runs.
  * Only whole lines are read, so a line being written is picked up on the next call.
+ *
+ * Memory does not grow with pages.jsonl: it is read in fixed-size chunks ({@link JsonlTail}) and
+ * only aggregates are kept: counts, a row per host, the 20 most important pages, and at most
+ * 3,600 rate buckets (their width doubles as the crawl grows longer).
  */
 export class CrawlFolderReader {
   readonly outDir: string;
   readonly #now: () => number;
-  #offset = 0;
-  #rest = Buffer.alloc(0);
+  readonly #tailer: JsonlTail;
   #pages = 0;
   #skipped = 0;
   #errors = 0;
@@ -46,14 +53,17 @@ export class CrawlFolderReader {
   #byReason: Record<string, number> = {};
   #hosts = new Map<string, HostTotals>();
   #top: DashboardPage[] = [];
-  /** Pages by the second (since the epoch) their request started. */
-  #perSecond = new Map<number, number>();
-  #firstSecond = Number.POSITIVE_INFINITY;
-  #lastSecond = Number.NEGATIVE_INFINITY;
+  #rate = new RateBuckets();
 
-  constructor(outDir: string, now: () => number = Date.now) {
+  constructor(outDir: string, now: () => number = Date.now, options: JsonlTailOptions = {}) {
     this.outDir = outDir;
     this.#now = now;
+    this.#tailer = new JsonlTail(join(outDir, 'pages.jsonl'), options);
+  }
+
+  /** The most bytes of pages.jsonl held at once (one chunk and one carried line). */
+  get peakHeldBytes(): number {
+    return this.#tailer.peakHeldBytes;
   }
 
   /**
@@ -87,31 +97,18 @@ export class CrawlFolderReader {
 
   /** Reads the whole lines appended to pages.jsonl since the last call. */
   #tail(): void {
-    const path = join(this.outDir, 'pages.jsonl');
-    if (!existsSync(path)) return;
-    const size = statSync(path).size;
-    if (size < this.#offset) this.#reset(); // cut back by a resume
-    if (size === this.#offset) return;
-    const chunk = Buffer.alloc(size - this.#offset);
-    const fd = openSync(path, 'r');
-    try {
-      readSync(fd, chunk, 0, chunk.length, this.#offset);
-    } finally {
-      closeSync(fd);
-    }
-    this.#offset = size;
-    const data = this.#rest.length > 0 ? Buffer.concat([this.#rest, chunk]) : chunk;
-    const end = data.lastIndexOf(0x0a);
-    this.#rest = Buffer.from(data.subarray(end + 1));
-    if (end < 0) return;
-    for (const line of data.subarray(0, end).toString('utf8').split('\n')) {
-      if (line === '') continue;
-      try {
-        this.#add(JSON.parse(line) as PageRecord);
-      } catch {
-        // a damaged line (a crash mid-write before a resume): the crawl cuts it back
-      }
-    }
+    this.#tailer.read(
+      (line) => {
+        let record: PageRecord;
+        try {
+          record = JSON.parse(line) as PageRecord;
+        } catch {
+          return; // a damaged line (a crash mid-write before a resume): the crawl cuts it back
+        }
+        this.#add(record);
+      },
+      () => this.#reset(), // cut back by a resume
+    );
   }
 
   #add(record: PageRecord): void {
@@ -150,13 +147,9 @@ export class CrawlFolderReader {
     if (record.durationMs !== null) host.lastResponseMs = record.durationMs;
     if (record.fetchedAt !== null) {
       const second = Math.floor(Date.parse(record.fetchedAt) / 1000);
-      if (Number.isFinite(second)) {
-        this.#perSecond.set(second, (this.#perSecond.get(second) ?? 0) + 1);
-        this.#firstSecond = Math.min(this.#firstSecond, second);
-        this.#lastSecond = Math.max(this.#lastSecond, second);
-      }
+      if (Number.isFinite(second)) this.#rate.add(second);
     }
-    if (record.importance !== undefined) this.#offerTop(record);
+    if (record.importance !== undefined && listsAsImportant(record.status)) this.#offerTop(record);
   }
 
   #offerTop(record: PageRecord): void {
@@ -174,7 +167,7 @@ export class CrawlFolderReader {
   }
 
   #fromPages(now: number): DashboardSnapshot {
-    const rate = this.#rate();
+    const rate = this.#rate.points();
     const last = rate.at(-1);
     const hosts = [...this.#hosts.values()]
       .sort((a, b) => b.fetched - a.fetched || b.errors - a.errors || a.host.localeCompare(b.host))
@@ -190,7 +183,7 @@ export class CrawlFolderReader {
       hosts: this.#hosts.size,
       bytes: this.#bytes,
       duplicates: this.#duplicates,
-      pagesPerSecond: this.#recentRate(),
+      pagesPerSecond: this.#rate.recent(),
       rate,
       byStatus: { ...this.#byStatus },
       byReason: { ...this.#byReason },
@@ -200,47 +193,92 @@ export class CrawlFolderReader {
     };
   }
 
-  /**
-   * Pages per second over the last 10 whole seconds before the latest one (which is still
-   * filling), or over the whole crawl when it is shorter.
-   */
-  #recentRate(): number {
-    if (this.#perSecond.size === 0) return 0;
-    const latest = this.#lastSecond;
-    const first = this.#firstSecond;
-    if (latest === first) return this.#perSecond.get(latest)!;
-    const from = Math.max(first, latest - 10);
-    let pages = 0;
-    for (let second = from; second < latest; second++) pages += this.#perSecond.get(second) ?? 0;
-    return pages / (latest - from);
-  }
-
-  /** Pages over time from the seconds their requests started, at most RATE_POINTS points. */
-  #rate(): DashboardRatePoint[] {
-    if (this.#perSecond.size === 0) return [];
-    const first = this.#firstSecond;
-    const span = this.#lastSecond - first + 1;
-    const step = Math.max(1, Math.ceil(span / RATE_POINTS));
-    const buckets = new Array<number>(Math.ceil(span / step)).fill(0);
-    for (const [second, count] of this.#perSecond) buckets[Math.floor((second - first) / step)]! += count;
-    let pages = 0;
-    return buckets.map((count, i) => {
-      pages += count;
-      return { elapsedMs: (i + 1) * step * 1000, pages, pagesPerSecond: count / step };
-    });
-  }
-
   #reset(): void {
-    this.#offset = 0;
-    this.#rest = Buffer.alloc(0);
     this.#pages = this.#skipped = this.#errors = this.#bytes = this.#duplicates = 0;
     this.#byStatus = {};
     this.#byReason = {};
     this.#hosts = new Map();
     this.#top = [];
-    this.#perSecond = new Map();
-    this.#firstSecond = Number.POSITIVE_INFINITY;
-    this.#lastSecond = Number.NEGATIVE_INFINITY;
+    this.#rate = new RateBuckets();
+  }
+}
+
+/**
+ * Pages by the second their request started, in at most RATE_BUCKETS buckets: when the crawl
+ * spans more, each bucket doubles its width (two neighbours merge). The last 11 seconds are also
+ * kept one by one, for the recent rate.
+ */
+class RateBuckets {
+  /** Seconds per bucket. */
+  #width = 1;
+  /** The first second seen: bucket 0 starts there (buckets before it have negative indexes). */
+  #origin: number | undefined;
+  #buckets = new Map<number, number>();
+  #low = Number.POSITIVE_INFINITY;
+  #high = Number.NEGATIVE_INFINITY;
+  #recent = new Map<number, number>();
+  #firstSecond = Number.POSITIVE_INFINITY;
+  #lastSecond = Number.NEGATIVE_INFINITY;
+
+  add(second: number): void {
+    this.#origin ??= second;
+    this.#firstSecond = Math.min(this.#firstSecond, second);
+    if (second > this.#lastSecond) {
+      this.#lastSecond = second;
+      for (const s of this.#recent.keys()) if (s < second - 11) this.#recent.delete(s);
+    }
+    if (second >= this.#lastSecond - 11) this.#recent.set(second, (this.#recent.get(second) ?? 0) + 1);
+    const index = Math.floor((second - this.#origin) / this.#width);
+    this.#buckets.set(index, (this.#buckets.get(index) ?? 0) + 1);
+    this.#low = Math.min(this.#low, index);
+    this.#high = Math.max(this.#high, index);
+    while (this.#high - this.#low + 1 > RATE_BUCKETS) this.#widen();
+  }
+
+  #widen(): void {
+    const merged = new Map<number, number>();
+    for (const [index, count] of this.#buckets) {
+      const half = Math.floor(index / 2);
+      merged.set(half, (merged.get(half) ?? 0) + count);
+    }
+    this.#buckets = merged;
+    this.#width *= 2;
+    this.#low = Math.floor(this.#low / 2);
+    this.#high = Math.floor(this.#high / 2);
+  }
+
+  /**
+   * Pages per second over the last 10 whole seconds before the latest one (which is still
+   * filling), or over the whole crawl when it is shorter.
+   */
+  recent(): number {
+    if (this.#origin === undefined) return 0;
+    const latest = this.#lastSecond;
+    if (latest === this.#firstSecond) return this.#recent.get(latest) ?? 0;
+    const from = Math.max(this.#firstSecond, latest - 10);
+    let pages = 0;
+    for (let second = from; second < latest; second++) pages += this.#recent.get(second) ?? 0;
+    return pages / (latest - from);
+  }
+
+  /** Pages over time from the seconds their requests started, at most RATE_POINTS points. */
+  points(): DashboardRatePoint[] {
+    if (this.#origin === undefined) return [];
+    // Crawl time counts from the first second fetched, in the buckets' width.
+    const firstSecond = this.#firstSecond;
+    const span = this.#lastSecond - firstSecond + 1;
+    const step = Math.max(this.#width, Math.ceil(span / RATE_POINTS / this.#width) * this.#width);
+    const counts = new Array<number>(Math.ceil(span / step) + 1).fill(0);
+    for (const [index, count] of this.#buckets) {
+      const second = this.#origin + index * this.#width;
+      counts[Math.max(0, Math.floor((second - firstSecond) / step))]! += count;
+    }
+    while (counts.length > 1 && counts.at(-1) === 0 && (counts.length - 1) * step >= span) counts.pop();
+    let pages = 0;
+    return counts.map((count, i) => {
+      pages += count;
+      return { elapsedMs: (i + 1) * step * 1000, pages, pagesPerSecond: count / step };
+    });
   }
 }
 

@@ -15,6 +15,7 @@ import { gunzipFile } from '../adapters/http/gunzip-file.ts';
 import type { QueuedTask } from '../adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
 import type { CrawlConfig } from '../core/config.ts';
+import { listsAsImportant } from '../core/dashboard-snapshot.ts';
 import type { Clock, Fetcher, RobotsEntry } from '../core/ports.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
@@ -560,7 +561,7 @@ export class EmbeddedCrawler {
       if (task.depth === 0 && record.redirectTo !== undefined && record.reason !== 'too-many-redirects') {
         state.scopeHosts.add(new URL(record.redirectTo).hostname);
       }
-      if (record.importance !== undefined && record.cash !== undefined) {
+      if (record.importance !== undefined && record.cash !== undefined && listsAsImportant(record.status)) {
         this.#topPages.offer({ url: record.url, importance: record.importance, cash: record.cash });
       }
     }

@@ -7,10 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { DashboardView } from '../../functions/core/dashboard-snapshot.ts';
+import { bearerAuth, startCloudDashboard } from '../../functions/dashboard/cloud-dashboard.ts';
 import { startDashboard } from '../../functions/dashboard/dashboard-server.ts';
 import { eventually, type SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, startSites } from '../fixtures/sites.ts';
@@ -86,6 +89,57 @@ const FIXTURE: DashboardView = {
   },
 };
 
+/** The longest values the tiles show: a crawl of weeks, of millions of pages, near a TiB. */
+const LONG: DashboardView = {
+  ...FIXTURE,
+  snapshot: {
+    ...FIXTURE.snapshot,
+    elapsedMs: 1000 * 3600 * 1000 - 1000,
+    pages: 123_456_789,
+    skipped: 12_345_678,
+    errors: 1_234_567,
+    queued: 98_765_432,
+    running: 1_024,
+    hosts: 1_234_567,
+    bytes: 1023.9 * 1024 ** 4,
+    pagesPerSecond: 12_345.6,
+    urlSeen: { lookups: 1, cacheHits: 1, hitRate: 1 },
+    memory: { rssBytes: 1023.9 * 1024 ** 2 },
+  },
+};
+
+/** The tiles whose value does not fit (scrollWidth past clientWidth), with what they show. */
+async function cutTiles(page: Page): Promise<string[]> {
+  return page
+    .locator('.tile .value')
+    .evaluateAll((values) =>
+      values
+        .filter((v) => v.scrollWidth > v.clientWidth)
+        .map((v) => `${v.id}: ${(v as unknown as { innerText: string }).innerText}`),
+    );
+}
+
+/** A stand-in for the cloud API answering one crawl's list entry and snapshot. */
+async function fakeCloudApi(view: DashboardView): Promise<{ url: string; close: () => Promise<void> }> {
+  const id = '00000000-0000-4000-8000-000000000001';
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    const body =
+      path === '/crawls'
+        ? { crawls: [{ id, status: 'running', createdAt: '2026-11-26T10:00:00.000Z', seeds: view.seeds }] }
+        : path === `/crawls/${id}/snapshot`
+          ? view.snapshot
+          : undefined;
+    res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body ?? { error: 'not found' }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
 describe('dashboard in Chromium', { skip: noBrowser }, () => {
   let browser: Browser;
   let site: SiteServer;
@@ -155,6 +209,32 @@ describe('dashboard in Chromium', { skip: noBrowser }, () => {
       await page.close();
     } finally {
       await server.close();
+    }
+  });
+
+  test('at 1366x768 no tile cuts its value, on the embedded and the cloud dashboard', async (t) => {
+    const embedded = await startDashboard({ view: () => LONG });
+    const api = await fakeCloudApi(LONG);
+    const cloud = await startCloudDashboard({ api: api.url, auth: bearerAuth('t'), everyMs: 500 });
+    try {
+      for (const url of [embedded.url, cloud.url]) {
+        const page = await open(url);
+        await page.setViewportSize({ width: 1366, height: 768 });
+        await waitForText(page, '#pages', (v) => v === '123,456,789');
+        assert.equal(await text(page, '#bytes'), '1023.9 TiB');
+        assert.equal(await text(page, '#elapsed'), '999:59:59');
+        assert.deepEqual(await cutTiles(page), [], `tiles cut at 1366x768 on ${url}`);
+        if (url === cloud.url) assert.equal(await text(page, '#source'), 'from the cloud API');
+        const shot = join(tempDir(), 'tiles-1366x768.png');
+        await page.screenshot({ path: shot });
+        t.diagnostic(`screenshot: ${shot}`);
+        await page.close();
+      }
+      assert.deepEqual(problems, []);
+    } finally {
+      await cloud.close();
+      await api.close();
+      await embedded.close();
     }
   });
 

@@ -17,11 +17,12 @@
  * The rate comes from the archive, so it lags the crawl by the archiver's batching window (up to
  * a minute); the counters do not.
  */
-import type {
-  DashboardHost,
-  DashboardPage,
-  DashboardRatePoint,
-  DashboardSnapshot,
+import {
+  type DashboardHost,
+  type DashboardPage,
+  type DashboardRatePoint,
+  type DashboardSnapshot,
+  listsAsImportant,
 } from '../../core/dashboard-snapshot.ts';
 import type { Clock } from '../../core/ports.ts';
 import type { PageItem } from '../messages/crawl-records.ts';
@@ -244,11 +245,11 @@ function recentRate(pages: readonly PageItem[]): number {
   return inSpan / (span / 1000);
 }
 
-/** The most important pages among those read, each URL once. */
+/** The most important pages among those read, each URL once: fetched with a 2xx (worth opening). */
 function topPages(pages: readonly PageItem[], limit: number): DashboardPage[] {
   const byUrl = new Map<string, DashboardPage>();
   for (const p of pages) {
-    if (p.importance === undefined) continue;
+    if (p.importance === undefined || !listsAsImportant(p.status)) continue;
     const known = byUrl.get(p.url);
     if (known === undefined || known.importance < p.importance) {
       byUrl.set(p.url, {

@@ -140,7 +140,8 @@ describe('cloud crawl snapshot (GET /crawls/{id}/snapshot)', () => {
     // The most important pages among those read (the first index object too), most important first.
     assert.equal(snapshot.topPages.length, 20);
     assert.equal(snapshot.topPages[0]?.url, 'http://h1.example/p1');
-    assert.equal(snapshot.topPages[1]?.url, 'http://h5.example/p600');
+    // p600 is a robots.txt refusal (every tenth record): never fetched, so not listed.
+    assert.equal(snapshot.topPages[1]?.url, 'http://h4.example/p599');
     const importance = snapshot.topPages.map((p) => p.importance);
     assert.deepEqual(
       importance,
@@ -169,20 +170,62 @@ describe('cloud crawl snapshot (GET /crawls/{id}/snapshot)', () => {
   });
 });
 
+/**
+ * The snapshot of a crawl whose archive holds one index object, written `writtenAfterMs` after
+ * the crawl began, of the records `records(start)`; read `readAfterMs` after it began.
+ */
+async function oneObjectSnapshot(
+  records: (start: number) => PageItem[],
+  writtenAfterMs: number,
+  readAfterMs: number,
+): Promise<DashboardSnapshot> {
+  const clock = new TestClock();
+  const cloud = new MemoryCloud();
+  const start = clock.now();
+  runningCrawl(cloud, { seeds: ['http://h0.example/'] }, clock, CRAWL);
+  const lines = records(start).map((r) => JSON.stringify(r));
+  await cloud.objects.put(
+    indexKey(CRAWL, start + writtenAfterMs, '0000000000000000'),
+    new TextEncoder().encode(`${lines.join('\n')}\n`),
+    'application/x-ndjson',
+  );
+  clock.t = start + readAfterMs;
+  return (await cloudCrawlSnapshot({ table: cloud.table, pages: cloud.objects, clock }, CRAWL))!;
+}
+
+describe('the most important pages', () => {
+  it('are fetched pages with a 2xx status: not a 404, a redirect or a URL never fetched', async () => {
+    const snapshot = await oneObjectSnapshot(
+      (start) => {
+        const item = (n: number, status: number | null, importance: number) => ({
+          ...pageAt(n, start + n * 100, importance),
+          status,
+        });
+        return [
+          item(1, 404, 0.9),
+          item(2, 301, 0.8),
+          item(3, null, 0.7),
+          item(4, 200, 0.2),
+          item(5, 203, 0.1),
+        ];
+      },
+      1000,
+      2000,
+    );
+    assert.deepEqual(
+      snapshot.topPages.map((p) => p.url),
+      ['http://h4.example/p4', 'http://h5.example/p5'],
+    );
+  });
+});
+
 describe('the rate chart of a short crawl', () => {
   it('gets points of a second or two, not one point per 10 s', async () => {
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const start = clock.now();
-    runningCrawl(cloud, { seeds: ['http://h0.example/'] }, clock, CRAWL);
-    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify(pageAt(i + 1, start + i * 250, 0.1)));
-    await cloud.objects.put(
-      indexKey(CRAWL, start + 11_000, '0000000000000000'),
-      new TextEncoder().encode(`${lines.join('\n')}\n`),
-      'application/x-ndjson',
+    const snapshot = await oneObjectSnapshot(
+      (start) => Array.from({ length: 40 }, (_, i) => pageAt(i + 1, start + i * 250, 0.1)),
+      11_000,
+      12_000,
     );
-    clock.t = start + 12_000;
-    const snapshot = (await cloudCrawlSnapshot({ table: cloud.table, pages: cloud.objects, clock }, CRAWL))!;
     assert.equal(snapshot.rate.length, 10, 'ten 1 s points over 10 s of fetches');
     assert.equal(snapshot.rate[0]?.elapsedMs, 1000);
   });

@@ -65,7 +65,8 @@ describe('EmbeddedCrawler.snapshot', () => {
         '/robots.txt': robotsTxt('User-agent: *\nCrawl-delay: 0.01\nDisallow: /private\n'),
         '/': { title: 'home', links: ['/one', '/two', '/private/x', `${origins[1]}/`] },
         '/one': { title: 'one', links: ['/', '/two'] },
-        '/two': { title: 'two', links: ['/missing'] },
+        '/two': { title: 'two', links: ['/missing', '/moved'] },
+        '/moved': statusRoute(301, { location: '/one' }),
       }),
       siteRoutes({ '/': { title: 'b', links: ['/fail'] }, '/fail': statusRoute(500) }),
     ]);
@@ -108,6 +109,11 @@ describe('EmbeddedCrawler.snapshot', () => {
     assert.equal(hostB?.lastError, 'http-500');
     assert.equal(hostB?.robots?.status, 'allow-all');
     assert.equal(end.topPages[0]?.url, `${a!.origin}/`, 'the seed holds the most cash');
+    assert.equal(end.byStatus['404'], 1);
+    assert.equal(end.byStatus['301'], 1);
+    const listed = end.topPages.map((p) => new URL(p.url).pathname);
+    for (const path of ['/missing', '/moved', '/fail'])
+      assert.ok(!listed.includes(path), `${path} (not a 2xx) is not listed: ${listed.join(' ')}`);
     for (let i = 1; i < end.topPages.length; i++) {
       assert.ok(end.topPages[i - 1]!.importance >= end.topPages[i]!.importance);
     }

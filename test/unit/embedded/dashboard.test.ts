@@ -4,7 +4,18 @@
  * server-sent events, loopback-only Host), `--ui [port]` parsing and status.json publishing.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +25,7 @@ import type { DashboardView } from '../../../functions/core/dashboard-snapshot.t
 import type { PageRecord } from '../../../functions/core/types.ts';
 import { CrawlFolderReader } from '../../../functions/dashboard/crawl-folder-reader.ts';
 import { startDashboard } from '../../../functions/dashboard/dashboard-server.ts';
+import { TAIL_CHUNK_BYTES, TAIL_MAX_LINE_BYTES } from '../../../functions/dashboard/jsonl-tail.ts';
 import { publishStatus } from '../../../functions/dashboard/status-publisher.ts';
 import { eventually } from '../../fixtures/site-server.ts';
 
@@ -89,7 +101,8 @@ describe('CrawlFolderReader', () => {
     assert.deepEqual(snapshot.byReason, { robots: 1, 'timeout-idle': 1 });
     assert.deepEqual(
       snapshot.topPages.map((p) => p.url),
-      ['http://a.test/', 'http://a.test/z', 'http://a.test/x'],
+      ['http://a.test/', 'http://a.test/z'],
+      'fetched 2xx pages only: not the 503',
     );
     assert.deepEqual(
       snapshot.rate.map((p) => [p.elapsedMs, p.pages]),
@@ -107,6 +120,17 @@ describe('CrawlFolderReader', () => {
     // the rest of the half line arrives
     appendFileSync(pages, 'tus":404,"reason":"x"}\n');
     assert.equal(reader.read().snapshot.byStatus['404'], 1);
+    // a 404 and a redirect rich in cash are no pages worth opening
+    appendFileSync(
+      pages,
+      page('http://a.test/gone', { status: 404, importance: 0.9 }) +
+        page('http://a.test/moved', { status: 301, importance: 0.8 }) +
+        page('http://a.test/ok', { status: 204, importance: 0.7 }),
+    );
+    assert.deepEqual(
+      reader.read().snapshot.topPages.map((p) => p.url),
+      ['http://a.test/ok', 'http://a.test/', 'http://a.test/z'],
+    );
     // a resume cut the file back: read again from the start
     truncateSync(pages, Buffer.byteLength(page('http://a.test/', { importance: 0.5, cash: 1 })));
     assert.equal(reader.read().snapshot.pages, 1);
@@ -172,6 +196,94 @@ describe('CrawlFolderReader', () => {
     const live = reader.read({ state: 'running', queued: 42 });
     assert.equal(live.source, 'live');
     assert.deepEqual([live.snapshot.state, live.snapshot.queued], ['running', 42]);
+  });
+});
+
+describe('CrawlFolderReader on a big pages.jsonl', () => {
+  /** A record of ~600 bytes, with characters of 2-4 bytes that chunk edges cut through. */
+  const bigRecord = (i: number) =>
+    page(`http://h${i % 97}.test/p${i}/${'é'.repeat(i % 7)}`, {
+      status: i % 50 === 0 ? 404 : 200,
+      fetchedAt: new Date(Date.UTC(2026, 10, 26) + i * 10).toISOString(),
+      title: `Seite ${i} — ${'日本語🙂'.repeat(40)} ${'x'.repeat(i % 300)}`,
+      importance: i / 1e6,
+    });
+
+  test('tens of MB through a 64 KiB chunk: the same totals, memory bounded by the chunk and a line', () => {
+    const dir = folder();
+    const path = join(dir, 'pages.jsonl');
+    const records = 40_000;
+    let longest = 0;
+    let written = 0;
+    const write = (from: number, to: number) => {
+      const lines: string[] = [];
+      for (let i = from; i < to; i++) {
+        const line = bigRecord(i);
+        longest = Math.max(longest, Buffer.byteLength(line));
+        lines.push(line);
+      }
+      appendFileSync(path, lines.join(''));
+      written += Buffer.byteLength(lines.join(''));
+    };
+    write(0, records / 2);
+    const chunk = 64 * 1024;
+    const reader = new CrawlFolderReader(dir, () => 1_000, { chunkBytes: chunk });
+    assert.equal(reader.read().snapshot.pages, records / 2);
+    write(records / 2, records); // the crawl goes on: only what it appended is read
+    const { snapshot } = reader.read();
+    assert.ok(written > 20e6, `${written} bytes`);
+    assert.equal(snapshot.pages, records);
+    assert.deepEqual(snapshot.byStatus, { '200': records - records / 50, '404': records / 50 });
+    assert.equal(snapshot.hosts, 97);
+    assert.equal(snapshot.topPages.length, 20);
+    assert.equal(snapshot.topPages[0]!.url, `http://h${39_999 % 97}.test/p39999/${'é'.repeat(39_999 % 7)}`);
+    assert.equal(snapshot.rate.at(-1)!.pages, records, 'the rate adds up to every page');
+    assert.ok(snapshot.rate.length <= 300);
+    assert.ok(
+      reader.peakHeldBytes <= chunk + longest,
+      `held ${reader.peakHeldBytes} bytes at most, for ${written} read`,
+    );
+  });
+
+  test('a crawl of days keeps at most 3,600 rate buckets, and its points still add up', () => {
+    const dir = folder();
+    const day = Date.UTC(2026, 10, 26);
+    // Three days, a page every 20 s, arriving a little out of order (parallel requests).
+    const lines = Array.from({ length: 13_000 }, (_, i) =>
+      page(`http://a.test/${i}`, {
+        fetchedAt: new Date(day + (i + (i % 3 === 0 ? 2 : 0)) * 20_000).toISOString(),
+      }),
+    );
+    writeFileSync(join(dir, 'pages.jsonl'), lines.join(''));
+    const { snapshot } = new CrawlFolderReader(dir, () => 1_000).read();
+    assert.ok(snapshot.rate.length <= 300 && snapshot.rate.length >= 250, `${snapshot.rate.length} points`);
+    assert.equal(snapshot.rate.at(-1)!.pages, 13_000);
+    const step = snapshot.rate[0]!.elapsedMs / 1000;
+    const mean =
+      snapshot.rate.slice(1, -1).reduce((sum, p) => sum + p.pagesPerSecond, 0) / (snapshot.rate.length - 2);
+    assert.ok(Math.abs(mean - 1 / 20) < 0.005, `mean ${mean} pages/s over points of ${step} s`);
+  });
+
+  test('a file past the 512 MiB string limit (holes of damaged bytes) is read; the records count', () => {
+    const dir = folder();
+    const path = join(dir, 'pages.jsonl');
+    // Sparse: 6 holes of 100 MB (no disk written), each closed by a newline and followed by records.
+    const fd = openSync(path, 'w');
+    let at = 0;
+    for (let hole = 0; hole < 6; hole++) {
+      at += 100e6;
+      const lines = `\n${Array.from({ length: 100 }, (_, i) => bigRecord(hole * 100 + i + 1)).join('')}`;
+      at += writeSync(fd, lines, at);
+    }
+    closeSync(fd);
+    assert.ok(statSync(path).size > 0x1fffffe8, 'longer than the longest string');
+    const reader = new CrawlFolderReader(dir, () => 1_000);
+    const { snapshot } = reader.read();
+    assert.equal(snapshot.pages, 600);
+    assert.ok(
+      reader.peakHeldBytes <= TAIL_CHUNK_BYTES + TAIL_MAX_LINE_BYTES,
+      `held ${reader.peakHeldBytes} bytes: one chunk and one line at most`,
+    );
   });
 });
 
