@@ -103,10 +103,12 @@ export class Functions extends Construct {
     });
     // The batch's state and ledger positions (BatchGetItem), host ledgers, budgets, allowed hosts
     // and admitted counts (UpdateItem), robots.txt entries (GetItem, PutItem), a crawl's running
-    // totals when its frontier may be dry (Query of its counter shards).
+    // totals when its frontier may be dry (Query of its counter shards), the hosts' back queues
+    // (BatchWriteItem to add and take out, Query for the richest).
     useTable(worker, ENV.crawlTable, storage.crawlTable, [
       'GetItem',
       'BatchGetItem',
+      'BatchWriteItem',
       'Query',
       'PutItem',
       'UpdateItem',
@@ -146,11 +148,13 @@ export class Functions extends Construct {
       timeout: Duration.seconds(LAMBDA_SETTINGS.api.timeoutSeconds),
     });
     // The crawl item, the registry and the catalog (PutItem), status (GetItem, Query), GET /crawls
-    // (Query of the catalog, BatchGetItem of its crawl items), cancel (UpdateItem).
+    // (Query of the catalog, BatchGetItem of its crawl items), cancel (UpdateItem); the seeds go
+    // through their hosts' back queues (BatchWriteItem, Query, and UpdateItem of the host items).
     useTable(api, ENV.crawlTable, storage.crawlTable, [
       'PutItem',
       'GetItem',
       'BatchGetItem',
+      'BatchWriteItem',
       'UpdateItem',
       'Query',
     ]);
@@ -176,8 +180,15 @@ export class Functions extends Construct {
       timeout: Duration.seconds(LAMBDA_SETTINGS.scheduler.timeoutSeconds),
     });
     // The registry and counters (Query), crawl items (GetItem), watch, AOPIC state and the end of
-    // a crawl (UpdateItem), leaving the registry (DeleteItem).
-    useTable(scheduler, ENV.crawlTable, storage.crawlTable, ['GetItem', 'Query', 'UpdateItem', 'DeleteItem']);
+    // a crawl (UpdateItem), leaving the registry (DeleteItem); admitted URLs go through their
+    // hosts' back queues (BatchWriteItem, Query, UpdateItem of the host items).
+    useTable(scheduler, ENV.crawlTable, storage.crawlTable, [
+      'GetItem',
+      'Query',
+      'UpdateItem',
+      'DeleteItem',
+      'BatchWriteItem',
+    ]);
     // Admission: the richest parked URLs (Query of ParkedIndex), unparking them (UpdateItem).
     useTable(scheduler, ENV.urlTable, storage.urlTable, ['UpdateItem'], {
       indexes: [TABLE_KEYS.parkedIndex],

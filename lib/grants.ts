@@ -13,7 +13,14 @@ import type { EnvName } from '../functions/cloud/env.ts';
 // the named indexes), queue or bucket.
 
 /** A DynamoDB API call (the IAM action without its `dynamodb:` prefix). */
-export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem';
+export type TableAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'BatchWriteItem'
+  | 'Query'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem';
 
 /** An SQS API call a function makes itself (the event source's own calls come with `consume`). */
 export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility' | 'GetQueueAttributes';

@@ -25,8 +25,16 @@ import { join } from 'node:path';
 export type FaultStep =
   /** URL-seen claims of a page's links are durable, the links are not queued yet. */
   | 'after-claims'
+  /** A refill put the batch's own overflow in its host's back queue; nothing sent yet. */
+  | 'after-backlog'
+  /** The held groups' refills and re-sends are sent; other hosts' links not offered yet. */
+  | 'after-sends'
+  /** An offer started an idle group (its size written); the turn not sent yet. */
+  | 'after-start'
   /** The batch's links are queued and its captures sent to the archiver; host ledgers not written. */
   | 'after-captures'
+  /** Host ledgers written; the tasks the refills sent not yet taken out of the back queues. */
+  | 'after-ledgers'
   /** Everything written; the batch response (which deletes the messages) not returned yet. */
   | 'before-ack'
   /** About to crawl a task (carries its URL). */

@@ -53,3 +53,12 @@ export const WRITE_RESERVE_MS = 5_000;
 
 /** The worker's timeout in ms (no batch runs longer). */
 export const WORKER_TIMEOUT_MS = LAMBDA_SETTINGS.frontierWorker.timeoutSeconds * 1000;
+
+/**
+ * URLs of one host in its FIFO message group at most (Mercator's back queues: the rest of the
+ * host's frontier waits in DynamoDB, richest first, and refills the group as it drains). Ten is
+ * one receive's worth of messages: a host's turn is one batch. At this bound 11,000 hosts with work
+ * fill SQS FIFO's 120,000-message scan window and in-flight cap (docs/cloud.md, "Bounded back
+ * queues").
+ */
+export const FRONTIER_GROUP_LIMIT = 10;

@@ -362,7 +362,8 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
       // Query: the parked index and the counter shards, when a batch finds a crawl's frontier
       // dry (dry-admission.ts).
       UrlTable: WORKER_TABLE_ACTIONS,
-      CrawlTable: WORKER_TABLE_ACTIONS,
+      // The hosts' back queues: BatchWriteItem adds and takes out tasks (back-queues.ts).
+      CrawlTable: [...WORKER_TABLE_ACTIONS, 'dynamodb:BatchWriteItem'].sort(),
       PageBucket: ['s3:PutObject'],
       FrontierQueue: [...new Set([...EVENT_SOURCE, 'sqs:SendMessage'])].sort(),
       FrontierDlq: ['sqs:SendMessage'],
@@ -372,8 +373,10 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
     Api: {
       // POST /crawls claims the seeds: a read, then a conditional UpdateItem (issue 8, item 1).
       UrlTable: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+      // The seeds go through their hosts' back queues (BatchWriteItem, Query, UpdateItem).
       CrawlTable: [
         'dynamodb:BatchGetItem',
+        'dynamodb:BatchWriteItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:Query',
@@ -387,7 +390,14 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
     },
     Scheduler: {
       UrlTable: ['dynamodb:Query', 'dynamodb:UpdateItem'],
-      CrawlTable: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      // Admitted URLs go through their hosts' back queues (BatchWriteItem).
+      CrawlTable: [
+        'dynamodb:BatchWriteItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+      ],
       PageBucket: [],
       FrontierQueue: ['sqs:GetQueueAttributes', 'sqs:SendMessage'],
       FrontierDlq: [],

@@ -3,12 +3,13 @@
  * (100 keys, 25 writes), with unprocessed keys and items sent again with a short backoff. Throws
  * `DynamoBatchIncompleteError` when DynamoDB keeps leaving work unprocessed.
  */
-import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /** A DynamoDB item or key as the document client takes it. */
 export type DocItem = Record<string, unknown>;
 
 const GET_CHUNK = 100;
+const WRITE_CHUNK = 25;
 const MAX_ROUNDS = 8;
 
 /** DynamoDB kept leaving keys or items unprocessed (throttling); the caller's operation did not complete. */
@@ -67,6 +68,34 @@ export async function batchGetAll(
     }),
   );
   return out;
+}
+
+/** One write of a BatchWriteItem call: an item to put, or the key of one to delete. */
+export type BatchWrite = { put: DocItem } | { delete: DocItem };
+
+/** Writes every put and delete (in chunks of 25, unconditionally: BatchWriteItem has no conditions). */
+export async function batchWriteAll(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  writes: readonly BatchWrite[],
+): Promise<void> {
+  const chunks: BatchWrite[][] = [];
+  for (let i = 0; i < writes.length; i += WRITE_CHUNK) chunks.push(writes.slice(i, i + WRITE_CHUNK));
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      let pending: Record<string, unknown>[] = chunk.map((w) =>
+        'put' in w ? { PutRequest: { Item: w.put } } : { DeleteRequest: { Key: w.delete } },
+      );
+      for (let round = 0; pending.length > 0; round++) {
+        if (round >= MAX_ROUNDS) throw new DynamoBatchIncompleteError('BatchWriteItem', pending.length);
+        if (round > 0) await backoff(round);
+        const response = await doc.send(
+          new BatchWriteCommand({ RequestItems: { [table]: pending as never } }),
+        );
+        pending = (response.UnprocessedItems?.[table] ?? []) as Record<string, unknown>[];
+      }
+    }),
+  );
 }
 
 /** Runs `work` over `items` with at most `limit` calls in flight. */

@@ -3,14 +3,16 @@
  *
  *   crawl              status, config, seeds, allowed hosts, final counters
  *   budget             pages fetched so far, only for crawls with maxPages (approximate)
- *   host#<host>        politeness state + the host's ledger (exact counters, see HostRecord)
+ *   host#<host>        politeness state + the host's ledger (exact counters, see HostRecord),
+ *                      its FIFO group's size and back queue version (HostGroup)
  *   robots#<origin>    robots.txt entry (DynamoRobotsCache)
  *   rules#<host>       the host's duplicate-URL rules (JSON) and a version; written only when
  *                      they change (docs/duplicate-urls.md)
  *
  * (Page records are not here: the archiver writes them to S3 index objects.)
  *
- * plus the registry of running crawls: pk `crawls`, sk `<crawlId>` (the scheduler Queries it
+ * plus the hosts' back queues, pk `bq#<crawlId>#<host>` (DynamoHostBacklog), and the registry of
+ * running crawls: pk `crawls`, sk `<crawlId>` (the scheduler Queries it
  * instead of scanning the table).
  */
 import {
@@ -32,6 +34,7 @@ import {
   type CrawlStatus,
   emptyHostCounts,
   type HostCounts,
+  type HostGroup,
   type HostRecord,
   sequenceKey,
 } from '../../cloud/messages/crawl-records.ts';
@@ -469,13 +472,36 @@ export class DynamoCrawlTable implements CrawlTableStore {
     }
     const politeness = { names: { ...names }, values: { ...values }, set: [...set] };
     const add = countAdds(update.counts, names, values);
-    let condition: string | undefined;
+    const conditions: string[] = [];
     if (update.ledger !== undefined) {
       names['#ds'] = 'doneSeq';
       values[':last'] = sequenceKey(update.ledger.lastSeq);
       values[':first'] = sequenceKey(update.ledger.firstSeq);
       set.push('#ds = :last');
-      condition = 'attribute_not_exists(#ds) OR #ds < :first';
+      conditions.push('(attribute_not_exists(#ds) OR #ds < :first)');
+    }
+    const remove: string[] = [];
+    const group = update.group;
+    if (group !== undefined) {
+      Object.assign(names, GROUP_NAMES);
+      if (group.queuedDelta !== 0) {
+        values[':qd'] = group.queuedDelta;
+        add.push('#gq :qd');
+      }
+      if (group.drained !== undefined) {
+        values[':gd'] = group.drained;
+        set.push('#gd = :gd');
+      }
+      if (group.added) {
+        values[':one'] = 1;
+        add.push('#gv :one');
+      }
+      // The holder's write ends a start: a starter that comes back later must not start again.
+      remove.push('#gs');
+      if (group.idleAt !== undefined) {
+        values[':gi'] = group.idleAt;
+        conditions.push(group.idleAt === 0 ? '(attribute_not_exists(#gv) OR #gv = :gi)' : '#gv = :gi');
+      }
     }
     const key = { pk: crawlId, sk: `host#${host}` };
     try {
@@ -483,18 +509,30 @@ export class DynamoCrawlTable implements CrawlTableStore {
         new UpdateCommand({
           TableName: this.#table,
           Key: key,
-          UpdateExpression: `SET ${set.join(', ')}${add.length > 0 ? ` ADD ${add.join(', ')}` : ''}`,
+          UpdateExpression: `SET ${set.join(', ')}${add.length > 0 ? ` ADD ${add.join(', ')}` : ''}${
+            remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''
+          }`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
-          ...(condition === undefined ? {} : { ConditionExpression: condition }),
+          ...(conditions.length === 0 ? {} : { ConditionExpression: conditions.join(' AND ') }),
           // The old request count tells whether this write gave the host its first request.
           ReturnValues: 'UPDATED_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       const before = Number(response.Attributes?.requests ?? 0);
       return { counted: true, firstRequest: update.counts.requests > 0 && before === 0 };
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
+      // The ledger had not counted these records: what failed is the idle condition (an offer
+      // added to the back queue since the holder read the item). Nothing was written.
+      const old = (error as { Item?: DocItem }).Item;
+      if (update.ledger !== undefined && old !== undefined) {
+        const done = typeof old.doneSeq === 'string' ? old.doneSeq : undefined;
+        if (done === undefined || done < sequenceKey(update.ledger.firstSeq)) {
+          return { counted: false, firstRequest: false, moved: groupFromItem(old) };
+        }
+      }
     }
     await this.#doc.send(
       new UpdateCommand({
@@ -506,6 +544,39 @@ export class DynamoCrawlTable implements CrawlTableStore {
       }),
     );
     return { counted: false, firstRequest: false };
+  }
+
+  async noteBacklog(crawlId: string, host: string): Promise<HostGroup> {
+    const response = await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: crawlId, sk: `host#${host}` },
+        UpdateExpression: 'SET #h = :h ADD #gv :one',
+        ExpressionAttributeNames: { '#h': 'host', '#gv': GROUP_NAMES['#gv'] },
+        ExpressionAttributeValues: { ':h': host, ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return groupFromItem(response.Attributes ?? {});
+  }
+
+  async startGroup(crawlId: string, host: string, queued: number, starter: string): Promise<boolean> {
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: crawlId, sk: `host#${host}` },
+          UpdateExpression: 'SET #gq = :n, #gs = :s',
+          ConditionExpression: 'attribute_not_exists(#gq) OR #gq <= :zero OR #gs = :s',
+          ExpressionAttributeNames: { '#gq': GROUP_NAMES['#gq'], '#gs': GROUP_NAMES['#gs'] },
+          ExpressionAttributeValues: { ':n': queued, ':s': starter, ':zero': 0 },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
   }
 
   /** Every counter shard of a crawl (one Query of at most COUNTER_SHARDS small items). */
@@ -761,6 +832,24 @@ function crawlFromItem(item: DocItem): CrawlRecord {
   return crawl;
 }
 
+/** Attribute names of a host item's group (see HostGroup). */
+const GROUP_NAMES = {
+  '#gq': 'groupQueued',
+  '#gv': 'backlogVersion',
+  '#gd': 'backlogDrained',
+  '#gs': 'groupStarter',
+};
+
+function groupFromItem(item: DocItem): HostGroup {
+  const group: HostGroup = {
+    queued: Number(item.groupQueued ?? 0),
+    version: Number(item.backlogVersion ?? 0),
+    drained: Number(item.backlogDrained ?? 0),
+  };
+  if (typeof item.groupStarter === 'string') group.starter = item.groupStarter;
+  return group;
+}
+
 function hostFromItem(item: DocItem): HostRecord {
   const counts = emptyHostCounts();
   for (const field of COUNT_FIELDS) counts[field] = Number(item[field] ?? 0);
@@ -782,5 +871,6 @@ function hostFromItem(item: DocItem): HostRecord {
   if (typeof item.doneSeq === 'string') host.doneSeq = item.doneSeq;
   if (typeof item.crawlDelayMs === 'number') host.crawlDelayMs = item.crawlDelayMs;
   if (Object.keys(probes).length > 0) host.probes = probes;
+  if (item.groupQueued !== undefined || item.backlogVersion !== undefined) host.group = groupFromItem(item);
   return host;
 }

@@ -2,11 +2,13 @@
  * The AWS wiring of each handler, shared by the Lambda entries (which call these once at cold
  * start) and the tests (which point them at their own tables and queues).
  */
+
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AwsClients } from '../../adapters/aws/clients.ts';
 import { DynamoContentSeenStore } from '../../adapters/aws/dynamo-content-seen-store.ts';
 import { DynamoCrawlTable } from '../../adapters/aws/dynamo-crawl-table.ts';
+import { DynamoHostBacklog } from '../../adapters/aws/dynamo-host-backlog.ts';
 import { DynamoParkedUrls } from '../../adapters/aws/dynamo-parked-urls.ts';
 import { createRobotsWarmCache, DynamoRobotsCache } from '../../adapters/aws/dynamo-robots-cache.ts';
 import { DynamoSeenStore } from '../../adapters/aws/dynamo-seen-store.ts';
@@ -26,6 +28,7 @@ import type { Clock, Fetcher } from '../../core/ports.ts';
 import type { FunctionEnv } from '../env.ts';
 import { NO_FAULTS } from '../fault-hook.ts';
 import { cloudFetchSettings } from '../fetch-budget.ts';
+import { ADMIT_STARTER, BackQueueFrontier, SEEDS_STARTER } from '../frontier/back-queues.ts';
 import type { CrawlStores } from '../ports/cloud-ports.ts';
 import type { ArchiverDeps } from '../use-cases/archive-captures.ts';
 import type { CompleteCrawlsDeps } from '../use-cases/complete-crawls.ts';
@@ -67,6 +70,7 @@ export function createAwsWorkerDeps(
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     table: new DynamoCrawlTable(clients.doc, env.crawlTable, { retention }),
     frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+    backlog: new DynamoHostBacklog(clients.doc, env.crawlTable, retention),
     messages: control,
     receiver: control,
     deadLetters: new SqsDeadLetterQueue(clients.sqs, env.frontierDlqUrl),
@@ -120,9 +124,18 @@ export function createAwsApiDeps(
   options: WiringOptions & Pick<ApiDeps, 'metric'> & { newId?: () => string } = {},
 ): ApiDeps {
   const retention = retentionOf(Number(env.retentionDays), options.clock ?? systemClock);
+  const table = new DynamoCrawlTable(clients.doc, env.crawlTable, { retention });
   const deps: ApiDeps = {
-    table: new DynamoCrawlTable(clients.doc, env.crawlTable, { retention }),
-    frontier: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+    table,
+    // Seeds go through their hosts' back queues, as every task does (back-queues.ts).
+    frontier: new BackQueueFrontier(
+      {
+        table,
+        backlog: new DynamoHostBacklog(clients.doc, env.crawlTable, retention),
+        queue: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+      },
+      SEEDS_STARTER,
+    ),
     seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
     pages: new S3Objects(clients.s3, env.pageBucket),
     archive: new S3ObjectLinks(clients.s3, env.pageBucket),
@@ -141,14 +154,17 @@ export function createAwsSchedulerDeps(
   env: FunctionEnv<'scheduler'>,
   options: WiringOptions & { frontierTarget?: number } = {},
 ): CompleteCrawlsDeps {
-  const table = new DynamoCrawlTable(clients.doc, env.crawlTable, {
-    retention: retentionOf(Number(env.retentionDays), options.clock ?? systemClock),
-  });
+  const retention = retentionOf(Number(env.retentionDays), options.clock ?? systemClock);
+  const table = new DynamoCrawlTable(clients.doc, env.crawlTable, { retention });
   const frontier = new SqsFrontier(clients.sqs, env.frontierQueueUrl);
   const aopicDeps: RedistributeCreditDeps = {
     table,
     parked: new DynamoParkedUrls(clients.doc, env.urlTable),
-    frontier,
+    // Admitted URLs go through their hosts' back queues (back-queues.ts).
+    frontier: new BackQueueFrontier(
+      { table, backlog: new DynamoHostBacklog(clients.doc, env.crawlTable, retention), queue: frontier },
+      ADMIT_STARTER,
+    ),
   };
   if (options.frontierTarget !== undefined) aopicDeps.frontierTarget = options.frontierTarget;
   if (options.log !== undefined) aopicDeps.log = options.log;

@@ -143,6 +143,24 @@ export interface HostRecord extends HostCounts {
    * container, so a container that forgot the crawl (or a new one) never probes a site again.
    */
   probes?: Record<string, ProbeAnswer>;
+  /** The host's group: messages in SQS and the back queue's versions (see HostGroup). */
+  group?: HostGroup;
+}
+
+/**
+ * A host's FIFO group and its back queue (the rest of its frontier, in DynamoDB). `queued` counts
+ * the host's messages in SQS (visible, delayed or in flight): it is changed by the batches that
+ * hold the group, in their ledger write (exactly once), and by the one writer that starts an idle
+ * group (`starter`). `version` counts additions to the back queue by others; `drained` is the
+ * version at which the holder last found the back queue empty (a holder skips the read while they
+ * agree).
+ */
+export interface HostGroup {
+  queued: number;
+  version: number;
+  drained: number;
+  /** Who started the group while it was idle; cleared by the group's next ledger write. */
+  starter?: string;
 }
 
 /**

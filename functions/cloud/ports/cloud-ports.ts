@@ -17,6 +17,7 @@ import type {
   CrawlRecord,
   CrawlStatus,
   HostCounts,
+  HostGroup,
   HostRecord,
 } from '../messages/crawl-records.ts';
 
@@ -82,6 +83,14 @@ export interface HostUpdate {
   ledger?: { firstSeq: string; lastSeq: string };
   /** Soft-404 probe answers learned in this batch, by origin (see HostRecord.probes). */
   probes?: Record<string, ProbeAnswer>;
+  /**
+   * The group this batch holds (see HostGroup): messages it sent to the group less those it
+   * finished (added with the ledger, so exactly once), the back-queue version it found drained,
+   * and, when the write leaves the group idle, the version it saw: an offer since then fails the
+   * write (`moved`), so the holder reads the back queue again before letting the group go idle.
+   * `added`: the holder put some of its own links in the back queue (its version moves).
+   */
+  group?: { queuedDelta: number; drained?: number; added?: boolean; idleAt?: number };
 }
 
 /** What a host item write did. */
@@ -89,6 +98,8 @@ export interface HostUpdateResult {
   counted: boolean;
   /** The host had no request counted before this write, and has now. */
   firstRequest: boolean;
+  /** Nothing was written: the back queue's version moved since `group.idleAt` (read it again). */
+  moved?: HostGroup;
 }
 
 /**
@@ -161,6 +172,17 @@ export interface CrawlTableStore {
    * and whether this write gave the host its first request.
    */
   updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult>;
+  /**
+   * Notes that tasks were added to the host's back queue by someone who does not hold its group:
+   * bumps the back queue's version and resolves the group as it is now (one UpdateItem).
+   */
+  noteBacklog(crawlId: string, host: string): Promise<HostGroup>;
+  /**
+   * Starts an idle group: sets `queued` to `queued` and `starter` when the group holds no message,
+   * or when `starter` started it already (a redelivered starter that died before its sends).
+   * Resolves whether this caller may send.
+   */
+  startGroup(crawlId: string, host: string, queued: number, starter: string): Promise<boolean>;
   addBudget(crawlId: string, fetched: number): Promise<void>;
   addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void>;
   /** A host's duplicate-URL rules (eventually consistent); undefined when none were stored. */
@@ -193,6 +215,20 @@ export interface QueueDepth {
   inFlight: number;
   delayed: number;
   visibilityTimeoutSeconds: number;
+}
+
+/**
+ * Each host's back queue: the part of its frontier that is not in its FIFO group, richest first
+ * (Mercator's back queues; SQS cannot reorder a group, so only the refill can follow AOPIC cash).
+ * Tasks carry their message key as `cash` (see aopic-admission.ts), as messages do.
+ */
+export interface HostBacklog {
+  /** Adds tasks to a host's back queue. Idempotent (one entry per task and key). */
+  add(crawlId: string, host: string, tasks: readonly CrawlTask[]): Promise<void>;
+  /** The host's `limit` richest waiting tasks. Strongly consistent: every resolved `add` is seen. */
+  richest(crawlId: string, host: string, limit: number): Promise<CrawlTask[]>;
+  /** Takes tasks out (they were sent to the group), as `richest` returned them. Idempotent. */
+  remove(crawlId: string, host: string, tasks: readonly CrawlTask[]): Promise<void>;
 }
 
 /** The frontier as the API and scheduler see it. */

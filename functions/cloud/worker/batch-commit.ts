@@ -3,18 +3,32 @@
  * at any point safe to redeliver (every write is idempotent, and nothing is acknowledged before
  * what it depends on is durable):
  *
- *   1. SendMessageBatch of every new link (a URL claimed by a page reaches the frontier, or
- *      2. the parked set, before the page is acknowledged)
+ *   1. every new link reaches the frontier before the page is acknowledged: the links of the
+ *      hosts this batch holds refill their groups (the overflow into their back queues first),
+ *      the links of other hosts go to those hosts' back queues (starting an idle group), and
+ *      the batch's re-sent tasks go back to their groups (back-queues.ts);
+ *   2. new URLs parked by AOPIC (the parked set)
  *   3. SendMessageBatch of the captures (page records + WARC records + out-links) to the archiver;
  *      a capture too big for a message has its records (then its links) stored as objects  first; the batch's URL-seen
  *      look-ups (seenTrace) in the same calls
- *   4. per host: politeness state + the ledger (counts exactly once per handled record)
+ *   4. per host: politeness state + the ledger (counts exactly once per handled record) and the
+ *      group's size; then the tasks the refills took are taken out of the back queues
  *   5. the batch's own claims enter the warm cache (their pages are finished now); credits to
  *      parked URLs when due; the maxPages budget; hosts a seed redirected to
  *   6. parked URLs of a crawl whose frontier the batch left dry (dry-admission.ts)
  */
 import { judgeError } from '../../core/step/error-policy.ts';
+import type { CrawlTask } from '../../core/types.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
+import {
+  ADMIT_STARTER,
+  BackQueueFrontier,
+  byHost,
+  offerTasks,
+  PARENT_STARTER,
+  refillPlan,
+} from '../frontier/back-queues.ts';
+import { FRONTIER_GROUP_LIMIT } from '../lambda-settings.ts';
 import {
   CAPTURE_MESSAGE_LIMIT,
   type CaptureMessage,
@@ -29,9 +43,16 @@ import {
 } from '../messages/crawl-records.ts';
 import { encodeTraceMessages } from '../messages/trace-message.ts';
 import { buildWarcObject, idsHash, linksKey, warcKey } from '../messages/warc-object.ts';
-import { stateKey } from '../ports/cloud-ports.ts';
+import { type HostUpdate, stateKey } from '../ports/cloud-ports.ts';
 import { CREDIT_FLUSH_MS, flushCredits } from './aopic-admission.ts';
-import type { BatchPlan, BatchStats, FrontierWorkerDeps, GroupBatch, MessageVerdict } from './batch-model.ts';
+import {
+  type BatchPlan,
+  type BatchStats,
+  backQueueDeps,
+  type FrontierWorkerDeps,
+  type GroupBatch,
+  type MessageVerdict,
+} from './batch-model.ts';
 import type { WorkerContainer } from './container-state.ts';
 import { admitWhenDry } from './dry-admission.ts';
 
@@ -56,7 +77,7 @@ export async function commitBatch(
   verdicts: Map<string, MessageVerdict>,
 ): Promise<void> {
   try {
-    await writeBatch(env, plan);
+    await writeBatch(env, plan, verdicts);
   } catch (error) {
     if (error instanceof InjectedCrashError) throw error;
     env.log(`batch writes failed, the batch will be redelivered: ${judgeError(error).message}`);
@@ -67,9 +88,13 @@ export async function commitBatch(
   }
 }
 
-async function writeBatch(env: CommitEnv, plan: BatchPlan): Promise<void> {
+async function writeBatch(
+  env: CommitEnv,
+  plan: BatchPlan,
+  verdicts: Map<string, MessageVerdict>,
+): Promise<void> {
   const { deps, stats } = env;
-  if (plan.sends.length > 0) await deps.frontier.enqueue(plan.sends);
+  const refills = await sendLinks(env, plan, verdicts);
   for (const batch of plan.crawls.values()) {
     if (batch.parks.length === 0) continue;
     await deps.parked.park(batch.crawl.id, batch.parks);
@@ -94,7 +119,14 @@ async function writeBatch(env: CommitEnv, plan: BatchPlan): Promise<void> {
   const counted = await Promise.all(
     [...plan.groups.values()]
       .filter(({ group }) => group.touched)
-      .map(({ group }) => writeHost(env, group, writeTime)),
+      .map(({ group }) => writeHost(env, group, writeTime, refills.get(stateKey(group.crawlId, group.host)))),
+  );
+  env.fault('after-ledgers');
+  // Sent and counted: out of the back queues (a crash before this sends them again, once more).
+  await Promise.all(
+    [...refills.values()].map((r) =>
+      r.taken.length > 0 ? deps.backlog.remove(r.crawlId, r.host, r.taken) : undefined,
+    ),
   );
   // The crawls' running totals: what the ledgers counted now (a redelivered batch adds nothing).
   const totals = new Map<string, CounterShard>();
@@ -124,7 +156,92 @@ async function writeBatch(env: CommitEnv, plan: BatchPlan): Promise<void> {
       await deps.table.addAllowedHosts(b.crawl.id, [...b.redirectedHosts]);
     }),
   );
-  stats.admitted += await admitWhenDry(deps, plan, env.log);
+  // Admitted URLs go through their hosts' back queues, as every task does.
+  const admission = { ...deps, frontier: new BackQueueFrontier(backQueueDeps(deps), ADMIT_STARTER) };
+  stats.admitted += await admitWhenDry(admission, plan, env.log);
+}
+
+/** What a held group's refill sent, and what its ledger write adds. */
+interface GroupRefill {
+  crawlId: string;
+  host: string;
+  /** Messages of the group after this batch: the read size, less the acked, plus what was sent. */
+  inGroup: number;
+  /** Added to the group's size with the ledger. */
+  queuedDelta: number;
+  /** Back-queue tasks sent (taken out after the ledger write). */
+  taken: CrawlTask[];
+  /** The version found drained, if the refill read the back queue to its end. */
+  drained?: number;
+  /** Some own links went to the back queue. */
+  added: boolean;
+}
+
+/**
+ * Step 1 of the commit: the batch's new links and re-sends. Resolves the refill of each held group
+ * with a ledger range (the only ones whose size change is counted exactly once); a held group whose
+ * records were all deferred keeps its size and sends its new links nowhere but its back queue.
+ */
+async function sendLinks(
+  env: CommitEnv,
+  plan: BatchPlan,
+  verdicts: Map<string, MessageVerdict>,
+): Promise<Map<string, GroupRefill>> {
+  const { deps } = env;
+  const queues = backQueueDeps(deps);
+  const limit = deps.groupLimit ?? FRONTIER_GROUP_LIMIT;
+  const refills = new Map<string, GroupRefill>();
+  const offers: CrawlTask[] = [];
+  const sends: CrawlTask[] = [...plan.resends];
+  const held = byHost(plan.sends);
+  for (const [key, { group, entries }] of plan.groups) {
+    const own = held.get(key)?.tasks ?? [];
+    held.delete(key);
+    if (group.firstSeq === undefined) {
+      if (own.length > 0) offers.push(...own);
+      continue;
+    }
+    const acked = entries.filter(
+      ({ message }) =>
+        verdicts.get(message.messageId)?.kind === 'ack' &&
+        message.sequenceNumber !== undefined &&
+        sequenceKey(message.sequenceNumber) > group.doneSeq,
+    ).length;
+    const resent = plan.resends.filter((t) => stateKey(t.crawlId, t.host) === key).length;
+    const staying = Math.max(0, group.state.queued - acked) + resent;
+    const refill = await refillPlan(
+      deps.backlog,
+      group.crawlId,
+      group.host,
+      own,
+      staying,
+      group.state,
+      limit,
+    );
+    if (refill.wait.length > 0) await deps.backlog.add(group.crawlId, group.host, refill.wait);
+    sends.push(...refill.send);
+    refills.set(key, {
+      crawlId: group.crawlId,
+      host: group.host,
+      inGroup: staying + refill.send.length,
+      queuedDelta: staying + refill.send.length - group.state.queued,
+      taken: refill.taken,
+      ...(refill.drained ? { drained: group.state.version } : {}),
+      added: refill.wait.length > 0,
+    });
+    env.stats.backlogged += refill.wait.length;
+  }
+  for (const { tasks } of held.values()) offers.push(...tasks);
+  env.fault('after-backlog');
+  if (sends.length > 0) await deps.frontier.enqueue(sends);
+  env.fault('after-sends');
+  // Other hosts' links: their back queues; an idle group is started in the name of the page that
+  // links there (the same name when its message comes back).
+  if (offers.length > 0) {
+    env.stats.backlogged += offers.length;
+    await offerTasks(queues, offers, PARENT_STARTER);
+  }
+  return refills;
 }
 
 /** One host item write: politeness state and the ledger with this batch's counts. */
@@ -132,8 +249,9 @@ async function writeHost(
   env: CommitEnv,
   group: GroupBatch,
   writeTime: number,
+  refill: GroupRefill | undefined,
 ): Promise<{ group?: GroupBatch; firstRequest: boolean }> {
-  const { counted, firstRequest } = await env.deps.table.updateHost(group.crawlId, group.host, {
+  const update = {
     nextAllowedAt: group.nextAllowedAt,
     ...(group.crawlDelayMs === undefined ? {} : { crawlDelayMs: group.crawlDelayMs }),
     counts: group.counts,
@@ -141,12 +259,52 @@ async function writeHost(
       ? {}
       : { ledger: { firstSeq: group.firstSeq, lastSeq: group.lastSeq } }),
     ...(Object.keys(group.probes).length === 0 ? {} : { probes: group.probes }),
+  };
+  let result = await env.deps.table.updateHost(group.crawlId, group.host, {
+    ...update,
+    ...(refill === undefined ? {} : { group: groupUpdate(refill, group.state.version) }),
   });
+  // An offer reached the back queue while this batch was letting the group go idle: read the
+  // back queue again and refill before the group may go idle (a few rounds at most: each one
+  // either sends or finds the version still).
+  for (let round = 0; result.moved !== undefined && refill !== undefined && round < 5; round++) {
+    const moved = result.moved;
+    const again = await refillPlan(
+      env.deps.backlog,
+      group.crawlId,
+      group.host,
+      [],
+      0,
+      moved,
+      env.deps.groupLimit,
+    );
+    if (again.send.length > 0) await env.deps.frontier.enqueue(again.send);
+    refill.taken.push(...again.taken);
+    refill.inGroup = again.send.length;
+    refill.queuedDelta += again.send.length;
+    if (again.drained) refill.drained = moved.version;
+    result = await env.deps.table.updateHost(group.crawlId, group.host, {
+      ...update,
+      group: groupUpdate(refill, moved.version),
+    });
+  }
+  const { counted, firstRequest } = result;
   const key = stateKey(group.crawlId, group.host);
   env.container.rememberHost(key, group.nextAllowedAt);
   if (group.lastSeq !== undefined) env.container.rememberLedger(key, sequenceKey(group.lastSeq), writeTime);
   if (!counted) env.log(`host ${group.host} of ${group.crawlId}: records already counted (redelivered)`);
   return counted ? { group, firstRequest } : { firstRequest: false };
+}
+
+/** The group part of a held host's ledger write. */
+function groupUpdate(refill: GroupRefill, version: number): NonNullable<HostUpdate['group']> {
+  return {
+    queuedDelta: refill.queuedDelta,
+    ...(refill.drained === undefined ? {} : { drained: refill.drained }),
+    ...(refill.added ? { added: true } : {}),
+    // Left empty: only if no offer came since the version this batch acted on.
+    ...(refill.inGroup === 0 ? { idleAt: version } : {}),
+  };
 }
 
 /** A batch's counter shard: spread by its first message id, so no shard item is hot. */

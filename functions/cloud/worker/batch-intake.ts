@@ -4,7 +4,9 @@
  * (no read at all), read the state of the rest in one round (crawls, budgets, host ledgers,
  * robots), and lay the batch out per crawl and per FIFO group.
  */
+
 import type { CrawlTask } from '../../core/types.ts';
+import { IDLE_GROUP } from '../frontier/back-queues.ts';
 import { emptyHostCounts } from '../messages/crawl-records.ts';
 import { decodeTask } from '../messages/task-message.ts';
 import type { BatchState, BatchStateRequest, DeadLetter } from '../ports/cloud-ports.ts';
@@ -155,7 +157,7 @@ export function planBatch(
   container: WorkerContainer,
   options: { now: number; newId: () => string },
 ): BatchPlan {
-  const plan: BatchPlan = { crawls: new Map(), groups: new Map(), sends: [], entries: [] };
+  const plan: BatchPlan = { crawls: new Map(), groups: new Map(), sends: [], resends: [], entries: [] };
   for (const entry of entries) {
     const { task } = entry;
     const crawl = state.crawls.get(task.crawlId);
@@ -187,6 +189,7 @@ export function planBatch(
           lastSeq: undefined,
           touched: false,
           probes: {},
+          state: host?.group ?? IDLE_GROUP,
         },
         entries: [],
       };

@@ -8,14 +8,16 @@ import type { Clock, Fetcher, Frontier, Gunzip } from '../../core/ports.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { CrawlTask } from '../../core/types.ts';
 import type { FaultHook } from '../fault-hook.ts';
+import type { BackQueueDeps } from '../frontier/back-queues.ts';
 import type { CaptureMessage } from '../messages/capture-message.ts';
-import type { CrawlRecord, HostCounts } from '../messages/crawl-records.ts';
+import type { CrawlRecord, HostCounts, HostGroup } from '../messages/crawl-records.ts';
 import type {
   CaptureSink,
   CrawlStores,
   CrawlTableStore,
   DeadLetterSink,
   FrontierReceiver,
+  HostBacklog,
   MessageVisibility,
   ObjectStore,
   ParkedUrls,
@@ -64,6 +66,8 @@ export interface BatchStats {
   credits: number;
   /** Parked URLs this batch admitted, having found a crawl's frontier dry (dry-admission.ts). */
   admitted: number;
+  /** New links that went to a back queue (their host's group was full, or held by another batch). */
+  backlogged: number;
   /** 1 when the batch's writes failed (its records are retried; see batch-commit.ts). */
   commitsFailed: number;
   /** URL-seen look-ups of the batch's pages, and those the container's cache answered. */
@@ -91,6 +95,7 @@ export function emptyBatchStats(records: number): BatchStats {
     parked: 0,
     credits: 0,
     admitted: 0,
+    backlogged: 0,
     commitsFailed: 0,
     seenLookups: 0,
     seenCacheHits: 0,
@@ -119,6 +124,10 @@ export interface FrontierWorkerDeps {
   objects: ObjectStore;
   /** URLs parked by AOPIC (cash too low to queue yet). */
   parked: ParkedUrls;
+  /** The hosts' back queues: their frontiers beyond their FIFO groups (see back-queues.ts). */
+  backlog: HostBacklog;
+  /** URLs of one host in its FIFO group at most (default FRONTIER_GROUP_LIMIT). */
+  groupLimit?: number;
   /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */
   fetcher: (config: CrawlConfig) => Fetcher;
   /** Inflates gzipped sitemap files (`.xml.gz`); absent: they are recorded, not read. */
@@ -195,6 +204,8 @@ export interface GroupBatch {
   touched: boolean;
   /** Soft-404 probe answers this batch learned (persisted with the host item). */
   probes: Record<string, ProbeAnswer>;
+  /** The host's FIFO group and back queue as the batch read them (see back-queues.ts). */
+  state: HostGroup;
 }
 
 /** A batch after intake and its state read: its crawls, its groups, and its buffered link sends. */
@@ -203,6 +214,19 @@ export interface BatchPlan {
   groups: Map<string, { group: GroupBatch; entries: Entry[] }>;
   /** New links of the batch, sent before anything is acknowledged (keys, see aopic-admission.ts). */
   sends: CrawlTask[];
+  /** Tasks of the batch's own messages sent again as new messages (retries, waits near the last receive). */
+  resends: CrawlTask[];
   /** Entries of crawls that exist (the others were dead-lettered). */
   entries: Entry[];
+}
+
+/** The back queues as the worker's deps give them (its raw queue sends to the FIFO groups). */
+export function backQueueDeps(deps: FrontierWorkerDeps): BackQueueDeps {
+  return {
+    table: deps.table,
+    backlog: deps.backlog,
+    queue: deps.frontier,
+    ...(deps.groupLimit === undefined ? {} : { groupLimit: deps.groupLimit }),
+    ...(deps.fault === undefined ? {} : { fault: deps.fault }),
+  };
 }

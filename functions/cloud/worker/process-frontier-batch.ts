@@ -150,6 +150,9 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
           for (const t of tasks) plan.sends.push(messageTask(t, state.crawls.get(t.crawlId)));
         },
       },
+      resend: async (tasks) => {
+        for (const t of tasks) plan.resends.push(messageTask(t, state.crawls.get(t.crawlId)));
+      },
       remainingMs,
     };
     const runs = await Promise.allSettled(

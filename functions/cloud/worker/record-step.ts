@@ -25,6 +25,7 @@ import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../../core/url-seen/url-seen.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
 import { fetchBudgetMs } from '../fetch-budget.ts';
+import { offerTasks } from '../frontier/back-queues.ts';
 import { WRITE_RESERVE_MS } from '../lambda-settings.ts';
 import {
   countFinished,
@@ -38,14 +39,15 @@ import { resendId } from '../messages/task-message.ts';
 import { stateKey } from '../ports/cloud-ports.ts';
 import { admitLinks, bonusOf, cashNow, messageTask, routeCash } from './aopic-admission.ts';
 import { deadLetterOf, nearLastReceive } from './batch-intake.ts';
-import type {
-  BatchStats,
-  CrawlBatch,
-  Entry,
-  FrontierMessage,
-  FrontierWorkerDeps,
-  GroupBatch,
-  MessageVerdict,
+import {
+  type BatchStats,
+  backQueueDeps,
+  type CrawlBatch,
+  type Entry,
+  type FrontierMessage,
+  type FrontierWorkerDeps,
+  type GroupBatch,
+  type MessageVerdict,
 } from './batch-model.ts';
 import type { CrawlContext, WorkerContainer } from './container-state.ts';
 import { refreshHostRules, saveHostRules } from './host-rules-sync.ts';
@@ -72,6 +74,8 @@ export interface StepEnv {
   stats: BatchStats;
   /** The batch's link sends (buffered; the commit sends them before anything is acknowledged). */
   frontier: Frontier;
+  /** Sends again the task of one of the batch's own messages, acknowledged in its place (buffered too). */
+  resend: (tasks: readonly CrawlTask[]) => Promise<void>;
   /** Time left in the invocation, ms. */
   remainingMs: () => number;
 }
@@ -207,7 +211,7 @@ async function crawlRecord(
     if (outcome.kind === 'retry') {
       // Re-sent as a new message (new dedup id), the original acked; the host item carries
       // the block so the next message of the host is deferred until notBefore.
-      await env.frontier.enqueue([outcome.task]);
+      await env.resend([outcome.task]);
       group.nextAllowedAt = Math.max(group.nextAllowedAt, outcome.notBefore);
       group.counts.retries += 1;
       markHandled(group, message);
@@ -292,7 +296,7 @@ export async function defer(
 ): Promise<MessageVerdict> {
   const { message, task } = entry;
   if (nearLastReceive(message, env.maxReceives)) {
-    await env.frontier.enqueue([
+    await env.resend([
       { ...task, cash: cashNow(task, batch.crawl), resentFrom: resendId(message.messageId) },
     ]);
     env.stats.resent += 1;
@@ -464,7 +468,11 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
         // parked. (The guessed /sitemap.xml is a link of the root page: it goes with the links.)
         const sitemaps = tasks.filter((t) => t.sitemap?.from === 'robots');
         if (sitemaps.length > 0)
-          await deps.frontier.enqueue(sitemaps.map((t) => messageTask(t, batch.crawl)));
+          await offerTasks(
+            backQueueDeps(deps),
+            sitemaps.map((t) => messageTask(t, batch.crawl)),
+            () => `sitemaps:${buffers.owner}`,
+          );
         for (const t of tasks) if (!sitemaps.includes(t)) buffers.links.push(t);
       },
     },

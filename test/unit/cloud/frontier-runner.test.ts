@@ -75,6 +75,7 @@ function setup(extra: { fault?: (step: string) => void; delayMs?: number } = {})
       captures: cloud.captures,
       objects: cloud.objects,
       parked: cloud.parked,
+      backlog: cloud.backlog,
       fetcher: () => fetcher,
       ...(extra.fault === undefined ? {} : { fault: extra.fault }),
     });
@@ -237,6 +238,7 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
         captures: cloud.captures,
         objects: cloud.objects,
         parked: cloud.parked,
+        backlog: cloud.backlog,
         fetcher: () => fetcher,
       },
       undefined,

@@ -5,6 +5,7 @@
  * copied in and out, as across a network.
  */
 
+import { IDLE_GROUP, richestFirst } from '../../../functions/cloud/frontier/back-queues.ts';
 import type { ApiDeps } from '../../../functions/cloud/lambdas/api/api-app.ts';
 import {
   addHostCounts,
@@ -16,6 +17,7 @@ import {
   type CrawlRecord,
   type CrawlStatus,
   emptyHostCounts,
+  type HostGroup,
   type HostRecord,
   sequenceKey,
 } from '../../../functions/cloud/messages/crawl-records.ts';
@@ -30,6 +32,7 @@ import type {
   DeadLetter,
   DeadLetterSink,
   FrontierReceiver,
+  HostBacklog,
   HostRulesWrite,
   HostUpdate,
   HostUpdateResult,
@@ -224,10 +227,43 @@ export class MemoryCrawlTable implements CrawlTableStore {
       if (item.doneSeq !== undefined && item.doneSeq >= first) counted = false;
       else item.doneSeq = sequenceKey(update.ledger.lastSeq);
     }
+    const group = update.group;
+    if (counted && group?.idleAt !== undefined && (item.group?.version ?? 0) !== group.idleAt) {
+      return { counted: false, firstRequest: false, moved: copy(item.group ?? { ...IDLE_GROUP }) };
+    }
     const before = item.requests;
     if (counted) addHostCounts(item, copy(update.counts));
+    if (counted && group !== undefined) {
+      const g = item.group ?? { ...IDLE_GROUP };
+      g.queued += group.queuedDelta;
+      if (group.drained !== undefined) g.drained = group.drained;
+      if (group.added) g.version += 1;
+      delete g.starter;
+      item.group = g;
+    }
     this.hostItems.set(key, item);
     return { counted, firstRequest: counted && before === 0 && item.requests > 0 };
+  }
+  async noteBacklog(crawlId: string, host: string): Promise<HostGroup> {
+    this.#call('noteBacklog');
+    const item = this.#hostItem(crawlId, host);
+    item.group = { ...IDLE_GROUP, ...item.group };
+    item.group.version += 1;
+    return copy(item.group);
+  }
+  async startGroup(crawlId: string, host: string, queued: number, starter: string): Promise<boolean> {
+    this.#call('startGroup');
+    const item = this.#hostItem(crawlId, host);
+    const g = item.group ?? { ...IDLE_GROUP };
+    if (g.queued > 0 && g.starter !== starter) return false;
+    item.group = { ...g, queued, starter };
+    return true;
+  }
+  #hostItem(crawlId: string, host: string): HostRecord {
+    const key = stateKey(crawlId, host);
+    const item = this.hostItems.get(key) ?? { ...emptyHostCounts(), host, nextAllowedAt: 0 };
+    this.hostItems.set(key, item);
+    return item;
   }
   async addBudget(crawlId: string, fetched: number): Promise<void> {
     this.#call('addBudget');
@@ -539,6 +575,35 @@ export class MemoryParkedUrls implements ParkedUrls {
   }
 }
 
+/** The hosts' back queues in memory: per crawl and host, richest first, every add seen at once. */
+export class MemoryHostBacklog implements HostBacklog {
+  readonly queues = new Map<string, Map<string, CrawlTask>>();
+  readonly calls: string[] = [];
+
+  async add(crawlId: string, host: string, tasks: readonly CrawlTask[]): Promise<void> {
+    this.calls.push('add');
+    const queue = this.queues.get(stateKey(crawlId, host)) ?? new Map<string, CrawlTask>();
+    for (const task of tasks) queue.set(`${task.cash} ${task.fp}`, copy(task));
+    this.queues.set(stateKey(crawlId, host), queue);
+  }
+  async richest(crawlId: string, host: string, limit: number): Promise<CrawlTask[]> {
+    this.calls.push('richest');
+    const queue = this.queues.get(stateKey(crawlId, host));
+    return [...(queue?.values() ?? [])].sort(richestFirst).slice(0, Math.max(0, limit)).map(copy);
+  }
+  async remove(crawlId: string, host: string, tasks: readonly CrawlTask[]): Promise<void> {
+    this.calls.push('remove');
+    const queue = this.queues.get(stateKey(crawlId, host));
+    for (const task of tasks) queue?.delete(`${task.cash} ${task.fp}`);
+  }
+  /** Every task waiting, over all hosts. */
+  size(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) n += queue.size;
+    return n;
+  }
+}
+
 /** Every store of the cloud in memory, keyed per crawl as the worker asks for them. */
 export class MemoryCloud {
   readonly table = new MemoryCrawlTable();
@@ -551,6 +616,7 @@ export class MemoryCloud {
   readonly parkedFps = new Map<string, Set<Fingerprint>>();
   readonly contents = new Map<string, MemoryContentSeen>();
   readonly parked = new MemoryParkedUrls((crawlId) => this.seen(crawlId));
+  readonly backlog = new MemoryHostBacklog();
   readonly #stores = new Map<string, CrawlStores>();
 
   /** The API's dependencies over this cloud (the page bucket serves both reads and links). */

@@ -50,6 +50,7 @@ export function workerOver(
     captures: cloud.captures,
     objects: cloud.objects,
     parked: cloud.parked,
+    backlog: cloud.backlog,
     fetcher: () => fetcher,
     newId: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`,
     ...extra,

@@ -19,6 +19,7 @@
  */
 import { type Context, Hono } from 'hono';
 import { sortRuleRecords } from '../../../core/quality/duplicate-url-rules.ts';
+import { METRICS } from '../../metrics.ts';
 import type { CrawlTableStore, ObjectLinks, ObjectReader } from '../../ports/cloud-ports.ts';
 import { crawlProgress } from '../../use-cases/crawl-progress.ts';
 import { cloudCrawlSnapshot } from '../../use-cases/crawl-snapshot.ts';
@@ -39,7 +40,6 @@ import {
   type PageCursor,
 } from '../../use-cases/list-pages.ts';
 import { type StartCrawlDeps, startCrawl } from '../../use-cases/start-crawl.ts';
-import { METRICS } from '../../metrics.ts';
 
 /** What the API touches. */
 export interface ApiDeps extends StartCrawlDeps {

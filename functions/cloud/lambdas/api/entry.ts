@@ -4,8 +4,8 @@
 
 import { createAwsClients } from '../../../adapters/aws/clients.ts';
 import { readFunctionEnv } from '../../env.ts';
-import { createAwsApiDeps } from '../aws-wiring.ts';
 import { emfLine } from '../../metrics.ts';
+import { createAwsApiDeps } from '../aws-wiring.ts';
 import { createApiHandler } from './handler.ts';
 
 export const handler = createApiHandler(

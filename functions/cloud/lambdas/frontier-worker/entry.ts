@@ -6,8 +6,8 @@
 import { createAwsClients } from '../../../adapters/aws/clients.ts';
 import { readFunctionEnv } from '../../env.ts';
 import { faultHookFromSpec } from '../../fault-hook.ts';
-import { createAwsWorkerDeps } from '../aws-wiring.ts';
 import { emfCounts } from '../../metrics.ts';
+import { createAwsWorkerDeps } from '../aws-wiring.ts';
 import { createFrontierWorker } from './handler.ts';
 
 export const handler = createFrontierWorker(

@@ -5,10 +5,10 @@
  * are all listed in `batchItemFailures`); this file only translates.
  */
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { METRICS } from '../../metrics.ts';
 import type { FrontierMessage, FrontierWorkerDeps } from '../../worker/batch-model.ts';
 import { type RunnerDeps, type RunnerSettings, serveInvocation } from '../../worker/frontier-runner.ts';
 import { createFrontierBatchProcessor } from '../../worker/process-frontier-batch.ts';
-import { METRICS } from '../../metrics.ts';
 /** Maps an SQS record to the use case's message. */
 export function frontierMessage(record: SQSRecord): FrontierMessage {
   const message: FrontierMessage = {

@@ -1,0 +1,272 @@
+/**
+ * Bounded back queues (functions/cloud/frontier/back-queues.ts): a host's FIFO group holds at most
+ * its limit, the rest waits in the host's back queue and refills the group richest first; offers
+ * from other hosts start an idle group once; a holder that would leave its group idle reads the
+ * back queue again when an offer came meanwhile; a crash at any point of a refill or an offer
+ * loses nothing.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type FaultStep, InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
+import { offerTasks, refillPlan, SEEDS_STARTER } from '../../../functions/cloud/frontier/back-queues.ts';
+import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
+import type { BatchOutcome, FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
+import type { CrawlTask } from '../../../functions/core/types.ts';
+import { MemoryCloud, MemoryHostBacklog } from './memory-cloud.ts';
+import { MemoryFetcher, page } from './memory-fetcher.ts';
+import { messageFor, runningCrawl, TestClock, workerOver } from './worker-kit.ts';
+
+const SITE = 'http://a.example';
+const OTHER = 'http://b.example';
+const base = { scope: 'any', soft404Probe: false, delayMs: 0, delayFactor: 0, sitemaps: false };
+
+function task(url: string, cash: number, crawlId = 'c1'): CrawlTask {
+  const u = new URL(url);
+  return {
+    crawlId,
+    url,
+    fp: Buffer.from(url).toString('hex').slice(-16).padStart(16, '0'),
+    host: u.host,
+    depth: 1,
+    parent: '0000000000000000',
+    redirects: 0,
+    attempt: 0,
+    cash,
+  };
+}
+
+describe('refillPlan', () => {
+  it('sends the richest of the own links and the back queue into the room left, keeps the rest waiting', async () => {
+    const backlog = new MemoryHostBacklog();
+    await backlog.add('c1', 'a.example', [task(`${SITE}/rich`, 5), task(`${SITE}/poor`, 0.1)]);
+    const own = [task(`${SITE}/x`, 1), task(`${SITE}/y`, 3), task(`${SITE}/z`, 0.5)];
+    const plan = await refillPlan(
+      backlog,
+      'c1',
+      'a.example',
+      own,
+      7,
+      { queued: 7, version: 1, drained: 0 },
+      10,
+    );
+    assert.deepEqual(
+      plan.send.map((t) => t.url),
+      [`${SITE}/rich`, `${SITE}/y`, `${SITE}/x`],
+    );
+    assert.deepEqual(
+      plan.taken.map((t) => t.url),
+      [`${SITE}/rich`],
+    );
+    assert.deepEqual(
+      plan.wait.map((t) => t.url),
+      [`${SITE}/z`],
+    );
+    assert.equal(plan.drained, true, 'the read found less than the room: the back queue is empty');
+  });
+
+  it('reads nothing when the host item says the back queue is drained, and nothing when the group is full', async () => {
+    const backlog = new MemoryHostBacklog();
+    const own = [task(`${SITE}/x`, 1)];
+    const drained = await refillPlan(
+      backlog,
+      'c1',
+      'a.example',
+      own,
+      0,
+      { queued: 3, version: 2, drained: 2 },
+      10,
+    );
+    assert.deepEqual(backlog.calls, []);
+    assert.equal(drained.send.length, 1);
+    const full = await refillPlan(
+      backlog,
+      'c1',
+      'a.example',
+      own,
+      10,
+      { queued: 10, version: 3, drained: 2 },
+      10,
+    );
+    assert.deepEqual(backlog.calls, []);
+    assert.deepEqual(full.send, []);
+    assert.deepEqual(
+      full.wait.map((t) => t.url),
+      [`${SITE}/x`],
+    );
+  });
+});
+
+describe('offerTasks', () => {
+  it('starts an idle group with its richest tasks, once; a busy group only gets a back queue', async () => {
+    const cloud = new MemoryCloud();
+    const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier, groupLimit: 3 };
+    const tasks = [1, 2, 3, 4, 5].map((n) => task(`${SITE}/${n}`, n));
+    assert.equal(await offerTasks(deps, tasks, SEEDS_STARTER), 3);
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${SITE}/5`, `${SITE}/4`, `${SITE}/3`],
+    );
+    assert.equal(cloud.backlog.size(), 2);
+    // Another offerer meets a busy group: its tasks wait.
+    assert.equal(await offerTasks(deps, [task(`${SITE}/9`, 9)], () => 'someone else'), 0);
+    assert.equal(cloud.backlog.size(), 3);
+    assert.equal(cloud.table.hostItems.get(stateKey('c1', 'a.example'))?.group?.queued, 3);
+  });
+
+  it('a starter that died after winning the start sends when it comes back; nobody else does', async () => {
+    const cloud = new MemoryCloud();
+    const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier, groupLimit: 2 };
+    const tasks = [task(`${SITE}/1`, 1), task(`${SITE}/2`, 2)];
+    cloud.frontier.failing = true;
+    await assert.rejects(offerTasks(deps, tasks, SEEDS_STARTER));
+    cloud.frontier.failing = false;
+    assert.equal(await offerTasks(deps, [task(`${SITE}/3`, 0)], () => 'other'), 0, 'not idle any more');
+    assert.equal(await offerTasks(deps, tasks, SEEDS_STARTER), 2, 'the starter again');
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${SITE}/2`, `${SITE}/1`],
+    );
+  });
+});
+
+/** Runs the worker over whatever the queue holds, a host's messages in order, until nothing is left. */
+async function drain(
+  cloud: MemoryCloud,
+  worker: (messages: readonly FrontierMessage[]) => Promise<BatchOutcome>,
+  onBatch: (sentSoFar: number) => void = () => {},
+): Promise<void> {
+  for (let rounds = 0; rounds < 500; rounds++) {
+    const pending = cloud.frontier.sent.splice(0);
+    if (pending.length === 0) return;
+    const byGroup = new Map<string, CrawlTask[]>();
+    for (const t of pending) byGroup.set(t.host, [...(byGroup.get(t.host) ?? []), t]);
+    for (const group of byGroup.values()) {
+      for (let i = 0; i < group.length; i += 10) {
+        await worker(group.slice(i, i + 10).map((t) => messageFor(t)));
+        onBatch(cloud.frontier.sent.length);
+      }
+    }
+  }
+  throw new Error('the crawl did not drain');
+}
+
+describe('the worker with bounded back queues', () => {
+  /** A site whose root links to 60 pages, each linking to one page of another host. */
+  function bigSite() {
+    const links = Array.from({ length: 60 }, (_, i) => `/p${i}`);
+    const routes: Record<string, { status: number; body?: string }> = {
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${OTHER}/robots.txt`]: { status: 404 },
+      [`${SITE}/`]: { status: 200, body: page('home', links) },
+    };
+    for (const [i, l] of links.entries()) {
+      routes[`${SITE}${l}`] = { status: 200, body: page(l, [`${OTHER}/q${i % 7}`]) };
+    }
+    for (let i = 0; i < 7; i++) routes[`${OTHER}/q${i}`] = { status: 200, body: page(`q${i}`) };
+    return routes;
+  }
+
+  it("keeps every host's group at its limit and fetches every page, the richest first", async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher(bigSite());
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    cloud.frontier.sent.push(...crawl.tasks([`${SITE}/`]));
+    const worker = workerOver(cloud, fetcher, clock, { groupLimit: 10 });
+    const queuedPeak = new Map<string, number>();
+    await drain(
+      cloud,
+      (m) => worker(m),
+      () => {
+        for (const [key, item] of cloud.table.hostItems) {
+          queuedPeak.set(key, Math.max(queuedPeak.get(key) ?? 0, item.group?.queued ?? 0));
+        }
+      },
+    );
+    // The first batch of each host was given by hand (no start): sends after that count.
+    for (const [key, peak] of queuedPeak) assert.ok(peak <= 10, `${key}: ${peak} in its group`);
+    const fetched = new Set(fetcher.requests);
+    for (let i = 0; i < 60; i++) assert.ok(fetched.has(`${SITE}/p${i}`), `p${i} fetched`);
+    for (let i = 0; i < 7; i++) assert.ok(fetched.has(`${OTHER}/q${i}`), `q${i} fetched`);
+    assert.equal(cloud.backlog.size(), 0, 'every back queue drained');
+    for (const item of cloud.table.hostItems.values()) assert.equal(item.group?.queued ?? 0, 0);
+  });
+
+  it('loses nothing when the worker dies at any step of a refill', async () => {
+    const steps: FaultStep[] = [
+      'after-backlog',
+      'after-sends',
+      'after-start',
+      'after-captures',
+      'after-ledgers',
+      'before-ack',
+    ];
+    for (const step of steps) {
+      for (const nth of [1, 2, 3]) {
+        const clock = new TestClock();
+        const cloud = new MemoryCloud();
+        const fetcher = new MemoryFetcher(bigSite());
+        const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+        cloud.frontier.sent.push(...crawl.tasks([`${SITE}/`]));
+        let seen = 0;
+        let killed = false;
+        const fault = (at: FaultStep) => {
+          if (at === step && ++seen === nth && !killed) {
+            killed = true;
+            throw new InjectedCrashError(at, nth);
+          }
+        };
+        const worker = workerOver(cloud, fetcher, clock, { groupLimit: 4, fault });
+        // A crashed batch is delivered again (its messages were never acknowledged).
+        const run = async (messages: readonly FrontierMessage[]) => {
+          try {
+            return await worker(messages);
+          } catch (error) {
+            if (!(error instanceof InjectedCrashError)) throw error;
+            return worker(messages.map((m) => ({ ...m, receiveCount: m.receiveCount + 1 })));
+          }
+        };
+        await drain(cloud, run);
+        const fetched = new Set(fetcher.requests);
+        for (let i = 0; i < 60; i++) assert.ok(fetched.has(`${SITE}/p${i}`), `${step} #${nth}: p${i}`);
+        assert.equal(cloud.backlog.size(), 0, `${step} #${nth}: back queues drained`);
+      }
+    }
+  });
+
+  it('an offer made while the holder lets its group go idle is sent, not left waiting', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/`]: { status: 200, body: page('home') },
+      [`${SITE}/late`]: { status: 200, body: page('late') },
+    });
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const [seed] = crawl.tasks([`${SITE}/`]);
+    const [late] = crawl.tasks([`${SITE}/late`]);
+    const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier };
+    // The seed's group was started as every group is: its size is on the host item.
+    await offerTasks(deps, [seed!], SEEDS_STARTER);
+    cloud.frontier.sent.splice(0);
+    // ... and an earlier holder found its back queue empty at this version: no read is due.
+    const item = cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))!;
+    item.group = { queued: 1, version: item.group!.version, drained: item.group!.version };
+    // While the batch fetches the page (after it read the host item), another page offers /late:
+    // the group is busy then, so the offer only adds to the back queue.
+    let offer: Promise<number> | undefined;
+    const fault = (at: FaultStep, url?: string) => {
+      if (at === 'before-crawl' && url === `${SITE}/`) offer = offerTasks(deps, [late!], () => 'other page');
+    };
+    const worker = workerOver(cloud, fetcher, clock, { fault });
+    await worker([messageFor(seed!)]);
+    assert.equal(await offer, 0, 'the offer met a busy group');
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${SITE}/late`],
+      'the holder read the back queue again instead of leaving the group idle',
+    );
+    assert.equal(cloud.backlog.size(), 0);
+    assert.equal(cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.group?.queued, 1);
+  });
+});
