@@ -57,6 +57,12 @@ export interface CrawlTask {
    * own deduplication id, the same one if the re-sending batch is redone.
    */
   resentFrom?: string;
+  /**
+   * Cloud only: the send that put the task in its host's FIFO group (a holder's refill, or the
+   * start of an idle group), so that each counted send has its own deduplication id: a copy that
+   * SQS dropped as a duplicate would leave the group's count above its messages (back-queues.ts).
+   */
+  turn?: string;
 }
 
 /** Where a page's capture is stored (a WARC record inside a file or object). */

@@ -483,22 +483,30 @@ export class DynamoCrawlTable implements CrawlTableStore {
     const remove: string[] = [];
     const group = update.group;
     if (group !== undefined) {
-      Object.assign(names, GROUP_NAMES);
+      // DynamoDB refuses names an expression does not use: each is added with its use.
+      const use = (name: keyof typeof GROUP_NAMES) => {
+        names[name] = GROUP_NAMES[name];
+      };
       if (group.queuedDelta !== 0) {
+        use('#gq');
         values[':qd'] = group.queuedDelta;
         add.push('#gq :qd');
       }
       if (group.drained !== undefined) {
+        use('#gd');
         values[':gd'] = group.drained;
         set.push('#gd = :gd');
       }
       if (group.added) {
+        use('#gv');
         values[':one'] = 1;
         add.push('#gv :one');
       }
       // The holder's write ends a start: a starter that comes back later must not start again.
+      use('#gs');
       remove.push('#gs');
       if (group.idleAt !== undefined) {
+        use('#gv');
         values[':gi'] = group.idleAt;
         conditions.push(group.idleAt === 0 ? '(attribute_not_exists(#gv) OR #gv = :gi)' : '#gv = :gi');
       }

@@ -25,6 +25,7 @@ import type { CrawlTask } from '../../core/types.ts';
 import type { FaultHook } from '../fault-hook.ts';
 import { FRONTIER_GROUP_LIMIT } from '../lambda-settings.ts';
 import type { HostGroup } from '../messages/crawl-records.ts';
+import { resendId } from '../messages/task-message.ts';
 import { type CrawlTableStore, type HostBacklog, stateKey } from '../ports/cloud-ports.ts';
 
 /** Names who offers a host's tasks, the same way each time the offer is made again. */
@@ -51,6 +52,16 @@ export interface BackQueueDeps {
   groupLimit?: number;
   /** Test seam (see fault-hook.ts). */
   fault?: FaultHook;
+}
+
+/**
+ * The tasks as one send into their group: each gets the send's name in its deduplication id, so
+ * SQS drops a copy only when this same send is redone (then it is counted once, too), never a
+ * send counted on its own (see CrawlTask.turn).
+ */
+export function asTurn(tasks: readonly CrawlTask[], send: string): CrawlTask[] {
+  const turn = resendId(send);
+  return tasks.map((t) => ({ ...t, turn }));
 }
 
 /** An idle group as a host item tells it (no item yet: idle, version 0). */
@@ -97,7 +108,7 @@ export async function offerTasks(
     if (turn.length === 0) continue;
     if (!(await deps.table.startGroup(crawlId, host, turn.length, me))) continue;
     deps.fault?.('after-start');
-    await deps.queue.enqueue(turn);
+    await deps.queue.enqueue(asTurn(turn, `start ${me}`));
     await deps.backlog.remove(crawlId, host, turn);
     sent += turn.length;
   }

@@ -23,13 +23,17 @@ export function messageGroupId(task: Pick<CrawlTask, 'crawlId' | 'host'>): strin
 }
 
 /**
- * `<crawlId>#<fp>` for a first send, `<crawlId>#<fp>#a<attempt>` for a retry's re-send, and
- * `#r<id>` appended for a task the worker re-sent in place of a message that waited too long.
+ * `<crawlId>#<fp>` for a first send, `<crawlId>#<fp>#a<attempt>` for a retry's re-send,
+ * `#r<id>` appended for a task the worker re-sent in place of a message that waited too long, and
+ * `#t<turn>` for the send that put it in its group (the same id when that send is redone).
  */
-export function deduplicationId(task: Pick<CrawlTask, 'crawlId' | 'fp' | 'attempt' | 'resentFrom'>): string {
+export function deduplicationId(
+  task: Pick<CrawlTask, 'crawlId' | 'fp' | 'attempt' | 'resentFrom' | 'turn'>,
+): string {
   const base =
     task.attempt > 0 ? `${task.crawlId}#${task.fp}#a${task.attempt}` : `${task.crawlId}#${task.fp}`;
-  return task.resentFrom === undefined ? base : `${base}#r${task.resentFrom}`;
+  const resent = task.resentFrom === undefined ? base : `${base}#r${task.resentFrom}`;
+  return task.turn === undefined ? resent : `${resent}#t${task.turn}`;
 }
 
 /** A short, stable name of a message, for {@link CrawlTask.resentFrom}. */
@@ -107,6 +111,7 @@ export function decodeTask(body: string): DecodedTask {
   if (typeof t.parentSimhash === 'string') task.parentSimhash = t.parentSimhash;
   if (t.generated === true) task.generated = true;
   if (typeof t.resentFrom === 'string' && FINGERPRINT.test(t.resentFrom)) task.resentFrom = t.resentFrom;
+  if (typeof t.turn === 'string' && FINGERPRINT.test(t.turn)) task.turn = t.turn;
   if (sitemap !== undefined && typeof sitemap !== 'string') task.sitemap = sitemap;
   if (typeof t.lastmod === 'string') task.lastmod = t.lastmod;
   if (t.listed === true) task.listed = true;

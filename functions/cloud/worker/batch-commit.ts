@@ -22,6 +22,7 @@ import type { CrawlTask } from '../../core/types.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
 import {
   ADMIT_STARTER,
+  asTurn,
   BackQueueFrontier,
   byHost,
   offerTasks,
@@ -195,7 +196,11 @@ async function sendLinks(
   const sends: CrawlTask[] = [...plan.resends];
   const held = byHost(plan.sends);
   for (const [key, { group, entries }] of plan.groups) {
-    const own = held.get(key)?.tasks ?? [];
+    // A page that comes back after a crash claims its links again, and the batch that brings it
+    // back may hold some of them too (its first try's sends, behind it in the group): those are
+    // in flight already, and sending them again would count a copy that SQS drops.
+    const inBatch = new Set(entries.map(({ task }) => task.fp));
+    const own = (held.get(key)?.tasks ?? []).filter((t) => !inBatch.has(t.fp));
     held.delete(key);
     if (group.firstSeq === undefined) {
       if (own.length > 0) offers.push(...own);
@@ -219,7 +224,7 @@ async function sendLinks(
       limit,
     );
     if (refill.wait.length > 0) await deps.backlog.add(group.crawlId, group.host, refill.wait);
-    sends.push(...refill.send);
+    sends.push(...asTurn(refill.send, `refill ${key} ${group.firstSeq}`));
     refills.set(key, {
       crawlId: group.crawlId,
       host: group.host,
@@ -278,7 +283,11 @@ async function writeHost(
       moved,
       env.deps.groupLimit,
     );
-    if (again.send.length > 0) await env.deps.frontier.enqueue(again.send);
+    if (again.send.length > 0) {
+      await env.deps.frontier.enqueue(
+        asTurn(again.send, `refill ${group.crawlId} ${group.host} ${group.firstSeq} ${round}`),
+      );
+    }
     refill.taken.push(...again.taken);
     refill.inGroup = again.send.length;
     refill.queuedDelta += again.send.length;

@@ -269,4 +269,34 @@ describe('the worker with bounded back queues', () => {
     assert.equal(cloud.backlog.size(), 0);
     assert.equal(cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.group?.queued, 1);
   });
+
+  it('a page back after a crash, in one batch with the links it sent before, counts no copy of them', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const links = ['/a', '/b', '/c'];
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/`]: { status: 200, body: page('home', links) },
+      ...Object.fromEntries(links.map((l) => [`${SITE}${l}`, { status: 200, body: page(l) }])),
+    });
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier };
+    await offerTasks(deps, crawl.tasks([`${SITE}/`]), SEEDS_STARTER);
+    const seed = messageFor(cloud.frontier.sent.splice(0)[0]!);
+    let crashed = false;
+    const fault = (at: FaultStep) => {
+      if (at === 'after-captures' && !crashed) {
+        crashed = true;
+        throw new InjectedCrashError(at, 1);
+      }
+    };
+    const worker = workerOver(cloud, fetcher, clock, { fault });
+    await assert.rejects(worker([seed]), InjectedCrashError);
+    const firstSends = cloud.frontier.sent.splice(0);
+    assert.equal(firstSends.length, 3, 'the links reached the group before the crash');
+    // SQS gives the page back together with the links behind it in its group.
+    await worker([{ ...seed, receiveCount: 2 }, ...firstSends.map((t) => messageFor(t))]);
+    assert.deepEqual(cloud.frontier.sent, [], 'nothing sent again: they were in this very batch');
+    assert.equal(cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.group?.queued, 0);
+  });
 });
