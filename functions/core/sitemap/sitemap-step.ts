@@ -152,6 +152,7 @@ export async function readSitemapFile(
     dropped: follow.dropped,
   };
   if (gzip) summary.gzip = true;
+  if (read.stats.tooDeep > 0) summary.tooDeep = read.stats.tooDeep;
   const truncated = read.stats.truncated ?? (cut ? 'bytes' : undefined);
   if (truncated !== undefined) summary.truncated = truncated;
   record.sitemap = summary;

@@ -21,7 +21,7 @@ function index(urls: string[]): SitemapRead {
   return {
     kind: 'index',
     entries: urls.map((url) => ({ url })),
-    stats: { bytes: 0, outOfScope: 0, invalid: 0 },
+    stats: { bytes: 0, outOfScope: 0, invalid: 0, tooDeep: 0 },
   };
 }
 

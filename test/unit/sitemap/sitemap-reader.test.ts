@@ -43,7 +43,7 @@ describe('readSitemap: XML', () => {
       { url: 'http://h.example/a.html', lastmod: '2024-05-17T10:30:00+02:00', priority: 0.3 },
       { url: 'http://h.example/b.html' },
     ]);
-    assert.deepEqual(read.stats, { bytes: read.stats.bytes, outOfScope: 0, invalid: 0 });
+    assert.deepEqual(read.stats, { bytes: read.stats.bytes, outOfScope: 0, invalid: 0, tooDeep: 0 });
   });
 
   test('any prefix for the sitemap namespace, or none; CDATA and character references', () => {
@@ -95,7 +95,7 @@ describe('readSitemap: XML', () => {
         { url: 'http://h.example/s1.xml', lastmod: '2024-01-02' },
         { url: 'http://h.example/s2.xml.gz' },
       ],
-      stats: { bytes: read.kind === 'index' ? read.stats.bytes : 0, outOfScope: 0, invalid: 0 },
+      stats: { bytes: read.kind === 'index' ? read.stats.bytes : 0, outOfScope: 0, invalid: 0, tooDeep: 0 },
     });
   });
 
