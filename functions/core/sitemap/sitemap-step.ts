@@ -23,7 +23,9 @@ const SITEMAP_DEPTH = 1;
 /**
  * The sitemap files of the site at `origin` whose robots.txt is `entry`, as canonical URLs:
  * none when sitemaps are off, robots.txt disallowed everything, or the crawl's scope does not
- * take the site's host (a CDN host met through a sitemap plans none of its own).
+ * take the site's host (a CDN host met through a sitemap plans none of its own). A file passes
+ * the gates of a link (`ScopeRules.check`: scope, include/exclude, depth, URL length), so that
+ * nothing is asked of a host the crawl leaves out, not even its robots.txt.
  */
 export function plannedSitemaps(deps: CrawlPageDeps, origin: string, entry: RobotsEntry): SitemapFetch[] {
   const { config } = deps;
@@ -32,9 +34,13 @@ export function plannedSitemaps(deps: CrawlPageDeps, origin: string, entry: Robo
   const named =
     entry.status === 'rules' ? rulesFromEntry(entry, config.robotsAgent, config.maxRobotsBytes).sitemaps : [];
   const out: SitemapFetch[] = [];
+  const seen = new Set<string>();
   for (const fetch of sitemapPlan(origin, named, config)) {
     const canonical = deps.canonicalizer.canonicalize(fetch.url);
-    if (canonical.ok && !out.some((f) => f.url === canonical.url)) out.push({ ...fetch, url: canonical.url });
+    if (!canonical.ok || seen.has(canonical.url)) continue;
+    seen.add(canonical.url);
+    if (deps.scope.check(canonical.url, canonical.host, SITEMAP_DEPTH) === undefined)
+      out.push({ ...fetch, url: canonical.url });
   }
   return out;
 }
@@ -161,14 +167,24 @@ export async function readSitemapFile(
   let followed: Followed;
   if (read.kind === 'index') {
     const children: { fetch: SitemapFetch; host: string }[] = [];
+    const links: OutLink[] = [];
+    const inFile = new Set<string>();
     for (const child of follow.sitemaps) {
       const canonical = deps.canonicalizer.canonicalize(child.url);
       if (!canonical.ok) {
         summary.invalid += 1;
         continue;
       }
-      if (!children.some((c) => c.fetch.url === canonical.url))
-        children.push({ fetch: { ...child, url: canonical.url }, host: canonical.host });
+      if (inFile.has(canonical.url)) continue;
+      inFile.add(canonical.url);
+      const out: OutLink = { url: canonical.url, kind: 'other' };
+      // the gates of a link, before anything is asked of the child's host
+      const skip = deps.scope.check(canonical.url, canonical.host, depth);
+      if (skip !== undefined) {
+        out.skipped = skip;
+        summary.outOfScope += 1;
+      } else children.push({ fetch: { ...child, url: canonical.url }, host: canonical.host });
+      links.push(out);
     }
     const { shares, toLambda } = sitemapEntryShares(
       task.cash,
@@ -186,10 +202,7 @@ export async function readSitemapFile(
     );
     const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
     followed = { enqueued, cashFlow: { cash: task.cash, toLambda, credits } };
-    await deps.results.links({
-      from: task.url,
-      links: children.map((c): OutLink => ({ url: c.fetch.url, kind: 'other' })),
-    });
+    await deps.results.links({ from: task.url, links });
   } else {
     followed = await followEntries(deps, task, follow.pages, depth, summary);
   }

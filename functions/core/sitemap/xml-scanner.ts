@@ -50,7 +50,7 @@ interface Construct {
 export class XmlScanner {
   /** Decode and report text from now on (the handler turns it on inside the elements it reads). */
   captureText = false;
-  /** Why scanning stopped early (a markup construct longer than the cap). */
+  /** Why scanning stopped early (a markup construct longer than the cap, complete or not). */
   error: string | undefined;
   readonly #handler: XmlHandler;
   readonly #maxMarkup: number;
@@ -75,10 +75,10 @@ export class XmlScanner {
     const pending = this.#pending;
     if (pending !== undefined) {
       const end = constructEnd(this.#construct, text, 0);
+      this.#pendingLength += end < 0 ? text.length : end;
+      if (this.#pendingLength > this.#maxMarkup) return this.#tooLong();
       if (end < 0) {
         pending.push(text);
-        this.#pendingLength += text.length;
-        if (this.#pendingLength > this.#maxMarkup) this.#tooLong();
         return;
       }
       this.#pending = undefined;
@@ -146,10 +146,14 @@ export class XmlScanner {
     const n = buffer.length;
     const construct = constructAt(buffer, lt, this.#construct);
     const end = constructEnd(construct, buffer, construct.from);
+    // the cap holds however the construct came, whole or in chunks
+    if ((end < 0 ? n : end) - lt > this.#maxMarkup) {
+      this.#tooLong();
+      return final ? n : -1;
+    }
     if (end < 0) {
       if (final) return n;
-      if (n - lt > this.#maxMarkup) this.#tooLong();
-      else if (n - lt >= OPENER) {
+      if (n - lt >= OPENER) {
         this.#pending = [buffer.slice(lt)];
         this.#pendingLength = n - lt;
       }

@@ -251,6 +251,16 @@ describe('the XML scanner under the reader', () => {
     for (const step of [1, 2, 3, 5, 7, 11]) assert.equal(events(xml, step), expected, `chunks of ${step}`);
   });
 
+  test('constructs cut anywhere by chunk ends, long ones over many chunks, read as a whole body is', () => {
+    const long = 'y'.repeat(40);
+    const xml =
+      `<!--${long}-- - ->--><![CDATA[a]]b]]]>${long}]]><?pi ${long} ? >?>` +
+      `<a x="${long}>'" y='"${long}>'>t</a ><!DOCTYPE x ${long}><b xmlns:p="${long}&amp;"/>`;
+    const expected = events(xml, xml.length);
+    assert.equal(expected, `a]]b]${long}]]>|<a>|t|</a>|<b{"xmlns:p":"${long}&"}>|</b>`);
+    for (let step = 1; step <= 24; step++) assert.equal(events(xml, step), expected, `chunks of ${step}`);
+  });
+
   test('a construct longer than the cap stops the scan with a reason', () => {
     const scanner = new XmlScanner({ open: () => {}, close: () => {}, text: () => {} }, 100);
     scanner.write(`<a title="${'x'.repeat(200)}`);
