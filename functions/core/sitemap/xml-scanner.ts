@@ -76,7 +76,10 @@ export class XmlScanner {
     if (pending !== undefined) {
       const end = constructEnd(this.#construct, text, 0);
       this.#pendingLength += end < 0 ? text.length : end;
-      if (this.#pendingLength > this.#maxMarkup) return this.#tooLong();
+      if (this.#pendingLength > this.#maxMarkup) {
+        this.#tooLong();
+        return;
+      }
       if (end < 0) {
         pending.push(text);
         return;
