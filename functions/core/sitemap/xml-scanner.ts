@@ -6,6 +6,10 @@
  * `<xhtml:link>`s) is skipped with `indexOf`: a whole read takes about half the time htmlparser2
  * needs only to tokenize the same sitemap (docs/sitemaps.md).
  *
+ * Linear in its input whatever the shape, chunking included (docs/sitemaps.md, "Linear time"):
+ * no regular expression that can backtrack, and a construct cut by chunk ends is searched from
+ * where the last chunk stopped, then joined once. Memory: one construct, at most `maxMarkup`.
+ *
  * Not a validating parser: mismatched tags are reported to the handler as they come, unknown
  * entities stay as written.
  */
