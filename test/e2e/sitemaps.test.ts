@@ -221,7 +221,7 @@ describe('sitemaps in a crawl', () => {
     }
   });
 
-  test('a sitemap on a host left out by --exclude or the scope: not one request to that host', async () => {
+  test('a sitemap on a host left out by --exclude or the scope: not one request to that host, unless named (sitemapHosts)', async () => {
     const everything: Route = (req, res) => {
       // anything asked would be answered, and counted
       if (req.url === '/robots.txt')
@@ -268,6 +268,21 @@ describe('sitemaps in a crawl', () => {
       assert.equal(run.page(`${a}/index.xml`).sitemap?.outOfScope, 1);
       assert.equal(run.linksOf(`${a}/index.xml`).get(`${a}/left-out/child.xml`)?.skipped, 'exclude');
       assert.ok(!run.pages.some((p) => p.url.startsWith(b) || p.url.startsWith(c)));
+
+      // opt-in: C named as a sitemap host is read, though the scope leaves it out; B stays excluded
+      const again = await crawl({
+        seeds: [`${a}/`],
+        scope: 'host',
+        exclude: ['^http://127\\.0\\.0\\.3[:/]', '/left-out/'],
+        sitemaps: true,
+        sitemapHosts: ['127.0.0.4'],
+      });
+      assert.deepEqual(sites[1]!.paths(), [], `${b} was asked`);
+      assert.deepEqual(
+        sites[2]!.paths().filter((p) => p === '/robots.txt' || p === '/sitemap.xml'),
+        ['/robots.txt', '/sitemap.xml'],
+      );
+      assert.equal(again.page(`${c}/sitemap.xml`).sitemap?.kind, 'urlset');
     } finally {
       await closeAll(sites);
     }

@@ -11,7 +11,7 @@ import { type Admission, admitUrls, type Followed, heldLink } from '../admit-url
 import type { CashFlow } from '../aopic.ts';
 import type { CrawlPageDeps } from '../crawl-page.ts';
 import { robotsUrlFor, rulesFromEntry } from '../robots/policy.ts';
-import type { CrawlTask, OutLink, PageRecord, SitemapFileRecord } from '../types.ts';
+import type { CrawlTask, OutLink, PageRecord, SitemapFileRecord, SkipReason } from '../types.ts';
 import { fingerprint } from '../url/fingerprint.ts';
 import { sitemapEntryShares } from './sitemap-cash.ts';
 import { followSitemap, readsFirst, type SitemapFetch, sitemapPlan } from './sitemap-plan.ts';
@@ -39,10 +39,24 @@ export function plannedSitemaps(deps: CrawlPageDeps, origin: string, entry: Robo
     const canonical = deps.canonicalizer.canonicalize(fetch.url);
     if (!canonical.ok || seen.has(canonical.url)) continue;
     seen.add(canonical.url);
-    if (deps.scope.check(canonical.url, canonical.host, SITEMAP_DEPTH) === undefined)
+    if (sitemapFileSkip(deps, canonical.url, canonical.host, SITEMAP_DEPTH) === undefined)
       out.push({ ...fetch, url: canonical.url });
   }
   return out;
+}
+
+/**
+ * Why a sitemap file may not be fetched, if it may not: the gates of a link (`ScopeRules.check`),
+ * applied before anything is asked of its host, with the scope lifted for the hosts the user
+ * named for sitemaps (`sitemapHosts`).
+ */
+function sitemapFileSkip(
+  deps: CrawlPageDeps,
+  url: string,
+  host: string,
+  depth: number,
+): SkipReason | undefined {
+  return deps.scope.check(url, host, depth, deps.config.sitemapHosts.includes(host));
 }
 
 /**
@@ -178,8 +192,7 @@ export async function readSitemapFile(
       if (inFile.has(canonical.url)) continue;
       inFile.add(canonical.url);
       const out: OutLink = { url: canonical.url, kind: 'other' };
-      // the gates of a link, before anything is asked of the child's host
-      const skip = deps.scope.check(canonical.url, canonical.host, depth);
+      const skip = sitemapFileSkip(deps, canonical.url, canonical.host, depth);
       if (skip !== undefined) {
         out.skipped = skip;
         summary.outOfScope += 1;
