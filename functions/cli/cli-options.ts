@@ -192,6 +192,12 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
     help: "do not read sites' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml)",
   },
   {
+    flag: 'sitemap-host',
+    key: 'sitemapHosts',
+    type: 'list',
+    help: 'read sitemap files on this host although the scope leaves it out (a CDN; repeatable)',
+  },
+  {
     flag: 'no-politeness-per-ip',
     key: 'politenessPerIp',
     type: 'off',

@@ -256,6 +256,24 @@ export const crawlConfigSchema = z
      */
     sitemapShare: z.number().min(0).max(1).default(0.1),
     /**
+     * Hosts whose sitemap files are read although the crawl's scope does not take them (a site's
+     * sitemaps on a CDN host): a sitemap file passes a link's gates before its host is asked
+     * anything, and for these hosts the scope part is lifted (`exclude`, `include`, depth still
+     * hold). Their pages are not crawled; the sitemaps' entries still obey the scope.
+     */
+    sitemapHosts: z
+      .array(
+        z
+          .string()
+          .regex(
+            /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/i,
+            'a sitemap host is a host name without scheme, port or path (cdn.example.com)',
+          )
+          .transform((host) => host.toLowerCase()),
+      )
+      .max(100)
+      .default([]),
+    /**
      * Distinct links recorded (links.jsonl) and followed per page, in document order; the rest are
      * counted on the page record (`dropped.links`). Heritrix's default is the same 6,000.
      */

@@ -167,8 +167,10 @@ export interface SitemapFileRecord {
   invalid: number;
   /** Entries past the file's share of the site's budget, or children of an index too deep. */
   dropped: number;
-  /** A limit cut the file short: the byte cap or the entry limit. */
-  truncated?: 'bytes' | 'entries';
+  /** Elements nested deeper than the reader's cap (32), skipped with what they hold; absent when none. */
+  tooDeep?: number;
+  /** A limit cut the file short: the byte cap, the entry limit, or a tag longer than 1 MiB (`markup`). */
+  truncated?: 'bytes' | 'entries' | 'markup';
 }
 
 /**

@@ -221,6 +221,73 @@ describe('sitemaps in a crawl', () => {
     }
   });
 
+  test('a sitemap on a host left out by --exclude or the scope: not one request to that host, unless named (sitemapHosts)', async () => {
+    const everything: Route = (req, res) => {
+      // anything asked would be answered, and counted
+      if (req.url === '/robots.txt')
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\n');
+      else
+        res
+          .writeHead(200, { 'content-type': 'application/xml' })
+          .end(urlset([url('http://127.0.0.3/x.html')]));
+    };
+    const sites = await startSites(['127.0.0.2', '127.0.0.3', '127.0.0.4'], ([a, b, c]) => [
+      table({
+        '/robots.txt': {
+          type: 'text/plain',
+          body: `User-agent: *\nSitemap: ${b}/sitemap.xml\nSitemap: ${c}/sitemap.xml\nSitemap: ${a}/index.xml\n`,
+        },
+        '/': html(page('Home A')),
+        '/index.xml': xml(sitemapIndex([`${a}/s/kept.xml`, `${a}/left-out/child.xml`])),
+        '/s/kept.xml': xml(urlset([url(`${a}/only.html`)])),
+        '/left-out/child.xml': xml(urlset([url(`${a}/never.html`)])),
+        '/only.html': html(page('Only')),
+        '/never.html': html(page('Never')),
+      }),
+      everything,
+      everything,
+    ]);
+    const [a, b, c] = sites.map((s) => s.origin) as [string, string, string];
+    try {
+      // B is excluded by a pattern, C is outside the scope (the seed's host), /left-out/ excluded
+      const run = await crawl({
+        seeds: [`${a}/`],
+        scope: 'host',
+        exclude: ['^http://127\\.0\\.0\\.3[:/]', '/left-out/'],
+        sitemaps: true,
+        soft404Probe: true,
+      });
+      assert.deepEqual(sites[1]!.paths(), [], `${b} was asked`);
+      assert.deepEqual(sites[2]!.paths(), [], `${c} was asked`);
+      const askedA = pathCounts(sites[0]!);
+      assert.equal(askedA.get('/left-out/child.xml'), undefined);
+      assert.equal(askedA.get('/never.html'), undefined);
+      // the site's own sitemaps still lead to its pages
+      assert.equal(askedA.get('/s/kept.xml'), 1);
+      assert.equal(askedA.get('/only.html'), 1);
+      assert.equal(run.page(`${a}/index.xml`).sitemap?.outOfScope, 1);
+      assert.equal(run.linksOf(`${a}/index.xml`).get(`${a}/left-out/child.xml`)?.skipped, 'exclude');
+      assert.ok(!run.pages.some((p) => p.url.startsWith(b) || p.url.startsWith(c)));
+
+      // opt-in: C named as a sitemap host is read, though the scope leaves it out; B stays excluded
+      const again = await crawl({
+        seeds: [`${a}/`],
+        scope: 'host',
+        exclude: ['^http://127\\.0\\.0\\.3[:/]', '/left-out/'],
+        sitemaps: true,
+        sitemapHosts: ['127.0.0.4'],
+      });
+      assert.deepEqual(sites[1]!.paths(), [], `${b} was asked`);
+      assert.deepEqual(
+        sites[2]!.paths().filter((p) => p === '/robots.txt' || p === '/sitemap.xml'),
+        ['/robots.txt', '/sitemap.xml'],
+      );
+      assert.equal(again.page(`${c}/sitemap.xml`).sitemap?.kind, 'urlset');
+    } finally {
+      await closeAll(sites);
+    }
+  });
+
   test('a sitemap over the byte cap: the entries in the first maxSitemapBytes are taken', async () => {
     const padding = `<image:image><image:loc>http://img.test/${'x'.repeat(900)}.jpg</image:loc></image:image>`;
     let origin = '';

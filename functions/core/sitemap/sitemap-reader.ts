@@ -22,6 +22,14 @@ export const SITEMAP_MAX_ENTRIES = 50_000;
 export const SITEMAP_MAX_BYTES = 52_428_800;
 /** A `<loc>` must be shorter than this (the protocol says less than 2,048 characters). */
 export const SITEMAP_MAX_LOC = 2048;
+/**
+ * Elements open at once, at most (a sitemap's fields are at depth 3, extensions' at 4 or 5):
+ * deeper elements are skipped with all they hold and counted (`stats.tooDeep`), so memory does
+ * not grow with nesting (48 MiB of nested elements took 1.2 GB before the cap).
+ */
+export const SITEMAP_MAX_DEPTH = 32;
+/** Longest tag, comment or CDATA section read (an attribute is at most this long): past it the read stops (`truncated: 'markup'`). */
+export const SITEMAP_MAX_MARKUP = 1024 * 1024;
 
 /**
  * Namespaces of the sitemap elements: sitemaps.org's (also written with https or a trailing
@@ -69,8 +77,13 @@ export interface SitemapStats {
   outOfScope: number;
   /** Entries without a usable `<loc>` (missing, not http(s), not absolute, too long). */
   invalid: number;
-  /** Set when a limit cut the file short: what is past it was not read. */
-  truncated?: 'bytes' | 'entries';
+  /** Elements nested deeper than SITEMAP_MAX_DEPTH, skipped with what they hold. */
+  tooDeep: number;
+  /**
+   * Set when a limit cut the file short: what is past it was not read (`markup`: a tag, comment
+   * or CDATA section longer than SITEMAP_MAX_MARKUP).
+   */
+  truncated?: 'bytes' | 'entries' | 'markup';
 }
 
 /** The outcome of reading one sitemap file. */
@@ -106,7 +119,7 @@ export class SitemapReader {
   readonly #maxBytes: number;
   readonly #decoder = new TextDecoder('utf-8');
   readonly #entries: SitemapEntry[] = [];
-  readonly #stats: SitemapStats = { bytes: 0, outOfScope: 0, invalid: 0 };
+  readonly #stats: SitemapStats = { bytes: 0, outOfScope: 0, invalid: 0, tooDeep: 0 };
   #format: 'xml' | 'text' | 'gzip' | undefined;
   #stopped = false;
   #ended = false;
@@ -114,10 +127,15 @@ export class SitemapReader {
   #parser: XmlScanner | undefined;
   #root: 'urlset' | 'index' | undefined;
   #notSitemap: string | undefined;
-  /** Open elements: whether each is in the sitemap namespace (or none), and its local name. */
-  readonly #stack: { local: string; sitemap: boolean; declares: boolean }[] = [];
-  /** Namespace scopes pushed by elements that declare some: prefix -> URI ('' is the default). */
-  readonly #namespaces: Map<string, string>[] = [];
+  /** Open elements (at most SITEMAP_MAX_DEPTH): the prefixes each declares, to undo at its end. */
+  readonly #stack: (string[] | undefined)[] = [];
+  /** Elements open below the depth cap, skipped. */
+  #skipping = 0;
+  /**
+   * Namespaces in force: prefix ('' for the default) -> the URIs declared for it by the open
+   * elements, innermost last. A look-up reads one entry, whatever the depth.
+   */
+  readonly #namespaces = new Map<string, string[]>();
   #entry: Partial<Record<Field, string>> | undefined;
   #field: Field | undefined;
   #text = '';
@@ -164,8 +182,10 @@ export class SitemapReader {
       this.#ended = true;
       if (!this.#stopped) this.#decoded(this.#decoder.decode());
       if (this.#format === 'xml' && this.#stats.truncated === undefined) this.#parser?.end();
-      if (this.#parser?.error !== undefined && this.#notSitemap === undefined && this.#root === undefined)
-        this.#notSitemap = this.#parser.error;
+      if (this.#parser?.error !== undefined && this.#notSitemap === undefined) {
+        if (this.#root === undefined) this.#notSitemap = this.#parser.error;
+        else this.#stats.truncated ??= 'markup';
+      }
       if (this.#format === 'text' && this.#stats.truncated === undefined) this.#takeLine(this.#line);
     }
     if (this.#format === 'gzip') return { kind: 'gzip' };
@@ -193,44 +213,55 @@ export class SitemapReader {
       this.#format = text.startsWith('<') ? 'xml' : 'text';
       if (this.#format === 'xml') this.#parser = this.#xmlParser();
     }
-    if (this.#format === 'xml') this.#parser!.write(text);
-    else this.#textLines(text);
+    if (this.#format !== 'xml') this.#textLines(text);
+    else {
+      this.#parser!.write(text);
+      if (this.#parser!.error !== undefined) this.#stopped = true;
+    }
   }
 
   // ------------------------------------------------------------------------------------ XML
 
   #xmlParser(): XmlScanner {
-    return new XmlScanner({
-      open: (name, attributes) => this.#open(name, attributes),
-      text: (text) => {
-        if (this.#field === undefined || this.#overflow) return;
-        this.#text += text;
-        if (this.#text.length > (this.#field === 'loc' ? SITEMAP_MAX_LOC + 256 : MAX_FIELD))
-          this.#overflow = true;
+    return new XmlScanner(
+      {
+        open: (name, attributes) => this.#open(name, attributes),
+        text: (text) => {
+          if (this.#field === undefined || this.#overflow) return;
+          this.#text += text;
+          if (this.#text.length > (this.#field === 'loc' ? SITEMAP_MAX_LOC + 256 : MAX_FIELD))
+            this.#overflow = true;
+        },
+        close: () => this.#close(),
       },
-      close: () => this.#close(),
-    });
+      SITEMAP_MAX_MARKUP,
+    );
   }
 
   #open(name: string, attributes: Record<string, string> | undefined): void {
     if (this.#stopped) return;
-    let declares = false;
-    for (const attribute in attributes ?? {}) {
-      if (attribute === 'xmlns' || attribute.startsWith('xmlns:')) {
-        if (!declares) this.#namespaces.push(new Map());
-        declares = true;
-        this.#namespaces
-          .at(-1)!
-          .set(attribute === 'xmlns' ? '' : attribute.slice(6), attributes![attribute]!);
-      }
+    const depth = this.#stack.length;
+    if (this.#skipping > 0 || depth >= SITEMAP_MAX_DEPTH) {
+      this.#skipping++;
+      this.#stats.tooDeep++;
+      return;
     }
+    let declared: string[] | undefined;
+    for (const attribute in attributes) {
+      if (attribute !== 'xmlns' && !attribute.startsWith('xmlns:')) continue;
+      const prefix = attribute === 'xmlns' ? '' : attribute.slice(6);
+      const uris = this.#namespaces.get(prefix);
+      if (uris === undefined) this.#namespaces.set(prefix, [attributes![attribute]!]);
+      else uris.push(attributes![attribute]!);
+      if (declared === undefined) declared = [prefix];
+      else declared.push(prefix);
+    }
+    this.#stack.push(declared);
     const colon = name.indexOf(':');
     const prefix = colon < 0 ? '' : name.slice(0, colon);
     const local = colon < 0 ? name : name.slice(colon + 1);
-    const uri = this.#namespaceOf(prefix);
+    const uri = this.#namespaces.get(prefix)?.at(-1);
     const sitemap = uri === undefined || uri === '' ? prefix === '' : isSitemapNamespace(uri);
-    const depth = this.#stack.length;
-    this.#stack.push({ local, sitemap, declares });
     if (depth === 0) {
       if (sitemap && local === 'urlset') this.#root = 'urlset';
       else if (sitemap && local === 'sitemapindex') this.#root = 'index';
@@ -247,9 +278,17 @@ export class SitemapReader {
 
   #close(): void {
     if (this.#stopped) return;
-    const element = this.#stack.pop();
-    if (element === undefined) return;
-    if (element.declares) this.#namespaces.pop();
+    if (this.#skipping > 0) {
+      this.#skipping--;
+      return;
+    }
+    if (this.#stack.length === 0) return;
+    for (const prefix of this.#stack.pop() ?? []) {
+      // dropped when empty: siblings declaring ever new prefixes leave nothing behind
+      const uris = this.#namespaces.get(prefix)!;
+      uris.pop();
+      if (uris.length === 0) this.#namespaces.delete(prefix);
+    }
     const depth = this.#stack.length;
     if (depth === 2 && this.#field !== undefined && this.#entry !== undefined) {
       // the first of a repeated field counts
@@ -262,14 +301,6 @@ export class SitemapReader {
       this.#entry = undefined;
       this.#take(entry);
     }
-  }
-
-  #namespaceOf(prefix: string): string | undefined {
-    for (let i = this.#namespaces.length - 1; i >= 0; i--) {
-      const uri = this.#namespaces[i]!.get(prefix);
-      if (uri !== undefined) return uri;
-    }
-    return undefined;
   }
 
   #giveUp(reason: string): void {

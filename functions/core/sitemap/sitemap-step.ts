@@ -18,7 +18,7 @@ import {
   heldLink,
   type UrlRuleChecks,
 } from '../step/admit-urls.ts';
-import type { CrawlTask, OutLink, PageRecord, SitemapFileRecord } from '../types.ts';
+import type { CrawlTask, OutLink, PageRecord, SitemapFileRecord, SkipReason } from '../types.ts';
 import type { UrlCanonicalizer } from '../url/canonicalize.ts';
 import { fingerprint } from '../url/fingerprint.ts';
 import type { ScopeRules } from '../url/scope.ts';
@@ -49,7 +49,9 @@ const SITEMAP_DEPTH = 1;
 /**
  * The sitemap files of the site at `origin` whose robots.txt is `entry`, as canonical URLs:
  * none when sitemaps are off, robots.txt disallowed everything, or the crawl's scope does not
- * take the site's host (a CDN host met through a sitemap plans none of its own).
+ * take the site's host (a CDN host met through a sitemap plans none of its own). A file passes
+ * the gates of a link (`ScopeRules.check`: scope, include/exclude, depth, URL length), so that
+ * nothing is asked of a host the crawl leaves out, not even its robots.txt.
  */
 export function plannedSitemaps(deps: SitemapStepDeps, origin: string, entry: RobotsEntry): SitemapFetch[] {
   const { config } = deps;
@@ -58,11 +60,29 @@ export function plannedSitemaps(deps: SitemapStepDeps, origin: string, entry: Ro
   const named =
     entry.status === 'rules' ? rulesFromEntry(entry, config.robotsAgent, config.maxRobotsBytes).sitemaps : [];
   const out: SitemapFetch[] = [];
+  const seen = new Set<string>();
   for (const fetch of sitemapPlan(origin, named, config)) {
     const canonical = deps.canonicalizer.canonicalize(fetch.url);
-    if (canonical.ok && !out.some((f) => f.url === canonical.url)) out.push({ ...fetch, url: canonical.url });
+    if (!canonical.ok || seen.has(canonical.url)) continue;
+    seen.add(canonical.url);
+    if (sitemapFileSkip(deps, canonical.url, canonical.host, SITEMAP_DEPTH) === undefined)
+      out.push({ ...fetch, url: canonical.url });
   }
   return out;
+}
+
+/**
+ * Why a sitemap file may not be fetched, if it may not: the gates of a link (`ScopeRules.check`),
+ * applied before anything is asked of its host, with the scope lifted for the hosts the user
+ * named for sitemaps (`sitemapHosts`).
+ */
+function sitemapFileSkip(
+  deps: SitemapStepDeps,
+  url: string,
+  host: string,
+  depth: number,
+): SkipReason | undefined {
+  return deps.scope.check(url, host, depth, deps.config.sitemapHosts.includes(host));
 }
 
 /**
@@ -178,6 +198,7 @@ export async function readSitemapFile(
     dropped: follow.dropped,
   };
   if (gzip) summary.gzip = true;
+  if (read.stats.tooDeep > 0) summary.tooDeep = read.stats.tooDeep;
   const truncated = read.stats.truncated ?? (cut ? 'bytes' : undefined);
   if (truncated !== undefined) summary.truncated = truncated;
   record.sitemap = summary;
@@ -186,14 +207,23 @@ export async function readSitemapFile(
   let followed: Followed;
   if (read.kind === 'index') {
     const children: { fetch: SitemapFetch; host: string }[] = [];
+    const links: OutLink[] = [];
+    const inFile = new Set<string>();
     for (const child of follow.sitemaps) {
       const canonical = deps.canonicalizer.canonicalize(child.url);
       if (!canonical.ok) {
         summary.invalid += 1;
         continue;
       }
-      if (!children.some((c) => c.fetch.url === canonical.url))
-        children.push({ fetch: { ...child, url: canonical.url }, host: canonical.host });
+      if (inFile.has(canonical.url)) continue;
+      inFile.add(canonical.url);
+      const out: OutLink = { url: canonical.url, kind: 'other' };
+      const skip = sitemapFileSkip(deps, canonical.url, canonical.host, depth);
+      if (skip !== undefined) {
+        out.skipped = skip;
+        summary.outOfScope += 1;
+      } else children.push({ fetch: { ...child, url: canonical.url }, host: canonical.host });
+      links.push(out);
     }
     const { shares, toLambda } = sitemapEntryShares(
       task.cash,
@@ -211,10 +241,7 @@ export async function readSitemapFile(
     );
     const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
     followed = { enqueued, cashFlow: { cash: task.cash, toLambda, credits } };
-    await deps.results.links({
-      from: task.url,
-      links: children.map((c): OutLink => ({ url: c.fetch.url, kind: 'other' })),
-    });
+    await deps.results.links({ from: task.url, links });
   } else {
     followed = await followEntries(deps, task, follow.pages, depth, summary);
   }

@@ -101,11 +101,12 @@ export class ScopeRules {
    * @param canonicalUrl output of `UrlCanonicalizer.canonicalize`
    * @param host its `host` (lowercase host name without port)
    * @param depth link distance from a seed (seeds are 0)
+   * @param anyHost skip the scope test (a sitemap host the user named: `sitemapHosts`)
    */
-  check(canonicalUrl: string, host: string, depth: number): SkipReason | undefined {
+  check(canonicalUrl: string, host: string, depth: number, anyHost = false): SkipReason | undefined {
     if (canonicalUrl.length > this.#maxUrlLength) return 'url-length';
     if (this.#hasRepeatedSegment(canonicalUrl)) return 'repeated-segments';
-    if (!this.#inScope(host)) return 'scope';
+    if (!anyHost && !this.#inScope(host)) return 'scope';
     for (const pattern of this.#exclude) {
       if (pattern.test(canonicalUrl)) return 'exclude';
     }

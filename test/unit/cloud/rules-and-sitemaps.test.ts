@@ -93,6 +93,42 @@ describe('cloud worker: sitemaps', () => {
     assert.equal(captured(cloud).find((p) => p.url === `${A}/only`)?.lastmod, '2026-05-06');
   });
 
+  it('sitemap files on hosts the scope or --exclude leaves out are never sent, nor an index child excluded', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const [B, C] = ['http://b.example', 'http://c.example'];
+    const xml = { status: 200, headers: { 'content-type': 'application/xml' } };
+    const NS = 'http://www.sitemaps.org/schemas/sitemap/0.9';
+    const fetcher = new MemoryFetcher({
+      [`${A}/robots.txt`]: {
+        status: 200,
+        headers: { 'content-type': 'text/plain' },
+        body: `Sitemap: ${B}/s.xml\nSitemap: ${C}/s.xml\nSitemap: ${A}/idx.xml\n`,
+      },
+      [`${A}/`]: { status: 200, body: page('home') },
+      [`${A}/idx.xml`]: {
+        ...xml,
+        body: `<sitemapindex xmlns="${NS}"><sitemap><loc>${A}/ok.xml</loc></sitemap><sitemap><loc>${A}/left-out/c.xml</loc></sitemap></sitemapindex>`,
+      },
+    });
+    // C is outside the scope (the seed's host); B is excluded too, by a pattern
+    const { tasks } = runningCrawl(
+      cloud,
+      { seeds: [`${A}/`], ...base, scope: 'host', exclude: ['//b\\.example/', '/left-out/'] },
+      clock,
+    );
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([messageFor(tasks([`${A}/`])[0]!)]);
+    const sitemaps = cloud.frontier.sent.filter((t) => t.sitemap !== undefined).map((t) => t.url);
+    assert.deepEqual(sitemaps, [`${A}/idx.xml`]);
+    await worker([messageFor(cloud.frontier.sent.find((t) => t.url === `${A}/idx.xml`)!)]);
+    const sent = cloud.frontier.sent.map((t) => t.url);
+    assert.ok(sent.includes(`${A}/ok.xml`));
+    assert.ok(!sent.includes(`${A}/left-out/c.xml`));
+    assert.equal(captured(cloud).find((p) => p.url === `${A}/idx.xml`)?.sitemap?.outOfScope, 1);
+    assert.ok(!fetcher.requests.some((u) => u.startsWith(B) || u.startsWith(C)));
+  });
+
   it('the guessed /sitemap.xml is a link of the root page: sent after its links, never parked', async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();

@@ -21,11 +21,28 @@ function index(urls: string[]): SitemapRead {
   return {
     kind: 'index',
     entries: urls.map((url) => ({ url })),
-    stats: { bytes: 0, outOfScope: 0, invalid: 0 },
+    stats: { bytes: 0, outOfScope: 0, invalid: 0, tooDeep: 0 },
   };
 }
 
 describe('sitemapPlan', () => {
+  test('sitemapHosts: host names, lowercased; anything else is refused with the reason', () => {
+    const parsed = parseCrawlConfig({
+      seeds: ['http://h.example/'],
+      sitemapHosts: ['CDN.Example.com', '[::1]'],
+    });
+    assert.ok(parsed.ok);
+    assert.deepEqual(parsed.config.sitemapHosts, ['cdn.example.com', '[::1]']);
+    for (const bad of ['https://cdn.example/', 'cdn.example:8080', 'cdn.example/sitemaps']) {
+      const refused = parseCrawlConfig({ seeds: ['http://h.example/'], sitemapHosts: [bad] });
+      assert.ok(!refused.ok);
+      assert.match(
+        refused.problems.join(),
+        /sitemapHosts\.0: a sitemap host is a host name without scheme, port or path/,
+      );
+    }
+  });
+
   test('the defaults come from the crawl configuration', () => {
     const parsed = parseCrawlConfig({ seeds: ['http://h.example/'] });
     assert.ok(parsed.ok);

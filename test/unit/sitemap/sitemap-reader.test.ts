@@ -43,7 +43,7 @@ describe('readSitemap: XML', () => {
       { url: 'http://h.example/a.html', lastmod: '2024-05-17T10:30:00+02:00', priority: 0.3 },
       { url: 'http://h.example/b.html' },
     ]);
-    assert.deepEqual(read.stats, { bytes: read.stats.bytes, outOfScope: 0, invalid: 0 });
+    assert.deepEqual(read.stats, { bytes: read.stats.bytes, outOfScope: 0, invalid: 0, tooDeep: 0 });
   });
 
   test('any prefix for the sitemap namespace, or none; CDATA and character references', () => {
@@ -95,7 +95,7 @@ describe('readSitemap: XML', () => {
         { url: 'http://h.example/s1.xml', lastmod: '2024-01-02' },
         { url: 'http://h.example/s2.xml.gz' },
       ],
-      stats: { bytes: read.kind === 'index' ? read.stats.bytes : 0, outOfScope: 0, invalid: 0 },
+      stats: { bytes: read.kind === 'index' ? read.stats.bytes : 0, outOfScope: 0, invalid: 0, tooDeep: 0 },
     });
   });
 
@@ -249,6 +249,16 @@ describe('the XML scanner under the reader', () => {
       '<a{"xmlns:x":"u&v","title":"1 > 0","x:y":"q"}>|t <AB&nope;<raw>&amp;|</a>|<b>|</b>',
     );
     for (const step of [1, 2, 3, 5, 7, 11]) assert.equal(events(xml, step), expected, `chunks of ${step}`);
+  });
+
+  test('constructs cut anywhere by chunk ends, long ones over many chunks, read as a whole body is', () => {
+    const long = 'y'.repeat(40);
+    const xml =
+      `<!--${long}-- - ->--><![CDATA[a]]b]]]>${long}]]><?pi ${long} ? >?>` +
+      `<a x="${long}>'" y='"${long}>'>t</a ><!DOCTYPE x ${long}><b xmlns:p="${long}&amp;"/>`;
+    const expected = events(xml, xml.length);
+    assert.equal(expected, `a]]b]${long}]]>|<a>|t|</a>|<b{"xmlns:p":"${long}&"}>|</b>`);
+    for (let step = 1; step <= 24; step++) assert.equal(events(xml, step), expected, `chunks of ${step}`);
   });
 
   test('a construct longer than the cap stops the scan with a reason', () => {
