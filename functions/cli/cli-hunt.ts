@@ -5,6 +5,7 @@ import type { FetchedPage } from '../core/step/crawl-page.ts';
 import type { PageRecord } from '../core/types.ts';
 import { EmbeddedCrawler } from '../embedded/embedded-crawler.ts';
 import {
+  allowPrivateHint,
   buildConfig,
   configFlagRows,
   formatRows,
@@ -129,7 +130,7 @@ function huntDepth(raw: unknown): number {
 }
 
 /** Why the start URL gave nothing to search, from the hunt's pages.jsonl. */
-function firstFailure(pagesPath: string, allowPrivate: boolean): string | undefined {
+function firstFailure(pagesPath: string, allowPrivate: boolean | readonly string[]): string | undefined {
   let text: string;
   try {
     text = readFileSync(pagesPath, 'utf8');
@@ -142,7 +143,7 @@ function firstFailure(pagesPath: string, allowPrivate: boolean): string | undefi
   const detail = record.detail === undefined ? '' : ` (${record.detail})`;
   switch (record.reason) {
     case 'blocked-address':
-      return `the SSRF guard refused ${record.url}: not a public address${detail}${allowPrivate ? '' : '; run with --allow-private to search it'}`;
+      return `the SSRF guard refused ${record.url}: not a public address${detail}; ${allowPrivateHint(allowPrivate)}`;
     case 'robots':
       return `robots.txt does not allow crawling ${record.url}`;
     case 'robots-unreachable':
