@@ -277,7 +277,8 @@ export function parseCommand(
       args.push(...argv.slice(i));
       break;
     }
-    const networksFlag = configFlags && CONFIG_FLAGS.some((f) => f.type === 'networks' && `--${f.flag}` === arg);
+    const networksFlag =
+      configFlags && CONFIG_FLAGS.some((f) => f.type === 'networks' && `--${f.flag}` === arg);
     if (networksFlag) {
       // A value is optional: `--allow-private` alone, or followed by networks (`loopback,10.0.0.0/8`).
       const takesNext = next !== undefined && looksLikeNetworks(next);

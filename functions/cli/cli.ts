@@ -8,7 +8,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import packageJson from '../../package.json' with { type: 'json' };
 import { CrawlFolderError, CrawlStorageError } from '../embedded/crawl-errors.ts';
-import { type CrawlSnapshot, CrawlStateMismatchError, EmbeddedCrawler } from '../embedded/embedded-crawler.ts';
+import {
+  type CrawlSnapshot,
+  CrawlStateMismatchError,
+  EmbeddedCrawler,
+} from '../embedded/embedded-crawler.ts';
 import { CACHE_STUDY_HELP, cacheStudyCommand } from './cli-cache-study.ts';
 import { CANONICALIZE_HELP, canonicalizeCommand } from './cli-canonicalize.ts';
 import { EXPORT_HELP, exportCommand } from './cli-export.ts';
@@ -250,7 +254,9 @@ async function crawlCommand(args: string[]): Promise<number> {
           `non-public address); ${allowPrivateHint(config.allowPrivate)}`,
       );
     } else {
-      printError(`crawl failed: ${summary.stopReason ?? 'no page could be fetched'} (reasons in pages.jsonl)`);
+      printError(
+        `crawl failed: ${summary.stopReason ?? 'no page could be fetched'} (reasons in pages.jsonl)`,
+      );
     }
     return EXIT.failed;
   }

@@ -132,7 +132,8 @@ export function failureDetail(outcome: CrawlPageOutcome): string | undefined {
  * (a robots.txt failure is named by what happened to robots.txt).
  */
 export function failureCause(failure: string, detail = ''): string {
-  const text = failure === 'robots-unreachable' ? detail.replace(/^robots\.txt: /, '') : `${failure}: ${detail}`;
+  const text =
+    failure === 'robots-unreachable' ? detail.replace(/^robots\.txt: /, '') : `${failure}: ${detail}`;
   const code = /^[\w-]+/.exec(text)?.[0] ?? failure;
   if (text.includes('ECONNREFUSED')) return 'connection refused';
   if (code === 'dns') return 'DNS failure';
@@ -173,7 +174,8 @@ export function answeredPages(c: Pick<CrawlCounters, 'byStatus'>): number {
  */
 export function crawlFailure(c: CrawlCounters, hosts: readonly string[]): string | undefined {
   if (c.finished === 0 || answeredPages(c) > 0) return undefined;
-  const where = hosts.length === 1 ? ` from ${hosts[0]}` : hosts.length > 1 ? ` from ${hosts.length} hosts` : '';
+  const where =
+    hosts.length === 1 ? ` from ${hosts[0]}` : hosts.length > 1 ? ` from ${hosts.length} hosts` : '';
   const causes = Object.entries(c.failedBy).sort(([, a], [, b]) => b - a);
   if (causes.length === 0) {
     const reasons = Object.entries(c.byReason)

@@ -746,7 +746,9 @@ export class EmbeddedCrawler {
     let endState = this.#stopping?.state ?? 'done';
     let stopReason = this.#stopping?.reason;
     const failure =
-      endState === 'done' || endState === 'max-pages' ? crawlFailure(c, seedHosts(this.#config.seeds)) : undefined;
+      endState === 'done' || endState === 'max-pages'
+        ? crawlFailure(c, seedHosts(this.#config.seeds))
+        : undefined;
     if (failure !== undefined) {
       endState = 'failed';
       stopReason = failure;

@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { formatProgress, PLAIN_EVERY_MS, ProgressReporter, type ProgressView } from '../../functions/cli/progress.ts';
+import {
+  formatProgress,
+  PLAIN_EVERY_MS,
+  ProgressReporter,
+  type ProgressView,
+} from '../../functions/cli/progress.ts';
 import { fingerprint } from '../../functions/core/url/fingerprint.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';

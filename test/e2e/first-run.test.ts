@@ -267,7 +267,8 @@ describe('first run: a crawl folder in use, hunt, terminal safety', () => {
     ]);
     try {
       const deadline = Date.now() + 15_000;
-      while (!/hunt: /.test(hunt.stderr()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (!/hunt: /.test(hunt.stderr()) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
     } finally {
       hunt.child.kill('SIGTERM');
     }
@@ -322,7 +323,9 @@ describe('first run: a seed that cannot be crawled', () => {
     assert.equal(hunt.code, 2, hunt.stderr);
     assert.match(
       hunt.stderr,
-      new RegExp(`could not search: every request failed: 3 × connection refused from 127\\.0\\.0\\.74:${port}; is the server running`),
+      new RegExp(
+        `could not search: every request failed: 3 × connection refused from 127\\.0\\.0\\.74:${port}; is the server running`,
+      ),
     );
   });
 
@@ -330,7 +333,15 @@ describe('first run: a seed that cannot be crawled', () => {
     const out = tempDir();
     const config = join(tempDir(), 'config.json');
     writeFileSync(config, JSON.stringify({ retryBaseDelayMs: 50 }));
-    const result = await runCli(['crawl', `${failing.origin}/`, '--out', out, '--allow-private', '--config', config]);
+    const result = await runCli([
+      'crawl',
+      `${failing.origin}/`,
+      '--out',
+      out,
+      '--allow-private',
+      '--config',
+      config,
+    ]);
     assert.equal(result.code, 2, result.stderr);
     assert.match(
       result.stderr,
@@ -341,7 +352,10 @@ describe('first run: a seed that cannot be crawled', () => {
     );
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { state: string };
     assert.equal(summary.state, 'failed');
-    assert.equal((JSON.parse(readFileSync(join(out, 'status.json'), 'utf8')) as { state: string }).state, 'failed');
+    assert.equal(
+      (JSON.parse(readFileSync(join(out, 'status.json'), 'utf8')) as { state: string }).state,
+      'failed',
+    );
     // robots.txt (404), the soft-404 probe, the page three times (two retries)
     assert.match(result.stdout, /^ {2}requests {5}5 \(3 failed\); 2 retries scheduled$/m);
   });

@@ -66,7 +66,10 @@ describe('SSRF guard in a crawl', () => {
       const page = run.page(url);
       assert.equal(page.reason, 'blocked-address', url);
       assert.equal(page.status, null);
-      assert.match(page.detail ?? '', /\(metadata address\).*only when "metadata" or the address itself is named/);
+      assert.match(
+        page.detail ?? '',
+        /\(metadata address\).*only when "metadata" or the address itself is named/,
+      );
     }
     assert.equal(run.summary.state, 'done');
   });

@@ -31,7 +31,12 @@ function allowAdvice(addressClass: AddressClass): string {
   if (addressClass === 'metadata') {
     return ' and the networks --allow-private names; a cloud metadata address (it hands out credentials) only when "metadata" or the address itself is named';
   }
-  if (addressClass === 'loopback' || addressClass === 'private' || addressClass === 'unique-local' || addressClass === 'cgnat') {
+  if (
+    addressClass === 'loopback' ||
+    addressClass === 'private' ||
+    addressClass === 'unique-local' ||
+    addressClass === 'cgnat'
+  ) {
     return '; run with --allow-private (allowPrivate: true) to allow it';
   }
   return `; run with --allow-private ${addressClass === 'invalid' ? 'and its network' : addressClass} (allowPrivate: ["${addressClass}"]) to allow it`;
@@ -70,7 +75,10 @@ export function guardLookup(inner: LookupFunction, allowance?: AddressAllowance)
         }
         const first = address[0];
         const refused = first === undefined ? '(no address)' : first.address;
-        callback(new BlockedAddressError(refused, checkAddress(refused, allowance).addressClass, hostname), []);
+        callback(
+          new BlockedAddressError(refused, checkAddress(refused, allowance).addressClass, hostname),
+          [],
+        );
         return;
       }
       const checked = checkAddress(address, allowance);

@@ -265,7 +265,9 @@ async function watchCommand(parsed: ParsedCommand, connect: () => Promise<CloudA
   const rate = new PollRate();
   let latest: ProgressView | undefined;
   const reporter =
-    parsed.values.quiet === true ? undefined : new ProgressReporter(process.stderr, () => latest, formatProgress);
+    parsed.values.quiet === true
+      ? undefined
+      : new ProgressReporter(process.stderr, () => latest, formatProgress);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.on('SIGINT', onSignal);

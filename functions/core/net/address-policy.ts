@@ -236,7 +236,12 @@ export function checkAddress(
   if (allowance === undefined || addressClass === 'invalid') return { allowed: false, addressClass };
   if (allowance.classes.has(addressClass)) return { allowed: true, addressClass };
   if (V4_COMPATIBLE_TEXT.test(ip.trim())) return { allowed: false, addressClass };
-  let address = ipaddr.parse(ip.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''));
+  let address = ipaddr.parse(
+    ip
+      .trim()
+      .replace(/^\[(.*)\]$/, '$1')
+      .replace(/%.*$/, ''),
+  );
   if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
     address = (address as ipaddr.IPv6).toIPv4Address();
   }

@@ -24,22 +24,6 @@ export type FinishReason =
   /** Given up on by the cloud worker, or by SQS's redrive: the message went to the dead-letter queue. */
   | 'dlq';
 
-/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
-export const ERROR_REASONS: ReadonlySet<string> = new Set<FinishReason>([
-  'gave-up',
-  'robots-unreachable',
-  'internal-error',
-  'dlq',
-  'dns',
-  'connect',
-  'tls',
-  'protocol',
-  'timeout-connect',
-  'timeout-headers',
-  'timeout-idle',
-  'timeout-total',
-]);
-
 /**
  * Reasons of a URL whose own request was sent and got no HTTP response (refused, unreachable,
  * timed out, broken TLS or HTTP). Every other URL finished without a response was never requested:
@@ -56,6 +40,12 @@ export const NO_RESPONSE_REASONS: ReadonlySet<string> = new Set<FinishReason>([
   'timeout-total',
 ]);
 
+/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
+export const ERROR_REASONS: ReadonlySet<string> = new Set<string>([
+  ...(['gave-up', 'robots-unreachable', 'internal-error', 'dlq'] satisfies FinishReason[]),
+  ...NO_RESPONSE_REASONS,
+]);
+
 /**
  * The finished URLs by what came back, as every report shows them (the CLI's summary of a local
  * or a cloud crawl): one entry per HTTP status, `no response` (requested, no answer) and `not
@@ -69,7 +59,8 @@ export function outcomeBuckets(
     .filter(([status]) => /^\d+$/.test(status))
     .sort(([a], [b]) => Number(a) - Number(b));
   let noResponse = 0;
-  for (const [reason, n] of Object.entries(counts.byReason)) if (NO_RESPONSE_REASONS.has(reason)) noResponse += n;
+  for (const [reason, n] of Object.entries(counts.byReason))
+    if (NO_RESPONSE_REASONS.has(reason)) noResponse += n;
   noResponse = Math.min(noResponse, counts.notFetched);
   if (noResponse > 0) buckets.push(['no response', noResponse]);
   if (counts.notFetched > noResponse) buckets.push(['not requested', counts.notFetched - noResponse]);

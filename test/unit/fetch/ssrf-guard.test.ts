@@ -270,7 +270,9 @@ describe('allowPrivate names the networks it allows', () => {
       assert.match(result.message, /only when "metadata" or the address itself is named/);
     }
     for (const literal of ['http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/']) {
-      const result = await withFetcher({ allowPrivate: true }, (f) => f.fetch({ url: literal, maxBytes: 1000 }));
+      const result = await withFetcher({ allowPrivate: true }, (f) =>
+        f.fetch({ url: literal, maxBytes: 1000 }),
+      );
       assert.equal(result.ok, false);
       assert.equal((result as FetchFailure).error, 'blocked-address', literal);
     }
