@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { FetchedPage } from '../core/step/crawl-page.ts';
 import type { PageRecord } from '../core/types.ts';
-import { EmbeddedCrawler } from '../embedded/embedded-crawler.ts';
+import { type CrawlSnapshot, EmbeddedCrawler } from '../embedded/embedded-crawler.ts';
 import {
+  allowPrivateHint,
   buildConfig,
   configFlagRows,
   formatRows,
@@ -14,7 +15,8 @@ import {
   parseCommand,
   UsageError,
 } from './cli-options.ts';
-import { print, printError } from './terminal-text.ts';
+import { formatDuration, PLAIN_EVERY_MS, ProgressReporter } from './progress.ts';
+import { print, printError, terminalSafe } from './terminal-text.ts';
 
 /** The keyword hunt gives up after this depth by default; the start URL is depth 1. */
 export const HUNT_MAX_DEPTH = 5;
@@ -22,7 +24,7 @@ export const HUNT_MAX_KEYWORD = 100;
 
 const HUNT_OPTIONS: Record<string, OptionSpec> = {
   'ignore-case': { type: 'boolean', short: 'i', help: 'match the keyword in any case' },
-  quiet: { type: 'boolean', help: 'no log lines' },
+  quiet: { type: 'boolean', help: 'no progress line, no log lines' },
   help: HELP_OPTION,
 };
 
@@ -36,14 +38,17 @@ depth 1 (default ${HUNT_MAX_DEPTH}).
 options:
 ${formatRows([...optionRows(HUNT_OPTIONS), ...configFlagRows()])}
 
+While it searches, a progress line on stderr: pages searched, depth, queue (every ${PLAIN_EVERY_MS / 1000} s when
+stderr is not a terminal).
+
 exit codes: 0 searched (found or not), 1 bad usage, 2 nothing could be searched (the start URL was
-refused by the SSRF guard or robots.txt, or could not be fetched: the reason is printed)`;
+refused by the SSRF guard or robots.txt, or every request failed: the reason is printed)`;
 
 /**
  * `crawlstack hunt <start-url> <keyword> [output-dir]`: a breadth-first search for the first page
  * whose visible text contains the keyword (the KeywordHunter exercise). Prints the page URL and
  * the line the keyword is on. Exit 0 when pages were searched (found or not), 1 for bad arguments,
- * 2 when no page could be fetched (the reason is printed).
+ * 2 when no page could be searched (the reason is printed).
  */
 export async function huntCommand(argv: string[]): Promise<number> {
   const parsed = parseCommand(argv, HUNT_OPTIONS);
@@ -72,18 +77,24 @@ export async function huntCommand(argv: string[]): Promise<number> {
   const stateDir = mkdtempSync(join(tmpdir(), 'crawlstack-hunt-'));
   let found: { url: string; depth: number; lineNumber: number; line: string } | undefined;
   let searched = 0;
+  let depth = 0;
+  let reporter: ProgressReporter<HuntProgress> | undefined;
   const crawler = new EmbeddedCrawler({
     config,
     outDir: stateDir,
     warc: false,
     wantText: true,
     log: (line) => {
-      if (parsed.values.quiet !== true) printError(line);
+      if (parsed.values.quiet === true) return;
+      const safe = terminalSafe(line);
+      if (reporter) reporter.log(safe);
+      else printError(safe);
     },
     onPage: (page) => {
       if (outputDir !== undefined) savePage(outputDir, page);
       if (page.text === undefined || found !== undefined) return undefined;
       searched += 1;
+      depth = Math.max(depth, page.task.depth + 1);
       const lines = page.text.split('\n');
       for (let i = 0; i < lines.length; i++) {
         const line = lines[i]!;
@@ -95,12 +106,25 @@ export async function huntCommand(argv: string[]): Promise<number> {
       return undefined;
     },
   });
-  let fetched: number;
+  if (parsed.values.quiet !== true) {
+    reporter = new ProgressReporter(
+      process.stderr,
+      () => {
+        const snapshot = crawler.snapshot({ hosts: 0, topPages: 0, traps: false });
+        return snapshot === undefined ? undefined : { ...snapshot, searched, depth, maxDepth };
+      },
+      formatHuntProgress,
+    );
+    reporter.start();
+  }
+  let failed: boolean;
   let why: string | undefined;
   try {
-    fetched = (await crawler.run()).pages;
-    if (fetched === 0) why = firstFailure(join(stateDir, 'pages.jsonl'), config.allowPrivate);
+    const summary = await crawler.run();
+    failed = summary.state === 'failed';
+    if (failed) why = firstFailure(join(stateDir, 'pages.jsonl'), config.allowPrivate) ?? summary.stopReason;
   } finally {
+    reporter?.stop();
     rmSync(stateDir, { recursive: true, force: true });
   }
   if (found !== undefined) {
@@ -108,12 +132,27 @@ export async function huntCommand(argv: string[]): Promise<number> {
     print(`line ${found.lineNumber}: ${found.line}`);
     return 0;
   }
-  if (fetched === 0) {
+  if (failed) {
     printError(`could not search: ${why ?? 'no page could be fetched'}`);
     return 2;
   }
   print(`"${keyword}" not found within depth ${maxDepth} (${searched} pages searched)`);
   return 0;
+}
+
+/** What the hunt's progress line shows: the crawl's state, the pages searched, the depth reached. */
+type HuntProgress = CrawlSnapshot & { searched: number; depth: number; maxDepth: number };
+
+/** The hunt's progress line: `hunt: 12 pages searched | depth 2 of 5 | queue 40 | ...`. */
+export function formatHuntProgress(p: HuntProgress): string {
+  return [
+    `hunt: ${p.searched} pages searched`,
+    `depth ${p.depth} of ${p.maxDepth}`,
+    `queue ${p.queued}`,
+    `in flight ${p.running}`,
+    `errors ${p.errors}`,
+    formatDuration(p.elapsedMs),
+  ].join(' | ');
 }
 
 /** `--max-depth` in the hunt's terms (the start URL is depth 1). */
@@ -128,8 +167,11 @@ function huntDepth(raw: unknown): number {
   return depth;
 }
 
-/** Why the start URL gave nothing to search, from the hunt's pages.jsonl. */
-function firstFailure(pagesPath: string, allowPrivate: boolean): string | undefined {
+/**
+ * Why the start URL gave nothing to search when the SSRF guard or robots.txt refused it, from the
+ * hunt's pages.jsonl (undefined otherwise).
+ */
+function firstFailure(pagesPath: string, allowPrivate: boolean | readonly string[]): string | undefined {
   let text: string;
   try {
     text = readFileSync(pagesPath, 'utf8');
@@ -142,15 +184,12 @@ function firstFailure(pagesPath: string, allowPrivate: boolean): string | undefi
   const detail = record.detail === undefined ? '' : ` (${record.detail})`;
   switch (record.reason) {
     case 'blocked-address':
-      return `the SSRF guard refused ${record.url}: not a public address${detail}${allowPrivate ? '' : '; run with --allow-private to search it'}`;
+      return `the SSRF guard refused ${record.url}: not a public address${detail}; ${allowPrivateHint(allowPrivate)}`;
     case 'robots':
       return `robots.txt does not allow crawling ${record.url}`;
-    case 'robots-unreachable':
-      return `${record.url}: its robots.txt could not be fetched${detail}`;
-    case undefined:
-      return undefined;
     default:
-      return `${record.url} could not be fetched: ${record.reason}${detail}`;
+      // Network failures and 5xx answers: the crawl's own line names the cause and what to do.
+      return undefined;
   }
 }
 

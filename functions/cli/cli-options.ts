@@ -12,9 +12,10 @@ import {
   parseCrawlConfig,
 } from '../core/config.ts';
 import { extractSelectors } from '../core/dataset/extract-fields.ts';
+import { NETWORK_NAMES, networkList } from '../core/net/address-policy.ts';
 
 /** `off`: a `--no-...` flag that sets a setting whose default is true to false. */
-type FlagType = 'int' | 'number' | 'string' | 'boolean' | 'off' | 'list' | 'csv' | 'pairs';
+type FlagType = 'int' | 'number' | 'string' | 'boolean' | 'off' | 'list' | 'csv' | 'pairs' | 'networks';
 
 interface FlagSpec {
   flag: string;
@@ -63,8 +64,10 @@ export const CONFIG_FLAGS: readonly FlagSpec[] = [
   {
     flag: 'allow-private',
     key: 'allowPrivate',
-    type: 'boolean',
-    help: 'allow loopback/private/link-local addresses (SSRF guard off)',
+    type: 'networks',
+    help:
+      'let the SSRF guard connect to these non-public networks: names (loopback, private, ' +
+      'link-local, cgnat, metadata, ...) or CIDR ranges; bare: loopback,private,cgnat (never metadata)',
   },
   {
     flag: 'max-pages-per-host',
@@ -280,7 +283,14 @@ export function parseCommand(
       args.push(...argv.slice(i));
       break;
     }
-    if (
+    const networksFlag =
+      configFlags && CONFIG_FLAGS.some((f) => f.type === 'networks' && `--${f.flag}` === arg);
+    if (networksFlag) {
+      // A value is optional: `--allow-private` alone, or followed by networks (`loopback,10.0.0.0/8`).
+      const takesNext = next !== undefined && looksLikeNetworks(next);
+      args.push(`${arg}=${takesNext ? next : ''}`);
+      if (takesNext) i++;
+    } else if (
       arg.startsWith('--') &&
       options[arg.slice(2)]?.type === 'string' &&
       next !== undefined &&
@@ -298,6 +308,28 @@ export function parseCommand(
   } catch (error) {
     throw new UsageError(describeParseError(error, Object.keys(options)));
   }
+}
+
+/**
+ * The argument after `--allow-private` is its value when every comma-separated item is a network
+ * name or looks like an address or range (a seed URL, a hunt keyword or a flag is not); the schema
+ * then says what is wrong with a bad one.
+ */
+function looksLikeNetworks(arg: string): boolean {
+  if (arg.startsWith('-') || arg.includes('://')) return false;
+  return networkList(arg).every(
+    (item) => NETWORK_NAMES[item] !== undefined || /^[0-9A-Fa-f.:]*[.:][0-9A-Fa-f.:]*(\/\d+)?$/.test(item),
+  );
+}
+
+/**
+ * What to tell a user whose seed the SSRF guard refused: how to allow it, given what
+ * `allowPrivate` allows already.
+ */
+export function allowPrivateHint(allowPrivate: boolean | readonly string[]): string {
+  return allowPrivate === false
+    ? 'run the same command with --allow-private to allow loopback and private networks'
+    : 'name its network in --allow-private (e.g. --allow-private loopback,link-local or a range such as 10.1.0.0/16)';
 }
 
 /** node:util's parser messages, said plainly: "unknown option --mxa-pages (did you mean --max-pages?)". */
@@ -475,6 +507,9 @@ function convert(spec: FlagSpec, raw: string | boolean | string[], problems: str
   switch (spec.type) {
     case 'boolean':
       return raw === true;
+    case 'networks':
+      // Bare: `true` (the default private networks); else the list, which the schema checks.
+      return raw === '' ? true : String(raw);
     case 'off':
       return raw === true ? false : undefined;
     case 'int':
@@ -557,6 +592,8 @@ function flagArg(spec: FlagSpec): string {
       return ' NAME=SEL';
     case 'csv':
       return ' KINDS';
+    case 'networks':
+      return ' [NETS]';
     case 'list':
       return spec.flag === 'strip-param' ? ' NAME' : ' REGEX';
     default:

@@ -112,8 +112,11 @@ export function takeUiFlag(argv: readonly string[]): { argv: string[]; uiPort: n
 export interface CrawlWatch {
   /** The dashboard's address, with `--ui`. */
   url: string | undefined;
-  /** Stops publishing and serving (after a last update); safe to call twice. */
-  close(): Promise<void>;
+  /**
+   * Stops publishing and serving after a last update of status.json, which says `finalState`
+   * (`done`, `failed`, `interrupted`) when given; safe to call twice.
+   */
+  close(finalState?: string): Promise<void>;
 }
 
 /**
@@ -150,10 +153,10 @@ export async function watchCrawl(options: {
   let closed = false;
   return {
     url: server?.url,
-    close: async () => {
+    close: async (finalState?: string) => {
       if (closed) return;
       closed = true;
-      stopPublishing();
+      stopPublishing(finalState);
       await server?.close();
     },
   };

@@ -8,12 +8,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import packageJson from '../../package.json' with { type: 'json' };
 import { CrawlFolderError, CrawlStorageError } from '../embedded/crawl-errors.ts';
-import { CrawlStateMismatchError, EmbeddedCrawler } from '../embedded/embedded-crawler.ts';
+import {
+  type CrawlSnapshot,
+  CrawlStateMismatchError,
+  EmbeddedCrawler,
+} from '../embedded/embedded-crawler.ts';
 import { CACHE_STUDY_HELP, cacheStudyCommand } from './cli-cache-study.ts';
 import { CANONICALIZE_HELP, canonicalizeCommand } from './cli-canonicalize.ts';
 import { EXPORT_HELP, exportCommand } from './cli-export.ts';
 import { HUNT_HELP, huntCommand } from './cli-hunt.ts';
 import {
+  allowPrivateHint,
   buildConfig,
   checkExtractSelectors,
   configFlagRows,
@@ -26,7 +31,7 @@ import {
 } from './cli-options.ts';
 import { RANK_HELP, rankCommand } from './cli-rank.ts';
 import { takeUiFlag, UI_HELP, UI_OPTION_ROW, uiCommand, watchCrawl } from './cli-ui.ts';
-import { formatSummary, ProgressReporter } from './progress.ts';
+import { formatProgress, formatSummary, ProgressReporter } from './progress.ts';
 import { print, printError, terminalSafe } from './terminal-text.ts';
 
 export const EXIT = { ok: 0, usage: 1, failed: 2, interrupted: 130 } as const;
@@ -189,7 +194,7 @@ async function crawlCommand(args: string[]): Promise<number> {
   await checkExtractSelectors(config);
   const outDir = typeof parsed.values.out === 'string' ? parsed.values.out : defaultOutDir(config.seeds[0]!);
   const progressStream = process.stderr;
-  let reporter: ProgressReporter | undefined;
+  let reporter: ProgressReporter<CrawlSnapshot> | undefined;
   const log = (line: string) => {
     const safe = terminalSafe(line);
     if (reporter) reporter.log(safe);
@@ -197,8 +202,10 @@ async function crawlCommand(args: string[]): Promise<number> {
   };
   const crawler = new EmbeddedCrawler({ config, outDir, warc: parsed.values['no-warc'] !== true, log });
   if (parsed.values.quiet !== true) {
-    reporter = new ProgressReporter(progressStream, () =>
-      crawler.snapshot({ hosts: 0, topPages: 0, traps: false }),
+    reporter = new ProgressReporter(
+      progressStream,
+      () => crawler.snapshot({ hosts: 0, topPages: 0, traps: false }),
+      formatProgress,
     );
   }
   // status.json for `crawlstack ui`, and the dashboard with --ui (see cli-ui.ts).
@@ -231,23 +238,25 @@ async function crawlCommand(args: string[]): Promise<number> {
     reporter?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    if (summary === undefined) await watch.close();
+    if (summary === undefined) await watch.close('failed');
   }
   writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-  await watch.close();
+  await watch.close(summary.state);
   print(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
   if (summary.state === 'interrupted') {
     printError('interrupted: run the same command again to resume');
     return EXIT.interrupted;
   }
-  if (summary.pages === 0) {
-    if ((summary.byReason['blocked-address'] ?? 0) > 0 && !config.allowPrivate) {
+  if (summary.state === 'failed') {
+    if ((summary.byReason['blocked-address'] ?? 0) > 0 && summary.requests === 0) {
       printError(
         'crawl failed: the SSRF guard refused to connect to the seed (a loopback, private or other ' +
-          'non-public address); run the same command with --allow-private to crawl it',
+          `non-public address); ${allowPrivateHint(config.allowPrivate)}`,
       );
     } else {
-      printError('crawl failed: no page could be fetched (reasons in pages.jsonl)');
+      printError(
+        `crawl failed: ${summary.stopReason ?? 'no page could be fetched'} (reasons in pages.jsonl)`,
+      );
     }
     return EXIT.failed;
   }

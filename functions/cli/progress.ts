@@ -1,3 +1,4 @@
+import { outcomeBuckets } from '../core/step/page-record.ts';
 import type { CrawlSnapshot, CrawlSummary } from '../embedded/embedded-crawler.ts';
 import { terminalSafe } from './terminal-text.ts';
 
@@ -17,26 +18,34 @@ export type ProgressView = Pick<
 > &
   Partial<Pick<CrawlSnapshot, 'waitingFor'>>;
 
+/** How often the progress line is printed when stderr is not a terminal (CI logs, pipes). */
+export const PLAIN_EVERY_MS = 5000;
+
 /**
  * The live progress line: redrawn in place on a terminal, a plain log line every few seconds
  * otherwise (CI logs, pipes). Hand-written: a crawl has no known total, so a progress *bar*
  * library would only add a dependency for a single `\r` line.
  */
-export class ProgressReporter {
+export class ProgressReporter<View> {
   readonly #stream: NodeJS.WriteStream;
-  readonly #read: () => ProgressView | undefined;
+  readonly #read: () => View | undefined;
+  readonly #format: (view: View) => string;
   readonly #tty: boolean;
   #timer: NodeJS.Timeout | undefined;
 
-  /** `read` gives the crawl's state (undefined until the crawl is open). */
-  constructor(stream: NodeJS.WriteStream, read: () => ProgressView | undefined) {
+  /**
+   * `read` gives the crawl's state (undefined until the crawl is open), `format` its line
+   * (`formatProgress` for a crawl's view).
+   */
+  constructor(stream: NodeJS.WriteStream, read: () => View | undefined, format: (view: View) => string) {
     this.#stream = stream;
     this.#read = read;
+    this.#format = format;
     this.#tty = stream.isTTY === true;
   }
 
   start(): void {
-    this.#timer = setInterval(() => this.#draw(), this.#tty ? 250 : 10_000);
+    this.#timer = setInterval(() => this.#draw(), this.#tty ? 250 : PLAIN_EVERY_MS);
     this.#timer.unref();
   }
 
@@ -55,7 +64,7 @@ export class ProgressReporter {
     const p = this.#read();
     if (p === undefined) return;
     // Host names and reasons come from the crawl: no control character reaches the terminal.
-    const line = terminalSafe(formatProgress(p), { lines: false });
+    const line = terminalSafe(this.#format(p), { lines: false });
     if (this.#tty) this.#stream.write(`\r\x1b[K${line.slice(0, (this.#stream.columns ?? 120) - 1)}`);
     else this.#stream.write(`${new Date().toISOString()} ${line}\n`);
   }
@@ -109,13 +118,16 @@ export function formatDuration(ms: number): string {
  * state is the cloud's: running, done, cancelled, failed; no process of ours to measure, so its
  * CPU and memory are 0 and left out).
  */
-export type SummaryView = Omit<CrawlSummary, 'state'> & { state: string };
+export type SummaryView = Omit<CrawlSummary, 'state' | 'failedRequests'> & {
+  state: string;
+  /** Absent for a cloud crawl, which counts failed URLs but not failed requests. */
+  failedRequests?: number;
+};
 
 /** The human summary printed when a crawl ends. */
 export function formatSummary(s: SummaryView): string {
-  const statuses = Object.entries(s.byStatus)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([status, n]) => `${status === 'none' ? 'no response' : status}: ${n}`)
+  const statuses = outcomeBuckets({ byStatus: s.byStatus, byReason: s.byReason, notFetched: s.skipped })
+    .map(([label, n]) => `${label}: ${n}`)
     .join(', ');
   const reasons = Object.entries(s.byReason)
     .sort(([, a], [, b]) => b - a)
@@ -128,12 +140,23 @@ export function formatSummary(s: SummaryView): string {
     `  reasons      ${reasons || '-'}`,
     `  bytes        ${formatBytes(s.bytes)}`,
     `  hosts        ${s.hosts}`,
-    `  requests     ${s.requests} (${s.retries} retries, ${s.failedRequests} failed)`,
+    `  requests     ${requestsLine(s)}`,
     `  discovered   ${s.discovered} URLs, ${s.queued} still queued`,
     `  rate         ${s.pagesPerSecond} pages/s`,
     `  URL-seen     ${(s.urlSeen.hitRate * 100).toFixed(1)}% cache hits (${s.urlSeen.cacheHits}/${s.urlSeen.lookups})`,
-    `  resources    ${(s.cpuMs / Math.max(1, s.pages)).toFixed(2)} CPU ms/page, peak RSS ${formatBytes(s.peakRssBytes)}`,
+    `  resources    ${s.pages > 0 ? `${(s.cpuMs / s.pages).toFixed(2)} CPU ms/page` : `${s.cpuMs} CPU ms`}, peak RSS ${formatBytes(s.peakRssBytes)}`,
     `  output       ${s.outDir}`,
   ];
   return lines.filter((line) => !(line.startsWith('  resources') && s.peakRssBytes === 0)).join('\n');
+}
+
+/**
+ * "12 (2 failed); 1 retry scheduled": requests made (robots.txt and retries included), those that
+ * got no response or a 5xx/429, and the retries the crawl scheduled (a retry scheduled by an
+ * interrupted crawl may not have been made yet, so they are not called requests).
+ */
+function requestsLine(s: SummaryView): string {
+  const failed = s.failedRequests === undefined ? '' : ` (${s.failedRequests} failed)`;
+  const retries = s.retries === 0 ? '' : `; ${s.retries} ${s.retries === 1 ? 'retry' : 'retries'} scheduled`;
+  return `${s.requests}${failed}${retries}`;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { networkList, networkProblems } from './net/address-policy.ts';
 
 /**
  * The one crawl configuration schema: CLI flags, `--config` files, the HTTP API body and the
@@ -160,8 +161,20 @@ export const crawlConfigSchema = z
       .string()
       .regex(/^[A-Za-z_-]+$/, 'a robots.txt product token has only letters, "_" and "-"')
       .default('crawlstack'),
-    /** Lift the SSRF guard: allow loopback, private, link-local and other internal addresses. */
-    allowPrivate: z.boolean().default(false),
+    /**
+     * Non-public networks the SSRF guard lets the crawler connect to: `false` (none), `true`
+     * (loopback, RFC 1918 + unique-local, CGNAT: never cloud metadata), or the networks named, as
+     * a list or "a,b": names (loopback, private, link-local, cgnat, metadata, ...) and CIDR ranges
+     * (`10.1.0.0/16`, `fd00::/8`). core/net/address-policy.ts has the rules.
+     */
+    allowPrivate: z
+      .union([z.boolean(), z.string(), z.array(z.string())])
+      .default(false)
+      .superRefine((value, ctx) => {
+        if (typeof value === 'boolean') return;
+        for (const message of networkProblems(networkList(value))) ctx.addIssue({ code: 'custom', message });
+      })
+      .transform((value): boolean | string[] => (typeof value === 'boolean' ? value : networkList(value))),
     connectTimeoutMs: atMost(positiveInt, CONFIG_LIMITS.timeoutMs, ' ms').default(10_000),
     /** From request sent to response headers received. */
     headersTimeoutMs: atMost(positiveInt, CONFIG_LIMITS.timeoutMs, ' ms').default(20_000),

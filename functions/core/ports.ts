@@ -120,6 +120,11 @@ export interface RobotsEntry {
   expiresAt: number;
   /** The site's sitemap files were queued when a robots.txt was read (kept when it is read again). */
   sitemapsQueued?: boolean;
+  /**
+   * A network failure, and the origin has never answered robots.txt (this entry and all before it
+   * failed): it expires after the short retry backoff rather than `robotsErrorTtlMs`.
+   */
+  neverAnswered?: boolean;
 }
 
 /** Per-origin robots.txt cache. Entries past `expiresAt` are still returned; the caller refetches. */

@@ -17,6 +17,8 @@ export interface CrawlCounters extends OutcomeCounts {
   requests: number;
   /** Requests that got no response (refused, unreachable, timed out) or a 5xx/429, retries included. */
   failedRequests: number;
+  /** The failed requests by cause ("connection refused", "HTTP 500", see {@link failureCause}). */
+  failedBy: Record<string, number>;
   retries: number;
   /** URLs claimed as new (seeds included). */
   discovered: number;
@@ -39,6 +41,7 @@ export function emptyCounters(): CrawlCounters {
     byReason: {},
     requests: 0,
     failedRequests: 0,
+    failedBy: {},
     retries: 0,
     discovered: 0,
     seen: { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 },
@@ -94,7 +97,12 @@ export function countStep(
     c.retries += 1;
   }
   if (outcome.feedback !== undefined) c.requests += 1;
-  if (requestFailure(outcome) !== undefined) c.failedRequests += 1;
+  const failure = requestFailure(outcome);
+  if (failure !== undefined) {
+    c.failedRequests += 1;
+    const cause = failureCause(failure, failureDetail(outcome));
+    c.failedBy[cause] = (c.failedBy[cause] ?? 0) + 1;
+  }
   c.discovered += enqueued;
   for (const [reason, n] of skippedLinks) c.linksSkipped[reason] = (c.linksSkipped[reason] ?? 0) + n;
 }
@@ -110,4 +118,72 @@ export function requestFailure(outcome: CrawlPageOutcome): string | undefined {
   const { status, reason } = outcome.record;
   if (status === null) return reason;
   return status >= 500 || status === 429 ? `http-${status}` : undefined;
+}
+
+/** What the step's failure says in its own words (the fetch error's message, "robots.txt: ..."). */
+export function failureDetail(outcome: CrawlPageOutcome): string | undefined {
+  if (outcome.kind === 'retry') return outcome.detail;
+  return outcome.kind === 'done' ? outcome.record.detail : undefined;
+}
+
+/**
+ * A failed request's cause in a user's words: `connection refused`, `DNS failure`, `timeout`,
+ * `TLS failure`, `connection failed`, `HTTP 503`; from `requestFailure` and the failure's detail
+ * (a robots.txt failure is named by what happened to robots.txt).
+ */
+export function failureCause(failure: string, detail = ''): string {
+  const text =
+    failure === 'robots-unreachable' ? detail.replace(/^robots\.txt: /, '') : `${failure}: ${detail}`;
+  const code = /^[\w-]+/.exec(text)?.[0] ?? failure;
+  if (text.includes('ECONNREFUSED')) return 'connection refused';
+  if (code === 'dns') return 'DNS failure';
+  if (code.startsWith('timeout') || text.includes('timeout-total')) return 'timeout';
+  if (code === 'tls') return 'TLS failure';
+  if (code === 'connect') return 'connection failed';
+  if (/^\d{3}$/.test(code)) return `HTTP ${code}`;
+  if (code.startsWith('http-')) return `HTTP ${code.slice(5)}`;
+  return code;
+}
+
+/** What to do about a failure cause, when there is something to say. */
+export function failureHint(cause: string): string | undefined {
+  if (cause === 'connection refused') return 'is the server running? check the host and port';
+  if (cause === 'DNS failure') return 'the host name did not resolve: check its spelling and your DNS';
+  if (cause === 'timeout') return 'the server did not answer in time: is it up and reachable from here?';
+  if (cause === 'connection failed') return 'the connection broke: is the server reachable from here?';
+  if (cause === 'TLS failure') return "the TLS handshake failed: check the site's certificate";
+  if (cause === 'HTTP 429') return 'the server asks to slow down: try a longer --delay';
+  if (/^HTTP 5\d\d$/.test(cause)) return 'the server answers with errors: check its logs';
+  return undefined;
+}
+
+/** Finished URLs that got an answer other than a failure (a 5xx or 429): the crawl reached a site. */
+export function answeredPages(c: Pick<CrawlCounters, 'byStatus'>): number {
+  let n = 0;
+  for (const [key, count] of Object.entries(c.byStatus)) {
+    const status = Number(key);
+    if (Number.isInteger(status) && status < 500 && status !== 429) n += count;
+  }
+  return n;
+}
+
+/**
+ * Why a crawl that finished without a single answered page failed, in one line ("every request
+ * failed: 3 × connection refused from 127.0.0.1:8080; is the server running? ..."), or undefined
+ * when some page was answered. `hosts`: the seeds' hosts, to say where.
+ */
+export function crawlFailure(c: CrawlCounters, hosts: readonly string[]): string | undefined {
+  if (c.finished === 0 || answeredPages(c) > 0) return undefined;
+  const where =
+    hosts.length === 1 ? ` from ${hosts[0]}` : hosts.length > 1 ? ` from ${hosts.length} hosts` : '';
+  const causes = Object.entries(c.failedBy).sort(([, a], [, b]) => b - a);
+  if (causes.length === 0) {
+    const reasons = Object.entries(c.byReason)
+      .sort(([, a], [, b]) => b - a)
+      .map(([reason, n]) => `${n} × ${reason}`);
+    return `no page could be fetched: ${reasons.join(', ') || 'nothing to fetch'}`;
+  }
+  const listed = causes.map(([cause, n]) => `${n} × ${cause}`).join(', ');
+  const hint = failureHint(causes[0]![0]);
+  return `every request failed: ${listed}${where}${hint === undefined ? '' : `; ${hint}`}`;
 }

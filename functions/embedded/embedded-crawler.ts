@@ -35,7 +35,15 @@ import type { CrawlTask } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen/url-seen.ts';
 import { encodeTrace } from '../core/url-seen/url-seen-trace.ts';
 import { AddressGates } from './address-gates.ts';
-import { countStep, notFetched, requestFailure } from './crawl-counters.ts';
+import {
+  countStep,
+  crawlFailure,
+  failureCause,
+  failureDetail,
+  failureHint,
+  notFetched,
+  requestFailure,
+} from './crawl-counters.ts';
 import { type CrawlStorageError, storageFailure } from './crawl-errors.ts';
 import {
   type CrawlSnapshot,
@@ -56,7 +64,11 @@ export { CrawlFolderError, CrawlStorageError } from './crawl-errors.ts';
 export type { CrawlSnapshot } from './crawl-snapshot.ts';
 export { CrawlStateMismatchError } from './crawl-state.ts';
 
-export type CrawlEndState = 'done' | 'max-pages' | 'stopped' | 'interrupted';
+/**
+ * How a crawl ended: `failed` is a crawl that ran to its end (or its page budget) without a single
+ * page answered (every request failed, or nothing could be requested): `stopReason` says why.
+ */
+export type CrawlEndState = 'done' | 'max-pages' | 'stopped' | 'interrupted' | 'failed';
 
 export interface CrawlSummary {
   state: CrawlEndState;
@@ -553,6 +565,7 @@ export class EmbeddedCrawler {
     const { slot, task, unit, released } = step;
     const now = this.#clock.now();
     countStep(state.counters, outcome, unit.enqueued.length, unit.skippedLinks);
+    if (task.depth === 0 && slot.fetched === 0) this.#logSeedFailure(task, outcome);
     const gapEnds = this.#applyToHost(slot, task, outcome, released, now);
     if (!released) for (const other of this.#gates?.release(slot, gapEnds) ?? []) hosts.offer(other, now);
     if (outcome.kind === 'done') {
@@ -609,6 +622,26 @@ export class EmbeddedCrawler {
       this.#stepsSinceSave = 0;
       state.saveQuality();
     }
+  }
+
+  /**
+   * A seed whose host never answered failed: say so at once, with the cause and what to do, and
+   * when it is tried again (a wrong port or a server not started should not look like a slow crawl).
+   */
+  #logSeedFailure(task: CrawlTask, outcome: CrawlPageOutcome): void {
+    const failure = requestFailure(outcome);
+    if (failure === undefined) return;
+    const cause = failureCause(failure, failureDetail(outcome));
+    const hint = failureHint(cause);
+    const detail = failureDetail(outcome);
+    let next = 'giving up';
+    if (outcome.kind === 'retry') {
+      const seconds = Math.max(0, (outcome.notBefore - this.#clock.now()) / 1000);
+      next = `retry ${outcome.task.attempt} of ${this.#config.maxRetries} in ${seconds.toFixed(1)} s`;
+    }
+    this.#log(
+      `${task.url}: ${cause}${detail === undefined ? '' : ` (${detail})`}${hint === undefined ? '' : `; ${hint}`}; ${next}`,
+    );
   }
 
   /**
@@ -711,8 +744,18 @@ export class EmbeddedCrawler {
   ): CrawlSummary {
     const c = state.counters;
     const finishedAt = this.#clock.now();
+    let endState = this.#stopping?.state ?? 'done';
+    let stopReason = this.#stopping?.reason;
+    const failure =
+      endState === 'done' || endState === 'max-pages'
+        ? crawlFailure(c, seedHosts(this.#config.seeds))
+        : undefined;
+    if (failure !== undefined) {
+      endState = 'failed';
+      stopReason = failure;
+    }
     const summary: CrawlSummary = {
-      state: this.#stopping?.state ?? 'done',
+      state: endState,
       resumed: state.resumed,
       seeds: this.#config.seeds,
       outDir: state.outDir,
@@ -741,7 +784,7 @@ export class EmbeddedCrawler {
       linksSkipped: c.linksSkipped,
       traps: state.quality.report(),
     };
-    if (this.#stopping?.reason !== undefined) summary.stopReason = this.#stopping.reason;
+    if (stopReason !== undefined) summary.stopReason = stopReason;
     return summary;
   }
 }
@@ -757,6 +800,11 @@ function sitemapLines(task: CrawlTask, entry: RobotsEntry, config: CrawlConfig):
   return [
     JSON.stringify({ robotsUrl, fetchedAt: new Date(entry.fetchedAt).toISOString(), sitemaps: absolute }),
   ];
+}
+
+/** The seeds' hosts (with their ports), each once. */
+function seedHosts(seeds: readonly string[]): string[] {
+  return [...new Set(seeds.flatMap((seed) => URL.parse(seed)?.host ?? []))];
 }
 
 /** A URL that finished without a response for a reason a later run may remove (resume-rules.ts). */

@@ -42,8 +42,14 @@ export function reasonsToRetry(
     typeof previous[key] === 'number' &&
     typeof next[key] === 'number' &&
     (next[key] as number) > (previous[key] as number);
-  if (previous !== undefined && previous.allowPrivate === false && next.allowPrivate) {
-    retry.set('blocked-address', 'allowPrivate is now on');
+  if (previous !== undefined && next.allowPrivate !== false) {
+    const before = JSON.stringify(previous.allowPrivate ?? false);
+    // Another list of networks may allow what the last one refused (checking which would need
+    // each refused URL's address again): try the refused ones once more.
+    if (previous.allowPrivate === false) retry.set('blocked-address', 'allowPrivate is now on');
+    else if (before !== JSON.stringify(next.allowPrivate)) {
+      retry.set('blocked-address', 'allowPrivate names other networks');
+    }
   }
   const timeouts = [
     ['timeout-connect', 'connectTimeoutMs'],

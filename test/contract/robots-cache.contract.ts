@@ -47,6 +47,14 @@ export function robotsCacheContract(open: () => Promise<{ a: RobotsCache; b: Rob
         fetchedAt: 1_700_000_000_002,
         expiresAt: 1_700_000_300_002,
       },
+      // An origin that has never answered: retried after the short backoff (crawl-page.ts).
+      {
+        status: 'disallow-all',
+        detail: 'connect',
+        fetchedAt: 1_700_000_000_003,
+        expiresAt: 1_700_000_002_003,
+        neverAnswered: true,
+      },
     ];
     for (const entry of entries) {
       const o = origin();

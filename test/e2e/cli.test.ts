@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { formatProgress, ProgressReporter, type ProgressView } from '../../functions/cli/progress.ts';
+import {
+  formatProgress,
+  PLAIN_EVERY_MS,
+  ProgressReporter,
+  type ProgressView,
+} from '../../functions/cli/progress.ts';
 import { fingerprint } from '../../functions/core/url/fingerprint.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
@@ -259,12 +264,12 @@ describe('progress output', () => {
     return { stream: stream as unknown as NodeJS.WriteStream, writes };
   }
 
-  test('without a terminal: a timestamped plain line every 10 s, log lines as they are', (t) => {
+  test('without a terminal: a timestamped plain line every 5 s, log lines as they are', (t) => {
     t.mock.timers.enable({ apis: ['setInterval'] });
     const { stream, writes } = fakeStream(false);
-    const reporter = new ProgressReporter(stream, () => progress);
+    const reporter = new ProgressReporter(stream, () => progress, formatProgress);
     reporter.start();
-    t.mock.timers.tick(9_999);
+    t.mock.timers.tick(PLAIN_EVERY_MS - 1);
     assert.equal(writes.length, 0);
     t.mock.timers.tick(1);
     reporter.log('a log line');
@@ -281,7 +286,7 @@ describe('progress output', () => {
   test('on a terminal: one line redrawn in place', (t) => {
     t.mock.timers.enable({ apis: ['setInterval'] });
     const { stream, writes } = fakeStream(true);
-    const reporter = new ProgressReporter(stream, () => progress);
+    const reporter = new ProgressReporter(stream, () => progress, formatProgress);
     reporter.start();
     t.mock.timers.tick(500);
     reporter.stop();

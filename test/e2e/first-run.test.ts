@@ -7,11 +7,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { formatProgress } from '../../functions/cli/progress.ts';
-import { EmbeddedCrawler } from '../../functions/embedded/embedded-crawler.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
-import { closeAll, robotsTxt, siteRoutes, startSites } from '../fixtures/sites.ts';
-import { buildCli, freePort, ROOT, runCli, spawnCli, tempDir, testConfig } from './helpers.ts';
+import { closeAll, robotsTxt, siteRoutes, startSites, statusRoute } from '../fixtures/sites.ts';
+import { buildCli, freePort, ROOT, runCli, spawnCli, tempDir } from './helpers.ts';
 
 /** Anything a terminal would act on: C0 but tab and newline, DEL, C1. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -207,7 +205,7 @@ describe('first run: a crawl folder in use, hunt, terminal safety', () => {
     assert.equal(unreachable.code, 2, unreachable.stderr);
     assert.match(
       unreachable.stderr,
-      /could not search: .*127\.0\.0\.1:1.*(robots\.txt could not be fetched|connect)/,
+      /could not search: every request failed: 1 × connection refused from 127\.0\.0\.1:1; is the server running/,
     );
   });
 
@@ -252,31 +250,113 @@ describe('first run: a crawl folder in use, hunt, terminal safety', () => {
       '0',
     ]);
     assert.equal(result.code, 0, result.stderr);
+    const status = JSON.parse(readFileSync(join(out, 'status.json'), 'utf8')) as { state: string };
+    assert.equal(status.state, 'done', 'status.json says the crawl ended');
+  });
+
+  test('hunt shows its progress on stderr while it searches (a plain line when not a terminal)', async () => {
+    const hunt = await spawnCli([
+      'hunt',
+      `${slow.origin}/0`,
+      'no such words',
+      '--allow-private',
+      '--max-depth',
+      '40',
+      '--delay',
+      '150',
+    ]);
+    try {
+      const deadline = Date.now() + 15_000;
+      while (!/hunt: /.test(hunt.stderr()) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      hunt.child.kill('SIGTERM');
+    }
+    await hunt.exited;
+    assert.match(
+      hunt.stderr(),
+      /^\d{4}-\d\d-\d\dT[\d:.]+Z hunt: \d+ pages searched \| depth \d+ of 40 \| queue \d+ \| in flight \d \| errors 0 \| 0:0\d$/m,
+    );
   });
 });
 
-describe('first run: an unreachable seed', () => {
-  test('shows as an error at once, and the progress line says what the crawl waits for', async () => {
-    // A port nothing listens on: connection refused.
+describe('first run: a seed that cannot be crawled', () => {
+  let failing: SiteServer;
+  before(async () => {
+    [failing] = (await startSites(['127.0.0.75'], () => [
+      siteRoutes({ '/robots.txt': statusRoute(404), '/': statusRoute(500) }, (_path, _req, res) => {
+        res.writeHead(500).end('down');
+        return true;
+      }),
+    ])) as [SiteServer];
+    await buildCli();
+  });
+  after(() => closeAll([failing]));
+
+  test('a closed port fails within seconds, names the cause and what to do (crawl and hunt), exit 2', async () => {
+    // A port nothing listens on (bound, then closed): connection refused.
     const port = await freePort('127.0.0.74');
-    const crawler = new EmbeddedCrawler({
-      config: testConfig({ seeds: [`http://127.0.0.74:${port}/`], robotsErrorTtlMs: 60_000, maxRetries: 2 }),
-      outDir: tempDir(),
-    });
-    const running = crawler.run();
-    let line = '';
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline) {
-      const snapshot = crawler.snapshot({ hosts: 0, topPages: 0, traps: false });
-      if (snapshot !== undefined && snapshot.errors > 0 && snapshot.waitingFor !== undefined) {
-        line = formatProgress(snapshot);
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    crawler.stop('interrupted');
-    await running;
-    assert.match(line, / \| errors 1 \| /);
-    assert.match(line, /waiting for 127\.0\.0\.74: retry 1 of 2 after robots-unreachable, 0:5\d left$/);
+    const seed = `http://127.0.0.74:${port}/`;
+    const out = tempDir();
+    const started = performance.now();
+    const [crawl, hunt] = await Promise.all([
+      runCli(['crawl', seed, '--out', out, '--allow-private']),
+      runCli(['hunt', seed, 'keyword', '--allow-private']),
+    ]);
+    const seconds = (performance.now() - started) / 1000;
+    // Robots.txt tried three times, 2 s and 4 s apart (±25%): not the 5 minutes robotsErrorTtlMs
+    // keeps for a host that answered before.
+    assert.ok(seconds < 20, `ended after ${seconds.toFixed(1)} s`);
+    assert.equal(crawl.code, 2, crawl.stderr);
+    const refused = `connection refused .*ECONNREFUSED 127\\.0\\.0\\.74:${port}.*; is the server running\\? check the host and port`;
+    assert.match(crawl.stderr, new RegExp(`^${seed}: ${refused}; retry 1 of 2 in \\d\\.\\d s$`, 'm'));
+    assert.match(
+      crawl.stderr,
+      new RegExp(
+        `^crawl failed: every request failed: 3 × connection refused from 127\\.0\\.0\\.74:${port}; is the server running\\? check the host and port`,
+        'm',
+      ),
+    );
+    assert.match(crawl.stdout, /^crawl failed \(every request failed/);
+    const status = JSON.parse(readFileSync(join(out, 'status.json'), 'utf8')) as { state: string };
+    assert.equal(status.state, 'failed', 'status.json says how the crawl ended');
+    assert.equal(hunt.code, 2, hunt.stderr);
+    assert.match(
+      hunt.stderr,
+      new RegExp(
+        `could not search: every request failed: 3 × connection refused from 127\\.0\\.0\\.74:${port}; is the server running`,
+      ),
+    );
+  });
+
+  test('a seed whose every page answers 500 ends failed, exit 2, with one line saying why', async () => {
+    const out = tempDir();
+    const config = join(tempDir(), 'config.json');
+    writeFileSync(config, JSON.stringify({ retryBaseDelayMs: 50 }));
+    const result = await runCli([
+      'crawl',
+      `${failing.origin}/`,
+      '--out',
+      out,
+      '--allow-private',
+      '--config',
+      config,
+    ]);
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `^crawl failed: every request failed: 3 × HTTP 500 from ${failing.host}:${failing.port}; the server answers with errors: check its logs`,
+        'm',
+      ),
+    );
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { state: string };
+    assert.equal(summary.state, 'failed');
+    assert.equal(
+      (JSON.parse(readFileSync(join(out, 'status.json'), 'utf8')) as { state: string }).state,
+      'failed',
+    );
+    // robots.txt (404), the soft-404 probe, the page three times (two retries)
+    assert.match(result.stdout, /^ {2}requests {5}5 \(3 failed\); 2 retries scheduled$/m);
   });
 });

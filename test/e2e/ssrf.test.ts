@@ -9,10 +9,20 @@ import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
 import { buildCli, crawl, readJsonl, runCli, tempDir } from './helpers.ts';
 
+const METADATA_URL = 'http://169.254.169.254/latest/meta-data/iam/security-credentials/';
+
 describe('SSRF guard in a crawl', () => {
   let site: SiteServer;
   before(async () => {
-    site = (await startSites(['127.0.0.2'], () => [siteRoutes({ '/': { links: ['/a'] }, '/a': {} })]))[0]!;
+    site = (
+      await startSites(['127.0.0.2'], () => [
+        siteRoutes({
+          '/': { links: ['/a'] },
+          '/a': {},
+          '/cloud': { links: [METADATA_URL, 'http://[fd00:ec2::254]/latest/api/token', '/a'] },
+        }),
+      ])
+    )[0]!;
     await buildCli();
   });
   after(() => closeAll([site]));
@@ -47,5 +57,20 @@ describe('SSRF guard in a crawl', () => {
       pages.map((p) => p.reason),
       ['blocked-address'],
     );
+  });
+
+  test('allowPrivate (bare) crawls the private site but never requests a cloud metadata address it links to', async () => {
+    const run = await crawl({ seeds: [`${site.origin}/cloud`], allowPrivate: true, scope: 'any' });
+    assert.equal(run.page(`${site.origin}/a`).status, 200, 'the private site itself is crawled');
+    for (const url of [METADATA_URL, 'http://[fd00:ec2::254]/latest/api/token']) {
+      const page = run.page(url);
+      assert.equal(page.reason, 'blocked-address', url);
+      assert.equal(page.status, null);
+      assert.match(
+        page.detail ?? '',
+        /\(metadata address\).*only when "metadata" or the address itself is named/,
+      );
+    }
+    assert.equal(run.summary.state, 'done');
   });
 });

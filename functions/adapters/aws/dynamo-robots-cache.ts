@@ -40,6 +40,7 @@ export function robotsItem(crawlId: string, origin: string, entry: RobotsEntry):
     validUntil: entry.expiresAt,
   };
   if (entry.sitemapsQueued === true) item.sitemapsQueued = true;
+  if (entry.neverAnswered === true) item.neverAnswered = true;
   if (entry.body !== undefined) {
     const { gz, truncated } = compressBody(entry.body);
     item.body = gz;
@@ -58,6 +59,7 @@ export function robotsEntryFromItem(item: Record<string, unknown> | undefined): 
     expiresAt: Number(item.validUntil ?? 0),
   };
   if (item.sitemapsQueued === true) entry.sitemapsQueued = true;
+  if (item.neverAnswered === true) entry.neverAnswered = true;
   if (item.body instanceof Uint8Array) entry.body = gunzipSync(item.body).toString('utf8');
   return entry;
 }

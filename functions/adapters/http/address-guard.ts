@@ -5,7 +5,7 @@
  */
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { buildConnector } from 'undici';
-import { type AddressClass, classifyAddress } from '../../core/net/address-policy.ts';
+import { type AddressAllowance, type AddressClass, checkAddress } from '../../core/net/address-policy.ts';
 
 /** Raised (inside the connection set-up) when the guard refuses an address; the fetcher maps it to 'blocked-address'. */
 export class BlockedAddressError extends Error {
@@ -21,9 +21,25 @@ export class BlockedAddressError extends Error {
     const target = name !== undefined && name !== address ? `${name} at ${address}` : address;
     super(
       `refused to connect to ${target} (${addressClass} address): the SSRF guard only connects to ` +
-        'public addresses; run with --allow-private (allowPrivate: true) to allow it',
+        `public addresses${allowAdvice(addressClass)}`,
     );
   }
+}
+
+/** How to let the guard connect to an address of this class. */
+function allowAdvice(addressClass: AddressClass): string {
+  if (addressClass === 'metadata') {
+    return ' and the networks --allow-private names; a cloud metadata address (it hands out credentials) only when "metadata" or the address itself is named';
+  }
+  if (
+    addressClass === 'loopback' ||
+    addressClass === 'private' ||
+    addressClass === 'unique-local' ||
+    addressClass === 'cgnat'
+  ) {
+    return '; run with --allow-private (allowPrivate: true) to allow it';
+  }
+  return `; run with --allow-private ${addressClass === 'invalid' ? 'and its network' : addressClass} (allowPrivate: ["${addressClass}"]) to allow it`;
 }
 
 /** The callback shape of `dns.lookup` as `net.connect` calls it (it always passes an options object). */
@@ -37,13 +53,14 @@ type LookupCallback = (
 export type LookupFunction = (hostname: string, options: LookupOptions, callback: LookupCallback) => void;
 
 /**
- * Wraps a lookup so that non-public answers never reach `net.connect`. With `all: true` (Node's
+ * Wraps a lookup so that answers the guard refuses (non-public ones outside `allowance`, see
+ * `checkAddress`) never reach `net.connect`. With `all: true` (Node's
  * happy-eyeballs path) the public answers are kept and the rest dropped; when nothing public is
  * left the lookup fails with a `BlockedAddressError`. `net.connect` connects to exactly the
  * address this returns, so there is no second resolution a rebinding DNS server could answer
  * differently.
  */
-export function guardLookup(inner: LookupFunction): LookupFunction {
+export function guardLookup(inner: LookupFunction, allowance?: AddressAllowance): LookupFunction {
   return (hostname, options, callback) => {
     inner(hostname, options, (error, address, family) => {
       if (error) {
@@ -51,19 +68,22 @@ export function guardLookup(inner: LookupFunction): LookupFunction {
         return;
       }
       if (Array.isArray(address)) {
-        const allowed = address.filter((entry) => classifyAddress(entry.address) === 'public');
+        const allowed = address.filter((entry) => checkAddress(entry.address, allowance).allowed);
         if (allowed.length > 0) {
           callback(null, allowed);
           return;
         }
         const first = address[0];
         const refused = first === undefined ? '(no address)' : first.address;
-        callback(new BlockedAddressError(refused, classifyAddress(refused), hostname), []);
+        callback(
+          new BlockedAddressError(refused, checkAddress(refused, allowance).addressClass, hostname),
+          [],
+        );
         return;
       }
-      const cls = classifyAddress(address);
-      if (cls !== 'public') {
-        callback(new BlockedAddressError(address, cls, hostname), '');
+      const checked = checkAddress(address, allowance);
+      if (!checked.allowed) {
+        callback(new BlockedAddressError(address, checked.addressClass, hostname), '');
         return;
       }
       callback(null, address, family);
@@ -79,7 +99,10 @@ export function guardLookup(inner: LookupFunction): LookupFunction {
  * only ever reuses sockets that came out of this connector, and a socket stays connected to the
  * one peer it was checked against.
  */
-export function guardConnector(connect: buildConnector.connector): buildConnector.connector {
+export function guardConnector(
+  connect: buildConnector.connector,
+  allowance?: AddressAllowance,
+): buildConnector.connector {
   return (options, callback) => {
     connect(options, (error, socket) => {
       if (error !== null || socket === null) {
@@ -95,10 +118,10 @@ export function guardConnector(connect: buildConnector.connector): buildConnecto
         callback(closed, null);
         return;
       }
-      const cls = classifyAddress(address);
-      if (cls !== 'public') {
+      const checked = checkAddress(address, allowance);
+      if (!checked.allowed) {
         socket.destroy();
-        callback(new BlockedAddressError(address, cls, options.hostname), null);
+        callback(new BlockedAddressError(address, checked.addressClass, options.hostname), null);
         return;
       }
       callback(null, socket);

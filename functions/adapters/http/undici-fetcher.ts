@@ -13,7 +13,7 @@ import type { Agent as AgentType, buildConnector as BuildConnector, Dispatcher }
 // undici's files, not its package index, which loads far more than these (see undici-lib.d.ts).
 import buildConnector from 'undici/lib/core/connect.js';
 import Agent from 'undici/lib/dispatcher/agent.js';
-import { classifyAddress } from '../../core/net/address-policy.ts';
+import { type AddressAllowance, addressAllowance, checkAddress } from '../../core/net/address-policy.ts';
 import type {
   FetchErrorCode,
   Fetcher,
@@ -30,8 +30,12 @@ import { describeError, fetchErrorCode } from './fetch-error-code.ts';
 /** How the fetcher connects, identifies itself and gives up. */
 export interface FetcherOptions {
   userAgent: string;
-  /** Lift the SSRF guard: connect to loopback, private, link-local and other non-public addresses. */
-  allowPrivate: boolean;
+  /**
+   * Non-public addresses the SSRF guard lets through: none (`false`), loopback and private networks
+   * (`true`, never cloud metadata), or the networks named (`["127.0.0.0/8", "link-local"]`); see
+   * `addressAllowance` in core/net/address-policy.ts.
+   */
+  allowPrivate: boolean | readonly string[];
   /** DNS lookup plus TCP connect plus TLS handshake. */
   connectTimeoutMs: number;
   /** From the request being sent to the response headers being complete. */
@@ -135,18 +139,21 @@ function headerValue(headers: HeaderList, name: string): string | undefined {
 export class UndiciFetcher implements Fetcher {
   readonly #options: FetcherOptions;
   readonly #agent: AgentType;
+  readonly #allowance: AddressAllowance | undefined;
   #closed = false;
 
   constructor(options: FetcherOptions) {
     this.#options = options;
-    const guard = !options.allowPrivate;
+    // The guard is always on: allowPrivate widens what it lets through, it never lifts it.
+    const allowance = addressAllowance(options.allowPrivate);
+    this.#allowance = allowance;
     const lookup = options.lookup ?? (dnsLookup as LookupFunction);
     const connector = buildConnector({
       timeout: options.connectTimeoutMs,
-      lookup: guard && options.lookupGuard !== false ? guardLookup(lookup) : lookup,
+      lookup: options.lookupGuard !== false ? guardLookup(lookup, allowance) : lookup,
     } as BuildConnector.BuildOptions);
     this.#agent = new Agent({
-      connect: guard ? guardConnector(connector) : connector,
+      connect: guardConnector(connector, allowance),
       connections: options.maxConnections ?? 1,
       headersTimeout: options.headersTimeoutMs,
       bodyTimeout: options.idleTimeoutMs,
@@ -176,15 +183,13 @@ export class UndiciFetcher implements Fetcher {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return failNow('unsupported-scheme', `${url.protocol} URLs are not fetched (only http: and https:)`);
     }
-    if (!this.#options.allowPrivate) {
-      // An IP-literal URL is refused before any socket exists (the connect-time check would stop
-      // it too, but only after a TCP connect, and for https after the TLS handshake).
-      const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-      if (isIP(host) !== 0) {
-        const cls = classifyAddress(host);
-        if (cls !== 'public') {
-          return failNow('blocked-address', new BlockedAddressError(host, cls).message, host);
-        }
+    // An IP-literal URL is refused before any socket exists (the connect-time check would stop
+    // it too, but only after a TCP connect, and for https after the TLS handshake).
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host) !== 0) {
+      const checked = checkAddress(host, this.#allowance);
+      if (!checked.allowed) {
+        return failNow('blocked-address', new BlockedAddressError(host, checked.addressClass).message, host);
       }
     }
     if (this.#closed) return failNow('connect', 'the fetcher is closed');

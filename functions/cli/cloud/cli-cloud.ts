@@ -22,7 +22,7 @@ import {
   validateConfig,
 } from '../cli-options.ts';
 import { DEFAULT_UI_PORT, parsePort } from '../cli-ui.ts';
-import { formatSummary, ProgressReporter, type ProgressView } from '../progress.ts';
+import { formatProgress, formatSummary, ProgressReporter, type ProgressView } from '../progress.ts';
 import { print, printError, terminalSafe } from '../terminal-text.ts';
 import { CloudApi } from './cloud-api.ts';
 import { CloudCliError } from './cloud-cli-error.ts';
@@ -265,7 +265,9 @@ async function watchCommand(parsed: ParsedCommand, connect: () => Promise<CloudA
   const rate = new PollRate();
   let latest: ProgressView | undefined;
   const reporter =
-    parsed.values.quiet === true ? undefined : new ProgressReporter(process.stderr, () => latest);
+    parsed.values.quiet === true
+      ? undefined
+      : new ProgressReporter(process.stderr, () => latest, formatProgress);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.on('SIGINT', onSignal);

@@ -51,7 +51,8 @@ export function summaryOfView(view: CrawlProgressView, now: number, outDir: stri
     bytes: c.bytes,
     hosts: c.hosts,
     requests: c.requests,
-    failedRequests: c.failed,
+    // No failedRequests: the cloud counts failed URLs (`failed`, in the buckets and reasons), not
+    // failed requests, and a number under that label would say something else.
     retries: c.retries,
     duplicates: c.duplicates,
     discovered: c.discovered,

@@ -42,6 +42,7 @@ const V4_TABLE: Table = [
   [cidr('169.254.170.23/32'), 'metadata'], // EKS Pod Identity agent
   [cidr('100.100.100.200/32'), 'metadata'], // Alibaba Cloud
   [cidr('192.0.0.192/32'), 'metadata'], // Oracle Cloud
+  [cidr('168.63.129.16/32'), 'metadata'], // Azure WireServer (VM agent, extensions' settings)
   [cidr('0.0.0.0/8'), 'unspecified'], // "this network": Linux routes 0.0.0.0 to the local host
   [cidr('10.0.0.0/8'), 'private'],
   [cidr('100.64.0.0/10'), 'cgnat'],
@@ -131,4 +132,124 @@ export function classifyAddress(ip: string): AddressClass {
 /** `true` for every address the SSRF guard refuses: anything not 'public' (invalid text included). */
 export function isBlockedAddress(ip: string): boolean {
   return classifyAddress(ip) !== 'public';
+}
+
+/**
+ * The names `allowPrivate` (`--allow-private`) takes, and the address classes each allows.
+ * `private` is the RFC 1918 ranges and their IPv6 counterpart (unique-local, fc00::/7).
+ */
+export const NETWORK_NAMES: Readonly<Record<string, readonly AddressClass[]>> = {
+  loopback: ['loopback'],
+  private: ['private', 'unique-local'],
+  'unique-local': ['unique-local'],
+  'link-local': ['link-local'],
+  cgnat: ['cgnat'],
+  metadata: ['metadata'],
+  unspecified: ['unspecified'],
+  documentation: ['documentation'],
+  benchmarking: ['benchmarking'],
+  reserved: ['reserved'],
+};
+
+/**
+ * What `allowPrivate: true` (a bare `--allow-private`) allows: the machine itself and the networks
+ * behind it (RFC 1918, unique-local, carrier-grade NAT as Tailscale uses). Never the cloud
+ * metadata addresses: they hand out credentials, and a page or sitemap of an allowed site could
+ * name one. Those, link-local and the rest are allowed only when named.
+ */
+export const DEFAULT_PRIVATE_NETWORKS: readonly string[] = ['loopback', 'private', 'cgnat'];
+
+/** Non-public addresses the SSRF guard lets through: classes by name, and CIDR ranges. */
+export interface AddressAllowance {
+  classes: ReadonlySet<AddressClass>;
+  ranges: readonly Cidr[];
+}
+
+const DOTTED_V4 = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
+/** A CIDR range or a single address (as a /32 or /128), or undefined when the text is neither. */
+function parseRange(text: string): Cidr | undefined {
+  const [address = '', prefix, ...rest] = text.split('/');
+  if (rest.length > 0 || !(DOTTED_V4.test(address) || address.includes(':'))) return undefined;
+  if (!ipaddr.isValid(address)) return undefined;
+  const parsed = ipaddr.parse(address);
+  const bits = parsed.kind() === 'ipv4' ? 32 : 128;
+  if (prefix === undefined) return [parsed, bits];
+  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits) return undefined;
+  return [parsed, Number(prefix)];
+}
+
+/** Problems with a list of networks (names or CIDR ranges), or an empty list when it is good. */
+export function networkProblems(networks: readonly string[]): string[] {
+  if (networks.length === 0) {
+    return [`give at least one network: a name (${Object.keys(NETWORK_NAMES).join(', ')}) or a CIDR range`];
+  }
+  return networks.flatMap((network) =>
+    NETWORK_NAMES[network] !== undefined || parseRange(network) !== undefined
+      ? []
+      : [
+          `"${network}" is neither a network name (${Object.keys(NETWORK_NAMES).join(', ')}) ` +
+            'nor an address or CIDR range such as 10.1.0.0/16 or fd00::/8',
+        ],
+  );
+}
+
+/** `allowPrivate` as written (a list or "a,b,c") as its list of networks, each trimmed. */
+export function networkList(value: string | readonly string[]): string[] {
+  const items = typeof value === 'string' ? value.split(',') : value.flatMap((item) => item.split(','));
+  return items.map((item) => item.trim()).filter((item) => item.length > 0);
+}
+
+/**
+ * What `allowPrivate` lets through: nothing non-public (`false`), {@link DEFAULT_PRIVATE_NETWORKS}
+ * (`true`), or the named networks and ranges. Unknown entries are ignored (the config schema
+ * refuses them before a crawl starts).
+ */
+export function addressAllowance(allowPrivate: boolean | readonly string[]): AddressAllowance | undefined {
+  if (allowPrivate === false) return undefined;
+  const networks = allowPrivate === true ? DEFAULT_PRIVATE_NETWORKS : allowPrivate;
+  const classes = new Set<AddressClass>();
+  const ranges: Cidr[] = [];
+  for (const network of networks) {
+    const named = NETWORK_NAMES[network];
+    if (named !== undefined) for (const cls of named) classes.add(cls);
+    else {
+      const range = parseRange(network);
+      if (range !== undefined) ranges.push(range);
+    }
+  }
+  return { classes, ranges };
+}
+
+/**
+ * Whether the SSRF guard connects to `ip`, and the address's class: public addresses always; a
+ * non-public one when `allowance` names its class or a range holding it. A metadata address
+ * only when `metadata` is named or the range is that one address: a range such as
+ * 169.254.0.0/16 does not open the credentials endpoint inside it.
+ */
+export function checkAddress(
+  ip: string,
+  allowance: AddressAllowance | undefined,
+): { allowed: boolean; addressClass: AddressClass } {
+  const addressClass = classifyAddress(ip);
+  if (addressClass === 'public') return { allowed: true, addressClass };
+  if (allowance === undefined || addressClass === 'invalid') return { allowed: false, addressClass };
+  if (allowance.classes.has(addressClass)) return { allowed: true, addressClass };
+  if (V4_COMPATIBLE_TEXT.test(ip.trim())) return { allowed: false, addressClass };
+  let address = ipaddr.parse(
+    ip
+      .trim()
+      .replace(/^\[(.*)\]$/, '$1')
+      .replace(/%.*$/, ''),
+  );
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+    address = (address as ipaddr.IPv6).toIPv4Address();
+  }
+  const allowed = allowance.ranges.some(
+    ([base, bits]) =>
+      base.kind() === address.kind() &&
+      address.match([base, bits] as Cidr) &&
+      (addressClass !== 'metadata' || bits === (base.kind() === 'ipv4' ? 32 : 128)),
+  );
+  return { allowed, addressClass };
 }

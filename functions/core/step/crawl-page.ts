@@ -122,8 +122,18 @@ export type CrawlPageOutcome =
       enqueued: CrawlTask[];
       cashFlow?: CashFlow;
     }
-  /** Try the task again (as `task`, with its attempt counted) no earlier than `notBefore`. */
-  | { kind: 'retry'; task: CrawlTask; reason: string; notBefore: number; feedback?: RequestFeedback };
+  /**
+   * Try the task again (as `task`, with its attempt counted) no earlier than `notBefore`. `detail`:
+   * what went wrong in the failure's own words, for reports.
+   */
+  | {
+      kind: 'retry';
+      task: CrawlTask;
+      reason: string;
+      detail?: string;
+      notBefore: number;
+      feedback?: RequestFeedback;
+    };
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** RFC 9309 §2.3.1.2: follow at least five redirects for robots.txt. */
@@ -358,6 +368,16 @@ async function fetchRobots(
       // Only the origin's own address blocks its pages; a robots.txt redirected to a blocked
       // address is merely unreachable.
       if (hop > 0 && response.error === 'blocked-address') entry.detail = `blocked-address at ${url}`;
+      if (hop === 0 && response.error !== 'blocked-address' && neverAnswered(previous)) {
+        // No answer from this origin yet (a closed port, a wrong name, a server not started): retry
+        // as a failed page would, in seconds, as Scrapy and Crawlee do; robotsErrorTtlMs (minutes)
+        // is for an origin that answered before and is down for a while.
+        entry.neverAnswered = true;
+        entry.expiresAt = Math.min(
+          entry.expiresAt,
+          now + retryBackoffMs(config, task.attempt + 1, deps.random),
+        );
+      }
       break;
     }
     const location = header(response, 'location');
@@ -423,8 +443,14 @@ async function robotsUnavailable(
     record.detail = failure?.message ?? 'robots.txt: blocked-address';
     return finish(deps, record, undefined, task.cash);
   }
-  const detail = `robots.txt: ${entry.detail}`;
+  // The fetch error's own words ("connect ECONNREFUSED 127.0.0.1:8080") when this step fetched it.
+  const detail = `robots.txt: ${failure === undefined ? entry.detail : `${failure.error}: ${failure.message}`}`;
   return retryOrGiveUp(deps, task, 'robots-unreachable', detail, entry.expiresAt, feedback);
+}
+
+/** The origin has given no HTTP answer to a robots.txt request yet (none asked, or only failures). */
+function neverAnswered(previous: RobotsEntry | undefined): boolean {
+  return previous === undefined || previous.neverAnswered === true;
 }
 
 function robotsRules(entry: RobotsEntry, config: CrawlConfig): ParsedRobots {
@@ -445,6 +471,7 @@ async function fetchFailed(
       kind: 'retry',
       task: { ...task, attempt: task.attempt + 1 },
       reason: failure.error,
+      detail: failure.message,
       notBefore,
       feedback: { ...feedback, blockedUntil: notBefore },
     };
@@ -524,8 +551,8 @@ async function retryOrGiveUp(
   if (task.attempt < deps.config.maxRetries) {
     const next = { ...task, attempt: task.attempt + 1 };
     return feedback === undefined
-      ? { kind: 'retry', task: next, reason, notBefore }
-      : { kind: 'retry', task: next, reason, notBefore, feedback };
+      ? { kind: 'retry', task: next, reason, detail, notBefore }
+      : { kind: 'retry', task: next, reason, detail, notBefore, feedback };
   }
   const record = unfetchedRecord(task, reason);
   record.detail = detail;

@@ -24,12 +24,12 @@ export type FinishReason =
   /** Given up on by the cloud worker, or by SQS's redrive: the message went to the dead-letter queue. */
   | 'dlq';
 
-/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
-export const ERROR_REASONS: ReadonlySet<string> = new Set<FinishReason>([
-  'gave-up',
-  'robots-unreachable',
-  'internal-error',
-  'dlq',
+/**
+ * Reasons of a URL whose own request was sent and got no HTTP response (refused, unreachable,
+ * timed out, broken TLS or HTTP). Every other URL finished without a response was never requested:
+ * skipped (robots.txt, scope, limits, traps), refused by the SSRF guard, or its robots.txt failed.
+ */
+export const NO_RESPONSE_REASONS: ReadonlySet<string> = new Set<FinishReason>([
   'dns',
   'connect',
   'tls',
@@ -39,6 +39,33 @@ export const ERROR_REASONS: ReadonlySet<string> = new Set<FinishReason>([
   'timeout-idle',
   'timeout-total',
 ]);
+
+/** Reasons that mean something went wrong (as opposed to a deliberate skip). */
+export const ERROR_REASONS: ReadonlySet<string> = new Set<string>([
+  ...(['gave-up', 'robots-unreachable', 'internal-error', 'dlq'] satisfies FinishReason[]),
+  ...NO_RESPONSE_REASONS,
+]);
+
+/**
+ * The finished URLs by what came back, as every report shows them (the CLI's summary of a local
+ * or a cloud crawl): one entry per HTTP status, `no response` (requested, no answer) and `not
+ * requested` (the rest of the URLs finished without a response). Read from the counts both
+ * runtimes keep, so the buckets mean the same everywhere.
+ */
+export function outcomeBuckets(
+  counts: Pick<OutcomeCounts, 'byStatus' | 'byReason'> & { notFetched: number },
+): [label: string, n: number][] {
+  const buckets: [string, number][] = Object.entries(counts.byStatus)
+    .filter(([status]) => /^\d+$/.test(status))
+    .sort(([a], [b]) => Number(a) - Number(b));
+  let noResponse = 0;
+  for (const [reason, n] of Object.entries(counts.byReason))
+    if (NO_RESPONSE_REASONS.has(reason)) noResponse += n;
+  noResponse = Math.min(noResponse, counts.notFetched);
+  if (noResponse > 0) buckets.push(['no response', noResponse]);
+  if (counts.notFetched > noResponse) buckets.push(['not requested', counts.notFetched - noResponse]);
+  return buckets;
+}
 
 /** True when a finished URL's reason is a failure (it counts in `failed`). */
 export function isErrorReason(reason: string | undefined): boolean {

@@ -72,6 +72,40 @@ describe('crawlPage (in-memory fetcher)', () => {
     assert.equal(last.kind === 'done' && last.record.reason, 'robots-unreachable');
   });
 
+  it('robots.txt refused by an origin that never answered: retried after the short backoff, not robotsErrorTtlMs', async () => {
+    const t = setup(
+      { [`${SITE}/robots.txt`]: { error: 'connect' } },
+      { maxRetries: 2, retryBaseDelayMs: 2000, robotsErrorTtlMs: 300_000 },
+    );
+    const first = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    assert.equal(first.kind, 'retry');
+    if (first.kind !== 'retry') return;
+    // retryBackoffMs: 2000 ms for the first retry, x1 with random() = 0.5
+    assert.equal(first.notBefore, t.clock.now() + 2000);
+    assert.equal(first.detail, 'robots.txt: connect: connect', 'the failure in its own words');
+    assert.equal(t.robots.get(SITE)?.neverAnswered, true);
+    t.advance(2000);
+    const second = await crawlPage(t.deps, t.task(`${SITE}/x`, 1));
+    assert.equal(second.kind === 'retry' && second.notBefore, t.clock.now() + 4000, 'then 4 s');
+    t.advance(4000);
+    const last = await crawlPage(t.deps, t.task(`${SITE}/x`, 2));
+    assert.equal(last.kind === 'done' && last.record.reason, 'robots-unreachable');
+    assert.equal(t.fetcher.count(`${SITE}/robots.txt`), 3);
+  });
+
+  it('robots.txt refused by an origin that answered before: the long robotsErrorTtlMs wait stays', async () => {
+    const t = setup(
+      { [`${SITE}/robots.txt`]: (n) => (n === 0 ? { status: 404 } : { error: 'connect' }) },
+      { maxRetries: 2, retryBaseDelayMs: 2000, robotsErrorTtlMs: 300_000, robotsTtlMs: 1000 },
+    );
+    await crawlPage(t.deps, t.task(`${SITE}/x`)); // robots.txt answered 404: allow all
+    t.advance(1000); // its entry expired: read again, and now refused
+    const refused = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    assert.equal(refused.kind, 'retry');
+    assert.equal(refused.kind === 'retry' && refused.notBefore, t.clock.now() + 300_000);
+    assert.equal(t.robots.get(SITE)?.neverAnswered, undefined);
+  });
+
   it('429 with Retry-After: retry no earlier than it says, and the host is blocked until then', async () => {
     const t = setup({
       [`${SITE}/robots.txt`]: { status: 404 },

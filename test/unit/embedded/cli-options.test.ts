@@ -144,6 +144,33 @@ describe('flags to config', () => {
     );
   });
 
+  test('--allow-private takes networks, or none (the default private networks)', () => {
+    assert.equal(configOf(['http://a.test/', '--allow-private']).allowPrivate, true);
+    assert.equal(configOf(['--allow-private', 'http://a.test/']).allowPrivate, true);
+    const listed = configOf(['--allow-private', '127.0.0.0/8,10.1.0.0/16', 'http://a.test/']);
+    assert.deepEqual(listed.allowPrivate, ['127.0.0.0/8', '10.1.0.0/16']);
+    assert.deepEqual(listed.seeds, ['http://a.test/']);
+    assert.deepEqual(configOf(['http://a.test/', '--allow-private=loopback, metadata']).allowPrivate, [
+      'loopback',
+      'metadata',
+    ]);
+    assert.match(
+      usageError(() => configOf(['http://a.test/', '--allow-private', '10.0.0.0/33'])),
+      /^allowPrivate \(--allow-private\): "10\.0\.0\.0\/33" is neither a network name \(loopback, private, /,
+    );
+    assert.match(
+      usageError(() => configOf(['http://a.test/', '--allow-private=intranet'])),
+      /"intranet" is neither a network name/,
+    );
+    // The same setting in a config file or the HTTP API: a list, a comma-separated string, a boolean.
+    const schema = (allowPrivate: unknown) =>
+      crawlConfigSchema.safeParse({ seeds: ['http://a.test/'], allowPrivate });
+    assert.deepEqual(schema(['link-local', 'fd00::/8']).data?.allowPrivate, ['link-local', 'fd00::/8']);
+    assert.deepEqual(schema('private,metadata').data?.allowPrivate, ['private', 'metadata']);
+    assert.equal(schema(false).data?.allowPrivate, false);
+    assert.equal(schema([]).success, false, 'an empty list allows nothing: say so rather than guess');
+  });
+
   test('no seed anywhere is a usage error that names seeds', () => {
     assert.match(
       usageError(() => configOf([])),

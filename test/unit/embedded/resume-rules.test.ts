@@ -23,6 +23,12 @@ describe('resume rules', () => {
       ]),
     );
     assert.deepEqual([...reasonsToRetry(wider, before, 5)], [], 'narrowing retries nothing');
+    const listed = config({ allowPrivate: ['loopback'] });
+    assert.deepEqual(
+      [...reasonsToRetry(listed, config({ allowPrivate: ['loopback', 'link-local'] }), 5)],
+      [['blocked-address', 'allowPrivate names other networks']],
+    );
+    assert.deepEqual([...reasonsToRetry(listed, listed, 5)], [], 'the same networks: nothing to retry');
   });
 
   test('more retries, or a crawl that fetched nothing, retries the transient failures', () => {

@@ -3,7 +3,11 @@ import type { LookupAddress } from 'node:dns';
 import { after, before, describe, it } from 'node:test';
 import { BlockedAddressError, guardLookup } from '../../../functions/adapters/http/address-guard.ts';
 import { type FetcherOptions, UndiciFetcher } from '../../../functions/adapters/http/undici-fetcher.ts';
-import { isBlockedAddress } from '../../../functions/core/net/address-policy.ts';
+import {
+  addressAllowance,
+  checkAddress,
+  isBlockedAddress,
+} from '../../../functions/core/net/address-policy.ts';
 import type { FetchFailure, FetchResult } from '../../../functions/core/ports.ts';
 import { type RawServer, stagedLookup, startRawServer } from '../../fixtures/hostile-routes.ts';
 import { eventually, routes, type SiteServer, startSite } from '../../fixtures/site-server.ts';
@@ -238,5 +242,81 @@ describe('allowPrivate lifts the guard', () => {
     const result = await withFetcher({}, (f) => f.fetch({ url: `${site.origin}/secret`, maxBytes: 1000 }));
     assert.equal(result.ok, false);
     assert.equal(site.log.length, before);
+  });
+});
+
+describe('allowPrivate names the networks it allows', () => {
+  let site: SiteServer;
+  before(async () => {
+    site = await startSite(routes({ '/secret': { body: 'internal page' } }));
+  });
+  after(() => site.close());
+
+  it('bare (true) allows loopback and private networks, never a cloud metadata address', async () => {
+    for (const [name, address] of [
+      ['metadata.test', '169.254.169.254'],
+      ['ecs.test', '169.254.170.2'],
+      ['alibaba.test', '100.100.100.200'],
+      ['azure.test', '168.63.129.16'],
+      ['ec2v6.test', 'fd00:ec2::254'],
+      ['mapped.test', '::ffff:169.254.169.254'],
+    ] as const) {
+      const { lookup } = stagedLookup({ [name]: address });
+      const result = await withFetcher({ allowPrivate: true, lookup }, (f) =>
+        f.fetch({ url: `http://${name}:${site.port}/latest/meta-data/`, maxBytes: 1000 }),
+      );
+      assertBlocked(result, address);
+      assert.match(result.message, /metadata address/);
+      assert.match(result.message, /only when "metadata" or the address itself is named/);
+    }
+    for (const literal of ['http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/']) {
+      const result = await withFetcher({ allowPrivate: true }, (f) =>
+        f.fetch({ url: literal, maxBytes: 1000 }),
+      );
+      assert.equal(result.ok, false);
+      assert.equal((result as FetchFailure).error, 'blocked-address', literal);
+    }
+    const loopback = await withFetcher({ allowPrivate: true }, (f) =>
+      f.fetch({ url: `${site.origin}/secret`, maxBytes: 1000 }),
+    );
+    assert.equal(loopback.ok, true);
+  });
+
+  it('a list allows exactly its ranges and names', async () => {
+    const { lookup } = stagedLookup({ 'intranet.test': '127.0.0.1' });
+    const allowed = await withFetcher({ allowPrivate: ['127.0.0.0/8'], lookup }, (f) =>
+      f.fetch({ url: `http://intranet.test:${site.port}/secret`, maxBytes: 1000 }),
+    );
+    assert.equal(allowed.ok, true);
+    const before = site.log.length;
+    const other = await withFetcher({ allowPrivate: ['10.1.0.0/16', 'link-local'], lookup }, (f) =>
+      f.fetch({ url: `http://intranet.test:${site.port}/secret`, maxBytes: 1000 }),
+    );
+    assertBlocked(other, '127.0.0.1');
+    assert.equal(site.log.length, before, 'the loopback server saw nothing');
+    // The connect-time check alone (no lookup guard) applies the same list.
+    const connectTime = await withFetcher(
+      { allowPrivate: ['10.1.0.0/16'], lookup, lookupGuard: false },
+      (f) => f.fetch({ url: `http://intranet.test:${site.port}/secret`, maxBytes: 1000 }),
+    );
+    assertBlocked(connectTime, '127.0.0.1');
+    assert.equal(site.log.length, before);
+  });
+
+  it('a metadata address only when named: "metadata", or the address itself, not a range around it', () => {
+    const decide = (allow: boolean | string[], ip: string) => checkAddress(ip, addressAllowance(allow));
+    assert.deepEqual(decide(true, '169.254.169.254'), { allowed: false, addressClass: 'metadata' });
+    assert.equal(decide(['link-local'], '169.254.169.254').allowed, false);
+    assert.equal(decide(['169.254.0.0/16'], '169.254.169.254').allowed, false);
+    assert.equal(decide(['169.254.0.0/16'], '169.254.1.1').allowed, true);
+    assert.equal(decide(['metadata'], '169.254.169.254').allowed, true);
+    assert.equal(decide(['169.254.169.254'], '169.254.169.254').allowed, true);
+    assert.equal(decide(['169.254.169.254/32'], '::ffff:169.254.169.254').allowed, true);
+    assert.equal(decide(true, '10.9.8.7').allowed, true);
+    assert.equal(decide(true, 'fd12::1').allowed, true);
+    assert.equal(decide(true, '169.254.1.1').allowed, false, 'link-local only when named');
+    assert.equal(decide(false, '127.0.0.1').allowed, false);
+    assert.equal(decide(['10.1.0.0/16'], '10.2.0.1').allowed, false);
+    assert.equal(decide(['10.1.0.0/16'], '10.1.200.1').allowed, true);
   });
 });
