@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import packageJson from '../../package.json' with { type: 'json' };
+import { safeJson } from '../core/text/safe-text.ts';
 import { CrawlFolderError, CrawlStorageError } from '../embedded/crawl-errors.ts';
 import { CrawlStateMismatchError, EmbeddedCrawler } from '../embedded/embedded-crawler.ts';
 import { CACHE_STUDY_HELP, cacheStudyCommand } from './cli-cache-study.ts';
@@ -235,7 +236,7 @@ async function crawlCommand(args: string[]): Promise<number> {
   }
   writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   await watch.close();
-  print(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
+  print(parsed.values.json ? safeJson(summary, 2) : formatSummary(summary));
   if (summary.state === 'interrupted') {
     printError('interrupted: run the same command again to resume');
     return EXIT.interrupted;

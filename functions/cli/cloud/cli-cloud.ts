@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import type { CrawlProgressView } from '../../cloud/use-cases/crawl-progress.ts';
+import { safeJson } from '../../core/text/safe-text.ts';
 import { CloudApiError, startCloudDashboard } from '../../dashboard/cloud-dashboard.ts';
 import {
   checkExtractSelectors,
@@ -243,9 +244,7 @@ async function statusCommand(parsed: ParsedCommand, connect: () => Promise<Cloud
   const id = crawlIdOf(parsed, 'status <id>');
   const view = await (await connect()).get<CrawlProgressView>(`/crawls/${id}`, { crawlId: id });
   print(
-    parsed.values.json
-      ? JSON.stringify(view, null, 2)
-      : formatSummary(summaryOfView(view, Date.now(), downloadHint(id))),
+    parsed.values.json ? safeJson(view, 2) : formatSummary(summaryOfView(view, Date.now(), downloadHint(id))),
   );
   return EXIT.ok;
 }
@@ -307,7 +306,7 @@ async function watchCommand(parsed: ParsedCommand, connect: () => Promise<CloudA
     return EXIT.interrupted;
   }
   const summary = summaryOfView(view, Date.now(), downloadHint(id));
-  print(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
+  print(parsed.values.json ? safeJson(summary, 2) : formatSummary(summary));
   if (view.status === 'failed') {
     printError(`crawl failed: no URL got an HTTP response (reasons: crawlstack cloud pages ${id})`);
     return EXIT.failed;
@@ -333,7 +332,7 @@ async function listCommand(parsed: ParsedCommand, connect: () => Promise<CloudAp
     for (const crawl of page.crawls) {
       print(
         parsed.values.json
-          ? JSON.stringify(crawl)
+          ? safeJson(crawl)
           : `${crawl.id}  ${crawl.status.padEnd(9)}  ${crawl.createdAt}  ${crawl.seeds.join(' ')}`,
       );
       shown += 1;
@@ -353,8 +352,8 @@ async function pagesCommand(parsed: ParsedCommand, connect: () => Promise<CloudA
       `/crawls/${id}/pages?limit=1000${cursor === undefined ? '' : `&cursor=${cursor}`}`,
       { crawlId: id },
     );
-    // JSON text: its control characters are escaped already, nothing reaches the terminal raw.
-    const text = page.pages.map((p) => `${JSON.stringify(p)}\n`).join('');
+    // JSON.stringify escapes C0 only: safeJson escapes C1, DEL and bidi controls too.
+    const text = page.pages.map((p) => `${safeJson(p)}\n`).join('');
     if (text !== '' && !(await writeStdout(text))) return EXIT.ok; // the reader went away (| head)
     cursor = page.cursor;
   } while (cursor !== undefined);

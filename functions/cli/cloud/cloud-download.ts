@@ -40,6 +40,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { PageItem } from '../../cloud/messages/crawl-records.ts';
 import type { CrawlProgressView } from '../../cloud/use-cases/crawl-progress.ts';
 import { type ArchiveKind, archivePrefix } from '../../cloud/use-cases/list-archive.ts';
+import { safeJson } from '../../core/text/safe-text.ts';
 import type { LinkRecord } from '../../core/types.ts';
 import { fingerprint } from '../../core/url/fingerprint.ts';
 import { FingerprintSet } from '../../core/url-seen/fingerprint-set.ts';
@@ -158,7 +159,7 @@ export async function downloadCrawl(options: {
     );
   }
   const summary = summaryOfView(view, now(), outDir);
-  writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileSync(join(outDir, 'summary.json'), `${safeJson(summary, 2)}\n`);
   return report;
 }
 
@@ -315,7 +316,7 @@ async function writePages(
       const name = item.warc === undefined ? undefined : basename(item.warc.key);
       const present = name !== undefined && warcNames.has(name) ? name : undefined;
       if (name !== undefined && present === undefined) report.missingWarc += 1;
-      await write(pages, `${JSON.stringify(pageRecordOfItem(item, present))}\n`);
+      await write(pages, `${safeJson(pageRecordOfItem(item, present))}\n`);
       report.pages += 1;
       if (present !== undefined && item.warc !== undefined) {
         const entry = await responseEntry(
@@ -411,7 +412,7 @@ async function fetchRules(api: CloudApi, crawlId: string, outDir: string): Promi
   }
   const { rules } = answer.json as { rules: unknown[] };
   const path = join(outDir, 'rules.json');
-  writeFileSync(`${path}.part`, `${JSON.stringify(rules, null, 2)}\n`);
+  writeFileSync(`${path}.part`, `${safeJson(rules, 2)}\n`);
   renameSync(`${path}.part`, path);
   return rules.length;
 }
