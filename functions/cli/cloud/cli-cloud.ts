@@ -25,6 +25,7 @@ import {
 import { DEFAULT_UI_PORT, parsePort } from '../cli-ui.ts';
 import { formatSummary, ProgressReporter, type ProgressView } from '../progress.ts';
 import { print, printError, terminalSafe } from '../terminal-text.ts';
+import { PageWalk } from './answer-bounds.ts';
 import { CloudApi } from './cloud-api.ts';
 import { CloudCliError } from './cloud-cli-error.ts';
 import { downloadCrawl } from './cloud-download.ts';
@@ -323,6 +324,7 @@ async function listCommand(parsed: ParsedCommand, connect: () => Promise<CloudAp
     throw new UsageError(`--limit: expected a positive whole number, got "${limitText}"`);
   const api = await connect();
   type Listed = { id: string; status: string; createdAt: string; finishedAt?: string; seeds: string[] };
+  const walk = new PageWalk('listing the crawls');
   let cursor: string | undefined;
   let shown = 0;
   do {
@@ -337,7 +339,7 @@ async function listCommand(parsed: ParsedCommand, connect: () => Promise<CloudAp
       );
       shown += 1;
     }
-    cursor = page.cursor;
+    cursor = walk.next(page.cursor);
   } while (cursor !== undefined && shown < limit);
   if (shown === 0 && !parsed.values.json) printError(`no crawls at ${api.target.api}`);
   return EXIT.ok;
@@ -346,6 +348,7 @@ async function listCommand(parsed: ParsedCommand, connect: () => Promise<CloudAp
 async function pagesCommand(parsed: ParsedCommand, connect: () => Promise<CloudApi>): Promise<number> {
   const id = crawlIdOf(parsed, 'pages <id>');
   const api = await connect();
+  const walk = new PageWalk(`listing the pages of crawl ${id}`);
   let cursor: string | undefined;
   do {
     const page = await api.get<{ pages: unknown[]; cursor?: string }>(
@@ -355,7 +358,7 @@ async function pagesCommand(parsed: ParsedCommand, connect: () => Promise<CloudA
     // JSON.stringify escapes C0 only: safeJson escapes C1, DEL and bidi controls too.
     const text = page.pages.map((p) => `${safeJson(p)}\n`).join('');
     if (text !== '' && !(await writeStdout(text))) return EXIT.ok; // the reader went away (| head)
-    cursor = page.cursor;
+    cursor = walk.next(page.cursor);
   } while (cursor !== undefined);
   return EXIT.ok;
 }
