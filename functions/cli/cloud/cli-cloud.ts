@@ -199,6 +199,7 @@ export async function cloudCommand(argv: string[]): Promise<number> {
         },
         process.env,
         process.cwd(),
+        (line) => printError(`crawlstack cloud: ${line}`),
       ),
     );
     return api;
