@@ -25,7 +25,7 @@ const EXPORT_OPTIONS: Record<string, OptionSpec> = {
   fields: {
     type: 'string',
     arg: 'a,b',
-    help: 'these columns (keys) only, in this order; missing values are empty',
+    help: 'these columns (keys) only, in this order; missing values are empty, a name no record has is an error',
   },
   output: { type: 'string', arg: 'FILE', help: 'write here instead of standard output' },
   bom: { type: 'boolean', help: 'start a CSV file with a UTF-8 byte order mark (for Excel)' },

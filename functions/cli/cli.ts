@@ -234,7 +234,7 @@ async function crawlCommand(args: string[]): Promise<number> {
     process.off('SIGTERM', onSignal);
     if (summary === undefined) await watch.close();
   }
-  writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileSync(join(outDir, 'summary.json'), `${safeJson(summary, 2)}\n`);
   await watch.close();
   print(parsed.values.json ? safeJson(summary, 2) : formatSummary(summary));
   if (summary.state === 'interrupted') {

@@ -181,6 +181,7 @@ describe('datasets and export', () => {
       [['export', '--out', out, '--format', 'xml'], /--format is jsonl or csv, got "xml"/],
       [['export', '--out', out, '--source', 'links'], /--source is pages or dataset, got "links"/],
       [['export', '--out', out, '--bom'], /--bom is for --format csv only/],
+      [['export', '--out', out, '--csv-raw-formulas'], /--csv-raw-formulas is for --format csv only/],
       [['export', '--out', out, '--fields', 'a,,b'], /--fields has an empty name/],
       [['export'], /--out is required/],
       [['export', '--out', broken, '--source', 'dataset'], /has no dataset\.jsonl \(crawl with --extract/],
