@@ -4,6 +4,7 @@ import { CACHE_POLICIES } from '../cache-study/cache-policies.ts';
 import { type CacheStudy, runCacheStudy } from '../cache-study/cache-study.ts';
 import { missRateChartSvg, sizeLabel } from '../cache-study/miss-rate-chart.ts';
 import { crawlConfigSchema } from '../core/config.ts';
+import { safeJson } from '../core/text/safe-text.ts';
 import { denseTrace, TRACE_RECORD_BYTES } from '../core/url-seen/url-seen-trace.ts';
 import {
   formatRows,
@@ -60,7 +61,7 @@ export function cacheStudyCommand(argv: string[]): number {
     chart: values.chart as string | undefined,
   });
   if (values.json) {
-    print(JSON.stringify(report, null, 2));
+    print(safeJson(report, 2));
     return 0;
   }
   print(formatStudy(report, readCrawlHitRate(values.out)));

@@ -3,6 +3,7 @@ import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { csvRecord } from '../core/dataset/csv.ts';
+import { escapeJsonText, safeJson } from '../core/text/safe-text.ts';
 import {
   formatRows,
   HELP_OPTION,
@@ -24,17 +25,23 @@ const EXPORT_OPTIONS: Record<string, OptionSpec> = {
   fields: {
     type: 'string',
     arg: 'a,b',
-    help: 'these columns (keys) only, in this order; missing values are empty',
+    help: 'these columns (keys) only, in this order; missing values are empty, a name no record has is an error',
   },
   output: { type: 'string', arg: 'FILE', help: 'write here instead of standard output' },
   bom: { type: 'boolean', help: 'start a CSV file with a UTF-8 byte order mark (for Excel)' },
+  'csv-raw-formulas': {
+    type: 'boolean',
+    help: "write CSV cells that begin with = + - @ or tab as they are (default: prefixed with ', so a spreadsheet does not run them)",
+  },
   help: HELP_OPTION,
 };
 
-export const EXPORT_HELP = `usage: crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom]
+export const EXPORT_HELP = `usage: crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom] [--csv-raw-formulas]
 
 Writes a crawl's records as JSON Lines or CSV (RFC 4180: CRLF line ends, fields with commas,
 quotes or line breaks quoted, quotes doubled; UTF-8; lists and objects as JSON in one cell).
+Control and bidi characters from pages are escaped (JSON: \\uXXXX; CSV: \\xNN shown as text), and
+CSV cells that begin like a formula get a ' in front (--csv-raw-formulas: not).
 
 options:
 ${formatRows(optionRows(EXPORT_OPTIONS))}`;
@@ -54,6 +61,8 @@ interface ExportOptions {
   format: 'jsonl' | 'csv';
   fields?: string[] | undefined;
   bom?: boolean | undefined;
+  /** CSV cells that begin like a formula as they are (no ' prefix). */
+  rawFormulas?: boolean | undefined;
 }
 
 /** `crawlstack export --out DIR ...` */
@@ -73,14 +82,28 @@ export async function exportCommand(argv: string[]): Promise<number> {
   if (source !== undefined && source !== 'pages' && source !== 'dataset')
     throw new UsageError(`--source is pages or dataset, got "${source}"`);
   if (values.bom && format !== 'csv') throw new UsageError('--bom is for --format csv only');
+  if (values['csv-raw-formulas'] && format !== 'csv')
+    throw new UsageError('--csv-raw-formulas is for --format csv only');
   let fields: string[] | undefined;
   if (typeof values.fields === 'string') {
     fields = values.fields.split(',').map((f) => f.trim());
     if (fields.some((f) => f === '')) throw new UsageError(`--fields has an empty name: "${values.fields}"`);
   }
   const path = sourcePath(values.out, source);
-  const output = typeof values.output === 'string' ? createWriteStream(values.output) : process.stdout;
-  const result = await exportCrawl(output, { path, format, fields, bom: values.bom === true });
+  const file = typeof values.output === 'string' ? values.output : undefined;
+  let output: Writable = process.stdout;
+  // Opened once the columns are known: a failed --fields check leaves no file behind.
+  const open = () => {
+    if (file !== undefined) output = createWriteStream(file);
+    return output;
+  };
+  const result = await exportCrawl(open, {
+    path,
+    format,
+    fields,
+    bom: values.bom === true,
+    rawFormulas: values['csv-raw-formulas'] === true,
+  });
   if (output !== process.stdout) {
     output.end();
     await once(output, 'close');
@@ -110,32 +133,55 @@ export function sourcePath(outDir: string, source: 'pages' | 'dataset' | undefin
 }
 
 /**
- * Writes a crawl's pages.jsonl or dataset.jsonl (`path`) to `out` as JSON Lines or CSV. Streams
- * the file (twice for CSV without `fields`: once to find the columns, in order of first
- * appearance).
+ * Writes a crawl's pages.jsonl or dataset.jsonl (`path`) to `out` as JSON Lines or CSV, its text
+ * under the policy of core/text/safe-text.ts. Streams the file twice for CSV or `fields`: once to
+ * find the columns, in order of first appearance.
+ * @throws UsageError when a field of `fields` is in no record (a typo would be an empty column).
  */
-export async function exportCrawl(out: Writable, options: ExportOptions): Promise<ExportResult> {
+export async function exportCrawl(
+  target: Writable | (() => Writable),
+  options: ExportOptions,
+): Promise<ExportResult> {
   const { path } = options;
   let columns = options.fields;
-  if (columns === undefined && options.format === 'csv') {
+  if (columns !== undefined || options.format === 'csv') {
     const seen = new Set<string>();
-    for await (const { row } of new JsonlRows(path)) for (const key of Object.keys(row)) seen.add(key);
-    columns = [...seen];
+    let rows = 0;
+    for await (const { row } of new JsonlRows(path)) {
+      rows++;
+      for (const key of Object.keys(row)) seen.add(key);
+    }
+    const missing = (columns ?? []).filter((c) => !seen.has(c));
+    if (rows > 0 && missing.length > 0) {
+      throw new UsageError(
+        `--fields: no record of ${basename(path)} has ${missing.map((m) => `"${m}"`).join(', ')} ` +
+          `(its fields: ${[...seen].join(', ')})`,
+      );
+    }
+    columns ??= [...seen];
   }
+  const out = typeof target === 'function' ? target() : target;
   const write = async (text: string) => {
     if (!out.write(text)) await once(out, 'drain');
   };
+  const policy = { rawFormulas: options.rawFormulas === true };
   if (options.format === 'csv') {
     if (options.bom) await write('\uFEFF');
-    await write(csvRecord(columns ?? []));
+    await write(csvRecord(columns ?? [], policy));
   }
   let rows = 0;
   const reader = new JsonlRows(path);
   for await (const { row, line } of reader) {
     rows++;
-    if (options.format === 'csv') await write(csvRecord((columns ?? []).map((c) => row[c])));
-    else if (columns === undefined) await write(`${line}\n`);
-    else await write(`${JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c] ?? null])))}\n`);
+    if (options.format === 'csv')
+      await write(
+        csvRecord(
+          (columns ?? []).map((c) => row[c]),
+          policy,
+        ),
+      );
+    else if (columns === undefined) await write(`${escapeJsonText(line)}\n`);
+    else await write(`${safeJson(Object.fromEntries(columns.map((c) => [c, row[c] ?? null])))}\n`);
   }
   return { source: basename(path), rows, columns: columns ?? [], partialBytes: reader.partialBytes };
 }

@@ -5,6 +5,7 @@ import { hitsIndexed } from '../core/quality/hits.ts';
 import { pageRankIndexed } from '../core/quality/pagerank.ts';
 import { spearman } from '../core/quality/spearman.ts';
 import { AopicLedger, type AopicState } from '../core/scheduling/aopic.ts';
+import { safeJson } from '../core/text/safe-text.ts';
 import type { LinkRecord, PageRecord } from '../core/types.ts';
 import { fingerprint } from '../core/url/fingerprint.ts';
 import {
@@ -151,7 +152,7 @@ export function rankCommand(argv: string[]): number {
     throw new UsageError(`--top expects a positive whole number, got "${values.top}"`);
   const ranking = rankCrawl(values.out);
   if (values.json) {
-    print(JSON.stringify({ ...ranking, pages: ranking.pages.slice(0, top) }, null, 2));
+    print(safeJson({ ...ranking, pages: ranking.pages.slice(0, top) }, 2));
     return 0;
   }
   if (ranking.pages.length === 0) {

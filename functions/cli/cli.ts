@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import packageJson from '../../package.json' with { type: 'json' };
+import { safeJson } from '../core/text/safe-text.ts';
 import { CrawlFolderError, CrawlStorageError } from '../embedded/crawl-errors.ts';
 import {
   type CrawlSnapshot,
@@ -240,9 +241,10 @@ async function crawlCommand(args: string[]): Promise<number> {
     process.off('SIGTERM', onSignal);
     if (summary === undefined) await watch.close('failed');
   }
-  writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileSync(join(outDir, 'summary.json'), `${safeJson(summary, 2)}
+`);
   await watch.close(summary.state);
-  print(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
+  print(parsed.values.json ? safeJson(summary, 2) : formatSummary(summary));
   if (summary.state === 'interrupted') {
     printError('interrupted: run the same command again to resume');
     return EXIT.interrupted;

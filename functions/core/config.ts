@@ -356,6 +356,13 @@ function seedProblem(seed: string): string | undefined {
   } catch {
     return `"${seed}" is not an absolute URL (write it with http:// or https://)`;
   }
+  if (url.username !== '' || url.password !== '') {
+    // Refused rather than redacted: the seed would be stored and returned in every record of the
+    // crawl (pages, WARC, status, the API's answers), and sent on to every redirect target.
+    url.username = url.username === '' ? '' : '***';
+    url.password = url.password === '' ? '' : '***';
+    return `"${url.href}" holds a user name or password: credentials in seed URLs are refused (they would be stored in every record of the crawl); give the URL without them`;
+  }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return `"${seed}" uses ${url.protocol.slice(0, -1)}:, only http and https can be crawled`;
   }

@@ -75,6 +75,11 @@ describe('crawlstack CLI', () => {
       ],
       ['no seed', [], /seeds: no seed URL/],
       ['ftp:// seed', ['ftp://x.test/'], /seeds\[0\]: "ftp:\/\/x.test\/" uses ftp:/],
+      [
+        'a seed with credentials',
+        ['http://user:hunter2@x.test/'],
+        /seeds\[0\]: "http:\/\/\*\*\*:\*\*\*@x\.test\/" holds a user name or password: credentials in seed URLs are refused/,
+      ],
       ['unknown flag', ['http://x.test/', '--frobnicate'], /--frobnicate/],
       [
         'bad include pattern',

@@ -120,17 +120,23 @@ describe('datasets and export', () => {
   });
 
   test('export --fields picks and orders columns; --source pages exports pages.jsonl', async () => {
-    const jsonl = await runCli(['export', '--out', out, '--fields', 'image,url,nope']);
+    const typo = await runCli(['export', '--out', out, '--fields', 'image,url,nope']);
+    assert.equal(typo.code, 1, typo.stderr);
+    assert.match(
+      typo.stderr,
+      /no record of dataset\.jsonl has "nope" \(its fields: url, heading, tags, image, links\)/,
+    );
+    const jsonl = await runCli(['export', '--out', out, '--fields', 'image,url']);
     assert.equal(jsonl.code, 0, jsonl.stderr);
     const rows = jsonl.stdout
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l));
     assert.equal(rows.length, 4);
-    for (const row of rows) assert.deepEqual(Object.keys(row), ['image', 'url', 'nope']);
+    for (const row of rows) assert.deepEqual(Object.keys(row), ['image', 'url']);
     assert.deepEqual(
       rows.find((r) => r.url === `${origin}/a`),
-      { image: '/a.png', url: `${origin}/a`, nope: null },
+      { image: '/a.png', url: `${origin}/a` },
     );
 
     const pages = await runCli([
@@ -175,6 +181,7 @@ describe('datasets and export', () => {
       [['export', '--out', out, '--format', 'xml'], /--format is jsonl or csv, got "xml"/],
       [['export', '--out', out, '--source', 'links'], /--source is pages or dataset, got "links"/],
       [['export', '--out', out, '--bom'], /--bom is for --format csv only/],
+      [['export', '--out', out, '--csv-raw-formulas'], /--csv-raw-formulas is for --format csv only/],
       [['export', '--out', out, '--fields', 'a,,b'], /--fields has an empty name/],
       [['export'], /--out is required/],
       [['export', '--out', broken, '--source', 'dataset'], /has no dataset\.jsonl \(crawl with --extract/],

@@ -31,3 +31,24 @@ describe('parseCrawlConfig', () => {
     assert.match(second.problems[2]!, /include\[0\]: not a valid regular expression/);
   });
 });
+
+describe('credentials in seed URLs', () => {
+  it('are refused, the message naming the seed without its password', () => {
+    for (const [seed, shown] of [
+      ['http://user:hunter2@example.org/', 'http://***:***@example.org/'],
+      ['https://token@example.org/a', 'https://***@example.org/a'],
+      ['https://:hunter2@example.org/', 'https://:***@example.org/'],
+    ] as const) {
+      const result = parseCrawlConfig({ seeds: ['https://ok.example/', seed] });
+      assert.ok(!result.ok, seed);
+      assert.equal(result.problems.length, 1);
+      assert.equal(
+        result.problems[0],
+        `seeds[1]: "${shown}" holds a user name or password: credentials in seed URLs are refused (they would be stored in every record of the crawl); give the URL without them`,
+      );
+      assert.doesNotMatch(result.problems[0]!, /hunter2|token@/);
+    }
+    // An @ in the path or query is not a credential.
+    assert.ok(parseCrawlConfig({ seeds: ['https://example.org/@user?mail=a@b.test'] }).ok);
+  });
+});

@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import type { CrawlProgressView } from '../../cloud/use-cases/crawl-progress.ts';
+import { safeJson } from '../../core/text/safe-text.ts';
 import { CloudApiError, startCloudDashboard } from '../../dashboard/cloud-dashboard.ts';
 import {
   checkExtractSelectors,
@@ -24,6 +25,7 @@ import {
 import { DEFAULT_UI_PORT, parsePort } from '../cli-ui.ts';
 import { formatProgress, formatSummary, ProgressReporter, type ProgressView } from '../progress.ts';
 import { print, printError, terminalSafe } from '../terminal-text.ts';
+import { PageWalk } from './answer-bounds.ts';
 import { CloudApi } from './cloud-api.ts';
 import { CloudCliError } from './cloud-cli-error.ts';
 import { downloadCrawl } from './cloud-download.ts';
@@ -197,6 +199,7 @@ export async function cloudCommand(argv: string[]): Promise<number> {
         },
         process.env,
         process.cwd(),
+        (line) => printError(`crawlstack cloud: ${line}`),
       ),
     );
     return api;
@@ -243,9 +246,7 @@ async function statusCommand(parsed: ParsedCommand, connect: () => Promise<Cloud
   const id = crawlIdOf(parsed, 'status <id>');
   const view = await (await connect()).get<CrawlProgressView>(`/crawls/${id}`, { crawlId: id });
   print(
-    parsed.values.json
-      ? JSON.stringify(view, null, 2)
-      : formatSummary(summaryOfView(view, Date.now(), downloadHint(id))),
+    parsed.values.json ? safeJson(view, 2) : formatSummary(summaryOfView(view, Date.now(), downloadHint(id))),
   );
   return EXIT.ok;
 }
@@ -309,7 +310,7 @@ async function watchCommand(parsed: ParsedCommand, connect: () => Promise<CloudA
     return EXIT.interrupted;
   }
   const summary = summaryOfView(view, Date.now(), downloadHint(id));
-  print(parsed.values.json ? JSON.stringify(summary, null, 2) : formatSummary(summary));
+  print(parsed.values.json ? safeJson(summary, 2) : formatSummary(summary));
   if (view.status === 'failed') {
     printError(`crawl failed: no URL got an HTTP response (reasons: crawlstack cloud pages ${id})`);
     return EXIT.failed;
@@ -326,6 +327,7 @@ async function listCommand(parsed: ParsedCommand, connect: () => Promise<CloudAp
     throw new UsageError(`--limit: expected a positive whole number, got "${limitText}"`);
   const api = await connect();
   type Listed = { id: string; status: string; createdAt: string; finishedAt?: string; seeds: string[] };
+  const walk = new PageWalk('listing the crawls');
   let cursor: string | undefined;
   let shown = 0;
   do {
@@ -335,12 +337,12 @@ async function listCommand(parsed: ParsedCommand, connect: () => Promise<CloudAp
     for (const crawl of page.crawls) {
       print(
         parsed.values.json
-          ? JSON.stringify(crawl)
+          ? safeJson(crawl)
           : `${crawl.id}  ${crawl.status.padEnd(9)}  ${crawl.createdAt}  ${crawl.seeds.join(' ')}`,
       );
       shown += 1;
     }
-    cursor = page.cursor;
+    cursor = walk.next(page.cursor);
   } while (cursor !== undefined && shown < limit);
   if (shown === 0 && !parsed.values.json) printError(`no crawls at ${api.target.api}`);
   return EXIT.ok;
@@ -349,16 +351,17 @@ async function listCommand(parsed: ParsedCommand, connect: () => Promise<CloudAp
 async function pagesCommand(parsed: ParsedCommand, connect: () => Promise<CloudApi>): Promise<number> {
   const id = crawlIdOf(parsed, 'pages <id>');
   const api = await connect();
+  const walk = new PageWalk(`listing the pages of crawl ${id}`);
   let cursor: string | undefined;
   do {
     const page = await api.get<{ pages: unknown[]; cursor?: string }>(
       `/crawls/${id}/pages?limit=1000${cursor === undefined ? '' : `&cursor=${cursor}`}`,
       { crawlId: id },
     );
-    // JSON text: its control characters are escaped already, nothing reaches the terminal raw.
-    const text = page.pages.map((p) => `${JSON.stringify(p)}\n`).join('');
+    // JSON.stringify escapes C0 only: safeJson escapes C1, DEL and bidi controls too.
+    const text = page.pages.map((p) => `${safeJson(p)}\n`).join('');
     if (text !== '' && !(await writeStdout(text))) return EXIT.ok; // the reader went away (| head)
-    cursor = page.cursor;
+    cursor = walk.next(page.cursor);
   } while (cursor !== undefined);
   return EXIT.ok;
 }

@@ -5,6 +5,7 @@
  * bearer token. Every failure becomes a {@link CloudCliError} that says what to do about it.
  */
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { MAX_JSON_ANSWER_BYTES, readAnswerText } from './answer-bounds.ts';
 import { CloudCliError } from './cloud-cli-error.ts';
 import { type CloudTarget, noCredentials, regionOfUrl } from './cloud-target.ts';
 
@@ -64,11 +65,24 @@ export class CloudApi {
   #signer: Promise<{ sign: (request: SignableRequest) => Promise<SignableRequest> }> | undefined;
   /** The access key id requests were last signed with (for messages). */
   #accessKeyId: string | undefined;
+  /** The most bytes of a JSON answer. */
+  readonly maxAnswerBytes: number;
+  /** How long one call may take, its answer read whole included. */
+  readonly callTimeoutMs: number;
 
-  /** `credentials`: instead of the default chain (tests). */
-  constructor(target: CloudTarget, options: { credentials?: AwsCredentialIdentityProvider } = {}) {
+  /** `credentials`: instead of the default chain (tests); the bounds: smaller ones (tests). */
+  constructor(
+    target: CloudTarget,
+    options: {
+      credentials?: AwsCredentialIdentityProvider;
+      maxAnswerBytes?: number;
+      callTimeoutMs?: number;
+    } = {},
+  ) {
     this.target = target;
     this.#credentials = options.credentials;
+    this.maxAnswerBytes = options.maxAnswerBytes ?? MAX_JSON_ANSWER_BYTES;
+    this.callTimeoutMs = options.callTimeoutMs ?? CALL_TIMEOUT_MS;
   }
 
   /** GET `path`; the JSON body of a 2xx answer, or the error it means. */
@@ -91,11 +105,18 @@ export class CloudApi {
 
   /**
    * Sends one request (retried on throttling and 502-504 when it is a GET) and resolves the answer
-   * whatever its status; throws only when there is no answer (no credentials, unreachable).
+   * whatever its status; throws only when there is no answer (no credentials, unreachable) or
+   * one over {@link maxAnswerBytes} (read as it streams, refused past the bound).
    */
   async call(method: string, path: string, body?: unknown): Promise<ApiAnswer> {
     const response = await this.send(method, path, body);
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await readAnswerText(response, `${method} ${path}`, { max: this.maxAnswerBytes });
+    } catch (error) {
+      if (error instanceof CloudCliError) throw error;
+      throw this.stalled(`${method} ${path}`, error);
+    }
     let json: unknown;
     try {
       json = text === '' ? undefined : JSON.parse(text);
@@ -117,7 +138,7 @@ export class CloudApi {
           method,
           headers,
           ...(payload === undefined ? {} : { body: payload }),
-          signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+          signal: AbortSignal.timeout(this.callTimeoutMs),
         });
       } catch (error) {
         if (method === 'GET' && attempt < RETRY_DELAYS_MS.length && networkCode(error) === 'ECONNRESET') {
@@ -133,6 +154,18 @@ export class CloudApi {
       }
       return response;
     }
+  }
+
+  /** The error of an answer whose body stopped (the call's time ran out) or broke off. */
+  stalled(request: string, error: unknown): CloudCliError {
+    if (networkCode(error) === 'ETIMEDOUT') {
+      return new CloudCliError(
+        'TIMEOUT',
+        `the API at ${this.target.api} did not finish its answer to ${request} within ${this.callTimeoutMs / 1000} s: run the same command again`,
+        { cause: error },
+      );
+    }
+    return unreachable(this.target.api, this.target.from, error);
   }
 
   /**

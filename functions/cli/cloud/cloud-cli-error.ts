@@ -23,7 +23,24 @@ export type CloudCliErrorCode =
   /** Where the API is could not be found out (no --api, no stack output, ...). */
   | 'NO_API'
   /** The API or S3 answered with an error the user cannot fix from here. */
-  | 'SERVER';
+  | 'SERVER'
+  /**
+   * The API or S3 answered outside the bounds a download keeps (a name that would write outside
+   * --out, a body longer than listed, an answer too large, a listing that loops): nothing is
+   * written outside --out, and the run stops.
+   */
+  | 'BAD_ANSWER'
+  /** The API or S3 stopped answering (no headers, or no body byte, for too long). */
+  | 'TIMEOUT';
+
+/** Codes that mean the command failed on the way (exit 2); the others are the user's to change (exit 1). */
+const FAILED = new Set<CloudCliErrorCode>([
+  'SERVER',
+  'UNREACHABLE',
+  'API_ACCESS_DENIED',
+  'BAD_ANSWER',
+  'TIMEOUT',
+]);
 
 /** A failure of a `crawlstack cloud` command, with the message to print. */
 export class CloudCliError extends Error {
@@ -35,6 +52,6 @@ export class CloudCliError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'CloudCliError';
     this.code = code;
-    this.exitCode = code === 'SERVER' || code === 'UNREACHABLE' || code === 'API_ACCESS_DENIED' ? 2 : 1;
+    this.exitCode = FAILED.has(code) ? 2 : 1;
   }
 }

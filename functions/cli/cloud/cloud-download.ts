@@ -19,33 +19,45 @@
  * Resumable: an object already here with its listed size is not fetched again, and each file is
  * written to `.part` and renamed when whole. Memory stays flat: objects are streamed to disk, the
  * files above are rebuilt line by line, repeated URLs are found with 64-bit fingerprints.
+ *
+ * Bounded against a broken or hostile API (each a `BAD_ANSWER` or `TIMEOUT` error, exit 2):
+ * every file is written inside --out (a listed key must be under its prefix and end in a plain
+ * file name; the folders must not lead elsewhere; files are opened with O_NOFOLLOW), a body is
+ * cut at its listed size, silence ends a fetch ({@link DownloadLimits}), a listing or dataset
+ * that hands out a cursor or next link twice is a loop, and JSON answers are read with a bound
+ * (answer-bounds.ts).
  */
 import { once } from 'node:events';
 import {
+  closeSync,
+  constants,
   createReadStream,
   createWriteStream,
   existsSync,
+  lstatSync,
   mkdirSync,
+  openSync,
   readFileSync,
+  realpathSync,
   renameSync,
+  rmSync,
   statSync,
   type WriteStream,
-  writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { PageItem } from '../../cloud/messages/crawl-records.ts';
 import type { CrawlProgressView } from '../../cloud/use-cases/crawl-progress.ts';
 import { type ArchiveKind, archivePrefix } from '../../cloud/use-cases/list-archive.ts';
+import { safeJson } from '../../core/text/safe-text.ts';
 import type { LinkRecord } from '../../core/types.ts';
 import { fingerprint } from '../../core/url/fingerprint.ts';
 import { FingerprintSet } from '../../core/url-seen/fingerprint-set.ts';
 import { cdxjLine } from '../../core/warc/cdxj.ts';
 import { UsageError } from '../cli-options.ts';
 import { formatBytes } from '../progress.ts';
+import { ERROR_BODY_BYTES, PageWalk, readAnswerText, Watchdog } from './answer-bounds.ts';
 import { apiError, type CloudApi, networkCode } from './cloud-api.ts';
 import { CloudCliError } from './cloud-cli-error.ts';
 import { pageRecordOfItem, summaryOfView } from './cloud-views.ts';
@@ -83,6 +95,16 @@ interface ObjectPage {
   cursor?: string;
 }
 
+/** How long a fetch of an archive object may wait (the tests make them short). */
+export interface DownloadLimits {
+  /** From the request to the answer's headers, connecting included. */
+  headersTimeoutMs: number;
+  /** Between two chunks of the body. */
+  idleTimeoutMs: number;
+}
+
+export const DEFAULT_LIMITS: DownloadLimits = { headersTimeoutMs: 30_000, idleTimeoutMs: 60_000 };
+
 /** Index first: every WARC object an index line points at was written before the index. */
 const ORDER: readonly ArchiveKind[] = ['index', 'warc', 'links', 'trace'];
 const PAGE_SIZE = 100;
@@ -96,9 +118,11 @@ export async function downloadCrawl(options: {
   outDir: string;
   log: (line: string) => void;
   now?: () => number;
+  limits?: Partial<DownloadLimits>;
 }): Promise<DownloadReport> {
   const { api, crawlId, outDir, log } = options;
   const now = options.now ?? Date.now;
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const view = await api.get<CrawlProgressView>(`/crawls/${crawlId}`, { crawlId });
   prepareFolder(outDir, crawlId, api.target.api);
   const report: DownloadReport = {
@@ -125,7 +149,7 @@ export async function downloadCrawl(options: {
   }
   const files: Record<ArchiveKind, string[]> = { index: [], warc: [], links: [], trace: [] };
   for (const kind of ORDER) {
-    files[kind] = await fetchKind(api, crawlId, kind, outDir, report.objects[kind], log);
+    files[kind] = await fetchKind(api, crawlId, kind, outDir, report.objects[kind], log, limits);
   }
   const warcNames = new Set(files.warc.map((path) => basename(path)));
   await writePages(outDir, files.index, warcNames, report);
@@ -158,7 +182,7 @@ export async function downloadCrawl(options: {
     );
   }
   const summary = summaryOfView(view, now(), outDir);
-  writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  await writeWhole(join(outDir, 'summary.json'), `${safeJson(summary, 2)}\n`);
   return report;
 }
 
@@ -179,16 +203,108 @@ function prepareFolder(outDir: string, crawlId: string, apiUrl: string): void {
       );
     }
   }
-  for (const dir of ['warc', 'cloud/index', 'cloud/links', 'cloud/trace']) {
+  mkdirSync(outDir, { recursive: true });
+  const root = realpathSync(outDir);
+  for (const dir of ['cloud', 'warc', 'cloud/index', 'cloud/links', 'cloud/trace']) {
     mkdirSync(join(outDir, dir), { recursive: true });
+    // A folder planted as a symbolic link would take the files elsewhere.
+    if (realpathSync(join(outDir, dir)) !== join(root, dir)) {
+      throw new UsageError(`--out ${outDir}: ${dir} leads outside the folder (a symbolic link): remove it`);
+    }
   }
-  writeFileSync(marker, `${JSON.stringify({ crawlId, api: apiUrl }, null, 2)}\n`);
+  writeWholeSync(marker, `${JSON.stringify({ crawlId, api: apiUrl }, null, 2)}\n`);
 }
 
-/** Where an object of `kind` goes. */
-function localPath(outDir: string, kind: ArchiveKind, prefix: string, key: string): string {
-  const name = key.slice(prefix.length).replaceAll('/', '_');
-  return kind === 'warc' ? join(outDir, 'warc', basename(key)) : join(outDir, 'cloud', kind, name);
+/** A file name the download writes: letters, digits, . _ - = + (not first), at most 200. */
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._=+-]{0,199}$/;
+
+/**
+ * Where an object of `kind` goes: a plain file name in its folder of --out, or a `BAD_ANSWER`
+ * error for a key outside the listing's prefix or a name that is not plain (`..`, empty, a
+ * control character), which could write elsewhere.
+ */
+export function localPath(outDir: string, kind: ArchiveKind, prefix: string, key: string): string {
+  const rest = key.startsWith(prefix) ? key.slice(prefix.length) : undefined;
+  const name =
+    rest === undefined ? undefined : kind === 'warc' ? rest.split('/').at(-1)! : rest.replaceAll('/', '_');
+  if (name === undefined || !SAFE_NAME.test(name)) {
+    throw new CloudCliError(
+      'BAD_ANSWER',
+      `the API listed the object ${safeJson(key.slice(0, 300))}, whose name would not be a plain file in ${outDir} ` +
+        `(keys of ${kind} objects are ${prefix}<name>): nothing was written for it; stopped`,
+    );
+  }
+  return kind === 'warc' ? join(outDir, 'warc', name) : join(outDir, 'cloud', kind, name);
+}
+
+/** Write, new or emptied, and never through a symbolic link (a link planted at the name fails: ELOOP). */
+const WRITE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+
+/** Opens `path` for writing with {@link WRITE_NO_FOLLOW}. */
+function openNoFollow(path: string): WriteStream {
+  return createWriteStream(path, { fd: openFileNoFollow(path) });
+}
+
+function openFileNoFollow(path: string): number {
+  try {
+    return openSync(path, WRITE_NO_FOLLOW, 0o644);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOOP') throw error;
+    throw new UsageError(`${path} is a symbolic link: a download writes through none; remove it`);
+  }
+}
+
+/** Writes `text` to `path` through `path.part` (not following a link there), renamed when whole. */
+async function writeWhole(path: string, text: string): Promise<void> {
+  const out = openNoFollow(`${path}.part`);
+  await write(out, text);
+  await close(out);
+  renameSync(`${path}.part`, path);
+}
+
+function writeWholeSync(path: string, text: string): void {
+  const fd = openSync(
+    `${path}.part`,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+  );
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(`${path}.part`, path);
+}
+
+/** Whether `path` is a file (not a link) of `size` bytes. */
+function presentWithSize(path: string, size: number): boolean {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  return stat?.isFile() === true && stat.size === size;
+}
+
+/** A page of a listing, checked: objects with a key, a size and an http(s) URL. */
+function checkedPage(json: unknown, what: string): ObjectPage {
+  const page = json as Partial<ObjectPage> | undefined;
+  const ok =
+    page !== undefined &&
+    page !== null &&
+    Array.isArray(page.objects) &&
+    page.objects.length <= PAGE_SIZE &&
+    page.objects.every(
+      (o) =>
+        typeof o?.key === 'string' &&
+        Number.isSafeInteger(o.size) &&
+        o.size >= 0 &&
+        typeof o.url === 'string' &&
+        /^https?:\/\//.test(o.url),
+    ) &&
+    (page.cursor === undefined || typeof page.cursor === 'string');
+  if (!ok) {
+    throw new CloudCliError(
+      'BAD_ANSWER',
+      `${what}: the answer is not a listing (at most ${PAGE_SIZE} objects, each with a key, a size and an http(s) URL): stopped`,
+    );
+  }
+  return page as ObjectPage;
 }
 
 /** Lists every object of a kind and fetches those not here yet; resolves their paths in key order. */
@@ -199,34 +315,40 @@ async function fetchKind(
   outDir: string,
   counts: DownloadReport['objects'][ArchiveKind],
   log: (line: string) => void,
+  limits: DownloadLimits,
 ): Promise<string[]> {
   const prefix = archivePrefix(kind, crawlId);
   const paths: string[] = [];
+  const walk = new PageWalk(`listing the ${kind} objects of crawl ${crawlId}`);
   let cursor: string | undefined;
   do {
     const query = (c: string | undefined) =>
-      `/crawls/${crawlId}/objects?kind=${kind}&limit=${PAGE_SIZE}${c === undefined ? '' : `&cursor=${c}`}`;
+      `/crawls/${crawlId}/objects?kind=${kind}&limit=${PAGE_SIZE}${c === undefined ? '' : `&cursor=${encodeURIComponent(c)}`}`;
     const listedAt = cursor;
-    let page = await api.get<ObjectPage>(query(listedAt), { crawlId });
+    const list = async () =>
+      checkedPage(await api.get(query(listedAt), { crawlId }), `GET ${query(listedAt)}`);
+    let page = await list();
+    // Every name is checked before anything of the page is written.
+    const targets = page.objects.map((object) => localPath(outDir, kind, prefix, object.key));
     // The URLs of a page expire (15 minutes): a fetch that finds its URL expired lists it again.
     const relist = async (key: string): Promise<string | undefined> => {
-      page = await api.get<ObjectPage>(query(listedAt), { crawlId });
+      page = await list();
       return page.objects.find((o) => o.key === key)?.url;
     };
-    const work = page.objects.map((object) => async () => {
+    const work = page.objects.map((object, i) => async () => {
       counts.listed += 1;
-      const path = localPath(outDir, kind, prefix, object.key);
+      const path = targets[i]!;
       paths.push(path);
-      if (existsSync(path) && statSync(path).size === object.size) {
+      if (presentWithSize(path, object.size)) {
         counts.present += 1;
         return;
       }
-      await fetchArchiveObject(object, path, relist);
+      await fetchArchiveObject(object, path, relist, limits);
       counts.fetched += 1;
       counts.bytes += object.size;
     });
     await runPool(work, PARALLEL);
-    cursor = page.cursor;
+    cursor = walk.next(page.cursor);
   } while (cursor !== undefined);
   if (counts.listed > 0) {
     log(
@@ -237,30 +359,41 @@ async function fetchKind(
 }
 
 /**
- * Streams one listed object to `path` (through `path.part`), checking its size. A URL that
- * expired (S3's "Request has expired") is replaced by `relist` (the same page listed again);
- * any other refusal names what the API's role lacks.
+ * Streams one listed object to `path` (through `path.part`, opened without following a link),
+ * cut at its listed size and checked against it. A URL that expired (S3's "Request has expired")
+ * is replaced by `relist` (the same page listed again); any other refusal names what the API's
+ * role lacks. Silence ends a fetch: no headers within `limits.headersTimeoutMs`, no body byte for
+ * `limits.idleTimeoutMs` (two more tries, then a `TIMEOUT` error).
  */
 export async function fetchArchiveObject(
   object: Listed,
   path: string,
   relist: (key: string) => Promise<string | undefined>,
+  limits: DownloadLimits = DEFAULT_LIMITS,
 ): Promise<void> {
   let url = object.url;
   for (let attempt = 0; ; attempt++) {
+    const controller = new AbortController();
+    const watchdog = new Watchdog(controller, limits.headersTimeoutMs);
     let response: Response;
     try {
-      response = await fetch(url);
+      response = await fetch(url, { signal: controller.signal });
     } catch (error) {
+      watchdog.stop();
       if (attempt < 2) continue;
+      if (watchdog.fired) throw silent(object, 'no answer', limits.headersTimeoutMs, error);
       throw new CloudCliError(
         'UNREACHABLE',
         `cannot reach the storage for ${object.key} (${networkCode(error) ?? (error as Error).message}); run the same command again to resume`,
         { cause: error },
       );
     }
+    watchdog.kick(limits.idleTimeoutMs);
     if (response.status === 403 || response.status === 400) {
-      const text = await response.text();
+      const text = await readAnswerText(response, `GET ${object.key}`, {
+        max: ERROR_BODY_BYTES,
+        truncate: true,
+      }).finally(() => watchdog.stop());
       const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? text.slice(0, 200);
       if (/expired/i.test(message) && attempt < 2) {
         url = (await relist(object.key)) ?? url;
@@ -273,13 +406,43 @@ export async function fetchArchiveObject(
       );
     }
     if (!response.ok || response.body === null) {
+      watchdog.stop();
       await response.body?.cancel();
       if (attempt < 2) continue;
       throw new CloudCliError('SERVER', `S3 answered ${response.status} for ${object.key}`);
     }
     const part = `${path}.part`;
-    await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), createWriteStream(part));
-    const size = statSync(part).size;
+    let size = 0;
+    const out = openNoFollow(part);
+    try {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+        watchdog.kick(limits.idleTimeoutMs);
+        size += chunk.byteLength;
+        if (size > object.size) {
+          controller.abort();
+          throw new CloudCliError(
+            'BAD_ANSWER',
+            `S3 sent more than the ${object.size} bytes listed for ${object.key}: cut there and refused; run the same command again`,
+          );
+        }
+        await write(out, chunk);
+      }
+    } catch (error) {
+      await close(out).catch(() => undefined);
+      rmSync(part, { force: true });
+      if (error instanceof CloudCliError) throw error;
+      if (attempt < 2) continue;
+      throw watchdog.fired
+        ? silent(object, `nothing more after ${size} bytes`, limits.idleTimeoutMs, error)
+        : new CloudCliError(
+            'UNREACHABLE',
+            `the download of ${object.key} broke off after ${size} bytes (${networkCode(error) ?? (error as Error).message}); run the same command again to resume`,
+            { cause: error },
+          );
+    } finally {
+      watchdog.stop();
+    }
+    await close(out);
     if (size === object.size) {
       renameSync(part, path);
       return;
@@ -293,6 +456,14 @@ export async function fetchArchiveObject(
   }
 }
 
+function silent(object: Listed, what: string, ms: number, cause: unknown): CloudCliError {
+  return new CloudCliError(
+    'TIMEOUT',
+    `S3 went silent downloading ${object.key} (${what} for ${ms / 1000} s, three tries): run the same command again to resume`,
+    { cause },
+  );
+}
+
 /** pages.jsonl and warc/index.cdxj from the index objects, a URL once. */
 async function writePages(
   outDir: string,
@@ -302,8 +473,8 @@ async function writePages(
 ): Promise<void> {
   const pagesPath = join(outDir, 'pages.jsonl');
   const cdxjPath = join(outDir, 'warc', 'index.cdxj');
-  const pages = createWriteStream(`${pagesPath}.part`);
-  const cdxj = createWriteStream(`${cdxjPath}.part`);
+  const pages = openNoFollow(`${pagesPath}.part`);
+  const cdxj = openNoFollow(`${cdxjPath}.part`);
   const seen = new FingerprintSet();
   for (const file of indexFiles) {
     for await (const line of lines(file)) {
@@ -315,7 +486,7 @@ async function writePages(
       const name = item.warc === undefined ? undefined : basename(item.warc.key);
       const present = name !== undefined && warcNames.has(name) ? name : undefined;
       if (name !== undefined && present === undefined) report.missingWarc += 1;
-      await write(pages, `${JSON.stringify(pageRecordOfItem(item, present))}\n`);
+      await write(pages, `${safeJson(pageRecordOfItem(item, present))}\n`);
       report.pages += 1;
       if (present !== undefined && item.warc !== undefined) {
         const entry = await responseEntry(
@@ -341,7 +512,7 @@ async function writeLinks(
   report: DownloadReport,
 ): Promise<void> {
   const path = join(outDir, 'links.jsonl');
-  const out = createWriteStream(`${path}.part`);
+  const out = openNoFollow(`${path}.part`);
   const seen = new FingerprintSet();
   for (const file of linkFiles) {
     for await (const line of lines(file)) {
@@ -365,7 +536,8 @@ async function fetchDataset(
   outDir: string,
 ): Promise<DownloadReport['dataset']> {
   const path = join(outDir, 'dataset.jsonl');
-  const out = createWriteStream(`${path}.part`);
+  const out = openNoFollow(`${path}.part`);
+  const walk = new PageWalk(`the dataset of crawl ${crawlId}`);
   try {
     let next: string | undefined = `/crawls/${crawlId}/dataset?limit=${DATASET_ROWS_PER_CALL}`;
     for (let first = true; next !== undefined; first = false) {
@@ -375,8 +547,19 @@ async function fetchDataset(
         return 'no-endpoint';
       }
       if (!response.ok || response.body === null) throw await answerError(response, next, api, crawlId);
-      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), out, { end: false });
-      next = nextLink(response.headers.get('link'));
+      // Chunk by chunk: a pipeline per answer into one stream leaves its listeners on it.
+      try {
+        for await (const chunk of response.body as AsyncIterable<Uint8Array>) await write(out, chunk);
+      } catch (error) {
+        throw api.stalled(`GET ${next}`, error);
+      }
+      next = walk.next(nextLink(response.headers.get('link')));
+      if (next !== undefined && !next.startsWith(`/crawls/${crawlId}/dataset?`)) {
+        throw new CloudCliError(
+          'BAD_ANSWER',
+          `the dataset's next link ${safeJson(next.slice(0, 200))} is not a page of /crawls/${crawlId}/dataset: stopped`,
+        );
+      }
     }
   } finally {
     await close(out);
@@ -410,15 +593,16 @@ async function fetchRules(api: CloudApi, crawlId: string, outDir: string): Promi
     throw apiError(answer, { request: `GET ${request}`, target: api.target, crawlId });
   }
   const { rules } = answer.json as { rules: unknown[] };
-  const path = join(outDir, 'rules.json');
-  writeFileSync(`${path}.part`, `${JSON.stringify(rules, null, 2)}\n`);
-  renameSync(`${path}.part`, path);
+  if (!Array.isArray(rules)) {
+    throw new CloudCliError('BAD_ANSWER', `GET ${request}: the answer has no list of rules: stopped`);
+  }
+  await writeWhole(join(outDir, 'rules.json'), `${safeJson(rules, 2)}\n`);
   return rules.length;
 }
 
 /** The error a non-2xx answer to a streamed GET means. */
 async function answerError(response: Response, path: string, api: CloudApi, crawlId: string): Promise<Error> {
-  const text = await response.text();
+  const text = await readAnswerText(response, `GET ${path}`, { max: ERROR_BODY_BYTES, truncate: true });
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -428,10 +612,15 @@ async function answerError(response: Response, path: string, api: CloudApi, craw
   return apiError({ status: response.status, json }, { request: `GET ${path}`, target: api.target, crawlId });
 }
 
-/** Concatenates `files` into `path` (through `path.part`). */
+/**
+ * Concatenates `files` into `path` (through `path.part`), chunk by chunk: a pipeline per file into
+ * one stream leaves its listeners on it (MaxListenersExceededWarning past ten files).
+ */
 async function concatenate(files: readonly string[], path: string): Promise<void> {
-  const out = createWriteStream(`${path}.part`);
-  for (const file of files) await pipeline(createReadStream(file), out, { end: false });
+  const out = openNoFollow(`${path}.part`);
+  for (const file of files) {
+    for await (const chunk of createReadStream(file)) await write(out, chunk as Buffer);
+  }
   await close(out);
   renameSync(`${path}.part`, path);
 }
@@ -445,7 +634,7 @@ async function* lines(path: string): AsyncGenerator<string> {
   for await (const line of reader) if (line.trim() !== '') yield line;
 }
 
-async function write(stream: WriteStream, text: string): Promise<void> {
+async function write(stream: WriteStream, text: string | Uint8Array): Promise<void> {
   if (!stream.write(text)) await once(stream, 'drain');
 }
 

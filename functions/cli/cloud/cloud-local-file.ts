@@ -2,8 +2,14 @@
  * `npm run cloud:local` writes where its API is and how to call it to `.tmp/cloud-local.json` in
  * the project (beside what it prints), and `crawlstack cloud` reads it when no API is given, so
  * the local stack needs no copy and paste. The file holds a secret (the bearer token): mode 0600.
+ *
+ * Whoever can write such a file decides where `crawlstack cloud` sends its requests (and the
+ * file's token), so it is read only from the folder the command runs in (not from a parent), and
+ * only when it is this user's, not writable by group or others, and names a loopback API (the
+ * stand-in runs on this machine); otherwise it is ignored with a one-line warning.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 
 /** The file, relative to the project folder. */
@@ -39,20 +45,52 @@ export function removeCloudLocalInfo(path: string, pid: number): void {
   }
 }
 
-/** The nearest `.tmp/cloud-local.json` from `dir` up to the root, with its path; undefined if none. */
-export function findCloudLocalInfo(dir: string): { path: string; info: CloudLocalInfo } | undefined {
-  for (let current = dir; ; current = dirname(current)) {
-    const path = join(current, CLOUD_LOCAL_FILE);
-    if (existsSync(path)) {
-      try {
-        const info = JSON.parse(readFileSync(path, 'utf8')) as CloudLocalInfo;
-        if (typeof info.api === 'string' && typeof info.pid === 'number') return { path, info };
-      } catch {
-        // half-written or damaged: as if absent
-      }
-    }
-    if (dirname(current) === current) return undefined;
+/**
+ * The `.tmp/cloud-local.json` of the project folder `dir` (not of a parent), with its path;
+ * undefined if there is none, or none to trust: `warn` says why one is ignored.
+ */
+export function findCloudLocalInfo(
+  dir: string,
+  warn: (line: string) => void = () => undefined,
+): { path: string; info: CloudLocalInfo } | undefined {
+  const path = join(dir, CLOUD_LOCAL_FILE);
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) return undefined;
+  const ignored = (why: string) => {
+    warn(`ignoring ${path}: ${why}`);
+    return undefined;
+  };
+  if (!stat.isFile()) return ignored('not a regular file (a symbolic link?)');
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) return ignored(`owned by user ${stat.uid}, not by you (${uid})`);
+  if ((stat.mode & 0o022) !== 0) {
+    return ignored(
+      `writable by ${stat.mode & 0o020 ? 'its group' : 'others'} (mode ${(stat.mode & 0o777).toString(8)}): chmod 600 it`,
+    );
   }
+  let info: CloudLocalInfo;
+  try {
+    info = JSON.parse(readFileSync(path, 'utf8')) as CloudLocalInfo;
+  } catch {
+    return undefined; // half-written or damaged: as if absent
+  }
+  if (typeof info.api !== 'string' || typeof info.pid !== 'number') return undefined;
+  if (!isLoopbackUrl(info.api)) {
+    return ignored(
+      `its API ${JSON.stringify(info.api.slice(0, 200))} is not on this machine (npm run cloud:local serves on 127.0.0.1)`,
+    );
+  }
+  return { path, info };
+}
+
+/** Whether `url` is http(s) on a loopback address (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackUrl(url: string): boolean {
+  const parsed = URL.parse(url);
+  if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) return false;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
 }
 
 /** Whether process `pid` is alive (signal 0 checks without signalling). */

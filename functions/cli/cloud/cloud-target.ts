@@ -129,17 +129,29 @@ async function chainRegion(profile: string | undefined): Promise<string | undefi
   }
 }
 
-/** Resolves the target; `cwd` is where the cloud:local file is looked for. */
+/**
+ * Resolves the target; `cwd` is the project folder, where the cloud:local file is looked for
+ * (and only there); `warn` says why such a file is ignored.
+ */
 export async function resolveTarget(
   options: TargetOptions,
   env: Record<string, string | undefined>,
   cwd: string,
+  warn: (line: string) => void = () => undefined,
 ): Promise<CloudTarget> {
   if (options.api !== undefined && options.stack !== undefined) {
     throw new CloudCliError('NO_API', '--api and --stack name the API twice: give one');
   }
   let api: string | undefined;
   let from = '';
+  let read = false;
+  let found: ReturnType<typeof findCloudLocalInfo>;
+  // Read once (its warning said once), and only when needed.
+  const localFile = () => {
+    if (!read) found = findCloudLocalInfo(cwd, warn);
+    read = true;
+    return found;
+  };
   let local: ReturnType<typeof findCloudLocalInfo>;
   if (options.api !== undefined) {
     api = options.api;
@@ -151,7 +163,7 @@ export async function resolveTarget(
     api = env.CRAWLSTACK_API;
     from = 'CRAWLSTACK_API';
   } else {
-    local = findCloudLocalInfo(cwd);
+    local = localFile();
     if (local !== undefined && !processAlive(local.info.pid)) {
       throw new CloudCliError(
         'NO_API',
@@ -179,7 +191,7 @@ export async function resolveTarget(
   const base = api.replace(/\/+$/, '');
 
   // The same API as the cloud:local file: its token and region come with it.
-  local ??= findCloudLocalInfo(cwd);
+  local ??= localFile();
   const sameLocal =
     local !== undefined && local.info.api.replace(/\/+$/, '') === base ? local.info : undefined;
   const token = options.token ?? nonEmpty(env.CRAWLSTACK_TOKEN) ?? sameLocal?.token;

@@ -49,6 +49,19 @@ describe('API app (in-memory stores)', () => {
     assert.equal(cloud.owners.get(id)?.size, 1);
   });
 
+  it('400 for a seed with credentials: not stored, not queued, the password not echoed', async () => {
+    const { cloud, call } = api();
+    const refused = await call('POST', '/crawls', { seeds: ['https://user:hunter2@example.org/'] });
+    assert.equal(refused.status, 400);
+    assert.match(
+      (refused.json.problems as string[])[0]!,
+      /^seeds\[0\]: "https:\/\/\*\*\*:\*\*\*@example\.org\/" holds a user name or password/,
+    );
+    assert.doesNotMatch(JSON.stringify(refused.json), /hunter2/);
+    assert.equal(cloud.table.crawls.size, 0);
+    assert.deepEqual(cloud.frontier.sent, []);
+  });
+
   it('400 naming each problem; 404 for an unknown crawl; 405 for a wrong method', async () => {
     const { call } = api();
     const bad = await call('POST', '/crawls', { seeds: ['ftp://x/'], maxPages: -1 });

@@ -6,12 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { nextLink } from '../../../functions/cli/cloud/cloud-download.ts';
-import { CLOUD_LOCAL_FILE, writeCloudLocalInfo } from '../../../functions/cli/cloud/cloud-local-file.ts';
+import {
+  CLOUD_LOCAL_FILE,
+  isLoopbackUrl,
+  writeCloudLocalInfo,
+} from '../../../functions/cli/cloud/cloud-local-file.ts';
 import { regionOfUrl, resolveTarget } from '../../../functions/cli/cloud/cloud-target.ts';
 import {
   PollRate,
@@ -64,8 +69,6 @@ describe('where the API is', () => {
       from: join(project, CLOUD_LOCAL_FILE),
       auth: { kind: 'bearer', token: 'file-token' },
     });
-    const nested = await resolveTarget(none, {}, join(project, 'a'));
-    assert.equal(nested.api, 'http://127.0.0.1:4001', 'found from a folder below');
     const env = await resolveTarget(none, { CRAWLSTACK_API: 'http://127.0.0.1:4001/' }, project);
     assert.deepEqual(
       env.auth,
@@ -93,6 +96,97 @@ describe('where the API is', () => {
     assert.deepEqual(token.auth, { kind: 'bearer', token: 't' });
     await assert.rejects(resolveTarget({ api: 'ftp://x/' }, {}, project), /not an http\(s\) URL/);
     await assert.rejects(resolveTarget({ api: 'http://a/', stack: 'S' }, {}, project), /give one/);
+  });
+});
+
+describe('the cloud:local file is trusted only when it is surely the stand-in this user started', () => {
+  const info = {
+    api: 'http://127.0.0.1:4001',
+    auth: 'bearer' as const,
+    token: 'file-token',
+    region: 'us-east-1',
+    endpoint: 'http://127.0.0.1:4566',
+    pid: process.pid,
+  };
+  const noApi = /no API given: pass --api URL/;
+
+  it('is read from the folder the command runs in, never from a parent', async () => {
+    const parent = tempDir();
+    writeCloudLocalInfo(join(parent, CLOUD_LOCAL_FILE), info);
+    const below = join(parent, 'a');
+    mkdirSync(below);
+    await assert.rejects(resolveTarget({}, {}, below), noApi);
+    // Nor is its token sent to the API it names when the user names that API.
+    const named = await resolveTarget({ api: 'http://127.0.0.1:4001', region: 'us-east-1' }, {}, below);
+    assert.equal(named.auth.kind, 'sigv4');
+  });
+
+  it('is ignored, with a one-line warning, when others may write it, it is a link, or its API is not on loopback', async () => {
+    const cases: [string, (path: string) => void, RegExp][] = [
+      [
+        'group-writable',
+        (path) => chmodSync(path, 0o620),
+        /writable by its group \(mode 620\): chmod 600 it/,
+      ],
+      ['world-writable', (path) => chmodSync(path, 0o602), /writable by others \(mode 602\)/],
+      [
+        'a symbolic link',
+        (path) => {
+          const real = `${path}.real`;
+          renameSync(path, real);
+          symlinkSync(real, path);
+        },
+        /not a regular file \(a symbolic link\?\)/,
+      ],
+      [
+        'a remote API',
+        (path) => writeFileSync(path, JSON.stringify({ ...info, api: 'https://attacker.example/' })),
+        /its API "https:\/\/attacker\.example\/" is not on this machine/,
+      ],
+    ];
+    for (const [name, spoil, message] of cases) {
+      const project = tempDir();
+      const path = join(project, CLOUD_LOCAL_FILE);
+      writeCloudLocalInfo(path, info);
+      spoil(path);
+      const warnings: string[] = [];
+      await assert.rejects(
+        resolveTarget({}, {}, project, (line) => warnings.push(line)),
+        noApi,
+        name,
+      );
+      assert.equal(warnings.length, 1, name);
+      assert.match(warnings[0]!, new RegExp(`^ignoring ${path.replaceAll('.', '\\.')}: `), name);
+      assert.match(warnings[0]!, message, name);
+    }
+  });
+
+  it('is ignored when another user owns it', {
+    skip: process.getuid?.() !== 0 && 'needs root to chown',
+  }, async () => {
+    const project = tempDir();
+    const path = join(project, CLOUD_LOCAL_FILE);
+    writeCloudLocalInfo(path, info);
+    chownSync(path, 4242, 4242);
+    const warnings: string[] = [];
+    await assert.rejects(
+      resolveTarget({}, {}, project, (line) => warnings.push(line)),
+      noApi,
+    );
+    assert.match(warnings[0]!, /owned by user 4242, not by you \(0\)/);
+  });
+
+  it('names loopback addresses only', () => {
+    for (const url of ['http://127.0.0.1:4000', 'http://127.8.0.1/', 'http://localhost:1', 'http://[::1]:9/'])
+      assert.equal(isLoopbackUrl(url), true, url);
+    for (const url of [
+      'http://10.0.0.1/',
+      'https://x.lambda-url.eu-west-1.on.aws/',
+      'http://127.0.0.1.evil.test/',
+      'ftp://127.0.0.1/',
+      'nonsense',
+    ])
+      assert.equal(isLoopbackUrl(url), false, url);
   });
 });
 
