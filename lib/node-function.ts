@@ -18,6 +18,8 @@ export interface NodeFunctionProps {
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
+  /** `ReservedConcurrentExecutions`. @default - none: the account's unreserved pool */
+  readonly reservedConcurrency?: number | undefined;
   /** Retention of the function's log group. */
   readonly logRetention: logs.RetentionDays;
   /** Removal policy of the function's log group. */
@@ -64,6 +66,9 @@ export function createNodeFunction(
     architecture: lambda.Architecture.ARM_64,
     memorySize: props.memorySize,
     timeout: props.timeout,
+    ...(props.reservedConcurrency === undefined
+      ? {}
+      : { reservedConcurrentExecutions: props.reservedConcurrency }),
     logGroup,
     tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
     environment: {
