@@ -45,8 +45,8 @@ import type { FrontierBatchProcessor, ServedHosts } from './process-frontier-bat
 export const RUNNER_HOSTS = DEFAULT_HOSTS_PER_INVOCATION;
 /**
  * While it holds fewer hosts than it could, the runner receives again this often (hosts that other
- * containers deferred come back visible at any time; an empty receive costs a sixth of a second of
- * a 256 MB invocation).
+ * containers deferred come back visible at any time; an empty receive costs an eighth of a second of
+ * a 320 MB invocation).
  */
 export const RUNNER_POLL_MS = 1_000;
 /** Batches in a row that fetched nothing after which the runner takes no more hosts. */
