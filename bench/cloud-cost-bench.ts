@@ -60,7 +60,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { TUNING_ENV } from '../functions/cloud/env.ts';
+import { readHostsPerInvocation, TUNING_ENV } from '../functions/cloud/env.ts';
 import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { startCloudLocal } from '../localstack/cloud-local.ts';
 import {
@@ -128,6 +128,10 @@ if (!(model.cpuSpeedFactor > 0))
 const latencyMs = range('latency', values.latency);
 const pageKb = range('page-kb', values['page-kb'], 1000);
 const POLL_SECONDS = 2;
+// A bad --worker-hosts fails here, not at each worker's cold start.
+if (values['worker-hosts'] !== undefined) {
+  readHostsPerInvocation({ [TUNING_ENV.hostsPerInvocation]: values['worker-hosts'] });
+}
 /** The window of the busiest pages/s (docs/cloud.md, "How many hosts at once", compares it). */
 const RATE_WINDOW_SECONDS = 30;
 
