@@ -10,6 +10,7 @@
  *   npm run bench:cloud -- --page-kb 30-100      # HTML page sizes, KB (realistic scenario)
  *   npm run bench:cloud -- --cpu-factor 1.3      # Lambda's core this much slower than the local one
  *   npm run bench:cloud -- --json out.json       # also write the numbers as JSON
+ *   npm run bench:cloud -- --worker-pollers 2 --worker-hosts 20   # the worker's scale (below)
  *
  * Scenarios. `realistic` (the headline): 100 hosts and 2,500 good pages (Zipf 0.5 host sizes),
  * servers that answer after 100-300 ms (seeded per response), pages of 30-100 KB of markup that
@@ -59,6 +60,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { readHostsPerInvocation, TUNING_ENV } from '../functions/cloud/env.ts';
 import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { startCloudLocal } from '../localstack/cloud-local.ts';
 import {
@@ -101,6 +103,11 @@ const { values } = parseArgs({
     'seen-trace': { type: 'string', default: 'on' },
     /** Frontier pollers (the stack's workerMaxConcurrency); default: the template's. */
     'worker-pollers': { type: 'string' },
+    /**
+     * Hosts per worker invocation (the stack's workerHostsPerInvocation, as the variable the
+     * worker reads); default: the template's. The template's memory stays, and is what is billed.
+     */
+    'worker-hosts': { type: 'string' },
   },
 });
 
@@ -121,6 +128,26 @@ if (!(model.cpuSpeedFactor > 0))
 const latencyMs = range('latency', values.latency);
 const pageKb = range('page-kb', values['page-kb'], 1000);
 const POLL_SECONDS = 2;
+// A bad --worker-hosts fails here, not at each worker's cold start.
+if (values['worker-hosts'] !== undefined) {
+  readHostsPerInvocation({ [TUNING_ENV.hostsPerInvocation]: values['worker-hosts'] });
+}
+/** The window of the busiest pages/s (docs/cloud.md, "How many hosts at once", compares it). */
+const RATE_WINDOW_SECONDS = 30;
+
+/** Pages/s over the busiest window of the status polls' (seconds, pages fetched) samples. */
+function busiestRate(samples: readonly { at: number; fetched: number }[]): number {
+  let best = 0;
+  let from = 0;
+  for (const sample of samples) {
+    while (sample.at - samples[from]!.at > RATE_WINDOW_SECONDS) from += 1;
+    const first = samples[from]!;
+    if (sample.at - first.at >= RATE_WINDOW_SECONDS / 2) {
+      best = Math.max(best, (sample.fetched - first.fetched) / (sample.at - first.at));
+    }
+  }
+  return best;
+}
 
 const SCENARIOS: Scenario[] = [
   {
@@ -186,6 +213,8 @@ interface Result {
   scenario: Scenario;
   seconds: number;
   pages: number;
+  /** Pages fetched per second over the crawl, and over its busiest {@link RATE_WINDOW_SECONDS}. */
+  rate: { overall: number; busiest: number };
   finished: number;
   lost: number;
   polls: number;
@@ -237,7 +266,12 @@ async function run(scenario: Scenario): Promise<Result> {
   };
   const local = await startCloudLocal({
     // The fixture servers are on loopback: allowed on the stand-in, forbidden by default on AWS.
-    env: { PRIVATE_ADDRESSES: 'allowed' },
+    env: {
+      PRIVATE_ADDRESSES: 'allowed',
+      ...(values['worker-hosts'] === undefined
+        ? {}
+        : { [TUNING_ENV.hostsPerInvocation]: values['worker-hosts'] }),
+    },
     port: 0,
     prefix: `bench${process.pid.toString(36)}${scenario.name.replace(/\W/g, '')}`,
     scheduleRateMs: 5000,
@@ -265,10 +299,12 @@ async function run(scenario: Scenario): Promise<Result> {
     })) as { id: string };
     let view: CrawlProgressView;
     let polls = 0;
+    const samples: { at: number; fetched: number }[] = [{ at: 0, fetched: 0 }];
     for (;;) {
       await new Promise((r) => setTimeout(r, POLL_SECONDS * 1000));
       view = (await api(`/crawls/${id}`)) as unknown as CrawlProgressView;
       polls += 1;
+      samples.push({ at: (performance.now() - started) / 1000, fetched: view.counters.fetched });
       if (view.status !== 'running') break;
       const c = view.counters;
       process.stderr.write(`\r  ${scenario.name}: ${c.finished}/${c.discovered} finished   `);
@@ -294,6 +330,7 @@ async function run(scenario: Scenario): Promise<Result> {
       scenario: { ...scenario, pages: goodPages },
       seconds,
       pages,
+      rate: { overall: pages / seconds, busiest: busiestRate(samples) },
       finished: view.counters.finished,
       lost: view.lost ?? 0,
       polls,
@@ -447,6 +484,9 @@ function print(r: Result): void {
   console.log(`\n## ${r.scenario.what}`);
   console.log(
     `web: ${r.scenario.hosts} host(s), ${r.scenario.pages} good pages; crawl: ${pages} pages fetched, ${r.finished} URLs finished, ${r.lost} lost, ${Math.round(r.seconds)} s, ${r.polls} status polls`,
+  );
+  console.log(
+    `pages/s: ${fmt(r.rate.overall)} over the crawl, ${fmt(r.rate.busiest)} in its busiest ${RATE_WINDOW_SECONDS} s (docs/cloud.md, "How many hosts at once")`,
   );
   for (const [row, usd] of Object.entries(r.rows)) {
     if (row === 'total') continue;

@@ -10,6 +10,9 @@ export const CONTEXT_KEYS = {
   dev: 'crawlstack:dev',
   maxReceiveCount: 'crawlstack:maxReceiveCount',
   workerMaxConcurrency: 'crawlstack:workerMaxConcurrency',
+  workerHostsPerInvocation: 'crawlstack:workerHostsPerInvocation',
+  reservableConcurrency: 'crawlstack:reservableConcurrency',
+  reserveWorkerConcurrency: 'crawlstack:reserveWorkerConcurrency',
   retentionDays: 'crawlstack:retentionDays',
   allowPrivateAddresses: 'crawlstack:allowPrivateAddresses',
   tracing: 'crawlstack:tracing',
@@ -24,6 +27,9 @@ export interface StackContext
     | 'dev'
     | 'maxReceiveCount'
     | 'workerMaxConcurrency'
+    | 'workerHostsPerInvocation'
+    | 'reservableConcurrency'
+    | 'reserveWorkerConcurrency'
     | 'retentionDays'
     | 'allowPrivateAddresses'
     | 'tracing'
@@ -70,7 +76,7 @@ function str(node: Node, key: string): string | undefined {
 
 /**
  * Reads the stack settings from the app's context. Ranges (e.g. maxReceiveCount 1-1000) are
- * checked by the constructs that use them.
+ * checked by the constructs that use them (the worker's scale: worker-scale.ts).
  */
 export function readStackContext(node: Node): StackContext {
   return {
@@ -78,6 +84,9 @@ export function readStackContext(node: Node): StackContext {
     dev: bool(node, CONTEXT_KEYS.dev),
     maxReceiveCount: int(node, CONTEXT_KEYS.maxReceiveCount),
     workerMaxConcurrency: int(node, CONTEXT_KEYS.workerMaxConcurrency),
+    workerHostsPerInvocation: int(node, CONTEXT_KEYS.workerHostsPerInvocation),
+    reservableConcurrency: int(node, CONTEXT_KEYS.reservableConcurrency),
+    reserveWorkerConcurrency: bool(node, CONTEXT_KEYS.reserveWorkerConcurrency),
     retentionDays: int(node, CONTEXT_KEYS.retentionDays),
     allowPrivateAddresses: bool(node, CONTEXT_KEYS.allowPrivateAddresses),
     tracing: bool(node, CONTEXT_KEYS.tracing),

@@ -8,12 +8,13 @@ import { Captures } from './captures.ts';
 import { Frontier } from './frontier.ts';
 import { ARCHIVER_BATCHING_WINDOW_SECONDS, ARCHIVER_TIMEOUT, Functions } from './functions.ts';
 import { Storage } from './storage.ts';
+import type { WorkerScaleProps } from './worker-scale.ts';
 
 /** Days a crawl's items and pages are kept by default. */
 export const DEFAULT_RETENTION_DAYS = 90;
 
 /** Properties of {@link CrawlstackStack}; lib/app.ts fills them from `crawlstack:*` context. */
-export interface CrawlstackStackProps extends StackProps {
+export interface CrawlstackStackProps extends StackProps, WorkerScaleProps {
   /**
    * A throw-away deployment: tables, bucket and log groups are destroyed with the stack, and the
    * bucket is emptied first. Otherwise they are retained.
@@ -22,8 +23,6 @@ export interface CrawlstackStackProps extends StackProps {
   readonly dev?: boolean;
   /** Receives of one frontier message before SQS moves it to the DLQ. @default 10 */
   readonly maxReceiveCount?: number;
-  /** Cap on concurrent frontier worker invocations (2-1000). @default 5 */
-  readonly workerMaxConcurrency?: number;
   /**
    * Days a crawl's data is kept: every DynamoDB item expires this long after its last write (TTL
    * on `expiresAt`), and the page bucket's objects this long after they were written. Must exceed
@@ -101,6 +100,9 @@ export class CrawlstackStack extends Stack {
       retentionDays,
       allowPrivateAddresses: props.allowPrivateAddresses ?? false,
       workerMaxConcurrency: props.workerMaxConcurrency,
+      workerHostsPerInvocation: props.workerHostsPerInvocation,
+      reservableConcurrency: props.reservableConcurrency,
+      reserveWorkerConcurrency: props.reserveWorkerConcurrency,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       logRemovalPolicy: removalPolicy,
       tracing: props.tracing ?? false,

@@ -6,7 +6,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENV, TABLE_KEYS } from '../functions/cloud/env.ts';
+import { ENV, TABLE_KEYS, TUNING_ENV } from '../functions/cloud/env.ts';
 import { LAMBDA_SETTINGS } from '../functions/cloud/lambda-settings.ts';
 import type { Captures } from './captures.ts';
 import type { Frontier } from './frontier.ts';
@@ -14,6 +14,7 @@ import { useBucket, useQueue, useTable } from './grants.ts';
 import { pinLogicalId } from './logical-id.ts';
 import { createNodeFunction } from './node-function.ts';
 import type { Storage } from './storage.ts';
+import { type WorkerScaleProps, workerScale } from './worker-scale.ts';
 
 /** The frontier worker's timeout; the frontier's visibility timeout is derived from it. */
 export const WORKER_TIMEOUT = Duration.seconds(LAMBDA_SETTINGS.frontierWorker.timeoutSeconds);
@@ -32,7 +33,7 @@ export const ARCHIVER_BATCHING_WINDOW_SECONDS = 60;
 export const ARCHIVER_BATCH_SIZE = 5000;
 
 /** Properties of {@link Functions}. */
-export interface FunctionsProps {
+export interface FunctionsProps extends WorkerScaleProps {
   /** The queues the worker consumes and every function sends to. */
   readonly frontier: Frontier;
   /** The capture queue the worker sends finished pages to and the archiver drains. */
@@ -45,8 +46,6 @@ export interface FunctionsProps {
   readonly retentionDays: number;
   /** Crawls may set `allowPrivate` (lift the SSRF guard). */
   readonly allowPrivateAddresses: boolean;
-  /** Cap on concurrent worker invocations fed by the frontier (2-1000). @default 5 */
-  readonly workerMaxConcurrency?: number;
   /** Retention of each function's log group. */
   readonly logRetention: logs.RetentionDays;
   /** Removal policy of each function's log group (follows the stack's dev setting). */
@@ -71,10 +70,7 @@ export class Functions extends Construct {
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
     const { frontier, storage, captures } = props;
-    const workerMaxConcurrency = props.workerMaxConcurrency ?? 5;
-    if (!Number.isInteger(workerMaxConcurrency) || workerMaxConcurrency < 2 || workerMaxConcurrency > 1000) {
-      throw new Error(`workerMaxConcurrency must be an integer from 2 to 1000, got ${workerMaxConcurrency}`);
-    }
+    const scale = workerScale(props);
     const retention = String(props.retentionDays);
     const common = {
       logRetention: props.logRetention,
@@ -86,15 +82,16 @@ export class Functions extends Construct {
       ...common,
       entry: 'frontier-worker',
       description: 'crawlstack: fetches frontier URLs, extracts and enqueues new links, sends captures',
-      // Mostly waiting on the network: half of 512 MB halves the GB-seconds of the waits, and
-      // still holds a batch of 10 pages at the default 10 MB body cap.
-      memorySize: LAMBDA_SETTINGS.frontierWorker.memoryMb,
+      // Mostly waiting on the network: as little as its hosts in flight need (lambda-settings.ts).
+      memorySize: scale.memoryMb,
       timeout: WORKER_TIMEOUT,
       // It sends the links it finds to the queue that invokes it: every crawl deeper than 16
       // generations is such a chain, which Lambda's default (Terminate) stops at the 16th. What
       // stops a runaway crawl instead: its budgets (docs/cloud.md, "What ends a crawl").
       recursiveLoop: lambda.RecursiveLoop.ALLOW,
+      reservedConcurrency: scale.reservedConcurrency,
     });
+    worker.addEnvironment(TUNING_ENV.hostsPerInvocation, String(scale.hostsPerInvocation));
     // URL-seen claims (BatchGetItem, then UpdateItem), content hashes (GetItem, PutItem), parking,
     // credits and unparking (UpdateItem); the richest parked URLs when it finds a crawl's frontier
     // dry (Query of ParkedIndex).
@@ -136,7 +133,8 @@ export class Functions extends Construct {
         // already bound it per host to one). Fewer pollers than active hosts / 10 means fuller
         // batches: the receive, delete, invocation and capture send of a batch are shared by
         // more pages (docs/cloud.md measures 20 vs 5 vs 2).
-        maxConcurrency: workerMaxConcurrency,
+        // Hosts side by side: these pollers × the hosts per invocation (docs/cloud.md).
+        maxConcurrency: scale.pollers,
       }),
     );
 

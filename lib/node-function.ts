@@ -18,6 +18,8 @@ export interface NodeFunctionProps {
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
+  /** `ReservedConcurrentExecutions`. @default - none: the account's unreserved pool */
+  readonly reservedConcurrency?: number | undefined;
   /** Retention of the function's log group. */
   readonly logRetention: logs.RetentionDays;
   /** Removal policy of the function's log group. */
@@ -70,6 +72,9 @@ export function createNodeFunction(
     memorySize: props.memorySize,
     timeout: props.timeout,
     ...(props.recursiveLoop === undefined ? {} : { recursiveLoop: props.recursiveLoop }),
+    ...(props.reservedConcurrency === undefined
+      ? {}
+      : { reservedConcurrentExecutions: props.reservedConcurrency }),
     logGroup,
     tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
     environment: {

@@ -2,8 +2,10 @@
  * The one owner of the environment variable names shared by the CDK app (lib/), which sets them,
  * and the Lambda entries (functions/cloud/lambdas/<name>/entry.ts), which read them. Renaming a variable here renames it
  * on both sides. This file is bundled into every Lambda, so it must not import aws-cdk-lib (or
- * anything else heavy).
+ * anything else heavy: lambda-settings.ts imports nothing).
  */
+
+import { DEFAULT_HOSTS_PER_INVOCATION, MAX_HOSTS_PER_INVOCATION } from './lambda-settings.ts';
 
 /** Environment variable names, keyed by the property name `readEnv` returns. */
 export const ENV = {
@@ -37,6 +39,39 @@ export const ENV = {
    */
   privateAddresses: 'PRIVATE_ADDRESSES',
 } as const;
+
+/**
+ * Tunables: variables with a default. CDK sets them from its context; a function that finds one
+ * unset uses the default, and refuses a malformed one at cold start.
+ */
+export const TUNING_ENV = {
+  /**
+   * Hosts one frontier worker invocation holds at once (frontier-runner.ts); CDK sizes the
+   * worker's memory for them (lambda-settings.ts). Default {@link DEFAULT_HOSTS_PER_INVOCATION}.
+   */
+  hostsPerInvocation: 'WORKER_HOSTS_PER_INVOCATION',
+} as const;
+
+/** Thrown at cold start when a tunable variable is set to something the code cannot use. */
+export class InvalidEnvError extends Error {
+  /** Stable code for logs and tests. */
+  readonly code = 'INVALID_ENV' as const;
+
+  constructor(name: string, value: string, expected: string) {
+    super(`environment variable ${name}=${JSON.stringify(value)}: expected ${expected}`);
+    this.name = 'InvalidEnvError';
+  }
+}
+
+/** Hosts per invocation from `env` (usually `process.env`); the default when unset or empty. */
+export function readHostsPerInvocation(env: Readonly<Record<string, string | undefined>>): number {
+  const name = TUNING_ENV.hostsPerInvocation;
+  const value = env[name];
+  if (value === undefined || value === '') return DEFAULT_HOSTS_PER_INVOCATION;
+  const hosts = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (hosts >= 1 && hosts <= MAX_HOSTS_PER_INVOCATION) return hosts;
+  throw new InvalidEnvError(name, value, `an integer from 1 to ${MAX_HOSTS_PER_INVOCATION}`);
+}
 
 /** A property name of {@link ENV}. */
 export type EnvKey = keyof typeof ENV;

@@ -11,14 +11,61 @@ export interface LambdaSetting {
   readonly memoryMb: number;
 }
 
+/**
+ * What one frontier worker container holds in memory, in MiB (Lambda's "MB"); see
+ * {@link workerMemoryMb} and docs/cloud.md, "How many hosts at once".
+ */
+export const WORKER_MEMORY_MODEL = {
+  /**
+   * Node 22 with the worker's bundle loaded, before any crawl: 112 MiB RSS measured (Node 22.23,
+   * the esbuild bundle of functions/cloud/lambdas/frontier-worker/entry.ts imported, 2026-11-28).
+   */
+  runtimeMb: 112,
+  /** The crawl contexts a container keeps (container-state.ts weighs them against this). */
+  contextsMb: 96,
+  /**
+   * One host in flight: the runner fetches one page per host at a time, and a body costs its
+   * length plus at most one 1 MiB block (docs/safety.md) at the default 10 MiB body cap. A crawl
+   * that raises `maxBodyBytes` (up to 16 MiB) raises this figure for its hosts.
+   */
+  hostMb: 11,
+  /** Memory sizes are rounded up to this step. */
+  stepMb: 64,
+} as const;
+
+/** Lambda's largest memory size. */
+export const LAMBDA_MAX_MEMORY_MB = 10_240;
+
+/** Hosts one worker invocation holds at once unless the stack says otherwise (frontier-runner.ts). */
+export const DEFAULT_HOSTS_PER_INVOCATION = 10;
+
+/**
+ * Hosts one invocation may hold at most, whatever its memory: an execution environment has 1,024
+ * file descriptors, and each host in flight holds a socket beside the keep-alive sockets of hosts
+ * served before and the SDK's pools.
+ */
+export const MAX_HOSTS_PER_INVOCATION = 500;
+
+/**
+ * The worker's memory for `hosts` hosts per invocation: runtime + crawl contexts + hosts × one
+ * body at the default cap, rounded up to 64 MiB. 10 hosts (the default): 112 + 96 + 110 = 318 ->
+ * 320 MB; 40 hosts: 648 -> 704 MB.
+ */
+export function workerMemoryMb(hosts: number): number {
+  const { runtimeMb, contextsMb, hostMb, stepMb } = WORKER_MEMORY_MODEL;
+  return Math.ceil((runtimeMb + contextsMb + hosts * hostMb) / stepMb) * stepMb;
+}
+
 /** Every function of the stack. */
 export const LAMBDA_SETTINGS = {
   /**
-   * Mostly waits on the network: 256 MB halves the GB-seconds of the waits of 512 MB. 45 s, so
-   * that the frontier's visibility timeout plus one invocation stays inside SQS FIFO's 5-minute
-   * deduplication window (see FRONTIER_VISIBILITY_SECONDS).
+   * Mostly waits on the network, so as little memory as its hosts in flight need (the GB-seconds
+   * of the waits grow with it): {@link workerMemoryMb} of the default hosts per invocation. The
+   * stack derives it again from its own hosts per invocation. 45 s, so that the frontier's
+   * visibility timeout plus one invocation stays inside SQS FIFO's 5-minute deduplication window
+   * (see FRONTIER_VISIBILITY_SECONDS).
    */
-  frontierWorker: { timeoutSeconds: 45, memoryMb: 256 },
+  frontierWorker: { timeoutSeconds: 45, memoryMb: workerMemoryMb(DEFAULT_HOSTS_PER_INVOCATION) },
   api: { timeoutSeconds: 15, memoryMb: 256 },
   scheduler: { timeoutSeconds: 60, memoryMb: 256 },
   /** A batch is at most Lambda's 6 MB payload; concatenating it needs a few times that. */

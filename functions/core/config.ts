@@ -51,8 +51,8 @@ const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
 
 /**
- * Upper bounds of the numeric settings: what a laptop, and a 256 MB Lambda running ten pages at
- * once, can honour. A wait longer than `setTimeout`'s 2^31 - 1 ms fires at once (Node warns and
+ * Upper bounds of the numeric settings: what a laptop, and the cloud worker running its hosts'
+ * pages at once, can honour. A wait longer than `setTimeout`'s 2^31 - 1 ms fires at once (Node warns and
  * uses 1 ms), so no duration may come near it.
  */
 export const CONFIG_LIMITS = {
@@ -62,7 +62,7 @@ export const CONFIG_LIMITS = {
   retryBaseDelayMs: 3_600_000,
   /** Network timeouts: ten minutes. */
   timeoutMs: 600_000,
-  /** Decoded body bytes: 16 MiB (a worker holds up to ten bodies at once in 256 MB). */
+  /** Decoded body bytes: 16 MiB (the cloud worker's memory holds one body per host at the default cap: lambda-settings.ts). */
   maxBodyBytes: 16 * 1024 * 1024,
   /** robots.txt bytes parsed: 2 MiB (RFC 9309 asks for at least 500 KiB). */
   maxRobotsBytes: 2 * 1024 * 1024,

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Match } from 'aws-cdk-lib/assertions';
-import { ENV, FUNCTION_ENV, type FunctionRole } from '../../functions/cloud/env.ts';
+import { ENV, FUNCTION_ENV, type FunctionRole, TUNING_ENV } from '../../functions/cloud/env.ts';
 import { allowedOn, type CfnResource, roleOf, statementsOf, synthStack } from './synth.ts';
 
 // One synthesis (with real esbuild bundling) shared by every test in this file: it takes seconds.
@@ -73,7 +73,8 @@ describe('logical IDs (the contract with the local stand-in)', () => {
     }
     assert.deepEqual(
       Object.fromEntries(fns.map(([id, fn]) => [id, [fn.Properties?.MemorySize, fn.Properties?.Timeout]])),
-      { FrontierWorker: [256, 45], Api: [256, 15], Scheduler: [256, 60], Archiver: [256, 60] },
+      // The worker's memory is sized for its 10 hosts per invocation (lambda-settings.ts).
+      { FrontierWorker: [320, 45], Api: [256, 15], Scheduler: [256, 60], Archiver: [256, 60] },
     );
   });
 });
@@ -336,6 +337,8 @@ describe('environment variables', () => {
         const target = ENV_TARGET[key];
         expected[ENV[key]] = typeof target === 'string' ? { Ref: target } : target.value;
       }
+      // The tunables CDK sets from its context (with their defaults here).
+      if (role === 'frontierWorker') expected[TUNING_ENV.hostsPerInvocation] = '10';
       assert.deepEqual(vars, expected);
     });
   }

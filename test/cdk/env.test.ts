@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ENV, FUNCTION_ENV, MissingEnvError, readEnv, readFunctionEnv } from '../../functions/cloud/env.ts';
+import {
+  ENV,
+  FUNCTION_ENV,
+  InvalidEnvError,
+  MissingEnvError,
+  readEnv,
+  readFunctionEnv,
+  readHostsPerInvocation,
+  TUNING_ENV,
+} from '../../functions/cloud/env.ts';
 
 const full = {
   URL_TABLE: 'urls',
@@ -17,7 +26,7 @@ const full = {
 
 describe('functions/cloud/env.ts', () => {
   it('uses unique, upper-snake-case variable names', () => {
-    const names = Object.values(ENV);
+    const names = [...Object.values(ENV), ...Object.values(TUNING_ENV)];
     assert.equal(new Set(names).size, names.length);
     for (const name of names) assert.match(name, /^[A-Z][A-Z0-9_]*$/);
   });
@@ -61,5 +70,25 @@ describe('functions/cloud/env.ts', () => {
         return true;
       },
     );
+  });
+
+  it('reads the hosts per invocation, 10 when unset, and refuses what the runner cannot use', () => {
+    assert.equal(readHostsPerInvocation({}), 10);
+    assert.equal(readHostsPerInvocation({ WORKER_HOSTS_PER_INVOCATION: '' }), 10);
+    assert.equal(readHostsPerInvocation({ WORKER_HOSTS_PER_INVOCATION: '40' }), 40);
+    for (const bad of ['0', '501', '2.5', '-3', 'ten', ' 40']) {
+      assert.throws(
+        () => readHostsPerInvocation({ WORKER_HOSTS_PER_INVOCATION: bad }),
+        (e: unknown) => {
+          assert.ok(e instanceof InvalidEnvError, bad);
+          assert.equal(e.code, 'INVALID_ENV');
+          assert.equal(
+            e.message,
+            `environment variable WORKER_HOSTS_PER_INVOCATION=${JSON.stringify(bad)}: expected an integer from 1 to 500`,
+          );
+          return true;
+        },
+      );
+    }
   });
 });

@@ -13,6 +13,8 @@ const custom = synthStack(
   {
     maxReceiveCount: 25,
     workerMaxConcurrency: 50,
+    workerHostsPerInvocation: 40,
+    reserveWorkerConcurrency: true,
     retentionDays: 120,
     alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:crawl-alarms',
     throttleAlarm: false,
@@ -71,6 +73,24 @@ describe('stack props', () => {
     custom.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       ScalingConfig: { MaximumConcurrency: 50 },
     });
+  });
+
+  it('runs workerHostsPerInvocation hosts per invocation, with the memory they need, and reserves the pollers', () => {
+    assert.equal(envOf(custom, 'FrontierWorker').WORKER_HOSTS_PER_INVOCATION, '40');
+    const worker = resourcesOf(custom).FrontierWorker?.Properties;
+    // 112 MiB runtime + 96 MiB crawl contexts + 40 hosts × 11 MiB = 648, rounded up to 64 MiB.
+    assert.equal(worker?.MemorySize, 704);
+    assert.equal(worker?.ReservedConcurrentExecutions, 50);
+    // The defaults: 10 hosts in 320 MB, nothing reserved (a new account may have nothing to reserve).
+    const byDefault = resourcesOf(dev).FrontierWorker?.Properties;
+    assert.equal(envOf(dev, 'FrontierWorker').WORKER_HOSTS_PER_INVOCATION, '10');
+    assert.equal(byDefault?.MemorySize, 320);
+    assert.equal(byDefault?.ReservedConcurrentExecutions, undefined);
+    for (const s of [custom, dev]) {
+      for (const id of ['Api', 'Scheduler', 'Archiver']) {
+        assert.equal(resourcesOf(s)[id]?.Properties?.ReservedConcurrentExecutions, undefined, id);
+      }
+    }
   });
 
   it('expires pages and items after retentionDays and keeps the IA transition when it comes first', () => {
@@ -132,13 +152,53 @@ describe('stack props', () => {
     const attempts: [string, Record<string, number>][] = [
       ['maxReceiveCount', { maxReceiveCount: 0 }],
       ['maxReceiveCount', { maxReceiveCount: 1001 }],
-      ['workerMaxConcurrency', { workerMaxConcurrency: 1 }],
-      ['workerMaxConcurrency', { workerMaxConcurrency: 2.5 }],
       ['retentionDays', { retentionDays: -1 }],
       ['maxReceiveCount', { maxReceiveCount: 2 }],
     ];
     for (const [name, props] of attempts) {
       assert.throws(() => synthStack(props, fast), new RegExp(`^Error: ${name} must be`), name);
+    }
+  });
+
+  it("refuses a worker scale outside Lambda's bounds and the reservable concurrency, naming the context key", () => {
+    const attempts: [string, Record<string, number>, RegExp][] = [
+      ['workerMaxConcurrency', { workerMaxConcurrency: 1 }, /from 2 to 900\b/],
+      ['workerMaxConcurrency', { workerMaxConcurrency: 2.5 }, /from 2 to 900\b/],
+      // Above what the stack may reserve: AWS's 1,000 less the 100 Lambda keeps unreserved.
+      ['workerMaxConcurrency', { workerMaxConcurrency: 901 }, /from 2 to 900 .*reservableConcurrency is 900/],
+      ['workerMaxConcurrency', { workerMaxConcurrency: 100, reservableConcurrency: 50 }, /from 2 to 50\b/],
+      // Lambda's own ceiling for an SQS event source, whatever the account allows.
+      [
+        'workerMaxConcurrency',
+        { workerMaxConcurrency: 1001, reservableConcurrency: 5000 },
+        /from 2 to 1000\b/,
+      ],
+      ['reservableConcurrency', { reservableConcurrency: 1 }, /from 2\b/],
+      ['workerHostsPerInvocation', { workerHostsPerInvocation: 0 }, /from 1 to 500\b/],
+      ['workerHostsPerInvocation', { workerHostsPerInvocation: 501 }, /from 1 to 500\b/],
+      ['workerHostsPerInvocation', { workerHostsPerInvocation: 1.5 }, /from 1 to 500\b/],
+    ];
+    for (const [key, props, range] of attempts) {
+      assert.throws(
+        () => synthStack(props, fast),
+        (e: unknown) => {
+          assert.ok(e instanceof ContextValueError, `${key}: ${String(e)}`);
+          assert.match(
+            e.message,
+            new RegExp(`^context crawlstack:${key}=${props[key]}: expected an integer`),
+          );
+          assert.match(e.message, range);
+          return true;
+        },
+        key,
+      );
+    }
+    // The top of each range synthesizes.
+    const widest = synthStack({ workerMaxConcurrency: 900, workerHostsPerInvocation: 500 }, fast);
+    try {
+      assert.equal(resourcesOf(widest).FrontierWorker?.Properties?.MemorySize, 5760);
+    } finally {
+      widest.dispose();
     }
   });
 });
@@ -152,6 +212,9 @@ describe('readStackContext', () => {
       dev: undefined,
       maxReceiveCount: undefined,
       workerMaxConcurrency: undefined,
+      workerHostsPerInvocation: undefined,
+      reservableConcurrency: undefined,
+      reserveWorkerConcurrency: undefined,
       retentionDays: undefined,
       allowPrivateAddresses: undefined,
       tracing: undefined,
@@ -166,6 +229,9 @@ describe('readStackContext', () => {
       'crawlstack:dev': 'true',
       'crawlstack:maxReceiveCount': '12',
       'crawlstack:workerMaxConcurrency': '40',
+      'crawlstack:workerHostsPerInvocation': '25',
+      'crawlstack:reservableConcurrency': '2900',
+      'crawlstack:reserveWorkerConcurrency': 'true',
       'crawlstack:retentionDays': '365',
       'crawlstack:allowPrivateAddresses': 'true',
       'crawlstack:tracing': 'false',
@@ -177,6 +243,9 @@ describe('readStackContext', () => {
       dev: true,
       maxReceiveCount: 12,
       workerMaxConcurrency: 40,
+      workerHostsPerInvocation: 25,
+      reservableConcurrency: 2900,
+      reserveWorkerConcurrency: true,
       retentionDays: 365,
       allowPrivateAddresses: true,
       tracing: false,
@@ -198,5 +267,9 @@ describe('readStackContext', () => {
     );
     assert.throws(() => read({ 'crawlstack:maxReceiveCount': '1e3' }), /crawlstack:maxReceiveCount/);
     assert.throws(() => read({ 'crawlstack:alarmTopicArn': '' }), /crawlstack:alarmTopicArn/);
+    assert.throws(
+      () => read({ 'crawlstack:workerHostsPerInvocation': '40 hosts' }),
+      /crawlstack:workerHostsPerInvocation="40 hosts": expected an integer/,
+    );
   });
 });

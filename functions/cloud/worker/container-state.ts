@@ -14,6 +14,7 @@ import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
 import { ScopeRules } from '../../core/url/scope.ts';
 import { ClockCache } from '../../core/url-seen/clock-cache.ts';
 import { cloudExtractSettings } from '../extract-budget.ts';
+import { WORKER_MEMORY_MODEL } from '../lambda-settings.ts';
 import type { CrawlRecord } from '../messages/crawl-records.ts';
 import { RecentNearDuplicates } from './recent-near-duplicates.ts';
 
@@ -78,11 +79,12 @@ const RULE_LEARNING_ENTRIES = 20_000;
 const RULE_ENTRY_BYTES = 210;
 
 /**
- * Memory a container gives to crawl contexts, of the worker's 256 MB (ten bodies in flight at the
- * 10 MB default cap take most of the rest). Contexts are weighed, not counted: the first build kept
- * eight, and a ninth crawl evicted one whose re-built context probed its sites again and again.
+ * Memory a container gives to crawl contexts, of the worker's memory (the runtime and one body
+ * per host in flight take the rest: lambda-settings.ts, WORKER_MEMORY_MODEL). Contexts are
+ * weighed, not counted: the first build kept eight, and a ninth crawl evicted one whose re-built
+ * context probed its sites again and again.
  */
-export const CONTEXT_MEMORY_BYTES = 96 * 1024 * 1024;
+export const CONTEXT_MEMORY_BYTES = WORKER_MEMORY_MODEL.contextsMb * 1024 * 1024;
 /** What a context costs before any entry: settings, scope rules, detectors' tables. */
 const CONTEXT_BASE_BYTES = 512 * 1024;
 

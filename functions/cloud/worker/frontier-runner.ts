@@ -27,24 +27,26 @@
  * {@link RUNNER_IDLE_ROUNDS} batches in a row that fetched nothing, or when a commit failed. No
  * visibility extension is needed: an invocation (45 s) ends long before the frontier's visibility
  * timeout (225 s). The number of runners is the event source's maxConcurrency (one invocation per
- * poller), so no lease is needed either.
+ * poller), so no lease is needed either: hosts side by side = pollers × hosts per invocation
+ * (docs/cloud.md, "How many hosts at once").
  */
-import { CLOUD_FETCH_BUDGET_MS, WRITE_RESERVE_MS } from '../lambda-settings.ts';
+import { CLOUD_FETCH_BUDGET_MS, DEFAULT_HOSTS_PER_INVOCATION, WRITE_RESERVE_MS } from '../lambda-settings.ts';
 import type { FrontierReceiver, MessageVisibility } from '../ports/cloud-ports.ts';
 import type { BatchStats, FrontierMessage } from './batch-model.ts';
 import { fifoResponse } from './fifo-groups.ts';
 import type { FrontierBatchProcessor, ServedHosts } from './process-frontier-batch.ts';
 
 /**
- * Hosts a runner holds at most in one round. Ten: ten bodies at the 10 MB default cap fit the
- * worker's 256 MB beside the crawl contexts (container-state.ts); at 1 s per host and 300 ms of
- * inline wait per host served, ten hosts keep each host's 1 s gap inside the invocation.
+ * Hosts a runner holds at most in one round unless its settings say otherwise (the stack sets
+ * them: crawlstack:workerHostsPerInvocation, and sizes the worker's memory for them,
+ * lambda-settings.ts). Ten: at 1 s per host and 300 ms of inline wait per host served, ten hosts
+ * keep each host's 1 s gap inside the invocation.
  */
-export const RUNNER_HOSTS = 10;
+export const RUNNER_HOSTS = DEFAULT_HOSTS_PER_INVOCATION;
 /**
  * While it holds fewer hosts than it could, the runner receives again this often (hosts that other
- * containers deferred come back visible at any time; an empty receive costs a sixth of a second of
- * a 256 MB invocation).
+ * containers deferred come back visible at any time; an empty receive costs an eighth of a second of
+ * a 320 MB invocation).
  */
 export const RUNNER_POLL_MS = 1_000;
 /** Batches in a row that fetched nothing after which the runner takes no more hosts. */

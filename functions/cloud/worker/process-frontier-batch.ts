@@ -39,7 +39,7 @@ import { defer, type StepEnv, stepRecord } from './record-step.ts';
 
 /**
  * How long a record may wait for its host inside the invocation, per host the invocation serves
- * meanwhile. At 256 MB a second of waiting costs $3.3 per million pages when it serves one host; a
+ * meanwhile. At 320 MB a second of waiting costs $4.2 per million pages when it serves one host; a
  * deferral costs the host one more batch cycle (a receive, a visibility change, an invocation, a
  * state read, a ledger write, a counter shard and a capture send), measured at $4-6 per million
  * pages at 1 s per host (docs/cloud.md). So a host alone waits its default 1 s gap inline, and

@@ -7,11 +7,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SQSRecord } from 'aws-lambda';
+import { readHostsPerInvocation } from '../../../functions/cloud/env.ts';
 import { InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
 import { createFrontierWorker } from '../../../functions/cloud/lambdas/frontier-worker/handler.ts';
 import type { FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
 import { serveInvocation } from '../../../functions/cloud/worker/frontier-runner.ts';
-import { createFrontierBatchProcessor } from '../../../functions/cloud/worker/process-frontier-batch.ts';
+import {
+  createFrontierBatchProcessor,
+  type FrontierBatchProcessor,
+} from '../../../functions/cloud/worker/process-frontier-batch.ts';
 import type { Fetcher, FetchRequest } from '../../../functions/core/ports.ts';
 import { MemoryCloud, MemoryFrontierQueue } from './memory-cloud.ts';
 import { MemoryFetcher, page } from './memory-fetcher.ts';
@@ -146,6 +150,37 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
       [`${HOSTS[0]}/robots.txt`],
     );
     assert.equal(deferred.failed.length, 3, 'the batch returns to the queue, visible after the gap');
+  });
+
+  it("holds at most the hosts per invocation its environment sets (the stack's crawlstack:workerHostsPerInvocation)", async () => {
+    const mostHostsAtOnce = async (env: Record<string, string>) => {
+      const { cloud, queue, crawl, messages, container, remaining } = setup();
+      const batch = messages.filter((m) => hostOf(m) === hostOf(messages[0]!));
+      queue.push(...messages.filter((m) => !batch.includes(m)));
+      const processBatch = container();
+      const inFlight = new Map<string, number>();
+      let most = 0;
+      const counting: FrontierBatchProcessor = async (round, ...rest) => {
+        const groups = new Set(round.map((m) => m.groupId ?? m.messageId));
+        for (const g of groups) inFlight.set(g, (inFlight.get(g) ?? 0) + 1);
+        most = Math.max(most, inFlight.size);
+        try {
+          return await processBatch(round, ...rest);
+        } finally {
+          for (const g of groups) {
+            const n = (inFlight.get(g) ?? 1) - 1;
+            if (n === 0) inFlight.delete(g);
+            else inFlight.set(g, n);
+          }
+        }
+      };
+      const settings = { hosts: readHostsPerInvocation(env) };
+      await serveInvocation(counting, { messages: queue, receiver: queue }, batch, remaining, settings);
+      assert.equal(cloud.table.counters(crawl.id).finished, 12, 'every page fetched either way');
+      return most;
+    };
+    assert.equal(await mostHostsAtOnce({ WORKER_HOSTS_PER_INVOCATION: '2' }), 2);
+    assert.equal(await mostHostsAtOnce({}), 4, 'the default (10): all four hosts side by side');
   });
 
   it('without a deadline (no Lambda context) it is one batch, and receives nothing', async () => {

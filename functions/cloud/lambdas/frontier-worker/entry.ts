@@ -4,7 +4,7 @@
  */
 
 import { createAwsClients } from '../../../adapters/aws/clients.ts';
-import { readFunctionEnv } from '../../env.ts';
+import { readFunctionEnv, readHostsPerInvocation } from '../../env.ts';
 import { faultHookFromSpec } from '../../fault-hook.ts';
 import { emfCounts } from '../../metrics.ts';
 import { createAwsWorkerDeps } from '../aws-wiring.ts';
@@ -16,6 +16,7 @@ export const handler = createFrontierWorker(
     fault: faultHookFromSpec(process.env.CRAWLSTACK_FAULT, process.env.CRAWLSTACK_FAULT_COUNTERS),
     log: (line) => console.error(`frontier-worker: ${line}`),
   }),
-  undefined,
+  // Hosts side by side per invocation: the stack's crawlstack:workerHostsPerInvocation.
+  { hosts: readHostsPerInvocation(process.env) },
   (values) => console.log(emfCounts(values, Date.now(), { Function: 'FrontierWorker' })),
 );
