@@ -2,6 +2,7 @@
  * Plain data shared by the core, the ports and every adapter. Nothing here has behaviour.
  */
 import type { ExtractedValue } from './dataset/extract-fields.ts';
+import type { RevisitVerdict } from './recrawl/revisit-verdict.ts';
 import type { SitemapFetch } from './sitemap/sitemap-plan.ts';
 
 /**
@@ -141,6 +142,12 @@ export interface PageRecord {
   lastmod?: string;
   /** For a sitemap file: what reading it gave. */
   sitemap?: SitemapFileRecord;
+  /** The response's ETag, sent back as If-None-Match when the page is recrawled (docs/recrawl.md). */
+  etag?: string;
+  /** The response's Last-Modified as an IMF-fixdate, sent back as If-Modified-Since. */
+  lastModified?: string;
+  /** A recrawl's verdict on the page against the archive's copy (absent on a first fetch). */
+  change?: RevisitVerdict;
 }
 
 /** What one sitemap file gave, on its page record (docs/sitemaps.md). */
