@@ -86,7 +86,7 @@ async function warcRecords(dir: string) {
       for (const [name, value] of record.warcHeaders.headers) headers.set(name.toLowerCase(), value);
       entries.push({
         type: record.warcType ?? '',
-        uri: record.warcTargetURI,
+        uri: record.warcTargetURI ?? null,
         headers,
         payload: payload.length,
       });
