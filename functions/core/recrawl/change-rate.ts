@@ -36,7 +36,8 @@ export function changeRate(
   if (n <= 0) return undefined;
   const x = Math.min(Math.max(history.changes, 0), n);
   const meanInterval = Math.max(history.lastVisitAt - history.firstVisitAt, 1) / n;
-  return -Math.log((n - x + 0.5) / (n + 0.5)) / meanInterval;
+  const rate = -Math.log((n - x + 0.5) / (n + 0.5)) / meanInterval;
+  return rate > 0 ? rate : 0;
 }
 
 /** The page's revisit interval: the mean time between its changes, within the bounds. */
