@@ -15,7 +15,10 @@ export type RecrawlSchedule =
   | 'full'
   /** The pages visited longest ago first, ignoring what changed. */
   | 'uniform'
-  /** The pages whose interval has passed, the likeliest to have changed first. */
+  /**
+   * The likeliest changed first: without a budget the pages whose interval has passed, with one
+   * the budget's worth of pages past the shortest interval.
+   */
   | 'adaptive';
 
 /** A known page as the order needs it. */
@@ -41,9 +44,11 @@ export interface RecrawlOrderOptions extends IntervalBounds {
 
 /**
  * The round's visits, best first, at most `budget`: all live pages (`full`), the least recently
- * visited (`uniform`), or the pages due by their interval ordered by the probability that they
- * changed (`adaptive`: where a request most likely refreshes a stale copy). Ties keep the
- * input's order, so the same archive gives the same plan.
+ * visited (`uniform`), or, `adaptive`, the pages ordered by the probability that they changed
+ * since their last visit (where a request most likely refreshes a stale copy): those due by their
+ * interval when there is no budget, the best `budget` of those past the shortest interval when
+ * there is one (pages past the longest interval first). Ties keep the input's order, so the same
+ * archive gives the same plan.
  */
 export function recrawlOrder(pages: readonly KnownPage[], options: RecrawlOrderOptions): PlannedVisit[] {
   const live = pages.filter((page) => page.gone !== true);
@@ -58,14 +63,25 @@ export function recrawlOrder(pages: readonly KnownPage[], options: RecrawlOrderO
       gain: gain(page),
     }));
   } else {
-    const due = live.flatMap((page) => {
-      const elapsed = options.now - page.history.lastVisitAt;
-      const hinted = page.history.lastmod !== undefined && page.history.lastmod > page.history.lastVisitAt;
-      return hinted || elapsed >= revisitInterval(page.history, options)
-        ? [{ url: page.url, gain: gain(page) }]
-        : [];
+    const now = options.now;
+    const scored = live.flatMap((page) => {
+      const { history } = page;
+      const elapsed = now - history.lastVisitAt;
+      const hinted = history.lastmod !== undefined && history.lastmod > history.lastVisitAt;
+      if (!hinted && elapsed < options.minIntervalMs) return [];
+      const due = hinted || elapsed >= revisitInterval(history, options);
+      return [{ page, gain: gain(page), due, overdue: elapsed >= options.maxIntervalMs }];
     });
-    chosen = stableSort(due, (a, b) => b.gain - a.gain);
+    // Without a budget only the due pages go; with one, the budget is spent best first: pages
+    // past the longest interval, then by the probability of a change, then the oldest visit.
+    const pool = options.budget === undefined ? scored.filter((s) => s.due) : scored;
+    chosen = stableSort(
+      pool,
+      (a, b) =>
+        Number(b.overdue) - Number(a.overdue) ||
+        b.gain - a.gain ||
+        a.page.history.lastVisitAt - b.page.history.lastVisitAt,
+    ).map((s) => ({ url: s.page.url, gain: s.gain }));
   }
   return chosen.slice(0, budget);
 }

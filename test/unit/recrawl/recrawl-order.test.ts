@@ -75,6 +75,23 @@ describe('recrawlOrder', () => {
       recrawlOrder(pages, { ...options, schedule: 'adaptive', budget: 1 }).map((v) => v.url),
       ['sometimes'],
     );
+    // A budget left over goes to the pages past the shortest interval: no change expected, oldest first.
+    assert.deepEqual(
+      recrawlOrder(pages, { ...options, schedule: 'adaptive', budget: 10 }).map((v) => v.url),
+      ['sometimes', 'always', 'old', 'never'],
+    );
+  });
+
+  test('adaptive: the shortest interval holds even with budget left; the longest one forces a visit', () => {
+    const recent: KnownPage[] = [
+      { url: 'just-visited', history: history(10, 10, now - HOUR / 2) },
+      { url: 'overdue', history: history(10, 0, now - 31 * DAY) },
+      { url: 'likely', history: history(10, 9, 19 * DAY) },
+    ];
+    assert.deepEqual(
+      recrawlOrder(recent, { ...options, schedule: 'adaptive', budget: 5 }).map((v) => v.url),
+      ['overdue', 'likely'],
+    );
   });
 
   test('uniform: least recently visited first; full: every live page; gone pages never', () => {
