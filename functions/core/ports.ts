@@ -3,8 +3,7 @@
  * adapter (functions/adapters/local) and an AWS adapter (functions/adapters/aws); the contract
  * suites in test/contract check the semantics written here against both.
  */
-import type { PreviousFetch } from './recrawl/revisit-verdict.ts';
-import type { CrawlTask, Fingerprint, LinkRecord, PageRecord, StoredRef } from './types.ts';
+import type { CrawlTask, Fingerprint, LinkRecord, PageRecord, PreviousFetch, StoredRef } from './types.ts';
 
 /** Wall-clock time in epoch milliseconds. */
 export interface Clock {

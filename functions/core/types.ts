@@ -2,7 +2,6 @@
  * Plain data shared by the core, the ports and every adapter. Nothing here has behaviour.
  */
 import type { ExtractedValue } from './dataset/extract-fields.ts';
-import type { RevisitVerdict } from './recrawl/revisit-verdict.ts';
 import type { SitemapFetch } from './sitemap/sitemap-plan.ts';
 
 /**
@@ -209,4 +208,39 @@ export interface OutLink {
 export interface LinkRecord {
   from: string;
   links: OutLink[];
+}
+
+/** What a later request needs to ask "changed since?". */
+export interface Validators {
+  /** The ETag, quotes and `W/` included, as received. */
+  etag?: string;
+  /** Last-Modified as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`). */
+  lastModified?: string;
+}
+
+/** The verdict of one revisit, recorded as `change` on the page record. */
+export type RevisitVerdict =
+  /** 304 Not Modified: the archive's copy is current; a `server-not-modified` revisit record. */
+  | 'not-modified'
+  /** 2xx with the same payload as the archive's copy: an `identical-payload-digest` revisit record. */
+  | 'unchanged'
+  /** Another payload, status or redirect: stored in full. */
+  | 'changed'
+  /** 404 or 410 now: the page was removed. */
+  | 'gone';
+
+/** What the archive holds of a page's last fetch: all a revisit of it needs (both runtimes). */
+export interface PreviousFetch {
+  url: string;
+  status: number;
+  /** Validators of the last response that carried the page (a 304 keeps the earlier ones unless it sends new). */
+  validators: Validators;
+  /** SHA-256 (hex) of the last full copy's body; null when it had none. */
+  contentHash: string | null;
+  contentType: string | null;
+  title: string | null;
+  /** The last full copy in the archive: its WARC-Date and payload digest, which a revisit record refers to. */
+  copy?: { date: string; payloadDigest?: string };
+  /** Out-links of the last full fetch: a 304 follows them again (an unchanged page links what it linked). */
+  links?: OutLink[];
 }

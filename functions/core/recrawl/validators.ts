@@ -5,14 +5,9 @@
  * one when it came in an obsolete form (RFC 850, asctime), and not sent when it is not a date.
  */
 import type { HeaderList } from '../ports.ts';
+import type { Validators } from '../types.ts';
 
-/** What a later request needs to ask "changed since?". */
-export interface Validators {
-  /** The ETag, quotes and `W/` included, as received. */
-  etag?: string;
-  /** Last-Modified as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`). */
-  lastModified?: string;
-}
+export type { Validators };
 
 const IMF_FIXDATE =
   /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d GMT$/;
