@@ -10,9 +10,11 @@
  * and the bytes of a recrawl of the site unchanged against its first crawl.
  *
  * Page classes (by index; each page links its four children, a tree from /p/0):
- *   40% static (never change; ETag and Last-Modified honoured)      20% hot (change every round)
- *   20% sometimes (change with probability 0.3 a round)              15% rare (probability 0.1)
+ *   40% static (never change; ETag and Last-Modified honoured)      15% hot (change every round)
+ *   15% sometimes (change with probability 0.3 a round)              15% rare (probability 0.1)
+ *   10% lastmod (probability 0.3; the host's sitemap gives the time of their last change)
  *    5% lying (never change, but a new ETag and Last-Modified: now on every response, validators ignored)
+ * Each host's robots.txt names its sitemap, which every round reads again.
  * Time is virtual: one round is one day (the fetcher's timings are shifted onto that clock), so
  * the change-rate estimator sees rates per day. Changes come from a seeded generator: every
  * schedule sees the same changes.
@@ -49,16 +51,24 @@ const HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'];
 const DAY = 86_400_000;
 const FANOUT = 4;
 
-type PageClass = 'static' | 'hot' | 'sometimes' | 'rare' | 'lying';
+type PageClass = 'static' | 'hot' | 'sometimes' | 'rare' | 'lastmod' | 'lying';
 function classOf(i: number): PageClass {
   const k = i % 20;
   if (k < 8) return 'static';
-  if (k < 12) return 'hot';
-  if (k < 16) return 'sometimes';
-  if (k < 19) return 'rare';
+  if (k < 11) return 'hot';
+  if (k < 14) return 'sometimes';
+  if (k < 17) return 'rare';
+  if (k < 19) return 'lastmod';
   return 'lying';
 }
-const CHANGE_P: Record<PageClass, number> = { static: 0, hot: 1, sometimes: 0.3, rare: 0.1, lying: 0 };
+const CHANGE_P: Record<PageClass, number> = {
+  static: 0,
+  hot: 1,
+  sometimes: 0.3,
+  rare: 0.1,
+  lastmod: 0.3,
+  lying: 0,
+};
 
 /** mulberry32: the same changes for every schedule. */
 function seeded(seed: number): () => number {
@@ -123,6 +133,19 @@ class Web {
     return `<!doctype html><html><head><title>Page ${i} v${v}</title></head><body><h1>Page ${i} v${v}</h1>\n${links.join('\n')}\n<p>${words.join(' ')}</p></body></html>\n`;
   }
 
+  /** The host's sitemap: its `lastmod` pages, each with the (virtual) time of its last change. */
+  sitemap(origin: string): string {
+    const host = this.origins.indexOf(origin);
+    const entries: string[] = [];
+    for (let i = host; i < PAGES; i += HOSTS.length) {
+      if (classOf(i) !== 'lastmod') continue;
+      const changed = this.changedAt[i]![this.version[i]!]!;
+      const lastmod = new Date(Math.max(changed - 0.5, 0) * DAY).toISOString().slice(0, 19);
+      entries.push(`<url><loc>${this.url(i)}</loc><lastmod>${lastmod}Z</lastmod></url>`);
+    }
+    return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries.join('\n')}\n</urlset>\n`;
+  }
+
   hashOf(i: number): string {
     return createHash('sha256').update(this.html(i)).digest('hex');
   }
@@ -131,6 +154,20 @@ class Web {
     const path = req.url ?? '/';
     const i = /^\/p\/(\d+)$/.exec(path) ? Number(path.slice(3)) : -1;
     this.requests += 1;
+    const origin = `http://${req.headers.host}`;
+    if (path === '/robots.txt') {
+      this.#send(
+        res,
+        200,
+        { 'content-type': 'text/plain' },
+        `User-agent: *\nAllow: /\nSitemap: ${origin}/sitemap.xml\n`,
+      );
+      return;
+    }
+    if (path === '/sitemap.xml') {
+      this.#send(res, 200, { 'content-type': 'application/xml' }, this.sitemap(origin));
+      return;
+    }
     if (i < 0 || i >= PAGES) {
       this.#send(res, 404, {}, '');
       return;
@@ -196,7 +233,6 @@ function config(input: Partial<CrawlConfigInput>): CrawlConfig {
     scope: 'any',
     soft404Probe: false,
     trapDetectors: false,
-    sitemaps: false,
     delayMs: 0,
     delayFactor: 0,
     concurrency: 4,
@@ -213,16 +249,21 @@ interface RoundFigures {
   freshness: number;
   /** Mean age of the archived copies, in days (0 for a fresh copy). */
   age: number;
+  /** Pages whose sitemap `<lastmod>` is later than their last visit (the hint for the next round). */
+  hinted: number;
 }
 
 /** Freshness and age of the archive against the live web at the end of a round. */
-function measure(outDir: string): Pick<RoundFigures, 'freshness' | 'age'> {
+function measure(outDir: string): Pick<RoundFigures, 'freshness' | 'age' | 'hinted'> {
   const archive = new RecrawlArchive(join(outDir, 'recrawl.sqlite'));
   try {
     let fresh = 0;
     let age = 0;
+    let hinted = 0;
     for (let i = 0; i < PAGES; i++) {
-      const stored = archive.page(web.url(i))?.contentHash;
+      const page = archive.page(web.url(i));
+      if (page?.history.lastmod !== undefined && page.history.lastmod > page.history.lastVisitAt) hinted += 1;
+      const stored = page?.contentHash;
       if (stored === web.hashOf(i)) {
         fresh += 1;
         continue;
@@ -240,7 +281,7 @@ function measure(outDir: string): Pick<RoundFigures, 'freshness' | 'age'> {
       // A round's changes happen half a day before its recrawl.
       age += web.round - (web.changedAt[i]![v + 1] ?? web.round) + 0.5;
     }
-    return { freshness: fresh / PAGES, age: age / PAGES };
+    return { freshness: fresh / PAGES, age: age / PAGES, hinted };
   } finally {
     archive.close();
   }
@@ -310,7 +351,9 @@ try {
   }
   const half = Math.floor(PAGES / 2);
   console.log(`recrawl bench: ${PAGES} pages on ${HOSTS.length} hosts, ${ROUNDS} rounds (one a virtual day)`);
-  console.log('classes: 40% static, 20% hot (every round), 20% p=0.3, 15% p=0.1, 5% lying validators\n');
+  console.log(
+    'classes: 40% static, 15% hot (every round), 15% p=0.3, 15% p=0.1, 10% p=0.3 with sitemap lastmod, 5% lying validators\n',
+  );
 
   const unchanged = await runSchedule('full', undefined, false);
   const ratio = mean(unchanged.rounds.map((r) => r.bytes)) / unchanged.first.bytes;
@@ -331,6 +374,7 @@ try {
     ],
   ];
   let fullBytes = 0;
+  let fullRequests = 0;
   const results: Record<string, number> = {};
   for (const [schedule, budget] of [
     ['full', undefined],
@@ -341,11 +385,12 @@ try {
     if (args.verbose) {
       for (const [r, f] of rounds.entries()) {
         console.log(
-          `${schedule} round ${r + 1}: ${f.requests} requests, ${f.bytes} bytes, freshness ${pct(f.freshness)}, age ${f.age.toFixed(2)}`,
+          `${schedule} round ${r + 1}: ${f.requests} requests, ${f.bytes} bytes, freshness ${pct(f.freshness)}, age ${f.age.toFixed(2)}, lastmod hints ${f.hinted}`,
         );
       }
     }
     fullBytes = first.bytes;
+    fullRequests = first.requests;
     const requests = mean(rounds.map((r) => r.requests));
     const bytes = mean(rounds.map((r) => r.bytes));
     const freshness = mean(rounds.map((r) => r.freshness));
@@ -364,7 +409,7 @@ try {
   rows.splice(1, 0, [
     're-crawl from nothing',
     '-',
-    String(PAGES + HOSTS.length),
+    String(fullRequests),
     String(fullBytes),
     '0.0%',
     '0.0%',

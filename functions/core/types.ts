@@ -202,6 +202,8 @@ export interface OutLink {
   skipped?: string;
   /** The canonical URL as the page linked it, when a host's duplicate-URL rule rewrote it into `url`. */
   linkedAs?: string;
+  /** A sitemap entry's `<lastmod>` (a recrawl takes it as a hint that the page changed). */
+  lastmod?: string;
 }
 
 /** One line of links.jsonl: a page and its distinct out-links (the link graph). */

@@ -16,7 +16,7 @@ import { RecrawlArchive } from '../adapters/local/recrawl-archive.ts';
 import { WARC_INDEX_FILE } from '../adapters/local/warc-page-store.ts';
 import { type CrawlConfig, type CrawlConfigInput, parseCrawlConfig } from '../core/config.ts';
 import type { Clock, Fetcher } from '../core/ports.ts';
-import { type ArchivedPage, foldVisit } from '../core/recrawl/archived-page.ts';
+import { type ArchivedPage, foldVisit, withLastmod } from '../core/recrawl/archived-page.ts';
 import { recrawlOrder } from '../core/recrawl/recrawl-order.ts';
 import type { LinkRecord, OutLink, PageRecord } from '../core/types.ts';
 import { fingerprint } from '../core/url/fingerprint.ts';
@@ -240,11 +240,18 @@ async function readRound(
   archive: RecrawlArchive,
 ): Promise<{ records: Map<string, PageRecord>; pages: Map<string, ArchivedPage> }> {
   const records = new Map<string, PageRecord>();
+  const sitemapFiles = new Set<string>();
   for await (const record of jsonLines<PageRecord>(join(dir, 'pages.jsonl'))) {
     if (record.sitemap === undefined) records.set(record.url, record);
+    else sitemapFiles.add(record.url);
   }
   const links = new Map<string, OutLink[]>();
   for await (const line of jsonLines<LinkRecord>(join(dir, 'links.jsonl'))) links.set(line.from, line.links);
+  // What the round's sitemaps say of each page's last change: a hint for the next plan.
+  const lastmods = new Map<string, string>();
+  for (const file of sitemapFiles) {
+    for (const link of links.get(file) ?? []) if (link.lastmod !== undefined) lastmods.set(link.url, link.lastmod);
+  }
   const digests = new Map<string, string>();
   for await (const line of lines(join(dir, 'warc', WARC_INDEX_FILE))) {
     const json = JSON.parse(line.slice(line.indexOf('{'))) as {
@@ -267,6 +274,10 @@ async function readRound(
     }
     const page = foldVisit(archive.page(record.url), record, extras);
     if (page !== undefined) pages.set(record.url, page);
+  }
+  for (const [url, lastmod] of lastmods) {
+    const page = pages.get(url) ?? archive.page(url);
+    if (page !== undefined) pages.set(url, withLastmod(page, lastmod));
   }
   return { records, pages };
 }

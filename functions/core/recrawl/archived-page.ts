@@ -89,6 +89,16 @@ export function foldVisit(
   return page;
 }
 
+/**
+ * The page's state with a sitemap `<lastmod>` read for it (a hint for the next plan), or the
+ * state unchanged when the date is not later than the one it holds or is not a date.
+ */
+export function withLastmod(page: ArchivedPage, lastmod: string): ArchivedPage {
+  const time = Date.parse(lastmod);
+  if (Number.isNaN(time) || (page.history.lastmod !== undefined && page.history.lastmod >= time)) return page;
+  return { ...page, history: { ...page.history, lastmod: time } };
+}
+
 /** What a revisit of the page needs from its state. */
 export function previousFetch(page: ArchivedPage): PreviousFetch {
   const previous: PreviousFetch = {

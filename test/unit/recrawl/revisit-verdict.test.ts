@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type ArchivedPage, foldVisit } from '../../../functions/core/recrawl/archived-page.ts';
+import { type ArchivedPage, foldVisit, withLastmod } from '../../../functions/core/recrawl/archived-page.ts';
 import { isChange, judgeRevisit } from '../../../functions/core/recrawl/revisit-verdict.ts';
 import type { PageRecord } from '../../../functions/core/types.ts';
 
@@ -92,5 +92,16 @@ describe('foldVisit', () => {
 
   test('a fetch with no response leaves the state as it was', () => {
     assert.equal(foldVisit(first, record({ status: null, fetchedAt: null })), first);
+  });
+});
+
+describe('withLastmod', () => {
+  const page = foldVisit(undefined, record({})) as ArchivedPage;
+
+  test('a later sitemap lastmod is kept as the hint; an earlier one or a non-date changes nothing', () => {
+    const hinted = withLastmod(page, '2026-11-05T00:00:00Z');
+    assert.equal(hinted.history.lastmod, Date.parse('2026-11-05T00:00:00Z'));
+    assert.equal(withLastmod(hinted, '2026-11-04T00:00:00Z'), hinted);
+    assert.equal(withLastmod(hinted, 'soon'), hinted);
   });
 });
