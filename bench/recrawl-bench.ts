@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UndiciFetcher } from '../functions/adapters/http/undici-fetcher.ts';
 import { RecrawlArchive } from '../functions/adapters/local/recrawl-archive.ts';
+import { mulberry32 } from '../functions/cache-study/cache-policies.ts';
 import { type CrawlConfig, type CrawlConfigInput, parseCrawlConfig } from '../functions/core/config.ts';
 import type { Clock, Fetcher } from '../functions/core/ports.ts';
 import type { RecrawlSchedule } from '../functions/core/recrawl/recrawl-order.ts';
@@ -70,18 +71,6 @@ const CHANGE_P: Record<PageClass, number> = {
   lying: 0,
 };
 
-/** mulberry32: the same changes for every schedule. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const WORDS =
   'crawl page host link index queue fetch parse robots delay budget cache frontier archive record river stone cloud forest garden window letter market harbor bridge candle mirror orchard lantern'.split(
     ' ',
@@ -96,10 +85,11 @@ class Web {
   requests = 0;
   bytes = 0;
   round = 0;
-  #random = seeded(42);
+  /** Seeded: the same changes for every schedule. */
+  #random = mulberry32(42);
 
   reset(): void {
-    this.#random = seeded(42);
+    this.#random = mulberry32(42);
     this.round = 0;
     for (let i = 0; i < PAGES; i++) {
       this.version[i] = 1;
