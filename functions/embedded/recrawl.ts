@@ -163,7 +163,16 @@ function crawlConfigOf(outDir: string, overrides: Partial<CrawlConfigInput>): Cr
       `${outDir} holds no crawl (no state.sqlite): crawl it first with \`crawlstack crawl --out ${outDir} <seeds>\``,
     );
   }
-  const db = new CrawlDb(statePath);
+  let db: CrawlDb;
+  try {
+    db = new CrawlDb(statePath);
+  } catch (error) {
+    throw new CrawlFolderError(
+      'CRAWL_FOLDER_BUSY',
+      `${outDir}: its crawl state cannot be opened (${(error as Error).message}); is the crawl still running?`,
+      { cause: error },
+    );
+  }
   let stored: { settings?: Partial<CrawlConfig> } | undefined;
   try {
     stored = db.getMeta<{ settings?: Partial<CrawlConfig> }>('crawl');
@@ -250,7 +259,8 @@ async function readRound(
   // What the round's sitemaps say of each page's last change: a hint for the next plan.
   const lastmods = new Map<string, string>();
   for (const file of sitemapFiles) {
-    for (const link of links.get(file) ?? []) if (link.lastmod !== undefined) lastmods.set(link.url, link.lastmod);
+    for (const link of links.get(file) ?? [])
+      if (link.lastmod !== undefined) lastmods.set(link.url, link.lastmod);
   }
   const digests = new Map<string, string>();
   for await (const line of lines(join(dir, 'warc', WARC_INDEX_FILE))) {

@@ -215,6 +215,18 @@ describe('recrawl (embedded)', () => {
     }
   });
 
+  test('a crawl without WARC files: no revisit record refers to a copy that was never stored', async () => {
+    const bare = tempDir('crawlstack-recrawl-nowarc-');
+    await crawl({ seeds: [`${site.origin}/a`], maxPages: 1 }, { outDir: bare, warc: false });
+    const summary = await recrawl({ outDir: bare, overrides: { recrawlSchedule: 'full' } });
+    assert.equal(summary.notModified, 1);
+    const records = await warcRecords(summary.roundDir);
+    assert.deepEqual(
+      records.filter((r) => r.uri === `${site.origin}/a`).map((r) => r.type),
+      ['request', 'response'],
+    );
+  });
+
   test('round 2 revisits live pages only; an unchanged site costs no bodies', async () => {
     const before = site.log.length;
     const summary = await recrawl({ outDir: out, overrides: { recrawlSchedule: 'full' } });

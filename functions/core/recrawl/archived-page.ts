@@ -80,9 +80,11 @@ export function foldVisit(
     const links = extras.links ?? before.links;
     if (links !== undefined) page.links = links;
   } else {
-    page.copy = { date: record.fetchedAt };
-    if (extras.payloadDigest !== undefined) page.copy.payloadDigest = extras.payloadDigest;
-    if (extras.ref !== undefined) page.copy.ref = extras.ref;
+    // No capture stored (--no-warc): no copy a revisit record could refer to.
+    if (extras.ref !== undefined) {
+      page.copy = { date: record.fetchedAt, ref: extras.ref };
+      if (extras.payloadDigest !== undefined) page.copy.payloadDigest = extras.payloadDigest;
+    }
     if (extras.links !== undefined) page.links = extras.links;
   }
   if (GONE.has(record.status)) page.gone = true;

@@ -90,6 +90,10 @@ describe('foldVisit', () => {
     assert.equal(gone.gone, true);
   });
 
+  test('without a stored capture (--no-warc) there is no copy to refer to', () => {
+    assert.equal(foldVisit(undefined, record({}))?.copy, undefined);
+  });
+
   test('a fetch with no response leaves the state as it was', () => {
     assert.equal(foldVisit(first, record({ status: null, fetchedAt: null })), first);
   });
