@@ -61,6 +61,12 @@ describe('recrawl through the CLI', () => {
     const missing = await runCli(['recrawl']);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /--out DIR is required/);
+    const badSchedule = await runCli(['recrawl', '--out', out, '--schedule', 'weekly']);
+    assert.equal(badSchedule.code, 1);
+    assert.match(badSchedule.stderr, /recrawlSchedule/);
+    const badBudget = await runCli(['recrawl', '--out', out, '--budget', 'ten']);
+    assert.equal(badBudget.code, 1);
+    assert.match(badBudget.stderr, /--budget expects a whole number/);
     const notACrawl = await runCli(['recrawl', '--out', tempDir()]);
     assert.equal(notACrawl.code, 1);
     assert.match(notACrawl.stderr, /holds no crawl/);
