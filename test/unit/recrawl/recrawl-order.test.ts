@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import {
   type ChangeHistory,
   changeProbability,
@@ -103,5 +104,25 @@ describe('recrawlOrder', () => {
       recrawlOrder(pages, { ...options, schedule: 'full' }).map((v) => v.url),
       ['never', 'always', 'sometimes', 'old'],
     );
+  });
+});
+
+describe('recrawl settings in the one schema', () => {
+  test('defaults, and bounds that name the setting', () => {
+    const ok = parseCrawlConfig({ seeds: ['http://example.com/'] });
+    assert.ok(ok.ok);
+    assert.equal(ok.config.recrawlSchedule, 'adaptive');
+    assert.equal(ok.config.recrawlMinIntervalMs, HOUR);
+    assert.equal(ok.config.recrawlMaxIntervalMs, 30 * DAY);
+    const crossed = parseCrawlConfig({
+      seeds: ['http://example.com/'],
+      recrawlMinIntervalMs: 2 * DAY,
+      recrawlMaxIntervalMs: DAY,
+    });
+    assert.ok(!crossed.ok);
+    assert.match(crossed.problems.join('\n'), /recrawlMinIntervalMs/);
+    const schedule = parseCrawlConfig({ seeds: ['http://example.com/'], recrawlSchedule: 'weekly' });
+    assert.ok(!schedule.ok);
+    assert.match(schedule.problems.join('\n'), /^recrawlSchedule: /m);
   });
 });
