@@ -1,5 +1,5 @@
 /**
- * The `crawlstack` command line: `crawl`, `hunt`, `canonicalize`, `rank`, `cloud`, `help`,
+ * The `crawlstack` command line: `crawl`, `recrawl`, `hunt`, `canonicalize`, `rank`, `cloud`, `help`,
  * `--version`.
  * Exit codes: 0 done, 1 bad usage, configuration or output folder, 2 the crawl failed, 130
  * interrupted. Everything printed from pages goes through terminal-text.ts.
@@ -31,6 +31,7 @@ import {
   UsageError,
 } from './cli-options.ts';
 import { RANK_HELP, rankCommand } from './cli-rank.ts';
+import { RECRAWL_HELP, recrawlCommand } from './cli-recrawl.ts';
 import { takeUiFlag, UI_HELP, UI_OPTION_ROW, uiCommand, watchCrawl } from './cli-ui.ts';
 import { formatProgress, formatSummary, ProgressReporter } from './progress.ts';
 import { print, printError, terminalSafe } from './terminal-text.ts';
@@ -66,6 +67,7 @@ const USAGE = `crawlstack ${VERSION} — a polite, fast, trap-resistant web craw
 usage:
 ${formatRows([
   ['crawlstack crawl <seed-url...> [options]', 'crawl into an output folder (resumable)'],
+  ['crawlstack recrawl --out DIR', 'revisit a finished crawl: conditional GETs, revisit records (resumable)'],
   ['crawlstack hunt <start-url> <keyword> [dir]', 'breadth-first search for a keyword'],
   ['crawlstack canonicalize <url...>', 'canonical form and fingerprint of URLs'],
   ['crawlstack rank --out DIR', 'crawled pages by AOPIC importance vs PageRank and HITS'],
@@ -82,6 +84,7 @@ ${EXIT_CODES}`;
 
 const HELP: Record<string, string> = {
   crawl: CRAWL_HELP,
+  recrawl: RECRAWL_HELP,
   hunt: HUNT_HELP,
   canonicalize: CANONICALIZE_HELP,
   rank: RANK_HELP,
@@ -101,6 +104,8 @@ export async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'crawl':
         return await crawlCommand(rest);
+      case 'recrawl':
+        return await recrawlCommand(rest);
       case 'hunt':
         return await huntCommand(rest);
       case 'canonicalize':
@@ -241,8 +246,11 @@ async function crawlCommand(args: string[]): Promise<number> {
     process.off('SIGTERM', onSignal);
     if (summary === undefined) await watch.close('failed');
   }
-  writeFileSync(join(outDir, 'summary.json'), `${safeJson(summary, 2)}
-`);
+  writeFileSync(
+    join(outDir, 'summary.json'),
+    `${safeJson(summary, 2)}
+`,
+  );
   await watch.close(summary.state);
   print(parsed.values.json ? safeJson(summary, 2) : formatSummary(summary));
   if (summary.state === 'interrupted') {

@@ -76,6 +76,8 @@ export const CONFIG_LIMITS = {
   delayFactor: 1000,
   /** How often the lambda page is redistributed: an hour. */
   redistributeEveryMs: 3_600_000,
+  /** Revisit intervals of a recrawl: a year. */
+  recrawlIntervalMs: 365 * 86_400_000,
 } as const;
 
 /** A bounded integer setting: the message names the limit. */
@@ -308,8 +310,24 @@ export const crawlConfigSchema = z
      * crawls of many sites behind a shared CDN or hosting address.
      */
     politenessPerIp: z.boolean().default(true),
+    /**
+     * How a recrawl chooses the known pages it visits (docs/recrawl.md): `adaptive` (those whose
+     * revisit interval passed, likeliest changed first), `uniform` (least recently visited first)
+     * or `full` (all of them).
+     */
+    recrawlSchedule: z.enum(['adaptive', 'uniform', 'full']).default('adaptive'),
+    /** Known pages a recrawl round visits at most (its request budget); absent: every one it chooses. */
+    recrawlBudget: atMost(positiveInt, CONFIG_LIMITS.pages).optional(),
+    /** Shortest revisit interval of a page, ms: however often it changes, it is not visited sooner. */
+    recrawlMinIntervalMs: nonNegativeInt.max(CONFIG_LIMITS.recrawlIntervalMs).default(3_600_000),
+    /** Longest revisit interval, ms: a page that never changed is still visited this often. */
+    recrawlMaxIntervalMs: positiveInt.max(CONFIG_LIMITS.recrawlIntervalMs).default(30 * 86_400_000),
   })
-  .strict();
+  .strict()
+  .refine((config) => config.recrawlMinIntervalMs <= config.recrawlMaxIntervalMs, {
+    message: 'recrawlMinIntervalMs must not exceed recrawlMaxIntervalMs',
+    path: ['recrawlMinIntervalMs'],
+  });
 
 /** A validated crawl configuration with every default filled in. */
 export type CrawlConfig = z.infer<typeof crawlConfigSchema>;

@@ -3,7 +3,7 @@
  * adapter (functions/adapters/local) and an AWS adapter (functions/adapters/aws); the contract
  * suites in test/contract check the semantics written here against both.
  */
-import type { CrawlTask, Fingerprint, LinkRecord, PageRecord, StoredRef } from './types.ts';
+import type { CrawlTask, Fingerprint, LinkRecord, PageRecord, PreviousFetch, StoredRef } from './types.ts';
 
 /** Wall-clock time in epoch milliseconds. */
 export interface Clock {
@@ -182,6 +182,22 @@ export interface Capture {
     body: Uint8Array;
     truncated?: 'length' | 'time';
   };
+  /**
+   * Store a WARC `revisit` record (headers only) instead of a `response`: the archive already
+   * holds this payload, in the capture of `refersToTargetUri` at `refersToDate`.
+   */
+  revisit?: CaptureRevisit;
+}
+
+/** What a revisit record refers to (WARC 1.1 §6.7), and why the payload is not stored again. */
+export interface CaptureRevisit {
+  /** `server-not-modified` (a 304 to a conditional GET) or `identical-payload-digest` (same body). */
+  profile: 'server-not-modified' | 'identical-payload-digest';
+  refersToTargetUri: string;
+  /** WARC-Date (or ISO time) of the capture that holds the payload. */
+  refersToDate: string;
+  /** WARC-Payload-Digest of that capture (`sha1:<BASE32>`), when known (a 304 carries no body to hash). */
+  payloadDigest?: string;
 }
 
 export interface PageStore {
@@ -192,6 +208,15 @@ export interface PageStore {
   put(capture: Capture): Promise<StoredRef | undefined>;
   /** Makes every capture put so far durable (one write per batch in the cloud). */
   flush(): Promise<void>;
+}
+
+/**
+ * What an archive holds of each page's last fetch, for a recrawl: the step sends the page's
+ * validators back, judges the response against the last copy, and carries its links forward.
+ */
+export interface RevisitLookup {
+  /** The page's last fetch, or undefined when the archive does not hold the URL (a new page). */
+  previous(url: string): Promise<PreviousFetch | undefined>;
 }
 
 /** The crawl's results: pages.jsonl and links.jsonl locally, items in the cloud. */

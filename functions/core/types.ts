@@ -147,6 +147,12 @@ export interface PageRecord {
   lastmod?: string;
   /** For a sitemap file: what reading it gave. */
   sitemap?: SitemapFileRecord;
+  /** The response's ETag, sent back as If-None-Match when the page is recrawled (docs/recrawl.md). */
+  etag?: string;
+  /** The response's Last-Modified as an IMF-fixdate, sent back as If-Modified-Since. */
+  lastModified?: string;
+  /** A recrawl's verdict on the page against the archive's copy (absent on a first fetch). */
+  change?: RevisitVerdict;
 }
 
 /** What one sitemap file gave, on its page record (docs/sitemaps.md). */
@@ -204,10 +210,47 @@ export interface OutLink {
   skipped?: string;
   /** The canonical URL as the page linked it, when a host's duplicate-URL rule rewrote it into `url`. */
   linkedAs?: string;
+  /** A sitemap entry's `<lastmod>` (a recrawl takes it as a hint that the page changed). */
+  lastmod?: string;
 }
 
 /** One line of links.jsonl: a page and its distinct out-links (the link graph). */
 export interface LinkRecord {
   from: string;
   links: OutLink[];
+}
+
+/** What a later request needs to ask "changed since?". */
+export interface Validators {
+  /** The ETag, quotes and `W/` included, as received. */
+  etag?: string;
+  /** Last-Modified as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`). */
+  lastModified?: string;
+}
+
+/** The verdict of one revisit, recorded as `change` on the page record. */
+export type RevisitVerdict =
+  /** 304 Not Modified: the archive's copy is current; a `server-not-modified` revisit record. */
+  | 'not-modified'
+  /** 2xx with the same payload as the archive's copy: an `identical-payload-digest` revisit record. */
+  | 'unchanged'
+  /** Another payload, status or redirect: stored in full. */
+  | 'changed'
+  /** 404 or 410 now: the page was removed. */
+  | 'gone';
+
+/** What the archive holds of a page's last fetch: all a revisit of it needs (both runtimes). */
+export interface PreviousFetch {
+  url: string;
+  status: number;
+  /** Validators of the last response that carried the page (a 304 keeps the earlier ones unless it sends new). */
+  validators: Validators;
+  /** SHA-256 (hex) of the last full copy's body; null when it had none. */
+  contentHash: string | null;
+  contentType: string | null;
+  title: string | null;
+  /** The last full copy in the archive: its WARC-Date and payload digest, which a revisit record refers to. */
+  copy?: { date: string; payloadDigest?: string };
+  /** Out-links of the last full fetch: a 304 follows them again (an unchanged page links what it linked). */
+  links?: OutLink[];
 }

@@ -8,7 +8,12 @@ import { join } from 'node:path';
 /** The `--out` folder cannot hold this crawl: a file, busy with another crawl, not writable. */
 export class CrawlFolderError extends Error {
   override readonly name = 'CrawlFolderError';
-  readonly code: 'CRAWL_FOLDER_BUSY' | 'CRAWL_FOLDER_NOT_A_FOLDER' | 'CRAWL_FOLDER_UNUSABLE';
+  readonly code:
+    | 'CRAWL_FOLDER_BUSY'
+    | 'CRAWL_FOLDER_NOT_A_FOLDER'
+    | 'CRAWL_FOLDER_UNUSABLE'
+    /** `recrawl` was pointed at a folder that holds no finished crawl. */
+    | 'CRAWL_FOLDER_NOT_A_CRAWL';
   readonly retryable = false;
 
   constructor(code: CrawlFolderError['code'], message: string, options?: ErrorOptions) {

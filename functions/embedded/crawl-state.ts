@@ -24,7 +24,7 @@ import { DuplicateUrlRules, type DuplicateUrlRulesSnapshot } from '../core/quali
 import { AopicLedger, type AopicState } from '../core/scheduling/aopic.ts';
 import { seedTasks } from '../core/step/crawl-page.ts';
 import { isErrorReason } from '../core/step/page-record.ts';
-import type { Fingerprint } from '../core/types.ts';
+import type { CrawlTask, Fingerprint } from '../core/types.ts';
 import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
 import { ClockCache } from '../core/url-seen/clock-cache.ts';
@@ -80,6 +80,17 @@ export interface OpenOptions {
   /** A fetcher to use instead of the crawl's own UndiciFetcher (not closed with the crawl). */
   fetcher?: Fetcher;
   log: (line: string) => void;
+  /**
+   * What a fresh folder is seeded with instead of the seeds' tasks (a recrawl round: the pages it
+   * revisits, and the known pages it leaves out, which enter the seen set unqueued).
+   */
+  seedPlan?: SeedPlan;
+}
+
+/** A recrawl round's start: tasks to queue (crawlId is set here), and URLs known but not queued. */
+export interface SeedPlan {
+  tasks: Omit<CrawlTask, 'crawlId'>[];
+  known: Fingerprint[];
 }
 
 /** The crawl's identity in its state file (a folder holds one crawl), and its last run's settings. */
@@ -277,10 +288,14 @@ export class CrawlState {
     if (stored === undefined) {
       const crawlId = randomUUID();
       db.setMeta('crawl', { ...identity, crawlId, settings: config } satisfies StoredCrawl);
-      const { tasks } = seedTasks(crawlId, config.seeds, canonicalizer);
+      const plan = options.seedPlan;
+      const tasks =
+        plan === undefined
+          ? seedTasks(crawlId, config.seeds, canonicalizer).tasks
+          : plan.tasks.map((task) => ({ ...task, crawlId }));
       counters.discovered += tasks.length;
       ledger.discovered(tasks.length);
-      db.seed(tasks, state.checkpoint());
+      db.seed(tasks, state.checkpoint(), plan?.known);
     } else {
       // The detectors' saved state, then what the steps committed since taught them.
       await replayLessons(quality, db.qualityLog() as Lesson[][], urlRules);

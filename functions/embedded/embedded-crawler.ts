@@ -16,7 +16,7 @@ import type { QueuedTask } from '../adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
 import type { CrawlConfig } from '../core/config.ts';
 import { listsAsImportant } from '../core/dashboard-snapshot.ts';
-import type { Clock, Fetcher, RobotsEntry } from '../core/ports.ts';
+import type { Clock, Fetcher, RevisitLookup, RobotsEntry } from '../core/ports.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
 import { hostGapMs, retryBackoffMs } from '../core/scheduling/politeness.ts';
@@ -53,7 +53,7 @@ import {
   TopPages,
   type WaitingFor,
 } from './crawl-snapshot.ts';
-import { CrawlState } from './crawl-state.ts';
+import { CrawlState, type SeedPlan } from './crawl-state.ts';
 import type { HostSlot } from './host-heap.ts';
 import { HostQueues } from './host-queues.ts';
 import { RETRYABLE_REASONS } from './resume-rules.ts';
@@ -125,6 +125,10 @@ export interface EmbeddedCrawlerOptions {
    * has its own (tests stage DNS answers this way).
    */
   lookup?: LookupFunction;
+  /** A recrawl round: the archive's last fetch of each page (see CrawlPageDeps.revisits). */
+  revisits?: RevisitLookup;
+  /** A recrawl round: what a fresh folder is seeded with instead of the seeds. */
+  seedPlan?: SeedPlan;
 }
 
 /** A step whose outcome is in, as its commit needs it. */
@@ -208,6 +212,7 @@ export class EmbeddedCrawler {
         log: this.#log,
         ...(this.#options.warc === undefined ? {} : { warc: this.#options.warc }),
         ...(this.#options.fetcher === undefined ? {} : { fetcher: this.#options.fetcher }),
+        ...(this.#options.seedPlan === undefined ? {} : { seedPlan: this.#options.seedPlan }),
       });
     } catch (error) {
       throw storageFailure(error, outDir) ?? error;
@@ -541,6 +546,7 @@ export class EmbeddedCrawler {
       gunzip: gunzipFile,
     };
     if (urlRules !== undefined) deps.urlRules = urlRules;
+    if (this.#options.revisits !== undefined) deps.revisits = this.#options.revisits;
     return deps;
   }
 

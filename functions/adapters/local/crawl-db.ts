@@ -440,10 +440,14 @@ export class CrawlDb {
     return (this.#stmt.frontierCount.get() as { n: number }).n;
   }
 
-  /** Seeds a fresh crawl: claims and queues the seed tasks in one transaction. */
-  seed(tasks: readonly CrawlTask[], checkpoint: unknown): void {
+  /**
+   * Seeds a fresh crawl: claims and queues the seed tasks in one transaction. `known`: URLs that
+   * enter the seen set without being queued (a recrawl's pages left out of its round: a link to
+   * one is credited, not queued).
+   */
+  seed(tasks: readonly CrawlTask[], checkpoint: unknown, known: readonly Fingerprint[] = []): void {
     this.commit({
-      claimed: tasks.map((t) => t.fp),
+      claimed: [...tasks.map((t) => t.fp), ...known],
       claimOwner: SEED_OWNER,
       enqueue: [...tasks],
       contentHashes: [],

@@ -269,6 +269,7 @@ async function followEntries(
     }
     let url = canonical.url;
     const out: OutLink = { url, kind: 'page' };
+    if (entry.lastmod !== undefined) out.lastmod = entry.lastmod;
     const rewritten = deps.urlRules?.rewrite(url, canonical.host);
     if (rewritten !== undefined) {
       out.linkedAs = url;

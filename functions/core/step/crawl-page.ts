@@ -18,14 +18,18 @@ import type {
   ContentSeenStore,
   Fetcher,
   FetchFailure,
+  FetchRequest,
   FetchResponse,
   PageStore,
+  RevisitLookup,
   RobotsCache,
   RobotsEntry,
 } from '../ports.ts';
 import { contentHash } from '../quality/content-hash.ts';
 import { type RuleRewrite, ruleKey } from '../quality/duplicate-url-rule.ts';
 import { DUPLICATE_URL_RULE_REASON } from '../quality/duplicate-url-rules.ts';
+import { judgeRevisit, type PreviousFetch, type RevisitVerdict } from '../recrawl/revisit-verdict.ts';
+import { conditionalHeaders, validatorsOf } from '../recrawl/validators.ts';
 import { decodeRobotsBody } from '../robots/body.ts';
 import type { ParsedRobots } from '../robots/parse.ts';
 import {
@@ -74,6 +78,12 @@ export interface CrawlPageDeps extends SitemapStepDeps {
    * so that the next request goes out before this step's CPU work).
    */
   hostReleased?: (feedback: RequestFeedback) => void | Promise<void>;
+  /**
+   * A recrawl: the archive's last fetch of each page. Its validators are sent back, the response
+   * is judged against it (`record.change`), an unchanged payload is stored as a revisit record,
+   * and a 304's links are those of the last fetch (docs/recrawl.md).
+   */
+  revisits?: RevisitLookup;
 }
 
 /** What the runtime needs to schedule the host's next request. */
@@ -186,7 +196,13 @@ export async function crawlPage(
 
   // 2. The page itself.
   const maxBytes = sitemap === undefined ? config.maxBodyBytes : config.maxSitemapBytes;
-  const response = await deps.fetcher.fetch({ url: task.url, maxBytes });
+  const previous = sitemap === undefined ? await deps.revisits?.previous(task.url) : undefined;
+  const request: FetchRequest = { url: task.url, maxBytes };
+  if (previous !== undefined) {
+    const conditional = conditionalHeaders(previous.validators);
+    if (Object.keys(conditional).length > 0) request.headers = conditional;
+  }
+  const response = await deps.fetcher.fetch(request);
   if (!response.ok) return fetchFailed(deps, task, response, crawlDelayMs);
   const feedback: RequestFeedback = { responseMs: response.timings.totalMs, crawlDelayMs };
   const status = response.status;
@@ -219,8 +235,13 @@ export async function crawlPage(
   }
 
   if (feedback.blockedUntil === undefined) await deps.hostReleased?.(feedback);
-  const warc = await deps.pages.put(captureOf(response));
+  const hash = response.body.length > 0 ? contentHash(response.body) : null;
+  const change = previous === undefined ? undefined : judgeRevisit(previous, status, hash);
+  const capture = captureOf(response);
+  if (previous !== undefined && change !== undefined) revisitCapture(capture, previous, change);
+  const warc = await deps.pages.put(capture);
   const record = baseRecord(task, response);
+  if (change !== undefined) record.change = change;
   if (warc !== undefined) record.warc = warc;
   record.cash = task.cash;
   if (deps.importanceOf) record.importance = deps.importanceOf(task.cash);
@@ -243,12 +264,14 @@ export async function crawlPage(
     return { kind: 'done', record, feedback, enqueued, cashFlow };
   }
   if (task.lastmod !== undefined) record.lastmod = task.lastmod;
+  if (previous !== undefined && change === 'not-modified')
+    return notModified(deps, task, record, previous, feedback);
 
   let followed: Followed = { enqueued: [], cashFlow: dropCash(task) };
-  if (body.length > 0) {
-    record.contentHash = contentHash(body);
+  if (hash !== null) {
+    record.contentHash = hash;
     if (status >= 200 && status < 300) {
-      const original = await deps.contentSeen.claim(record.contentHash, task.url);
+      const original = await deps.contentSeen.claim(hash, task.url);
       if (original !== undefined) record.duplicateOf = original;
     }
   }
@@ -307,6 +330,61 @@ export async function crawlPage(
   }
   await deps.results.page(record);
   return { kind: 'done', record, feedback, enqueued: followed.enqueued, cashFlow: followed.cashFlow };
+}
+
+/**
+ * A 304 to a recrawl's conditional GET: the archive's copy is current. The record keeps what the
+ * last fetch found (hash, type, title, validators unless the 304 sent new ones), and the links of
+ * the last fetch are followed again: a page reachable only through unchanged pages is reached.
+ */
+async function notModified(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  record: PageRecord,
+  previous: PreviousFetch,
+  feedback: RequestFeedback,
+): Promise<CrawlPageOutcome> {
+  record.contentHash = previous.contentHash;
+  record.contentType ??= previous.contentType;
+  record.kind = mediaKind(mediaType(record.contentType), record.kind);
+  record.title = previous.title;
+  if (record.etag === undefined && previous.validators.etag !== undefined)
+    record.etag = previous.validators.etag;
+  if (record.lastModified === undefined && previous.validators.lastModified !== undefined) {
+    record.lastModified = previous.validators.lastModified;
+  }
+  if (previous.contentHash !== null) await deps.contentSeen.claim(previous.contentHash, task.url);
+  let followed: Followed = { enqueued: [], cashFlow: dropCash(task) };
+  const links = previous.links ?? [];
+  if (links.length > 0) {
+    record.outLinks = links.length;
+    const carried = links.map((link) => ({
+      href: link.linkedAs ?? link.url,
+      kind: link.kind,
+      tag: 'a',
+      nofollow: link.skipped === 'nofollow',
+    }));
+    followed = await followLinks(deps, task, { links: carried, base: task.url }, false, undefined);
+  }
+  observePage(deps, task, record, true);
+  await deps.results.page(record);
+  return { kind: 'done', record, feedback, enqueued: followed.enqueued, cashFlow: followed.cashFlow };
+}
+
+/**
+ * Turns a revisit's capture into a WARC revisit record when the archive's copy still holds its
+ * payload: a 304 (`server-not-modified`), or the same body again (`identical-payload-digest`).
+ */
+function revisitCapture(capture: Capture, previous: PreviousFetch, change: RevisitVerdict): void {
+  if (previous.copy === undefined) return;
+  const refers = { refersToTargetUri: previous.url, refersToDate: previous.copy.date };
+  if (change === 'not-modified') {
+    capture.revisit = { profile: 'server-not-modified', ...refers };
+    if (previous.copy.payloadDigest !== undefined)
+      capture.revisit.payloadDigest = previous.copy.payloadDigest;
+  } else if (change === 'unchanged' && capture.response.truncated === undefined) {
+    capture.revisit = { profile: 'identical-payload-digest', ...refers };
+  }
 }
 
 /** Builds the tasks for the seeds of a crawl (depth 0, equal shares of the initial cash). */
@@ -753,7 +831,7 @@ function declaredCanonical(
 async function followLinks(
   deps: CrawlPageDeps,
   task: CrawlTask,
-  facts: PageFacts,
+  facts: Pick<PageFacts, 'links' | 'base'>,
   nofollowPage: boolean,
   nearDuplicateOf: string | undefined,
   simhash?: string,
@@ -846,6 +924,9 @@ function baseRecord(task: CrawlTask, response: FetchResponse): PageRecord {
   };
   if (response.truncated !== undefined) record.truncated = response.truncated;
   if (response.truncatedDetail !== undefined) record.detail = response.truncatedDetail;
+  const { etag, lastModified } = validatorsOf(response.headers);
+  if (etag !== undefined) record.etag = etag;
+  if (lastModified !== undefined) record.lastModified = lastModified;
   return record;
 }
 

@@ -56,6 +56,31 @@ export function captureToWarcRecords(capture: Capture, ids: CaptureRecordIds): C
     [httpRequestHead(capture)],
   );
 
+  const revisit = capture.revisit;
+  if (revisit !== undefined) {
+    const digest =
+      revisit.profile === 'identical-payload-digest' ? sha1Base32(response.body) : revisit.payloadDigest;
+    const fields: WarcField[] = [
+      ['WARC-Type', 'revisit'],
+      ['WARC-Record-ID', responseId],
+      ...common,
+      ['WARC-Profile', REVISIT_PROFILES[revisit.profile]],
+      ['WARC-Refers-To-Target-URI', revisit.refersToTargetUri],
+      ['WARC-Refers-To-Date', warcDate(revisit.refersToDate)],
+    ];
+    if (digest !== undefined) fields.push(['WARC-Payload-Digest', digest]);
+    // The block is the HTTP head alone (WARC 1.1 §6.7.2: the payload is left out).
+    fields.push(['Content-Type', 'application/http;msgtype=response']);
+    return {
+      request,
+      response: serializeWarcRecord(fields, [httpResponseHead(response)]),
+      responseId,
+      date,
+      payloadDigest: digest ?? '-',
+      mime: REVISIT_MIME,
+    };
+  }
+
   const payloadDigest = sha1Base32(response.body);
   const responseFields: WarcField[] = [
     ['WARC-Type', 'response'],
@@ -76,6 +101,15 @@ export function captureToWarcRecords(capture: Capture, ids: CaptureRecordIds): C
     mime: mediaType(response.headers),
   };
 }
+
+/** WARC 1.1 §6.7.2 profile URIs of revisit records. */
+export const REVISIT_PROFILES = {
+  'server-not-modified': 'http://netpreserve.org/warc/1.1/revisit/server-not-modified',
+  'identical-payload-digest': 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest',
+} as const;
+
+/** The media type pywb and `warcio cdx-index` give a revisit record's index line. */
+export const REVISIT_MIME = 'warc/revisit';
 
 function mediaType(headers: Capture['response']['headers']): string | undefined {
   for (const [name, value] of headers) {
