@@ -1,24 +1,9 @@
 import type { Node } from 'constructs';
+import { CONTEXT_KEYS, ContextValueError } from './context-keys.ts';
 import type { CrawlstackStackProps } from './crawlstack-stack.ts';
+import type { ArchiveClass } from './storage.ts';
 
-/**
- * The `crawlstack:*` context keys lib/app.ts reads (set in cdk.json, cdk.context.json or with
- * `-c key=value` on the command line, where every value arrives as a string).
- */
-export const CONTEXT_KEYS = {
-  stackName: 'crawlstack:stackName',
-  dev: 'crawlstack:dev',
-  maxReceiveCount: 'crawlstack:maxReceiveCount',
-  workerMaxConcurrency: 'crawlstack:workerMaxConcurrency',
-  workerHostsPerInvocation: 'crawlstack:workerHostsPerInvocation',
-  reservableConcurrency: 'crawlstack:reservableConcurrency',
-  reserveWorkerConcurrency: 'crawlstack:reserveWorkerConcurrency',
-  retentionDays: 'crawlstack:retentionDays',
-  allowPrivateAddresses: 'crawlstack:allowPrivateAddresses',
-  tracing: 'crawlstack:tracing',
-  throttleAlarm: 'crawlstack:throttleAlarm',
-  alarmTopicArn: 'crawlstack:alarmTopicArn',
-} as const;
+export { CONTEXT_KEYS, ContextValueError };
 
 /** Stack settings read from context, before CDK objects (the alarm topic) are made from them. */
 export interface StackContext
@@ -31,6 +16,8 @@ export interface StackContext
     | 'reservableConcurrency'
     | 'reserveWorkerConcurrency'
     | 'retentionDays'
+    | 'archiveStorageClass'
+    | 'archiveTransitionDays'
     | 'allowPrivateAddresses'
     | 'tracing'
     | 'throttleAlarm'
@@ -38,17 +25,6 @@ export interface StackContext
   > {
   /** The stack's name. @default 'CrawlstackStack' */
   readonly stackName: string;
-}
-
-/** Thrown when a context value has the wrong shape; names the key and the value. */
-export class ContextValueError extends Error {
-  /** Stable code for tests. */
-  readonly code = 'BAD_CONTEXT_VALUE' as const;
-
-  constructor(key: string, value: unknown, expected: string) {
-    super(`context ${key}=${JSON.stringify(value)}: expected ${expected}`);
-    this.name = 'ContextValueError';
-  }
 }
 
 function bool(node: Node, key: string): boolean | undefined {
@@ -74,6 +50,13 @@ function str(node: Node, key: string): string | undefined {
   throw new ContextValueError(key, value, 'a non-empty string');
 }
 
+function archiveClass(node: Node, key: string): ArchiveClass | undefined {
+  const value = str(node, key);
+  if (value === undefined || value === 'STANDARD' || value === 'STANDARD_IA' || value === 'GLACIER_IR')
+    return value;
+  throw new ContextValueError(key, value, 'STANDARD, STANDARD_IA or GLACIER_IR');
+}
+
 /**
  * Reads the stack settings from the app's context. Ranges (e.g. maxReceiveCount 1-1000) are
  * checked by the constructs that use them (the worker's scale: worker-scale.ts).
@@ -88,6 +71,8 @@ export function readStackContext(node: Node): StackContext {
     reservableConcurrency: int(node, CONTEXT_KEYS.reservableConcurrency),
     reserveWorkerConcurrency: bool(node, CONTEXT_KEYS.reserveWorkerConcurrency),
     retentionDays: int(node, CONTEXT_KEYS.retentionDays),
+    archiveStorageClass: archiveClass(node, CONTEXT_KEYS.archiveStorageClass),
+    archiveTransitionDays: int(node, CONTEXT_KEYS.archiveTransitionDays),
     allowPrivateAddresses: bool(node, CONTEXT_KEYS.allowPrivateAddresses),
     tracing: bool(node, CONTEXT_KEYS.tracing),
     throttleAlarm: bool(node, CONTEXT_KEYS.throttleAlarm),

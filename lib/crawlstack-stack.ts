@@ -7,7 +7,7 @@ import { Alarms } from './alarms.ts';
 import { Captures } from './captures.ts';
 import { Frontier } from './frontier.ts';
 import { ARCHIVER_BATCHING_WINDOW_SECONDS, ARCHIVER_TIMEOUT, Functions } from './functions.ts';
-import { Storage } from './storage.ts';
+import { type ArchiveClass, archiveProblem, DEFAULT_ARCHIVE, Storage } from './storage.ts';
 import type { WorkerScaleProps } from './worker-scale.ts';
 
 /** Days a crawl's items and pages are kept by default. */
@@ -30,6 +30,13 @@ export interface CrawlstackStackProps extends StackProps, WorkerScaleProps {
    * everything. @default 90
    */
   readonly retentionDays?: number;
+  /**
+   * Where WARC objects move once a crawl is over (`STANDARD_IA`, `GLACIER_IR`, or `STANDARD` to
+   * stay) and after how many days (S3's minimum: 30 for Standard-IA, 0 for Glacier IR).
+   * @default Standard-IA after 30 days
+   */
+  readonly archiveStorageClass?: ArchiveClass;
+  readonly archiveTransitionDays?: number;
   /**
    * Let crawls set `allowPrivate` (lift the SSRF guard: loopback, private, link-local and metadata
    * addresses, e.g. 169.254.169.254 inside Lambda). Off: the API refuses such a crawl and the
@@ -77,6 +84,12 @@ export class CrawlstackStack extends Stack {
     if (!Number.isInteger(retentionDays) || retentionDays < 0 || retentionDays > 3650) {
       throw new Error(`retentionDays must be an integer from 0 (keep forever) to 3650, got ${retentionDays}`);
     }
+    const archive = {
+      storageClass: props.archiveStorageClass ?? DEFAULT_ARCHIVE.storageClass,
+      afterDays: props.archiveTransitionDays ?? DEFAULT_ARCHIVE.afterDays,
+    };
+    const archiveError = archiveProblem(archive);
+    if (archiveError !== undefined) throw new Error(archiveError);
     const removalPolicy = dev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
 
     this.frontier = new Frontier(this, 'Frontier', {
@@ -91,6 +104,7 @@ export class CrawlstackStack extends Stack {
       removalPolicy,
       autoDeleteObjects: dev,
       retentionDays,
+      archive,
     });
     this.functions = new Functions(this, 'Functions', {
       frontier: this.frontier,

@@ -13,10 +13,46 @@ export interface StorageProps {
   readonly autoDeleteObjects: boolean;
   /** Delete stored pages this many days after they were written; 0 keeps them. */
   readonly retentionDays: number;
+  /** Where WARC objects move once a crawl is over, and after how many days (see ArchiveClass). */
+  readonly archive: ArchiveLifecycle;
 }
 
-/** Days after which WARC segments move to Standard-IA (read rarely once a crawl is over). */
-const WARC_TO_IA_DAYS = 30;
+/**
+ * The storage class WARC objects move to (read rarely once a crawl is over): `STANDARD_IA`
+ * (Standard-IA: $0.0125 per GB-month against Standard's $0.023, $0.01 per GB read, 30-day
+ * minimum), `GLACIER_IR` (Glacier Instant Retrieval: $0.004, $0.03 per GB read, 90-day minimum,
+ * still read in milliseconds), or `STANDARD` (no move).
+ */
+export type ArchiveClass = 'STANDARD' | 'STANDARD_IA' | 'GLACIER_IR';
+
+/** The archive's lifecycle: its class after `afterDays` days in Standard. */
+export interface ArchiveLifecycle {
+  storageClass: ArchiveClass;
+  afterDays: number;
+}
+
+/** The default: Standard-IA after 30 days (S3's earliest move to IA). */
+export const DEFAULT_ARCHIVE: ArchiveLifecycle = { storageClass: 'STANDARD_IA', afterDays: 30 };
+
+/** S3's earliest lifecycle move into each class, in days. */
+export const ARCHIVE_MIN_DAYS: Record<ArchiveClass, number> = { STANDARD: 0, STANDARD_IA: 30, GLACIER_IR: 0 };
+
+const S3_CLASS: Record<Exclude<ArchiveClass, 'STANDARD'>, s3.StorageClass> = {
+  STANDARD_IA: s3.StorageClass.INFREQUENT_ACCESS,
+  GLACIER_IR: s3.StorageClass.GLACIER_INSTANT_RETRIEVAL,
+};
+
+/** Why an archive lifecycle is refused (S3 would refuse it at deploy time), or undefined. */
+export function archiveProblem(archive: ArchiveLifecycle): string | undefined {
+  if (!(archive.storageClass in ARCHIVE_MIN_DAYS)) {
+    return `archive storage class must be STANDARD, STANDARD_IA or GLACIER_IR, got ${archive.storageClass}`;
+  }
+  const min = ARCHIVE_MIN_DAYS[archive.storageClass];
+  if (!Number.isInteger(archive.afterDays) || archive.afterDays < min || archive.afterDays > 3650) {
+    return `archive transition days must be an integer from ${min} to 3650 for ${archive.storageClass}, got ${archive.afterDays}`;
+  }
+  return undefined;
+}
 
 /** The crawl's durable state: the two DynamoDB tables and the page bucket. */
 export class Storage extends Construct {
@@ -80,15 +116,16 @@ export class Storage extends Construct {
       { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
     ];
     // A transition at or after the expiry would be rejected or pointless.
-    if (pageExpiryDays === undefined || pageExpiryDays > WARC_TO_IA_DAYS) {
+    const { archive } = props;
+    if (
+      archive.storageClass !== 'STANDARD' &&
+      (pageExpiryDays === undefined || pageExpiryDays > archive.afterDays)
+    ) {
       lifecycleRules.push({
-        id: 'warc-to-infrequent-access',
+        id: archive.storageClass === 'STANDARD_IA' ? 'warc-to-infrequent-access' : 'warc-to-glacier-ir',
         prefix: 'warc/',
         transitions: [
-          {
-            storageClass: s3.StorageClass.INFREQUENT_ACCESS,
-            transitionAfter: Duration.days(WARC_TO_IA_DAYS),
-          },
+          { storageClass: S3_CLASS[archive.storageClass], transitionAfter: Duration.days(archive.afterDays) },
         ],
       });
     }

@@ -3,7 +3,7 @@ import {
   MAX_HOSTS_PER_INVOCATION,
   workerMemoryMb,
 } from '../functions/cloud/lambda-settings.ts';
-import { CONTEXT_KEYS, ContextValueError } from './context.ts';
+import { CONTEXT_KEYS, ContextValueError } from './context-keys.ts';
 
 /** Event source pollers (worker invocations at once) unless the stack says otherwise: a laptop's stand-in. */
 export const DEFAULT_WORKER_POLLERS = 5;

@@ -40,7 +40,9 @@ const envOf = (s: SynthResult, id: string) => {
   return environment?.Variables ?? {};
 };
 const lifecycle = (s: SynthResult) => {
-  const config = resourcesOf(s).PageBucket?.Properties?.LifecycleConfiguration as { Rules: { Id: string }[] };
+  const config = resourcesOf(s).PageBucket?.Properties?.LifecycleConfiguration as {
+    Rules: { Id: string; Transitions?: unknown }[];
+  };
   assert.ok(config, 'PageBucket has a lifecycle configuration');
   return config.Rules;
 };
@@ -119,6 +121,32 @@ describe('stack props', () => {
     assert.ok(!lifecycle(forever).some((r) => r.Id === 'expire-pages'));
     const env = envOf(forever, 'FrontierWorker');
     assert.equal(env.RETENTION_DAYS, '0');
+  });
+
+  it('moves WARC objects to the archive class the deploy names, after its days', () => {
+    const glacier = synthStack({ archiveStorageClass: 'GLACIER_IR', archiveTransitionDays: 0 }, fast);
+    const rule = lifecycle(glacier).find((r) => r.Id === 'warc-to-glacier-ir');
+    assert.deepEqual(rule, {
+      Id: 'warc-to-glacier-ir',
+      Prefix: 'warc/',
+      Status: 'Enabled',
+      Transitions: [{ StorageClass: 'GLACIER_IR', TransitionInDays: 0 }],
+    });
+    const ia = lifecycle(synthStack({ archiveTransitionDays: 60 }, fast)).find(
+      (r) => r.Id === 'warc-to-infrequent-access',
+    );
+    assert.deepEqual(ia?.Transitions, [{ StorageClass: 'STANDARD_IA', TransitionInDays: 60 }]);
+    const standard = synthStack({ archiveStorageClass: 'STANDARD' }, fast);
+    assert.ok(!lifecycle(standard).some((r) => String(r.Id).startsWith('warc-to-')), 'stays in Standard');
+    // What S3 would refuse at deploy time is refused at synth, naming the setting.
+    assert.throws(
+      () => synthStack({ archiveStorageClass: 'STANDARD_IA', archiveTransitionDays: 10 }, fast),
+      /archive transition days must be an integer from 30 to 3650 for STANDARD_IA, got 10/,
+    );
+    assert.throws(
+      () => readStackContext(new App({ context: { 'crawlstack:archiveStorageClass': 'DEEP_ARCHIVE' } }).node),
+      /crawlstack:archiveStorageClass="DEEP_ARCHIVE": expected STANDARD, STANDARD_IA or GLACIER_IR/,
+    );
   });
 
   it('drops the IA transition when pages expire within 30 days', () => {
@@ -216,6 +244,8 @@ describe('readStackContext', () => {
       reservableConcurrency: undefined,
       reserveWorkerConcurrency: undefined,
       retentionDays: undefined,
+      archiveStorageClass: undefined,
+      archiveTransitionDays: undefined,
       allowPrivateAddresses: undefined,
       tracing: undefined,
       throttleAlarm: undefined,
@@ -233,6 +263,8 @@ describe('readStackContext', () => {
       'crawlstack:reservableConcurrency': '2900',
       'crawlstack:reserveWorkerConcurrency': 'true',
       'crawlstack:retentionDays': '365',
+      'crawlstack:archiveStorageClass': 'GLACIER_IR',
+      'crawlstack:archiveTransitionDays': '0',
       'crawlstack:allowPrivateAddresses': 'true',
       'crawlstack:tracing': 'false',
       'crawlstack:throttleAlarm': 'false',
@@ -247,6 +279,8 @@ describe('readStackContext', () => {
       reservableConcurrency: 2900,
       reserveWorkerConcurrency: true,
       retentionDays: 365,
+      archiveStorageClass: 'GLACIER_IR',
+      archiveTransitionDays: 0,
       allowPrivateAddresses: true,
       tracing: false,
       throttleAlarm: false,

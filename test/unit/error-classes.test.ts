@@ -29,6 +29,13 @@ const EXAMPLES: Record<string, (Class: new (...args: never[]) => Error) => Error
   CrawlStateMismatchError: (C) => new (C as unknown as new (m: string) => Error)('other seeds'),
   UsageError: (C) => new (C as unknown as new (m: string) => Error)('--out is required'),
   MissingEnvError: (C) => new (C as unknown as new (n: string[]) => Error)(['URL_TABLE']),
+  RecrawlConfigError: (C) => new (C as unknown as new (m: string) => Error)('no crawl in this folder'),
+  InvalidEnvError: (C) =>
+    new (C as unknown as new (n: string, v: string, e: string) => Error)(
+      'WORKER_HOSTS_PER_INVOCATION',
+      'x',
+      'an integer',
+    ),
   InvalidCursorError: (C) => new (C as unknown as new (w: string) => Error)('not ours'),
   InjectedCrashError: (C) => new (C as unknown as new (s: string, n: number) => Error)('after-claims', 1),
   InjectedFailureError: (C) => new (C as unknown as new (u: string) => Error)('http://a.test/poison'),
