@@ -426,6 +426,33 @@ function crawlRows(
   return rows;
 }
 
+/**
+ * The WARC objects' storage under each archive lifecycle a deploy can choose
+ * (crawlstack:archiveStorageClass, crawlstack:archiveTransitionDays; lib/storage.ts), per million
+ * pages and per month, averaged over the retention default (90 days): days in Standard, then the
+ * class, plus one transition request per object. Reads of archived objects (IA $0.01, Glacier IR
+ * $0.03 per GB) are the user's downloads and not counted.
+ */
+function archiveClassLines(r: Result): string[] {
+  const p = LIST_PRICES;
+  const warc = r.storage.objects.warc ?? { objects: 0, bytes: 0 };
+  const days = 90;
+  const perMillion = (usd: number) => (usd / Math.max(1, r.pages)) * 1e6;
+  const option = (name: string, after: number, gbMonth: number, transition: number) => {
+    const standardDays = Math.min(after, days);
+    const gbDays = (warc.bytes / GB) * (standardDays * p.s3StandardGbMonth + (days - standardDays) * gbMonth);
+    const monthly = gbDays / days + (after < days ? (warc.objects * transition) / (days / 30) : 0);
+    return `${name} $${fmt(perMillion(monthly), 3)}`;
+  };
+  return [
+    `    WARC storage per month over ${days} days of retention, $/M pages: ${[
+      option('Standard', days, p.s3StandardGbMonth, 0),
+      option('Standard-IA after 30 d (default)', 30, p.s3StandardIaGbMonth, p.s3TransitionToIa),
+      option('Glacier IR after 0 d', 0, p.s3GlacierIrGbMonth, p.s3TransitionToGlacierIr),
+    ].join('; ')}`,
+  ];
+}
+
 /** USD per month whatever the crawls: alarms, the scheduler every minute, idle event-source polls. */
 function fixedMonthly(tick: CostBreakdown): Record<string, number> {
   const p = LIST_PRICES;
@@ -537,6 +564,7 @@ function print(r: Result): void {
         .join(', ') || 'none'
     }`,
   );
+  for (const line of archiveClassLines(r)) console.log(line);
   const rates = containerRates(r);
   console.log(
     `    URL-seen cache hits: pooled ${pct(r.cache.pooled)} (the host ledgers' sums over all containers, each with its own cache); per container ${rates.length === 0 ? 'not measured' : `min ${pct(rates[0]!)}, median ${pct(rates[Math.floor(rates.length / 2)]!)} over ${rates.length} containers`}`,

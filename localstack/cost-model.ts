@@ -39,6 +39,11 @@ export const LIST_PRICES = {
   s3PutOrList: 5e-6,
   s3Get: 0.4e-6,
   s3StandardGbMonth: 0.023,
+  /** The archive classes WARC objects may move to (crawlstack:archiveStorageClass): storage per GB-month, and each lifecycle transition (a request). */
+  s3StandardIaGbMonth: 0.0125,
+  s3GlacierIrGbMonth: 0.004,
+  s3TransitionToIa: 0.01e-3,
+  s3TransitionToGlacierIr: 0.02e-3,
   /** Lambda: per request, and per GB-second on arm64. */
   lambdaRequest: 0.2e-6,
   lambdaArmGbSecond: 0.0000133334,
