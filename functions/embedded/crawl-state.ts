@@ -4,6 +4,7 @@
  * the fetcher, all ready before the first step; and closing them in order. Everything an open
  * crawl holds is assigned here, once.
  */
+
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -24,6 +25,7 @@ import { DuplicateUrlRules, type DuplicateUrlRulesSnapshot } from '../core/quali
 import { AopicLedger, type AopicState } from '../core/scheduling/aopic.ts';
 import { seedTasks } from '../core/step/crawl-page.ts';
 import { isErrorReason } from '../core/step/page-record.ts';
+import { safeJson } from '../core/text/safe-text.ts';
 import type { CrawlTask, Fingerprint } from '../core/types.ts';
 import { UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { ScopeRules } from '../core/url/scope.ts';
@@ -390,9 +392,9 @@ export class CrawlState {
       this.policy.flush(this.db);
       this.saveQuality();
       this.db.setMeta('checkpoint', this.checkpoint());
-      writeFileSync(join(this.outDir, 'traps.json'), `${JSON.stringify(this.quality.report(), null, 2)}\n`);
+      writeFileSync(join(this.outDir, 'traps.json'), `${safeJson(this.quality.report(), 2)}\n`);
       if (this.urlRules !== undefined) {
-        writeFileSync(join(this.outDir, RULES_FILE), `${JSON.stringify(this.urlRules.report(), null, 2)}\n`);
+        writeFileSync(join(this.outDir, RULES_FILE), `${safeJson(this.urlRules.report(), 2)}\n`);
       }
       this.nearIndex?.close();
       this.inflight.close();

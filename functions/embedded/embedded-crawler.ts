@@ -31,6 +31,7 @@ import {
 } from '../core/step/crawl-page.ts';
 import { judgeError } from '../core/step/error-policy.ts';
 import { unfetchedRecord } from '../core/step/page-record.ts';
+import { safeJson } from '../core/text/safe-text.ts';
 import type { CrawlTask } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen/url-seen.ts';
 import { encodeTrace } from '../core/url-seen/url-seen-trace.ts';
@@ -803,9 +804,7 @@ function sitemapLines(task: CrawlTask, entry: RobotsEntry, config: CrawlConfig):
   const robotsUrl = robotsUrlFor(task.url);
   // RFC 9309 asks for absolute URLs; a relative one is read against the robots.txt URL.
   const absolute = sitemaps.flatMap((sitemap) => URL.parse(sitemap, robotsUrl)?.href ?? []);
-  return [
-    JSON.stringify({ robotsUrl, fetchedAt: new Date(entry.fetchedAt).toISOString(), sitemaps: absolute }),
-  ];
+  return [safeJson({ robotsUrl, fetchedAt: new Date(entry.fetchedAt).toISOString(), sitemaps: absolute })];
 }
 
 /** The seeds' hosts (with their ports), each once. */

@@ -4,7 +4,9 @@
  * order), and titles of pages in legacy encodings labelled in the header or in a meta tag.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { closeAll, pageHtml, siteRoutes, startSites } from '../fixtures/sites.ts';
 import { crawl, pagePaths } from './helpers.ts';
@@ -90,6 +92,19 @@ describe('content', () => {
       assert.deepEqual([...run.linksOf(`${o}/`).keys()], [`${o}/p`, `${o}/q?a=1&b=2`]);
       assert.equal(run.page(`${o}/p`).title, 'p');
       assert.equal(run.pages.length, 3);
+    } finally {
+      await closeAll([site!]);
+    }
+  });
+
+  test("the crawl's own files hold crawled text escaped: no raw C1, DEL or bidi controls", async () => {
+    const hostile = 'A\u009b31mB\u007fC\u202eD';
+    const [site] = await startSites(['127.0.0.4'], () => [siteRoutes({ '/': { title: hostile } })]);
+    try {
+      const run = await crawl({ seeds: [`${site!.origin}/`] });
+      const raw = readFileSync(join(run.outDir, 'pages.jsonl'), 'utf8');
+      assert.doesNotMatch(raw, /[\u007f-\u009f\u202a-\u202e]/, 'escaped as \\uXXXX');
+      assert.equal(run.page(`${site!.origin}/`).title, hostile, 'the same text once parsed');
     } finally {
       await closeAll([site!]);
     }

@@ -15,6 +15,7 @@ import type {
   RobotsEntry,
   SeenStore,
 } from '../../core/ports.ts';
+import { safeJson } from '../../core/text/safe-text.ts';
 import type { CrawlTask, Fingerprint, LinkRecord, PageRecord } from '../../core/types.ts';
 import type { CrawlDb, StepWrite } from './crawl-db.ts';
 
@@ -90,13 +91,13 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   }
 
   async page(record: PageRecord): Promise<void> {
-    this.pageLines.push(JSON.stringify(record));
+    this.pageLines.push(safeJson(record));
     const row = datasetRow(record);
-    if (row !== undefined) this.datasetLines.push(JSON.stringify(row));
+    if (row !== undefined) this.datasetLines.push(safeJson(row));
   }
 
   async links(record: LinkRecord): Promise<void> {
-    this.linkLines.push(JSON.stringify(record));
+    this.linkLines.push(safeJson(record));
     for (const link of record.links) {
       if (link.skipped !== undefined)
         this.skippedLinks.set(link.skipped, (this.skippedLinks.get(link.skipped) ?? 0) + 1);
