@@ -721,6 +721,7 @@ function countAdds(c: HostCounts, names: Record<string, string>, values: Record<
   for (const [status, count] of Object.entries(c.byStatus)) addCount(`s:${status}`, count);
   for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
   for (const [reason, count] of Object.entries(c.linksSkipped)) addCount(`l:${reason}`, count);
+  for (const [verdict, count] of Object.entries(c.byChange)) addCount(`c:${verdict}`, count);
   return add;
 }
 
@@ -865,6 +866,7 @@ function hostFromItem(item: DocItem): HostRecord {
     if (name.startsWith('s:')) counts.byStatus[name.slice(2)] = Number(value);
     else if (name.startsWith('r:')) counts.byReason[name.slice(2)] = Number(value);
     else if (name.startsWith('l:')) counts.linksSkipped[name.slice(2)] = Number(value);
+    else if (name.startsWith('c:')) counts.byChange[name.slice(2)] = Number(value);
   }
   const probes: Record<string, ProbeAnswer> = {};
   for (const [name, value] of Object.entries(item)) {
