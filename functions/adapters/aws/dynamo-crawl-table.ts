@@ -36,6 +36,7 @@ import {
   type HostCounts,
   type HostGroup,
   type HostRecord,
+  type RecrawlOf,
   sequenceKey,
 } from '../../cloud/messages/crawl-records.ts';
 import type {
@@ -808,6 +809,7 @@ function crawlItem(crawl: CrawlRecord): DocItem {
   };
   if (crawl.allowedHosts !== undefined && crawl.allowedHosts.length > 0)
     item.allowedHosts = new Set(crawl.allowedHosts);
+  if (crawl.recrawl !== undefined) item.recrawl = crawl.recrawl;
   return item;
 }
 
@@ -823,6 +825,7 @@ function crawlFromItem(item: DocItem): CrawlRecord {
   if (typeof item.finishedAt === 'string') crawl.finishedAt = item.finishedAt;
   if (item.counters !== undefined) crawl.counters = item.counters as CrawlCounters;
   if (typeof item.lost === 'number') crawl.lost = item.lost;
+  if (item.recrawl !== undefined && item.recrawl !== null) crawl.recrawl = item.recrawl as RecrawlOf;
   if (item.watch !== undefined && item.watch !== null) crawl.watch = item.watch as CompletionWatch;
   if (item.aopic !== undefined && item.aopic !== null) crawl.aopic = item.aopic as CloudAopicState;
   // The admitted count lives beside the map (see addAdmitted).

@@ -141,6 +141,7 @@ export function createAwsApiDeps(
     seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
     pages: new S3Objects(clients.s3, env.pageBucket),
     archive: new S3ObjectLinks(clients.s3, env.pageBucket),
+    archives: new DynamoArchiveStore(clients.doc, env.crawlTable),
     clock: options.clock ?? systemClock,
     newId: options.newId ?? randomUUID,
     forbidPrivate: env.privateAddresses !== 'allowed',

@@ -139,7 +139,8 @@ export function decodeCaptureMessage(body: string): DecodedCapture {
   if (Array.isArray(links)) message.links = links;
   else if (links !== undefined) message.linksStored = links.stored;
   if (m.digest !== undefined) {
-    if (typeof m.digest === 'string' && /^sha1:[A-Z2-7]{32}$/.test(m.digest)) message.payloadDigest = m.digest;
+    if (typeof m.digest === 'string' && /^sha1:[A-Z2-7]{32}$/.test(m.digest))
+      message.payloadDigest = m.digest;
     else problems.push('digest must be sha1:<32 base32 characters>');
   }
   if (problems.length > 0) return { ok: false, problem: problems.join('; ') };
