@@ -339,8 +339,9 @@ export function aggregateCounters(
     for (const [k, n] of Object.entries(h.byReason)) counters.byReason[k] = (counters.byReason[k] ?? 0) + n;
     for (const [k, n] of Object.entries(h.linksSkipped))
       counters.linksSkipped[k] = (counters.linksSkipped[k] ?? 0) + n;
-    const byChange: Record<string, number> = (counters.byChange ??= {});
+    const byChange = counters.byChange ?? {};
     for (const [k, n] of Object.entries(h.byChange ?? {})) byChange[k] = (byChange[k] ?? 0) + n;
+    counters.byChange = byChange;
     lookups += h.lookups;
     cacheHits += h.cacheHits;
     aopic.parked += h.parked;
