@@ -222,8 +222,10 @@ export class Functions extends Construct {
       timeout: ARCHIVER_TIMEOUT,
     });
     useBucket(archiver, ENV.pageBucket, storage.pageBucket, ['PutObject']);
-    // Reads the crawl item once per crawl and container, for the warcinfo record.
-    useTable(archiver, ENV.crawlTable, storage.crawlTable, ['GetItem']);
+    // Reads the crawl item once per crawl and container, for the warcinfo record; folds the pages
+    // it indexes into their archive's per-URL state (docs/recrawl.md): a recrawl round's entries
+    // are read first (BatchGetItem), every entry is written (BatchWriteItem).
+    useTable(archiver, ENV.crawlTable, storage.crawlTable, ['GetItem', 'BatchGetItem', 'BatchWriteItem']);
     // Messages that are not captures go to the DLQ with the reason (the redrive catches crashes).
     useQueue(archiver, ENV.captureDlqUrl, captures.dlq, ['SendMessage']);
     archiver.addEventSource(

@@ -42,7 +42,9 @@ export type FaultStep =
   /** Archiver: a batch's WARC object is in S3, its index object not yet. */
   | 'archive-after-warc'
   /** Archiver: the index object is in S3; the response (which deletes the captures) not returned. */
-  | 'archive-after-index';
+  | 'archive-after-index'
+  /** Archiver: the batch's pages are folded into their archive's state; the response not returned. */
+  | 'archive-after-fold';
 
 /** Called by the worker at each step; throws to inject a fault. */
 export type FaultHook = (step: FaultStep, url?: string) => void;
@@ -76,6 +78,7 @@ const CRASH_STEPS = new Set<FaultStep>([
   'before-ack',
   'archive-after-warc',
   'archive-after-index',
+  'archive-after-fold',
 ]);
 
 /** Counts the reaches of one step; resolves which reach this is (1, 2, ...). */

@@ -17,11 +17,9 @@ import { WARC_INDEX_FILE } from '../adapters/local/warc-page-store.ts';
 import { type CrawlConfig, type CrawlConfigInput, parseCrawlConfig } from '../core/config.ts';
 import type { Clock, Fetcher } from '../core/ports.ts';
 import { type ArchivedPage, foldVisit, withLastmod } from '../core/recrawl/archived-page.ts';
-import { recrawlOrder } from '../core/recrawl/recrawl-order.ts';
+import { planRecrawl } from '../core/recrawl/recrawl-plan.ts';
 import type { LinkRecord, OutLink, PageRecord } from '../core/types.ts';
-import { fingerprint } from '../core/url/fingerprint.ts';
 import { CrawlFolderError } from './crawl-errors.ts';
-import type { SeedPlan } from './crawl-state.ts';
 import { type CrawlSummary, EmbeddedCrawler } from './embedded-crawler.ts';
 
 /** What a recrawl round found, against the archive (also written to the round's recrawl-summary.json). */
@@ -96,16 +94,8 @@ export async function recrawl(options: RecrawlOptions): Promise<RecrawlSummary> 
     const roundName = `recrawls/round-${String(n).padStart(4, '0')}`;
     const roundDir = join(outDir, roundName);
     const known = [...archive.pages()];
-    const planned = recrawlOrder(
-      known.map((page) => ({ url: page.url, history: page.history, ...(page.gone ? { gone: true } : {}) })),
-      {
-        schedule: config.recrawlSchedule,
-        now: clock.now(),
-        minIntervalMs: config.recrawlMinIntervalMs,
-        maxIntervalMs: config.recrawlMaxIntervalMs,
-        ...(config.recrawlBudget === undefined ? {} : { budget: config.recrawlBudget }),
-      },
-    );
+    const plan = planRecrawl(known, config, clock.now());
+    const planned = plan.planned;
     const roundConfig: CrawlConfig = { ...config };
     // The budget is the round's page budget too: new pages found on the way share it.
     if (config.recrawlBudget !== undefined) roundConfig.maxPages = config.recrawlBudget;
@@ -114,7 +104,7 @@ export async function recrawl(options: RecrawlOptions): Promise<RecrawlSummary> 
       config: roundConfig,
       outDir: roundDir,
       revisits: archive,
-      seedPlan: seedPlan(known, planned),
+      seedPlan: { tasks: plan.tasks, known: plan.known },
       ...(options.fetcher === undefined ? {} : { fetcher: options.fetcher }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       ...(options.log === undefined ? {} : { log: options.log }),
@@ -185,29 +175,6 @@ function crawlConfigOf(outDir: string, overrides: Partial<CrawlConfigInput>): Cr
   const parsed = parseCrawlConfig({ ...stored.settings, ...overrides });
   if (!parsed.ok) throw new RecrawlConfigError(parsed.problems.join('\n'));
   return parsed.config;
-}
-
-/** The round's tasks (planned pages, cash by their gain) and the known pages left out. */
-function seedPlan(known: readonly ArchivedPage[], planned: ReturnType<typeof recrawlOrder>): SeedPlan {
-  const depthOf = new Map(known.map((page) => [page.url, page.depth]));
-  const total = planned.reduce((sum, visit) => sum + visit.gain, 0);
-  const chosen = new Set(planned.map((visit) => visit.url));
-  const tasks = planned.map((visit) => {
-    const url = new URL(visit.url);
-    return {
-      url: visit.url,
-      fp: fingerprint(visit.url),
-      host: url.hostname.toLowerCase(),
-      depth: depthOf.get(visit.url) ?? 0,
-      redirects: 0,
-      attempt: 0,
-      // AOPIC orders each host's queue by cash: the likeliest changed go first.
-      cash: total > 0 ? visit.gain / total : 1 / planned.length,
-    };
-  });
-  // Gone pages are known too: a link to a removed page does not spend the budget on it again.
-  const left = known.filter((page) => !chosen.has(page.url)).map((page) => fingerprint(page.url));
-  return { tasks, known: left };
 }
 
 /** Adds one of the round's records to the summary. */

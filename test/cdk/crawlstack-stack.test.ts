@@ -409,7 +409,7 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
     },
     Archiver: {
       UrlTable: [],
-      CrawlTable: ['dynamodb:GetItem'],
+      CrawlTable: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem'],
       PageBucket: ['s3:PutObject'],
       FrontierQueue: [],
       FrontierDlq: [],

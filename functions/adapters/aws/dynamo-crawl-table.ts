@@ -36,6 +36,7 @@ import {
   type HostCounts,
   type HostGroup,
   type HostRecord,
+  type RecrawlOf,
   sequenceKey,
 } from '../../cloud/messages/crawl-records.ts';
 import type {
@@ -721,6 +722,7 @@ function countAdds(c: HostCounts, names: Record<string, string>, values: Record<
   for (const [status, count] of Object.entries(c.byStatus)) addCount(`s:${status}`, count);
   for (const [reason, count] of Object.entries(c.byReason)) addCount(`r:${reason}`, count);
   for (const [reason, count] of Object.entries(c.linksSkipped)) addCount(`l:${reason}`, count);
+  for (const [verdict, count] of Object.entries(c.byChange)) addCount(`c:${verdict}`, count);
   return add;
 }
 
@@ -807,6 +809,7 @@ function crawlItem(crawl: CrawlRecord): DocItem {
   };
   if (crawl.allowedHosts !== undefined && crawl.allowedHosts.length > 0)
     item.allowedHosts = new Set(crawl.allowedHosts);
+  if (crawl.recrawl !== undefined) item.recrawl = crawl.recrawl;
   return item;
 }
 
@@ -822,6 +825,7 @@ function crawlFromItem(item: DocItem): CrawlRecord {
   if (typeof item.finishedAt === 'string') crawl.finishedAt = item.finishedAt;
   if (item.counters !== undefined) crawl.counters = item.counters as CrawlCounters;
   if (typeof item.lost === 'number') crawl.lost = item.lost;
+  if (item.recrawl !== undefined && item.recrawl !== null) crawl.recrawl = item.recrawl as RecrawlOf;
   if (item.watch !== undefined && item.watch !== null) crawl.watch = item.watch as CompletionWatch;
   if (item.aopic !== undefined && item.aopic !== null) crawl.aopic = item.aopic as CloudAopicState;
   // The admitted count lives beside the map (see addAdmitted).
@@ -865,6 +869,7 @@ function hostFromItem(item: DocItem): HostRecord {
     if (name.startsWith('s:')) counts.byStatus[name.slice(2)] = Number(value);
     else if (name.startsWith('r:')) counts.byReason[name.slice(2)] = Number(value);
     else if (name.startsWith('l:')) counts.linksSkipped[name.slice(2)] = Number(value);
+    else if (name.startsWith('c:')) counts.byChange[name.slice(2)] = Number(value);
   }
   const probes: Record<string, ProbeAnswer> = {};
   for (const [name, value] of Object.entries(item)) {

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AwsClients } from '../../adapters/aws/clients.ts';
+import { DynamoArchiveStore } from '../../adapters/aws/dynamo-archive-store.ts';
 import { DynamoContentSeenStore } from '../../adapters/aws/dynamo-content-seen-store.ts';
 import { DynamoCrawlTable } from '../../adapters/aws/dynamo-crawl-table.ts';
 import { DynamoHostBacklog } from '../../adapters/aws/dynamo-host-backlog.ts';
@@ -30,7 +31,7 @@ import { NO_FAULTS } from '../fault-hook.ts';
 import { cloudFetchSettings } from '../fetch-budget.ts';
 import { ADMIT_STARTER, BackQueueFrontier, SEEDS_STARTER } from '../frontier/back-queues.ts';
 import type { CrawlStores } from '../ports/cloud-ports.ts';
-import type { ArchiverDeps } from '../use-cases/archive-captures.ts';
+import type { ArchiverDeps, CrawlInfo } from '../use-cases/archive-captures.ts';
 import type { CompleteCrawlsDeps } from '../use-cases/complete-crawls.ts';
 import { type RedistributeCreditDeps, redistributeCredit } from '../use-cases/redistribute-credit.ts';
 import type { FrontierWorkerDeps } from '../worker/batch-model.ts';
@@ -77,6 +78,7 @@ export function createAwsWorkerDeps(
     captures: new SqsCaptureQueue(clients.sqs, env.captureQueueUrl),
     objects: new S3Objects(clients.s3, env.pageBucket),
     parked: new DynamoParkedUrls(clients.doc, env.urlTable),
+    archive: new DynamoArchiveStore(clients.doc, env.crawlTable),
     gunzip: gunzipFile,
     software,
     stores: (crawlId) => {
@@ -139,6 +141,7 @@ export function createAwsApiDeps(
     seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
     pages: new S3Objects(clients.s3, env.pageBucket),
     archive: new S3ObjectLinks(clients.s3, env.pageBucket),
+    archives: new DynamoArchiveStore(clients.doc, env.crawlTable),
     clock: options.clock ?? systemClock,
     newId: options.newId ?? randomUUID,
     forbidPrivate: env.privateAddresses !== 'allowed',
@@ -194,10 +197,12 @@ export function createAwsArchiverDeps(
     deadLetters: new SqsDeadLetterQueue(clients.sqs, env.captureDlqUrl),
     crawlInfo: async (crawlId) => {
       const crawl = await table.getCrawl(crawlId);
-      return crawl === undefined
-        ? undefined
-        : { seeds: crawl.config.seeds, userAgent: crawl.config.userAgent };
+      if (crawl === undefined) return undefined;
+      const info: CrawlInfo = { seeds: crawl.config.seeds, userAgent: crawl.config.userAgent };
+      if (crawl.recrawl !== undefined) info.recrawl = { archive: crawl.recrawl.archive };
+      return info;
     },
+    archive: new DynamoArchiveStore(clients.doc, env.crawlTable),
     software,
   };
   if (options.fault !== undefined) deps.fault = options.fault;

@@ -14,6 +14,9 @@
  * worker stores them as their own links object and the message names its key:
  *
  *   { ..., "links": [{ "url", "kind", "skipped"? }, ...] }      { ..., "links": { "stored": "<key>" } }
+ *
+ * A full response record's payload digest travels as `"digest": "sha1:<BASE32>"` (the archive's
+ * state keeps it: a recrawl's revisit records name it).
  */
 import type { OutLink } from '../../core/types.ts';
 import type { PageItem, WarcLocation } from './crawl-records.ts';
@@ -25,6 +28,8 @@ export interface InlineRecords {
   members: Uint8Array;
   /** Bytes of the request member: the response member starts there. */
   requestLength: number;
+  /** WARC-Payload-Digest of a response record (not of a revisit record); sent as the message's `digest`. */
+  payloadDigest?: string;
 }
 
 /** One finished URL on its way to the archiver. */
@@ -39,6 +44,8 @@ export interface CaptureMessage {
   links?: OutLink[];
   /** Key of the links object the worker stored itself (links too big for a message). */
   linksStored?: string;
+  /** WARC-Payload-Digest of the response record (`sha1:<BASE32>`): what the archive's state keeps of a full copy. */
+  payloadDigest?: string;
 }
 
 /**
@@ -68,6 +75,7 @@ export function encodeCaptureMessage(message: CaptureMessage): string {
   }
   if (message.links !== undefined) out.links = message.links;
   else if (message.linksStored !== undefined) out.links = { stored: message.linksStored };
+  if (message.payloadDigest !== undefined) out.digest = message.payloadDigest;
   return JSON.stringify(out);
 }
 
@@ -130,6 +138,11 @@ export function decodeCaptureMessage(body: string): DecodedCapture {
   const links = decodeLinks(m.links, problems);
   if (Array.isArray(links)) message.links = links;
   else if (links !== undefined) message.linksStored = links.stored;
+  if (m.digest !== undefined) {
+    if (typeof m.digest === 'string' && /^sha1:[A-Z2-7]{32}$/.test(m.digest))
+      message.payloadDigest = m.digest;
+    else problems.push('digest must be sha1:<32 base32 characters>');
+  }
   if (problems.length > 0) return { ok: false, problem: problems.join('; ') };
   return { ok: true, message };
 }

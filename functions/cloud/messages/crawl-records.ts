@@ -6,7 +6,13 @@ import type { CrawlConfig } from '../../core/config.ts';
 import type { ExtractedValue } from '../../core/dataset/extract-fields.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import { countOutcome, type FinishedOutcome, type OutcomeCounts } from '../../core/step/page-record.ts';
-import type { DroppedCounts, Fingerprint, PageRecord, SitemapFileRecord } from '../../core/types.ts';
+import type {
+  DroppedCounts,
+  Fingerprint,
+  PageRecord,
+  RevisitVerdict,
+  SitemapFileRecord,
+} from '../../core/types.ts';
 
 /** Life of a crawl: `running` until the scheduler sees nothing left, or DELETE cancels it. */
 export type CrawlStatus = 'running' | 'done' | 'cancelled' | 'failed';
@@ -32,6 +38,23 @@ export interface CrawlRecord {
   watch?: CompletionWatch;
   /** AOPIC state the scheduler publishes for the workers (see redistribute-credit.ts). */
   aopic?: CloudAopicState;
+  /** Set on a recrawl round: the archive it revisits (see archive-records.ts). */
+  recrawl?: RecrawlOf;
+}
+
+/** What makes a crawl a recrawl round: the archive it revisits and its place in it. */
+export interface RecrawlOf {
+  /** The archive's id: the id of the first crawl of the archive. */
+  archive: string;
+  /** The round's number (1 for the first recrawl; the first crawl is round 0). */
+  round: number;
+  /** The crawl `POST /crawls/{id}/recrawl` named (the archive's crawl or one of its rounds). */
+  from: string;
+  /** How the round chose its pages, and how many it knew and planned. */
+  schedule: string;
+  budget?: number;
+  known: number;
+  planned: number;
 }
 
 /**
@@ -107,6 +130,11 @@ export interface HostCounts extends OutcomeCounts {
   byReason: Record<string, number>;
   /** Out-links not followed, by reason (scope, max-depth, calendar, link-generator, ...). */
   linksSkipped: Record<string, number>;
+  /**
+   * A recrawl round's pages by what the revisit found: `not-modified`, `unchanged`, `changed`,
+   * `gone` (RevisitVerdict), and `new` for a page the archive did not hold.
+   */
+  byChange: Record<string, number>;
 }
 
 /**
@@ -187,6 +215,8 @@ export interface CrawlCounters {
   byReason: Record<string, number>;
   /** Out-links not followed, by reason (the trap defences' work: calendar, link-generator, ...). */
   linksSkipped: Record<string, number>;
+  /** A recrawl round's pages by verdict (see HostCounts.byChange); empty for a first crawl (absent on older items). */
+  byChange?: Record<string, number>;
   bytes: number;
   /** Hosts that got at least one request. */
   hosts: number;
@@ -224,6 +254,7 @@ export function emptyHostCounts(): HostCounts {
     byStatus: {},
     byReason: {},
     linksSkipped: {},
+    byChange: {},
   };
 }
 
@@ -282,6 +313,7 @@ export function aggregateCounters(
     failed: 0,
     byReason: {},
     linksSkipped: {},
+    byChange: {},
     bytes: 0,
     hosts: 0,
     retries: 0,
@@ -307,6 +339,9 @@ export function aggregateCounters(
     for (const [k, n] of Object.entries(h.byReason)) counters.byReason[k] = (counters.byReason[k] ?? 0) + n;
     for (const [k, n] of Object.entries(h.linksSkipped))
       counters.linksSkipped[k] = (counters.linksSkipped[k] ?? 0) + n;
+    const byChange = counters.byChange ?? {};
+    for (const [k, n] of Object.entries(h.byChange ?? {})) byChange[k] = (byChange[k] ?? 0) + n;
+    counters.byChange = byChange;
     lookups += h.lookups;
     cacheHits += h.cacheHits;
     aopic.parked += h.parked;
@@ -366,6 +401,10 @@ export interface PageItem {
   lastmod?: string;
   /** For a sitemap file: what reading it gave. */
   sitemap?: SitemapFileRecord;
+  /** The response's validators, and a recrawl's verdict against the archive's copy (docs/recrawl.md). */
+  etag?: string;
+  lastModified?: string;
+  change?: RevisitVerdict;
   warc?: WarcLocation;
   /** The crawl's `extract` fields of the page (the dataset row, see functions/core/dataset/). */
   extracted?: Record<string, ExtractedValue>;
@@ -412,6 +451,9 @@ export function pageItemFromRecord(
   if (record.importance !== undefined) item.importance = record.importance;
   if (record.lastmod !== undefined) item.lastmod = record.lastmod;
   if (record.sitemap !== undefined) item.sitemap = record.sitemap;
+  if (record.etag !== undefined) item.etag = record.etag;
+  if (record.lastModified !== undefined) item.lastModified = record.lastModified;
+  if (record.change !== undefined) item.change = record.change;
   if (where.warc !== undefined) item.warc = where.warc;
   if (record.extracted !== undefined) item.extracted = record.extracted;
   if (record.dropped !== undefined) item.dropped = record.dropped;

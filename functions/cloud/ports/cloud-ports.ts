@@ -8,7 +8,9 @@
 import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../core/ports.ts';
 import type { HeldForm, HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
+import type { ArchivedPage } from '../../core/recrawl/archived-page.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
+import type { ArchiveEntry, ArchiveRounds } from '../messages/archive-records.ts';
 import type {
   CloudAopicState,
   CompletionWatch,
@@ -390,4 +392,24 @@ export interface ParkedUrls {
   richest(crawlId: string, limit: number): Promise<ParkedUrl[]>;
   /** Takes URLs out of the parked set (their tasks were sent); resolves how many were parked. */
   unpark(crawlId: string, fps: readonly Fingerprint[]): Promise<number>;
+}
+
+/**
+ * The per-URL state of the cloud's archives (docs/recrawl.md): an archive is named by the id of
+ * its first crawl, and its rounds are crawls of their own.
+ */
+export interface ArchiveStore {
+  /** The entries the archive holds of `urls`, by URL; strongly consistent. */
+  entries(archive: string, urls: readonly string[]): Promise<Map<string, ArchiveEntry>>;
+  /** Writes entries (replacing those of the same URLs). Idempotent. */
+  put(archive: string, entries: readonly ArchiveEntry[]): Promise<void>;
+  /** Every page of the archive (O(pages): what a round is planned from). */
+  pages(archive: string): Promise<ArchivedPage[]>;
+  /** The archive's rounds so far (undefined before its first recrawl). */
+  rounds(archive: string): Promise<ArchiveRounds | undefined>;
+  /**
+   * Records round `round` as started by crawl `crawlId` when the archive holds `round - 1`
+   * rounds; resolves false (and writes nothing) when another round was started meanwhile.
+   */
+  startRound(archive: string, round: number, crawlId: string): Promise<boolean>;
 }

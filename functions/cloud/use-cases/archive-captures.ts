@@ -28,10 +28,11 @@ import {
   decodeCaptureMessage,
   type InlineRecords,
 } from '../messages/capture-message.ts';
-import type { PageItem } from '../messages/crawl-records.ts';
+import type { PageItem, RecrawlOf } from '../messages/crawl-records.ts';
 import { decodeTraceMessage, isTraceBody, type TraceMessage, traceKey } from '../messages/trace-message.ts';
 import { buildWarcObject, idsHash, indexKey, linksKey, warcKey } from '../messages/warc-object.ts';
-import type { DeadLetterSink, ObjectStore } from '../ports/cloud-ports.ts';
+import type { ArchiveStore, DeadLetterSink, ObjectStore } from '../ports/cloud-ports.ts';
+import { type ArchivedVisit, foldVisits } from './archive-visits.ts';
 
 /** One capture-queue message as the handler hands it over. */
 export interface CaptureRecordIn {
@@ -42,10 +43,12 @@ export interface CaptureRecordIn {
   sentTimestamp: number;
 }
 
-/** What the archiver needs about a crawl for the warcinfo record. */
+/** What the archiver needs about a crawl for the warcinfo record (and the archive it adds to). */
 export interface CrawlInfo {
   seeds: readonly string[];
   userAgent: string;
+  /** Set for a recrawl round: its pages are folded into this archive's state. */
+  recrawl?: Pick<RecrawlOf, 'archive'>;
 }
 
 /** What the archiver touches. */
@@ -61,6 +64,11 @@ export interface ArchiverDeps {
   log?: (line: string) => void;
   /** Fingerprints per crawl this container remembers as indexed (duplicate captures). Default 2^18. */
   indexedCacheSize?: number;
+  /**
+   * The archives' per-URL state (archive-visits.ts): every indexed page is folded into its
+   * crawl's archive, so that any finished crawl can be recrawled. Absent: none is kept.
+   */
+  archive?: ArchiveStore;
 }
 
 /** What one batch did. */
@@ -80,6 +88,8 @@ export interface ArchiveStats {
   /** URL-seen trace objects written, and the look-ups in them. */
   traceObjects: number;
   traceLookups: number;
+  /** Pages folded into their archive's state. */
+  archived: number;
 }
 
 /** The batch's outcome: ids of messages to retry (their crawl's objects could not be written). */
@@ -134,6 +144,7 @@ export function createCaptureArchiver(
       warcBytes: 0,
       traceObjects: 0,
       traceLookups: 0,
+      archived: 0,
     };
     const traces = new Map<string, { id: string; sent: number; trace: TraceMessage }[]>();
     const byCrawl = new Map<string, Decoded[]>();
@@ -260,6 +271,7 @@ export function createCaptureArchiver(
       stats.linksObjects += 1;
     }
     let part = 0;
+    const visits: ArchivedVisit[] = [];
     for (const p of pages) {
       const page: PageItem = { ...p.page };
       if (p.records !== undefined) {
@@ -269,6 +281,10 @@ export function createCaptureArchiver(
         page.warc = p.stored;
       }
       lines.push(JSON.stringify(page));
+      const visit: ArchivedVisit = { page };
+      if (p.links !== undefined) visit.links = p.links;
+      if (p.payloadDigest !== undefined) visit.payloadDigest = p.payloadDigest;
+      visits.push(visit);
     }
     await deps.objects.put(
       indexKey(crawlId, stamp, hash),
@@ -277,6 +293,14 @@ export function createCaptureArchiver(
     );
     stats.indexObjects += 1;
     stats.pages += pages.length;
+    // After the index (the state names stored copies), before the container's memory (a
+    // redelivery of a batch that died here folds again, from the same states).
+    if (deps.archive !== undefined) {
+      const info = await infoOf(crawlId);
+      const archive = info?.recrawl?.archive ?? crawlId;
+      stats.archived += await foldVisits(deps.archive, archive, crawlId, visits, archive === crawlId);
+      fault('archive-after-fold');
+    }
     for (const p of pages) cache.add(p.page.fp);
     fault('archive-after-index');
   }

@@ -9,6 +9,7 @@ import {
   aggregateCounters,
   type CrawlCounters,
   type CrawlRecord,
+  type RecrawlOf,
   type UrlSeenCounters,
 } from '../messages/crawl-records.ts';
 import type { CrawlTableStore } from '../ports/cloud-ports.ts';
@@ -24,6 +25,18 @@ export interface CrawlProgressView {
   urlSeen: UrlSeenCounters;
   /** URLs that left the queue unfinished (only when the crawl ended with some). */
   lost?: number;
+  /** A recrawl round: its archive and plan, and what its revisits found (docs/recrawl.md). */
+  recrawl?: RecrawlView;
+}
+
+/** A round's summary: the archive, the plan, and its pages by verdict. */
+export interface RecrawlView extends RecrawlOf {
+  notModified: number;
+  unchanged: number;
+  changed: number;
+  gone: number;
+  /** Pages the archive did not hold (found through links or sitemaps). */
+  new: number;
 }
 
 /** Reads a crawl and its counters; undefined for an unknown crawl. */
@@ -52,5 +65,16 @@ export async function crawlProgress(
   };
   if (crawl.finishedAt !== undefined) view.finishedAt = crawl.finishedAt;
   if (crawl.lost !== undefined && crawl.lost > 0) view.lost = crawl.lost;
+  if (crawl.recrawl !== undefined) {
+    const by = counters.byChange ?? {};
+    view.recrawl = {
+      ...crawl.recrawl,
+      notModified: by['not-modified'] ?? 0,
+      unchanged: by.unchanged ?? 0,
+      changed: by.changed ?? 0,
+      gone: by.gone ?? 0,
+      new: by.new ?? 0,
+    };
+  }
   return { crawl, view, aopic };
 }

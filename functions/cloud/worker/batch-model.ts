@@ -12,6 +12,7 @@ import type { BackQueueDeps } from '../frontier/back-queues.ts';
 import type { CaptureMessage } from '../messages/capture-message.ts';
 import type { CrawlRecord, HostCounts, HostGroup } from '../messages/crawl-records.ts';
 import type {
+  ArchiveStore,
   CaptureSink,
   CrawlStores,
   CrawlTableStore,
@@ -126,6 +127,8 @@ export interface FrontierWorkerDeps {
   parked: ParkedUrls;
   /** The hosts' back queues: their frontiers beyond their FIFO groups (see back-queues.ts). */
   backlog: HostBacklog;
+  /** The archives' per-URL state: a recrawl round's step looks its pages up here (archive-visits.ts). */
+  archive?: ArchiveStore;
   /** URLs of one host in its FIFO group at most (default FRONTIER_GROUP_LIMIT). */
   groupLimit?: number;
   /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */

@@ -44,10 +44,13 @@ export class CaptureBuffer implements PageStore {
     const request = gzipMember(records.request, this.#gzipLevel);
     const response = gzipMember(records.response, this.#gzipLevel);
     const file = `${BUFFERED_CAPTURE}${this.#next++}`;
-    this.#records.set(file, {
+    const inline: InlineRecords = {
       members: Buffer.concat([request, response], request.length + response.length),
       requestLength: request.length,
-    });
+    };
+    // A revisit record's digest is the earlier copy's: the archive keeps the copy it names.
+    if (capture.revisit === undefined) inline.payloadDigest = records.payloadDigest;
+    this.#records.set(file, inline);
     return { file, offset: request.length, length: response.length };
   }
 

@@ -37,6 +37,7 @@ import {
 } from '../messages/crawl-records.ts';
 import { resendId } from '../messages/task-message.ts';
 import { stateKey } from '../ports/cloud-ports.ts';
+import { archiveRevisits } from '../use-cases/archive-visits.ts';
 import { admitLinks, bonusOf, cashNow, messageTask, routeCash } from './aopic-admission.ts';
 import { deadLetterOf, nearLastReceive } from './batch-intake.ts';
 import {
@@ -388,6 +389,7 @@ function recordDone(
     crawlId: batch.crawl.id,
     page: item,
     ...(records === undefined ? {} : { records }),
+    ...(records?.payloadDigest === undefined ? {} : { payloadDigest: records.payloadDigest }),
     // The page's line of the link graph (the archiver writes it beside the index).
     ...(graph === undefined ? {} : { links: graph.links }),
   });
@@ -399,6 +401,11 @@ function recordDone(
   const finished: FinishedUrl = { status: record.status, bytes: record.bytes, enqueued, parked };
   if (record.reason !== undefined) finished.reason = record.reason;
   if (record.duplicateOf !== undefined) finished.duplicateOf = record.duplicateOf;
+  // A recrawl round's summary: what each revisit found, and the pages its archive did not hold.
+  if (batch.crawl.recrawl !== undefined && record.status !== null && record.sitemap === undefined) {
+    const verdict = record.change ?? 'new';
+    group.counts.byChange[verdict] = (group.counts.byChange[verdict] ?? 0) + 1;
+  }
   return finish(group, batch, message, task.fp, finished);
 }
 
@@ -494,6 +501,10 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
     ...(ctx.urlRules === undefined ? {} : { urlRules: ctx.urlRules }),
     ...(deps.gunzip === undefined ? {} : { gunzip: deps.gunzip }),
     importanceOf: (cash) => importanceOf(cash, batch.crawl.aopic?.history ?? 0),
+    // A recrawl round sends each page's validators back and judges it against the archive.
+    ...(batch.crawl.recrawl === undefined || deps.archive === undefined
+      ? {}
+      : { revisits: archiveRevisits(deps.archive, batch.crawl.recrawl.archive, batch.crawl.id) }),
   };
 }
 

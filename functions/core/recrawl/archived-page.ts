@@ -35,6 +35,22 @@ export interface VisitExtras {
   payloadDigest?: string;
 }
 
+/** What `foldVisit` reads of a fetch's page record (the cloud folds its index lines). */
+export type VisitedRecord = Pick<
+  PageRecord,
+  | 'url'
+  | 'depth'
+  | 'status'
+  | 'fetchedAt'
+  | 'contentHash'
+  | 'contentType'
+  | 'title'
+  | 'etag'
+  | 'lastModified'
+  | 'change'
+  | 'lastmod'
+>;
+
 const GONE = new Set([404, 410]);
 
 /**
@@ -45,7 +61,7 @@ const GONE = new Set([404, 410]);
  */
 export function foldVisit(
   before: ArchivedPage | undefined,
-  record: PageRecord,
+  record: VisitedRecord,
   extras: VisitExtras = {},
 ): ArchivedPage | undefined {
   if (record.status === null || record.fetchedAt === null) return before;

@@ -7,6 +7,7 @@
 
 import { IDLE_GROUP, richestFirst } from '../../../functions/cloud/frontier/back-queues.ts';
 import type { ApiDeps } from '../../../functions/cloud/lambdas/api/api-app.ts';
+import type { ArchiveEntry, ArchiveRounds } from '../../../functions/cloud/messages/archive-records.ts';
 import {
   addHostCounts,
   aggregateCounters,
@@ -23,6 +24,7 @@ import {
 } from '../../../functions/cloud/messages/crawl-records.ts';
 import { isTraceBody } from '../../../functions/cloud/messages/trace-message.ts';
 import type {
+  ArchiveStore,
   BatchState,
   BatchStateRequest,
   CaptureSink,
@@ -61,6 +63,7 @@ import type {
   HostRuleRecord,
   RuleRecord,
 } from '../../../functions/core/quality/duplicate-url-rules.ts';
+import type { ArchivedPage } from '../../../functions/core/recrawl/archived-page.ts';
 import type { CrawlTask, Fingerprint } from '../../../functions/core/types.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -604,6 +607,49 @@ export class MemoryHostBacklog implements HostBacklog {
   }
 }
 
+/** The archives' per-URL state in memory (values copied in and out, as across a network). */
+export class MemoryArchiveStore implements ArchiveStore {
+  readonly archives = new Map<string, Map<string, ArchiveEntry>>();
+  readonly roundItems = new Map<string, ArchiveRounds>();
+  readonly calls: string[] = [];
+
+  #of(archive: string): Map<string, ArchiveEntry> {
+    let entries = this.archives.get(archive);
+    if (entries === undefined) {
+      entries = new Map();
+      this.archives.set(archive, entries);
+    }
+    return entries;
+  }
+  async entries(archive: string, urls: readonly string[]): Promise<Map<string, ArchiveEntry>> {
+    this.calls.push('entries');
+    const held = this.#of(archive);
+    const found = new Map<string, ArchiveEntry>();
+    for (const url of urls) {
+      const entry = held.get(url);
+      if (entry !== undefined) found.set(url, copy(entry));
+    }
+    return found;
+  }
+  async put(archive: string, entries: readonly ArchiveEntry[]): Promise<void> {
+    this.calls.push('put');
+    const held = this.#of(archive);
+    for (const entry of entries) held.set(entry.page.url, copy(entry));
+  }
+  async pages(archive: string): Promise<ArchivedPage[]> {
+    return [...this.#of(archive).values()].map((entry) => copy(entry.page));
+  }
+  async rounds(archive: string): Promise<ArchiveRounds | undefined> {
+    const rounds = this.roundItems.get(archive);
+    return rounds === undefined ? undefined : copy(rounds);
+  }
+  async startRound(archive: string, round: number, crawlId: string): Promise<boolean> {
+    if ((this.roundItems.get(archive)?.rounds ?? 0) !== round - 1) return false;
+    this.roundItems.set(archive, { rounds: round, last: crawlId });
+    return true;
+  }
+}
+
 /** Every store of the cloud in memory, keyed per crawl as the worker asks for them. */
 export class MemoryCloud {
   readonly table = new MemoryCrawlTable();
@@ -617,6 +663,7 @@ export class MemoryCloud {
   readonly contents = new Map<string, MemoryContentSeen>();
   readonly parked = new MemoryParkedUrls((crawlId) => this.seen(crawlId));
   readonly backlog = new MemoryHostBacklog();
+  readonly archives = new MemoryArchiveStore();
   readonly #stores = new Map<string, CrawlStores>();
 
   /** The API's dependencies over this cloud (the page bucket serves both reads and links). */
@@ -627,6 +674,7 @@ export class MemoryCloud {
       seen: (id) => this.seen(id),
       pages: this.objects,
       archive: this.objects,
+      archives: this.archives,
       clock,
       newId,
     };

@@ -12,6 +12,9 @@
  *                                                            next answer in `Link: <...>; rel="next"`
  *   GET    /crawls/{id}/snapshot   the dashboard's view of the crawl (bounded reads)
  *   DELETE /crawls/{id}            cancel: queued URLs are dropped without fetching
+ *   POST   /crawls/{id}/recrawl    body = settings of the round (recrawlSchedule, recrawlBudget,
+ *                                  ...; may be empty)  -> 201 { id, recrawl }: the next round of
+ *                                  the crawl's archive, a crawl of its own (docs/recrawl.md)
  *
  * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400). An AWS call the
  * API's own role may not make is a 500 with `code: "access-denied"` and AWS's message, which
@@ -20,7 +23,7 @@
 import { type Context, Hono } from 'hono';
 import { sortRuleRecords } from '../../../core/quality/duplicate-url-rules.ts';
 import { METRICS } from '../../metrics.ts';
-import type { CrawlTableStore, ObjectLinks, ObjectReader } from '../../ports/cloud-ports.ts';
+import type { ArchiveStore, CrawlTableStore, ObjectLinks, ObjectReader } from '../../ports/cloud-ports.ts';
 import { crawlProgress } from '../../use-cases/crawl-progress.ts';
 import { cloudCrawlSnapshot } from '../../use-cases/crawl-snapshot.ts';
 import {
@@ -40,9 +43,12 @@ import {
   type PageCursor,
 } from '../../use-cases/list-pages.ts';
 import { type StartCrawlDeps, startCrawl } from '../../use-cases/start-crawl.ts';
+import { startRecrawl } from '../../use-cases/start-recrawl.ts';
 
 /** What the API touches. */
 export interface ApiDeps extends StartCrawlDeps {
+  /** The archives' per-URL state (recrawl rounds); absent: POST /crawls/{id}/recrawl answers 501. */
+  archives?: ArchiveStore;
   table: CrawlTableStore;
   /** The page bucket: the crawl's index objects. */
   pages: ObjectReader;
@@ -83,20 +89,26 @@ export function createApiApp(deps: ApiDeps): Hono {
   const app = new Hono();
   const log = deps.log ?? (() => {});
 
-  app.post('/crawls', async (c) => {
+  /** The request's JSON body (`empty` when there is none), or the answer: 413 over the limit, 400 not JSON. */
+  async function jsonBody(c: Context, empty?: unknown): Promise<{ value: unknown } | Response> {
     const declared = Number(c.req.header('content-length') ?? 0);
     if (declared > MAX_BODY_BYTES) return c.json({ error: `body over ${MAX_BODY_BYTES} bytes` }, 413);
     const text = await c.req.text();
     if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
       return c.json({ error: `body over ${MAX_BODY_BYTES} bytes` }, 413);
     }
-    let input: unknown;
+    if (empty !== undefined && text.trim() === '') return { value: empty };
     try {
-      input = JSON.parse(text);
+      return { value: JSON.parse(text) };
     } catch (error) {
       return c.json({ error: 'body is not valid JSON', problems: [(error as Error).message] }, 400);
     }
-    const outcome = await startCrawl(deps, input);
+  }
+
+  app.post('/crawls', async (c) => {
+    const body = await jsonBody(c);
+    if (body instanceof Response) return body;
+    const outcome = await startCrawl(deps, body.value);
     if (outcome.kind === 'invalid') {
       return c.json({ error: 'invalid crawl configuration', problems: outcome.problems }, 400);
     }
@@ -245,6 +257,22 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json({ rules: sortRuleRecords(rules) });
   });
 
+  app.post('/crawls/:id/recrawl', async (c) => {
+    if (deps.archives === undefined) return c.json({ error: 'recrawls are not wired in this API' }, 501);
+    const body = await jsonBody(c, {});
+    if (body instanceof Response) return body;
+    const outcome = await startRecrawl({ ...deps, archives: deps.archives }, c.req.param('id'), body.value);
+    if (outcome.kind === 'not-found') return c.json({ error: 'no such crawl' }, 404);
+    if (outcome.kind === 'invalid')
+      return c.json({ error: 'invalid recrawl settings', problems: outcome.problems }, 400);
+    if (outcome.kind === 'conflict') return c.json({ error: outcome.problem }, 409);
+    log(
+      `recrawl round ${outcome.recrawl.round} of ${outcome.recrawl.archive} started as ${outcome.id}: ${outcome.recrawl.planned} of ${outcome.recrawl.known} pages`,
+    );
+    c.header('location', `/crawls/${outcome.id}`);
+    return c.json({ id: outcome.id, recrawl: outcome.recrawl }, 201);
+  });
+
   app.delete('/crawls/:id', async (c) => {
     const id = c.req.param('id');
     const status = await deps.table.cancelCrawl(id);
@@ -262,6 +290,7 @@ export function createApiApp(deps: ApiDeps): Hono {
     '/crawls/:id/dataset',
     '/crawls/:id/snapshot',
     '/crawls/:id/rules',
+    '/crawls/:id/recrawl',
   ]) {
     app.all(path, (c) => c.json({ error: `method ${c.req.method} not allowed on ${c.req.path}` }, 405));
   }
