@@ -316,6 +316,13 @@ export const crawlConfigSchema = z
      * or `full` (all of them).
      */
     recrawlSchedule: z.enum(['adaptive', 'uniform', 'full']).default('adaptive'),
+    /**
+     * Cloud: keep each page's validators, payload digest and links (one DynamoDB item per page,
+     * about one write unit) so that the crawl can be recrawled with conditional GETs. Off by
+     * default: a crawl nobody recrawls does not pay for it. The embedded crawler keeps them in its
+     * folder whatever this says.
+     */
+    keepArchive: z.boolean().default(false),
     /** Known pages a recrawl round visits at most (its request budget); absent: every one it chooses. */
     recrawlBudget: atMost(positiveInt, CONFIG_LIMITS.pages).optional(),
     /** Shortest revisit interval of a page, ms: however often it changes, it is not visited sooner. */

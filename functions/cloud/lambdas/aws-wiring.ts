@@ -200,6 +200,7 @@ export function createAwsArchiverDeps(
       if (crawl === undefined) return undefined;
       const info: CrawlInfo = { seeds: crawl.config.seeds, userAgent: crawl.config.userAgent };
       if (crawl.recrawl !== undefined) info.recrawl = { archive: crawl.recrawl.archive };
+      if (crawl.config.keepArchive) info.keepArchive = true;
       return info;
     },
     archive: new DynamoArchiveStore(clients.doc, env.crawlTable),

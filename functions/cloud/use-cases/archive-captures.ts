@@ -49,6 +49,8 @@ export interface CrawlInfo {
   userAgent: string;
   /** Set for a recrawl round: its pages are folded into this archive's state. */
   recrawl?: Pick<RecrawlOf, 'archive'>;
+  /** The crawl keeps its pages' archive state (`keepArchive`): it can be recrawled. */
+  keepArchive?: boolean;
 }
 
 /** What the archiver touches. */
@@ -295,8 +297,8 @@ export function createCaptureArchiver(
     stats.pages += pages.length;
     // After the index (the state names stored copies), before the container's memory (a
     // redelivery of a batch that died here folds again, from the same states).
-    if (deps.archive !== undefined) {
-      const info = await infoOf(crawlId);
+    const info = deps.archive === undefined ? undefined : await infoOf(crawlId);
+    if (deps.archive !== undefined && (info?.keepArchive || info?.recrawl !== undefined)) {
       const archive = info?.recrawl?.archive ?? crawlId;
       stats.archived += await foldVisits(deps.archive, archive, crawlId, visits, archive === crawlId);
       fault('archive-after-fold');

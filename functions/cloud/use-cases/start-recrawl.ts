@@ -49,6 +49,12 @@ export async function startRecrawl(
   const parsed = parseCrawlConfig({ ...from.config, ...overrides });
   if (!parsed.ok) return { kind: 'invalid', problems: parsed.problems };
   if (from.status === 'running') return { kind: 'conflict', problem: `crawl ${fromId} is still running` };
+  if (!from.config.keepArchive && from.recrawl === undefined) {
+    return {
+      kind: 'conflict',
+      problem: `crawl ${fromId} did not keep its pages' validators and links (keepArchive: false); start it again with "keepArchive": true to recrawl it`,
+    };
+  }
   const archive = from.recrawl?.archive ?? from.id;
   const rounds = await deps.archives.rounds(archive);
   if (rounds?.last !== undefined) {

@@ -93,7 +93,12 @@ describe('pipeline: a recrawl round of a finished crawl', () => {
 
   it('revisits with validators: 304 and identical payloads as revisit records, carried links, a summary', async () => {
     // /hidden is excluded from the first crawl: only /a links it, so only carried links reach it.
-    const first = await pipeline.startCrawl({ ...base, seeds: [`${site.origin}/`], exclude: ['/hidden$'] });
+    const first = await pipeline.startCrawl({
+      ...base,
+      seeds: [`${site.origin}/`],
+      exclude: ['/hidden$'],
+      keepArchive: true,
+    });
     await pipeline.waitForStatus(first, ['done'], 60_000);
     assert.equal(
       (await pipeline.api('POST', `/crawls/${first}/recrawl`, { seeds: ['http://x/'] })).status,

@@ -36,7 +36,7 @@ function item(path: string, extra: Partial<PageItem> = {}): PageItem {
 }
 
 async function firstCrawl(cloud: MemoryCloud, id: string, paths: string[]): Promise<void> {
-  const parsed = parseCrawlConfig({ seeds: [`${ORIGIN}/`] });
+  const parsed = parseCrawlConfig({ seeds: [`${ORIGIN}/`], keepArchive: true });
   if (!parsed.ok) throw new Error(parsed.problems.join());
   await cloud.table.createCrawl({
     id,
@@ -141,5 +141,14 @@ describe('POST /crawls/{id}/recrawl', () => {
     const running = await post(first);
     assert.equal(running.status, 409);
     assert.match(String(running.json.error), /still running/);
+    // A crawl that did not keep its archive state (the default: it costs a write per page).
+    cloud.table.crawls.set(first, {
+      ...crawl!,
+      status: 'done',
+      config: { ...crawl!.config, keepArchive: false },
+    });
+    const kept = await post(first);
+    assert.equal(kept.status, 409);
+    assert.match(String(kept.json.error), /keepArchive/);
   });
 });
