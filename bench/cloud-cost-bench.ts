@@ -58,8 +58,11 @@
  * three loopback scenarios 7.3 minutes; everything at `--scale 0.3` 7.8 minutes. A smaller scale
  * saves less than it seems: each crawl also waits for the archiver's 60 s batching window.
  */
+
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { createAwsClients } from '../functions/adapters/aws/clients.ts';
 import { readHostsPerInvocation, TUNING_ENV } from '../functions/cloud/env.ts';
 import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { startCloudLocal } from '../localstack/cloud-local.ts';
@@ -246,7 +249,9 @@ async function run(scenario: Scenario): Promise<Result> {
   });
   const logs: Record<string, { lines: number; bytes: number }> = {};
   const seen = new Map<number, ContainerSeen>();
+  const debug = process.env.CRAWLSTACK_BENCH_DEBUG === '1';
   const log = (line: string, container?: number) => {
+    if (debug && !line.includes('"UrlSeenLookups"')) process.stderr.write(`${line}\n`);
     // `[<prefix>-<Function>] <line>`: the stand-in names functions with the stack's prefix.
     const full = /^\[([\w-]+)\] /.exec(line)?.[1];
     if (full === undefined) return;
@@ -324,6 +329,7 @@ async function run(scenario: Scenario): Promise<Result> {
     const crawlTable = local.provisioned.resources.CrawlTable?.name as string;
     const bucket = local.provisioned.resources.PageBucket?.name as string;
     const storage = await measureStorage(local.endpoint, [urlTable, crawlTable], bucket);
+    if (debug) await dumpGroups(local.endpoint, crawlTable);
     const costs = costBreakdown(metrics, model);
     const pages = view.counters.fetched;
     return {
@@ -391,6 +397,30 @@ function logDollars(logs: Result['logs'], costs: CostBreakdown, names: string[])
       invocations * (PLATFORM_LOG_BYTES + 3 * LOG_EVENT_OVERHEAD);
   }
   return (bytes / GB) * LIST_PRICES.logsIngestGb;
+}
+
+/** Debug: host items whose group says it holds messages, and the back queues left (CRAWLSTACK_BENCH_DEBUG=1). */
+async function dumpGroups(endpoint: string, table: string): Promise<void> {
+  const clients = createAwsClients({ AWS_ENDPOINT_URL: endpoint, AWS_REGION: 'us-east-1' });
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await clients.doc.send(
+      new ScanCommand({ TableName: table, ...(start === undefined ? {} : { ExclusiveStartKey: start }) }),
+    );
+    for (const item of page.Items ?? []) {
+      const sk = String(item.sk ?? '');
+      if (String(item.pk).startsWith('bq#'))
+        console.error(`BACKLOG ${item.pk} ${String(item.task).slice(0, 160)}`);
+      else if (
+        sk.startsWith('host#') &&
+        (Number(item.groupQueued ?? 0) !== 0 || item.groupStarter !== undefined)
+      )
+        console.error(
+          `GROUP ${sk} queued=${item.groupQueued} v=${item.backlogVersion} d=${item.backlogDrained} s=${item.groupStarter} doneSeq=${item.doneSeq}`,
+        );
+    }
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
 }
 
 /** The crawl's USD by row: requests, compute, logs, a month of storage, status polling. */

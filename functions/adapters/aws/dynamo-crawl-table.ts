@@ -526,21 +526,25 @@ export class DynamoCrawlTable implements CrawlTableStore {
           ...(conditions.length === 0 ? {} : { ConditionExpression: conditions.join(' AND ') }),
           // The old request count tells whether this write gave the host its first request.
           ReturnValues: 'UPDATED_OLD',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       const before = Number(response.Attributes?.requests ?? 0);
       return { counted: true, firstRequest: update.counts.requests > 0 && before === 0 };
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
-      // The ledger had not counted these records: what failed is the idle condition (an offer
-      // added to the back queue since the holder read the item). Nothing was written.
-      const old = (error as { Item?: DocItem }).Item;
-      if (update.ledger !== undefined && old !== undefined) {
-        const done = typeof old.doneSeq === 'string' ? old.doneSeq : undefined;
-        if (done === undefined || done < sequenceKey(update.ledger.firstSeq)) {
-          return { counted: false, firstRequest: false, moved: groupFromItem(old) };
-        }
+    }
+    if (update.ledger !== undefined && group?.idleAt !== undefined) {
+      // Which condition failed? Read the item (strongly consistent; only on a failure). If the
+      // ledger had not counted these records, it was the idle condition: an offer reached the
+      // back queue since the holder read the item, and nothing was written. (The old item that
+      // ReturnValuesOnConditionCheckFailure would give is not returned by every DynamoDB.)
+      const read = await this.#doc.send(
+        new GetCommand({ TableName: this.#table, Key: key, ConsistentRead: true }),
+      );
+      const item = read.Item ?? {};
+      const done = typeof item.doneSeq === 'string' ? item.doneSeq : undefined;
+      if (done === undefined || done < sequenceKey(update.ledger.firstSeq)) {
+        return { counted: false, firstRequest: false, moved: groupFromItem(item) };
       }
     }
     await this.#doc.send(

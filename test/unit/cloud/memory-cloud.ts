@@ -221,19 +221,19 @@ export class MemoryCrawlTable implements CrawlTableStore {
     this.#call('updateHost');
     const key = stateKey(crawlId, host);
     const item = this.hostItems.get(key) ?? { ...emptyHostCounts(), host, nextAllowedAt: 0 };
+    const group = update.group;
+    const counted =
+      update.ledger === undefined ||
+      item.doneSeq === undefined ||
+      item.doneSeq < sequenceKey(update.ledger.firstSeq);
+    if (counted && group?.idleAt !== undefined && (item.group?.version ?? 0) !== group.idleAt) {
+      // The idle condition failed (an offer came since the holder read the item): nothing is written.
+      return { counted: false, firstRequest: false, moved: copy(item.group ?? { ...IDLE_GROUP }) };
+    }
     item.nextAllowedAt = update.nextAllowedAt;
     if (update.crawlDelayMs !== undefined) item.crawlDelayMs = update.crawlDelayMs;
     if (update.probes !== undefined) item.probes = { ...item.probes, ...copy(update.probes) };
-    let counted = true;
-    if (update.ledger !== undefined) {
-      const first = sequenceKey(update.ledger.firstSeq);
-      if (item.doneSeq !== undefined && item.doneSeq >= first) counted = false;
-      else item.doneSeq = sequenceKey(update.ledger.lastSeq);
-    }
-    const group = update.group;
-    if (counted && group?.idleAt !== undefined && (item.group?.version ?? 0) !== group.idleAt) {
-      return { counted: false, firstRequest: false, moved: copy(item.group ?? { ...IDLE_GROUP }) };
-    }
+    if (counted && update.ledger !== undefined) item.doneSeq = sequenceKey(update.ledger.lastSeq);
     const before = item.requests;
     if (counted) addHostCounts(item, copy(update.counts));
     if (counted && group !== undefined) {

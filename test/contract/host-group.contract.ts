@@ -1,0 +1,87 @@
+/**
+ * The host item's FIFO group (CrawlTableStore: noteBacklog, startGroup, updateHost's `group`),
+ * as functions/cloud/frontier/back-queues.ts relies on it: one starter wins an idle group (or the
+ * same starter again), the group's size moves with the ledger exactly once, and a holder's write
+ * that would leave the group idle fails with the group as it is when an offer came meanwhile
+ * (nothing written), where a redelivered ledger is only "not counted".
+ */
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { emptyHostCounts } from '../../functions/cloud/messages/crawl-records.ts';
+import type { CrawlTableStore } from '../../functions/cloud/ports/cloud-ports.ts';
+
+type GroupTable = Pick<CrawlTableStore, 'noteBacklog' | 'startGroup' | 'updateHost' | 'loadBatchState'>;
+
+const counts = () => ({ ...emptyHostCounts(), finished: 1 });
+
+async function groupOf(table: GroupTable, crawlId: string, host: string) {
+  const state = await table.loadBatchState({
+    crawlIds: [],
+    budgets: [],
+    hosts: [{ crawlId, host }],
+    robots: [],
+    rules: [],
+    rulesNews: [],
+  });
+  return state.hosts.get(`${crawlId} ${host}`)?.group;
+}
+
+/** Registers the contract's tests; `open` gives a fresh table. */
+export function hostGroupContract(open: () => Promise<GroupTable>): void {
+  it('one starter wins an idle group; the same starter may start it again, no one else', async () => {
+    const table = await open();
+    const noted = await table.noteBacklog('c', 'h.example');
+    assert.equal(noted.queued, 0);
+    assert.equal(noted.version, 1);
+    assert.equal(await table.startGroup('c', 'h.example', 3, 'first'), true);
+    assert.equal(await table.startGroup('c', 'h.example', 2, 'second'), false);
+    assert.equal(await table.startGroup('c', 'h.example', 3, 'first'), true, 'a starter that came back');
+    assert.equal((await table.noteBacklog('c', 'h.example')).queued, 3);
+  });
+
+  it('the ledger write moves the group once and ends the start; a redelivered one is not counted', async () => {
+    const table = await open();
+    await table.noteBacklog('c', 'g.example');
+    await table.startGroup('c', 'g.example', 3, 'first');
+    const write = {
+      nextAllowedAt: 0,
+      counts: counts(),
+      ledger: { firstSeq: '10', lastSeq: '12' },
+      group: { queuedDelta: -1, drained: 1 },
+    };
+    assert.equal((await table.updateHost('c', 'g.example', write)).counted, true);
+    const again = await table.updateHost('c', 'g.example', write);
+    assert.equal(again.counted, false);
+    assert.equal(again.moved, undefined, 'a redelivered ledger is not a moved group');
+    const group = await groupOf(table, 'c', 'g.example');
+    assert.equal(group?.queued, 2);
+    assert.equal(group?.drained, 1);
+    assert.equal(group?.starter, undefined, 'the holder ended the start');
+    assert.equal(await table.startGroup('c', 'g.example', 1, 'first'), false);
+  });
+
+  it('a write that would leave the group idle fails, writing nothing, when an offer came since', async () => {
+    const table = await open();
+    await table.noteBacklog('c', 'i.example');
+    await table.startGroup('c', 'i.example', 1, 'first');
+    const seen = (await groupOf(table, 'c', 'i.example'))!;
+    await table.noteBacklog('c', 'i.example'); // an offer while the holder works
+    const result = await table.updateHost('c', 'i.example', {
+      nextAllowedAt: 0,
+      counts: counts(),
+      ledger: { firstSeq: '20', lastSeq: '20' },
+      group: { queuedDelta: -1, idleAt: seen.version },
+    });
+    assert.equal(result.counted, false);
+    assert.equal(result.moved?.version, seen.version + 1);
+    assert.equal(result.moved?.queued, 1, 'nothing written');
+    const retry = await table.updateHost('c', 'i.example', {
+      nextAllowedAt: 0,
+      counts: counts(),
+      ledger: { firstSeq: '20', lastSeq: '20' },
+      group: { queuedDelta: -1, idleAt: result.moved!.version },
+    });
+    assert.equal(retry.counted, true);
+    assert.equal((await groupOf(table, 'c', 'i.example'))?.queued, 0);
+  });
+}
