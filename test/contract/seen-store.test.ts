@@ -2,8 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
 import type { SeenStore } from '../../functions/core/ports.ts';
+import { MemoryCloud } from '../unit/cloud/memory-cloud.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
 import { seenStoreContract } from './seen-store.contract.ts';
+
+describe("SeenStore contract: MemorySeenStore (the unit tests' fake of the UrlTable)", () => {
+  const cloud = new MemoryCloud();
+  // Two containers' views of one crawl's claims.
+  seenStoreContract(async () => ({ a: cloud.seen('crawl-1'), b: cloud.seen('crawl-1') }));
+});
 
 describe('SeenStore contract: StepUnit (the embedded crawler, one step per call)', () => {
   let local: LocalBackend;
