@@ -19,7 +19,7 @@ import { listsAsImportant } from '../core/dashboard-snapshot.ts';
 import type { Clock, Fetcher, RevisitLookup, RobotsEntry } from '../core/ports.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
-import { hostGapMs, retryBackoffMs } from '../core/scheduling/politeness.ts';
+import { applyRequestFeedback, retryBackoffMs } from '../core/scheduling/politeness.ts';
 import {
   type CrawlPageDeps,
   type CrawlPageOptions,
@@ -500,9 +500,8 @@ export class EmbeddedCrawler {
     if (slot.finishing !== undefined || this.#stopping !== undefined) return false;
     hosts.forgetOffered(slot);
     const now = this.#clock.now();
-    if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
-    slot.lastResponseMs = feedback.responseMs;
-    const gapEnds = now + hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
+    // Released early only when the step asked for no longer wait (no blockedUntil).
+    const { gapEnds } = applyRequestFeedback(this.#config, slot, feedback, now);
     slot.nextAt = Math.max(slot.nextAt, gapEnds);
     slot.finishing = task.seq;
     slot.fetched += 1;
@@ -675,12 +674,10 @@ export class EmbeddedCrawler {
     }
     const { feedback } = outcome;
     if (feedback !== undefined && !released) {
-      if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
-      slot.lastResponseMs = feedback.responseMs;
-      const gap = hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
-      gapEnds = now + gap;
-      slot.nextAt = Math.max(now + gap, feedback.blockedUntil ?? 0);
-      if (feedback.blockedUntil !== undefined && feedback.blockedUntil > now + gap) {
+      const ends = applyRequestFeedback(this.#config, slot, feedback, now);
+      gapEnds = ends.gapEnds;
+      slot.nextAt = ends.nextAllowedAt;
+      if (feedback.blockedUntil !== undefined && feedback.blockedUntil > gapEnds) {
         slot.waitingFor = `host blocked after ${failure ?? 'Retry-After'}`;
       }
     }

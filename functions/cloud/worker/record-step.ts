@@ -11,7 +11,7 @@ import type { LRUCache } from 'lru-cache';
 import type { CrawlConfig } from '../../core/config.ts';
 import type { Frontier, SeenStore } from '../../core/ports.ts';
 import { type CashFlow, importanceOf } from '../../core/scheduling/aopic.ts';
-import { hostGapMs } from '../../core/scheduling/politeness.ts';
+import { applyRequestFeedback } from '../../core/scheduling/politeness.ts';
 import {
   type CrawlPageDeps,
   type CrawlPageOutcome,
@@ -408,9 +408,7 @@ function applyFeedback(group: GroupBatch, config: CrawlConfig, outcome: CrawlPag
   if (feedback === undefined) return;
   group.touched = true;
   group.counts.requests += 1;
-  if (feedback.crawlDelayMs !== undefined) group.crawlDelayMs = feedback.crawlDelayMs;
-  const gap = hostGapMs(config, feedback.responseMs, group.crawlDelayMs);
-  group.nextAllowedAt = Math.max(now + gap, feedback.blockedUntil ?? 0);
+  group.nextAllowedAt = applyRequestFeedback(config, group, feedback, now).nextAllowedAt;
 }
 
 /** What one crawl step of the record collects besides its outcome. */

@@ -39,7 +39,7 @@ import {
   rulesFromEntry,
 } from '../robots/policy.ts';
 import { type CashFlow, pathShape, SELF_LINK_SHARE, splitCash } from '../scheduling/aopic.ts';
-import { retryAfterMs, retryBackoffMs } from '../scheduling/politeness.ts';
+import { type RequestFeedback, retryAfterMs, retryBackoffMs } from '../scheduling/politeness.ts';
 import { rootCashSplit } from '../sitemap/sitemap-cash.ts';
 import type { SitemapFetch } from '../sitemap/sitemap-plan.ts';
 import {
@@ -93,15 +93,8 @@ export interface CrawlPageDeps extends SitemapStepDeps {
   revisits?: RevisitLookup;
 }
 
-/** What the runtime needs to schedule the host's next request. */
-export interface RequestFeedback {
-  /** How long the request took (the adaptive delay multiplies it). */
-  responseMs: number;
-  /** Crawl-delay of the robots.txt group that applies to us, if any. */
-  crawlDelayMs?: number;
-  /** Leave the whole host alone until then (Retry-After, backoff after 5xx). */
-  blockedUntil?: number;
-}
+/** What the runtime needs to schedule the host's next request (defined with the politeness rules). */
+export type { RequestFeedback } from '../scheduling/politeness.ts';
 
 /** A fetched page handed to an optional observer (the `hunt` command, saving bodies). */
 export interface FetchedPage {
