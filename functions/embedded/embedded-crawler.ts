@@ -29,7 +29,7 @@ import {
   type RequestFeedback,
   SEED_OWNER,
 } from '../core/step/crawl-page.ts';
-import { judgeError } from '../core/step/error-policy.ts';
+import { judgeStepFailure } from '../core/step/error-policy.ts';
 import { unfetchedRecord } from '../core/step/page-record.ts';
 import type { CrawlTask } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen/url-seen.ts';
@@ -450,16 +450,23 @@ export class EmbeddedCrawler {
       // policy both runtimes share says whether another try may help: then the task goes back,
       // as a failed fetch would, up to maxRetries; else, or after them, the URL is recorded.
       this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
-      const judged = judgeError(error);
+      const verdict = judgeStepFailure(error, task.attempt, {
+        limit: this.#config.maxRetries,
+        waitMs: (n) => retryBackoffMs(this.#config, n, this.#random),
+      });
       const retry = new StepUnit(state.db, this.#pending);
       appendAll(retry.lookups, unit.lookups);
       let failed: CrawlPageOutcome;
-      if (judged.retryable && task.attempt < this.#config.maxRetries) {
-        const attempt = task.attempt + 1;
-        const notBefore = this.#clock.now() + retryBackoffMs(this.#config, attempt, this.#random);
-        failed = { kind: 'retry', task: { ...task, attempt }, reason: 'internal-error', notBefore };
+      if (verdict.kind === 'retry') {
+        const notBefore = this.#clock.now() + verdict.waitMs;
+        failed = {
+          kind: 'retry',
+          task: { ...task, attempt: verdict.retry },
+          reason: 'internal-error',
+          notBefore,
+        };
       } else {
-        const record = unfetchedRecord(task, 'internal-error', judged.message);
+        const record = unfetchedRecord(task, 'internal-error', verdict.error.message);
         await retry.page(record);
         failed = { kind: 'done', record, enqueued: [] };
       }

@@ -98,6 +98,11 @@ export function retryAfterMs(
  * hosts that failed together do not retry together.
  */
 export function retryBackoffMs(settings: PolitenessSettings, attempt: number, random: () => number): number {
-  const base = Math.min(settings.retryBaseDelayMs * 2 ** Math.max(0, attempt - 1), settings.maxRetryAfterMs);
+  const base = doublingBackoffMs(settings.retryBaseDelayMs, settings.maxRetryAfterMs, attempt);
   return Math.round(base * (0.75 + random() * 0.5));
+}
+
+/** `baseMs` × 2^(n-1), at most `capMs`: the shape of every backoff here (n = 1 for the first retry). */
+export function doublingBackoffMs(baseMs: number, capMs: number, n: number): number {
+  return Math.min(baseMs * 2 ** Math.max(0, n - 1), capMs);
 }
