@@ -30,7 +30,7 @@ import {
   SEED_OWNER,
 } from '../core/step/crawl-page.ts';
 import { judgeStepFailure } from '../core/step/error-policy.ts';
-import { unfetchedRecord } from '../core/step/page-record.ts';
+import { type OutcomeCounts, unfetchedRecord } from '../core/step/page-record.ts';
 import type { CrawlTask } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen/url-seen.ts';
 import { encodeTrace } from '../core/url-seen/url-seen-trace.ts';
@@ -70,7 +70,12 @@ export { CrawlStateMismatchError } from './crawl-state.ts';
  */
 export type CrawlEndState = 'done' | 'max-pages' | 'stopped' | 'interrupted' | 'failed';
 
-export interface CrawlSummary {
+/**
+ * What the crawl did, as the CLI reports it at the end: the core's outcome counts by status and
+ * reason, bytes and duplicates ({@link OutcomeCounts}; `pages` is its `fetched`, `skipped` the
+ * URLs finished without a response), plus the run's own numbers.
+ */
+export interface CrawlSummary extends Pick<OutcomeCounts, 'byStatus' | 'byReason' | 'bytes' | 'duplicates'> {
   state: CrawlEndState;
   /** Why the crawl stopped early (e.g. the hunt found its keyword). */
   stopReason?: string;
@@ -85,15 +90,11 @@ export interface CrawlSummary {
   totalDurationMs: number;
   pages: number;
   skipped: number;
-  byStatus: Record<string, number>;
-  byReason: Record<string, number>;
-  bytes: number;
   hosts: number;
   requests: number;
   /** Requests that got no response or a 5xx/429 (retried ones included). */
   failedRequests: number;
   retries: number;
-  duplicates: number;
   discovered: number;
   queued: number;
   pagesPerSecond: number;
