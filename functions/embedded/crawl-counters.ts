@@ -4,7 +4,12 @@
  * functions/core/step/page-record.ts), the one the cloud worker's host ledgers use too.
  */
 import type { CrawlPageOutcome } from '../core/step/crawl-page.ts';
-import { countOutcome, isErrorReason, type OutcomeCounts } from '../core/step/page-record.ts';
+import {
+  countOutcome,
+  emptyOutcomeCounts,
+  isErrorReason,
+  type OutcomeCounts,
+} from '../core/step/page-record.ts';
 import type { UrlSeenStats } from '../core/url-seen/url-seen.ts';
 
 /**
@@ -32,13 +37,7 @@ export interface CrawlCounters extends OutcomeCounts {
 /** Counters of a crawl that has done nothing yet. */
 export function emptyCounters(): CrawlCounters {
   return {
-    finished: 0,
-    fetched: 0,
-    bytes: 0,
-    failed: 0,
-    duplicates: 0,
-    byStatus: {},
-    byReason: {},
+    ...emptyOutcomeCounts(),
     requests: 0,
     failedRequests: 0,
     failedBy: {},

@@ -19,7 +19,7 @@ import { listsAsImportant } from '../core/dashboard-snapshot.ts';
 import type { Clock, Fetcher, RevisitLookup, RobotsEntry } from '../core/ports.ts';
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
-import { hostGapMs, retryBackoffMs } from '../core/scheduling/politeness.ts';
+import { applyRequestFeedback, retryBackoffMs } from '../core/scheduling/politeness.ts';
 import {
   type CrawlPageDeps,
   type CrawlPageOptions,
@@ -29,8 +29,8 @@ import {
   type RequestFeedback,
   SEED_OWNER,
 } from '../core/step/crawl-page.ts';
-import { judgeError } from '../core/step/error-policy.ts';
-import { unfetchedRecord } from '../core/step/page-record.ts';
+import { judgeStepFailure } from '../core/step/error-policy.ts';
+import { type OutcomeCounts, unfetchedRecord } from '../core/step/page-record.ts';
 import { safeJson } from '../core/text/safe-text.ts';
 import type { CrawlTask } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen/url-seen.ts';
@@ -71,7 +71,12 @@ export { CrawlStateMismatchError } from './crawl-state.ts';
  */
 export type CrawlEndState = 'done' | 'max-pages' | 'stopped' | 'interrupted' | 'failed';
 
-export interface CrawlSummary {
+/**
+ * What the crawl did, as the CLI reports it at the end: the core's outcome counts by status and
+ * reason, bytes and duplicates ({@link OutcomeCounts}; `pages` is its `fetched`, `skipped` the
+ * URLs finished without a response), plus the run's own numbers.
+ */
+export interface CrawlSummary extends Pick<OutcomeCounts, 'byStatus' | 'byReason' | 'bytes' | 'duplicates'> {
   state: CrawlEndState;
   /** Why the crawl stopped early (e.g. the hunt found its keyword). */
   stopReason?: string;
@@ -86,15 +91,11 @@ export interface CrawlSummary {
   totalDurationMs: number;
   pages: number;
   skipped: number;
-  byStatus: Record<string, number>;
-  byReason: Record<string, number>;
-  bytes: number;
   hosts: number;
   requests: number;
   /** Requests that got no response or a 5xx/429 (retried ones included). */
   failedRequests: number;
   retries: number;
-  duplicates: number;
   discovered: number;
   queued: number;
   pagesPerSecond: number;
@@ -451,16 +452,23 @@ export class EmbeddedCrawler {
       // policy both runtimes share says whether another try may help: then the task goes back,
       // as a failed fetch would, up to maxRetries; else, or after them, the URL is recorded.
       this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
-      const judged = judgeError(error);
+      const verdict = judgeStepFailure(error, task.attempt, {
+        limit: this.#config.maxRetries,
+        waitMs: (n) => retryBackoffMs(this.#config, n, this.#random),
+      });
       const retry = new StepUnit(state.db, this.#pending);
       appendAll(retry.lookups, unit.lookups);
       let failed: CrawlPageOutcome;
-      if (judged.retryable && task.attempt < this.#config.maxRetries) {
-        const attempt = task.attempt + 1;
-        const notBefore = this.#clock.now() + retryBackoffMs(this.#config, attempt, this.#random);
-        failed = { kind: 'retry', task: { ...task, attempt }, reason: 'internal-error', notBefore };
+      if (verdict.kind === 'retry') {
+        const notBefore = this.#clock.now() + verdict.waitMs;
+        failed = {
+          kind: 'retry',
+          task: { ...task, attempt: verdict.retry },
+          reason: 'internal-error',
+          notBefore,
+        };
       } else {
-        const record = unfetchedRecord(task, 'internal-error', judged.message);
+        const record = unfetchedRecord(task, 'internal-error', verdict.error.message);
         await retry.page(record);
         failed = { kind: 'done', record, enqueued: [] };
       }
@@ -501,9 +509,8 @@ export class EmbeddedCrawler {
     if (slot.finishing !== undefined || this.#stopping !== undefined) return false;
     hosts.forgetOffered(slot);
     const now = this.#clock.now();
-    if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
-    slot.lastResponseMs = feedback.responseMs;
-    const gapEnds = now + hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
+    // Released early only when the step asked for no longer wait (no blockedUntil).
+    const { gapEnds } = applyRequestFeedback(this.#config, slot, feedback, now);
     slot.nextAt = Math.max(slot.nextAt, gapEnds);
     slot.finishing = task.seq;
     slot.fetched += 1;
@@ -676,12 +683,10 @@ export class EmbeddedCrawler {
     }
     const { feedback } = outcome;
     if (feedback !== undefined && !released) {
-      if (feedback.crawlDelayMs !== undefined) slot.crawlDelayMs = feedback.crawlDelayMs;
-      slot.lastResponseMs = feedback.responseMs;
-      const gap = hostGapMs(this.#config, feedback.responseMs, slot.crawlDelayMs);
-      gapEnds = now + gap;
-      slot.nextAt = Math.max(now + gap, feedback.blockedUntil ?? 0);
-      if (feedback.blockedUntil !== undefined && feedback.blockedUntil > now + gap) {
+      const ends = applyRequestFeedback(this.#config, slot, feedback, now);
+      gapEnds = ends.gapEnds;
+      slot.nextAt = ends.nextAllowedAt;
+      if (feedback.blockedUntil !== undefined && feedback.blockedUntil > gapEnds) {
         slot.waitingFor = `host blocked after ${failure ?? 'Retry-After'}`;
       }
     }

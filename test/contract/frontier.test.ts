@@ -5,8 +5,16 @@ import { SqsFrontier } from '../../functions/adapters/aws/sqs-frontier.ts';
 import { decodeTask, deduplicationId, messageGroupId } from '../../functions/cloud/messages/task-message.ts';
 import type { CrawlTask } from '../../functions/core/types.ts';
 import { eventually } from '../fixtures/site-server.ts';
+import { MemoryFrontier } from '../unit/cloud/memory-cloud.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
 import { frontierContract, task } from './frontier.contract.ts';
+
+describe("Frontier contract: MemoryFrontier (the unit tests' fake)", () => {
+  frontierContract(async () => {
+    const frontier = new MemoryFrontier();
+    return { frontier, drain: async () => frontier.sent.splice(0) };
+  });
+});
 
 describe('Frontier contract: StepUnit over CrawlDb (the embedded crawler, one step per call)', () => {
   let local: LocalBackend;

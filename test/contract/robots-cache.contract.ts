@@ -3,7 +3,8 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { RobotsCache, RobotsEntry } from '../../functions/core/ports.ts';
+import type { WarmRobotsCache } from '../../functions/cloud/ports/cloud-ports.ts';
+import type { Clock, RobotsCache, RobotsEntry } from '../../functions/core/ports.ts';
 
 let next = 0;
 function origin(): string {
@@ -87,5 +88,45 @@ export function robotsCacheContract(open: () => Promise<{ a: RobotsCache; b: Rob
     const got = await b.get(o);
     assert.equal(got?.body?.length, body.length);
     assert.equal(got?.body, body);
+  });
+}
+
+/**
+ * The cloud worker's WarmRobotsCache (functions/cloud/ports/cloud-ports.ts): a container's warm
+ * map answers while its entry is valid; an expired one is read again from the table, so another
+ * container's newer entry is seen. `open` gives two containers' caches over one backend, with the
+ * clock they judge validity by.
+ */
+export function warmRobotsCacheContract(
+  open: (clock: Clock) => Promise<{ a: WarmRobotsCache; b: WarmRobotsCache }>,
+): void {
+  const entry = (detail: string, expiresAt: number): RobotsEntry => ({
+    status: 'rules',
+    body: `User-agent: *\nDisallow: /${detail}\n`,
+    detail: '200',
+    fetchedAt: 1,
+    expiresAt,
+  });
+
+  it('a valid warm entry answers without the table; an expired one is read again and the newer seen', async () => {
+    let now = 1_000;
+    const { a, b } = await open({ now: () => now });
+    const o = origin();
+    await a.put(o, entry('old', 2_000));
+    assert.equal(a.isWarm(o), true);
+    await b.put(o, entry('new', 5_000));
+    assert.deepEqual(await a.get(o), entry('old', 2_000), 'still valid: the warm map answers');
+    now = 2_000;
+    assert.deepEqual(await a.get(o), entry('new', 5_000), 'expired: the newer entry of the other container');
+  });
+
+  it('primes the warm map with an entry read elsewhere, without writing it', async () => {
+    const { a, b } = await open({ now: () => 1_000 });
+    const o = origin();
+    assert.equal(b.isWarm(o), false);
+    b.prime(o, entry('primed', 9_000));
+    assert.equal(b.isWarm(o), true);
+    assert.deepEqual(await b.get(o), entry('primed', 9_000));
+    assert.equal(await a.get(o), undefined, 'priming writes nothing to the table');
   });
 }

@@ -7,8 +7,22 @@ import {
   robotsItem,
 } from '../../functions/adapters/aws/dynamo-robots-cache.ts';
 import { LocalRobotsCache } from '../../functions/adapters/local/local-robots-cache.ts';
+import { MemoryCrawlTable, MemoryRobotsCache } from '../unit/cloud/memory-cloud.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
-import { robotsCacheContract } from './robots-cache.contract.ts';
+import { robotsCacheContract, warmRobotsCacheContract } from './robots-cache.contract.ts';
+
+describe("RobotsCache contract: MemoryRobotsCache (the unit tests' fake)", () => {
+  const table = new MemoryCrawlTable();
+  // Separate warm maps over one table, as two containers.
+  robotsCacheContract(async () => ({
+    a: new MemoryRobotsCache(table, 'crawl-1'),
+    b: new MemoryRobotsCache(table, 'crawl-1'),
+  }));
+  warmRobotsCacheContract(async (clock) => ({
+    a: new MemoryRobotsCache(table, 'crawl-1', clock),
+    b: new MemoryRobotsCache(table, 'crawl-1', clock),
+  }));
+});
 
 describe("RobotsCache contract: LocalRobotsCache (the embedded crawler's)", () => {
   let local: LocalBackend;
@@ -31,6 +45,10 @@ describe('RobotsCache contract: DynamoRobotsCache', () => {
   robotsCacheContract(async () => ({
     a: new DynamoRobotsCache(aws.clients.doc, table, 'crawl-1'),
     b: new DynamoRobotsCache(aws.clients.doc, table, 'crawl-1'),
+  }));
+  warmRobotsCacheContract(async (clock) => ({
+    a: new DynamoRobotsCache(aws.clients.doc, table, 'crawl-1', { clock }),
+    b: new DynamoRobotsCache(aws.clients.doc, table, 'crawl-1', { clock }),
   }));
 
   it('cuts a body that does not compress under the item limit to whole lines', async () => {

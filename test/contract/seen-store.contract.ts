@@ -3,6 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import type { OwnedSeenStore } from '../../functions/cloud/ports/cloud-ports.ts';
 import type { SeenStore } from '../../functions/core/ports.ts';
 import type { Fingerprint } from '../../functions/core/types.ts';
 
@@ -70,5 +71,30 @@ export function seenStoreContract(open: () => Promise<SeenStorePair>): void {
       const wins = Number(ra[i]![0]) + Number(rb[i]![0]);
       assert.equal(wins, 1, `fingerprint ${batch[i]} claimed by ${wins} claimers`);
     }
+  });
+}
+
+/**
+ * The cloud worker's OwnedSeenStore (functions/cloud/ports/cloud-ports.ts) on top of SeenStore:
+ * the gate is shown exactly the fingerprints found unclaimed and, answering false, claims none of
+ * them; the store remembers the owner it found for a fingerprint it was asked about.
+ */
+export function ownedSeenStoreContract(open: () => Promise<{ a: OwnedSeenStore; b: OwnedSeenStore }>): void {
+  it('the gate sees only the unclaimed; refused, they stay unclaimed and the rest answer as ever', async () => {
+    const { a, b } = await open();
+    const [own, foreign, fresh1, fresh2] = fps(4) as [string, string, string, string];
+    await a.claim([own], OWNER);
+    await b.claim([foreign], OTHER);
+    const shown: string[][] = [];
+    const refused = await a.claim([fresh1, own, foreign, fresh2], OWNER, async (unclaimed) => {
+      shown.push([...unclaimed].sort());
+      return false;
+    });
+    assert.deepEqual(shown, [[fresh1, fresh2].sort()]);
+    assert.deepEqual(refused, [false, true, false, false]);
+    assert.equal(await b.has(fresh1), false, 'refused by the gate: not claimed');
+    const passed = await a.claim([fresh1, fresh2], OWNER, async () => true);
+    assert.deepEqual(passed, [true, true]);
+    assert.equal(a.ownerOf(foreign), OTHER, 'the owner found is remembered');
   });
 }

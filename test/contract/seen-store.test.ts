@@ -2,8 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
 import type { SeenStore } from '../../functions/core/ports.ts';
+import { MemoryCloud } from '../unit/cloud/memory-cloud.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
-import { seenStoreContract } from './seen-store.contract.ts';
+import { ownedSeenStoreContract, seenStoreContract } from './seen-store.contract.ts';
+
+describe("SeenStore contract: MemorySeenStore (the unit tests' fake of the UrlTable)", () => {
+  const cloud = new MemoryCloud();
+  // Two containers' views of one crawl's claims.
+  seenStoreContract(async () => ({ a: cloud.seen('crawl-1'), b: cloud.seen('crawl-1') }));
+  ownedSeenStoreContract(async () => ({ a: cloud.seen('crawl-1'), b: cloud.seen('crawl-1') }));
+});
 
 describe('SeenStore contract: StepUnit (the embedded crawler, one step per call)', () => {
   let local: LocalBackend;
@@ -31,6 +39,12 @@ for (const readFirst of [true, false]) {
       a: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
       b: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
     }));
+    // The worker reads first (the default): the gate sees only what is unclaimed; without, every one is put.
+    if (readFirst)
+      ownedSeenStoreContract(async () => ({
+        a: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
+        b: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
+      }));
 
     it('keeps crawls apart: a URL seen in one crawl is new in another', async () => {
       const one = new DynamoSeenStore(aws.clients.doc, table, 'crawl-a', { readFirst });

@@ -38,6 +38,16 @@ function sortKey(task: CrawlTask): string {
   return `${descendingKey(task.cash)}#${task.fp}`;
 }
 
+/**
+ * One task per sort key, the last given winning (as a second put would): one BatchWriteItem
+ * refuses a key given twice ("Provided list of item keys contains duplicates").
+ */
+function oncePerKey(tasks: readonly CrawlTask[]): Map<string, CrawlTask> {
+  const out = new Map<string, CrawlTask>();
+  for (const task of tasks) out.set(sortKey(task), task);
+  return out;
+}
+
 export class DynamoHostBacklog implements HostBacklog {
   readonly #doc: DynamoDBDocumentClient;
   readonly #table: string;
@@ -54,10 +64,10 @@ export class DynamoHostBacklog implements HostBacklog {
     await batchWriteAll(
       this.#doc,
       this.#table,
-      tasks.map((task) => ({
+      [...oncePerKey(tasks)].map(([key, task]) => ({
         put: {
           [TABLE_KEYS.partitionKey]: backlogPartition(crawlId, host),
-          [TABLE_KEYS.sortKey]: sortKey(task),
+          [TABLE_KEYS.sortKey]: key,
           task: encodeTask(task),
           ...(expiresAt === undefined ? {} : { [TABLE_KEYS.expiresAt]: expiresAt }),
         },
@@ -89,10 +99,10 @@ export class DynamoHostBacklog implements HostBacklog {
     await batchWriteAll(
       this.#doc,
       this.#table,
-      tasks.map((task) => ({
+      [...oncePerKey(tasks).keys()].map((key) => ({
         delete: {
           [TABLE_KEYS.partitionKey]: backlogPartition(crawlId, host),
-          [TABLE_KEYS.sortKey]: sortKey(task),
+          [TABLE_KEYS.sortKey]: key,
         },
       })),
     );

@@ -5,7 +5,13 @@
 import type { CrawlConfig } from '../../core/config.ts';
 import type { ExtractedValue } from '../../core/dataset/extract-fields.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
-import { countOutcome, type FinishedOutcome, type OutcomeCounts } from '../../core/step/page-record.ts';
+import {
+  addOutcomeCounts,
+  countOutcome,
+  emptyOutcomeCounts,
+  type FinishedOutcome,
+  type OutcomeCounts,
+} from '../../core/step/page-record.ts';
 import type {
   DroppedCounts,
   Fingerprint,
@@ -96,14 +102,12 @@ export interface CompletionWatch {
 }
 
 /**
- * What a host's records contributed. Every number is counted exactly once per URL: it is written
- * in the same conditional write that advances the host's ledger (see `HostRecord.doneSeq`).
+ * What a host's records contributed: the core's outcome counts (finished, fetched, bytes, failed,
+ * duplicates, by status and reason; `fetched` is what the per-host and per-crawl page budgets
+ * count) plus the cloud's own. Every number is counted exactly once per URL: it is written in the
+ * same conditional write that advances the host's ledger (see `HostRecord.doneSeq`).
  */
 export interface HostCounts extends OutcomeCounts {
-  /** URLs finished (fetched, skipped, failed for good, dropped, dead-lettered). */
-  finished: number;
-  /** Finished with an HTTP response (the per-host and per-crawl page budgets count these). */
-  fetched: number;
   /** New URLs (claimed and queued, or parked) found on this host's pages. */
   enqueued: number;
   /** Of `enqueued`, those parked in the URL table for the scheduler to admit by cash (AOPIC). */
@@ -112,10 +116,6 @@ export interface HostCounts extends OutcomeCounts {
   lambda: number;
   /** AOPIC cash this host's fetched pages held when fetched. */
   history: number;
-  bytes: number;
-  /** Finished with an error reason (see ERROR_REASONS in functions/core/step/page-record.ts). */
-  failed: number;
-  duplicates: number;
   retries: number;
   /** HTTP requests, robots.txt included (robots.txt requests are counted best effort). */
   requests: number;
@@ -124,10 +124,6 @@ export interface HostCounts extends OutcomeCounts {
   /** URL-seen look-ups and those the warm cache answered. */
   lookups: number;
   cacheHits: number;
-  /** Finished URLs by HTTP status. */
-  byStatus: Record<string, number>;
-  /** Finished URLs by reason (skips, failures, drops). */
-  byReason: Record<string, number>;
   /** Out-links not followed, by reason (scope, max-depth, calendar, link-generator, ...). */
   linksSkipped: Record<string, number>;
   /**
@@ -199,29 +195,21 @@ export function sequenceKey(seq: string): string {
   return seq.padStart(40, '0');
 }
 
-/** A crawl's counters, as the API reports them. */
-export interface CrawlCounters {
+/** A crawl's counters, as the API reports them: the core's outcome counts, summed, plus the crawl's own. */
+export interface CrawlCounters extends OutcomeCounts {
   /** URLs claimed as new: seeds plus every URL queued (or parked) from a page. */
   discovered: number;
   /** In the frontier queue: discovered, not finished, not parked. */
   queued: number;
   /** Parked by AOPIC (cash too low to queue yet), waiting for the scheduler to admit them. */
   parked: number;
-  finished: number;
-  fetched: number;
-  byStatus: Record<string, number>;
-  failed: number;
-  /** Finished URLs by reason (robots, max-pages, cancelled, gave-up, ...). */
-  byReason: Record<string, number>;
   /** Out-links not followed, by reason (the trap defences' work: calendar, link-generator, ...). */
   linksSkipped: Record<string, number>;
   /** A recrawl round's pages by verdict (see HostCounts.byChange); empty for a first crawl (absent on older items). */
   byChange?: Record<string, number>;
-  bytes: number;
   /** Hosts that got at least one request. */
   hosts: number;
   retries: number;
-  duplicates: number;
   requests: number;
   dlq: number;
 }
@@ -237,22 +225,16 @@ export interface UrlSeenCounters {
 /** All-zero counts. */
 export function emptyHostCounts(): HostCounts {
   return {
-    finished: 0,
-    fetched: 0,
+    ...emptyOutcomeCounts(),
     enqueued: 0,
     parked: 0,
     lambda: 0,
     history: 0,
-    bytes: 0,
-    failed: 0,
-    duplicates: 0,
     retries: 0,
     requests: 0,
     dlq: 0,
     lookups: 0,
     cacheHits: 0,
-    byStatus: {},
-    byReason: {},
     linksSkipped: {},
     byChange: {},
   };
@@ -307,17 +289,11 @@ export function aggregateCounters(
     discovered: seeds,
     queued: 0,
     parked: 0,
-    finished: 0,
-    fetched: 0,
-    byStatus: {},
-    failed: 0,
-    byReason: {},
+    ...emptyOutcomeCounts(),
     linksSkipped: {},
     byChange: {},
-    bytes: 0,
     hosts: 0,
     retries: 0,
-    duplicates: 0,
     requests: 0,
     dlq: 0,
   };
@@ -325,18 +301,12 @@ export function aggregateCounters(
   let cacheHits = 0;
   for (const h of hosts) {
     counters.discovered += h.enqueued;
-    counters.finished += h.finished;
-    counters.fetched += h.fetched;
-    counters.failed += h.failed;
-    counters.bytes += h.bytes;
+    addOutcomeCounts(counters, h);
     counters.retries += h.retries;
-    counters.duplicates += h.duplicates;
     counters.requests += h.requests;
     counters.dlq += h.dlq;
     // A host item counts itself once it got a request; a counter shard carries its own count.
     counters.hosts += h.hosts ?? (h.requests > 0 ? 1 : 0);
-    for (const [k, n] of Object.entries(h.byStatus)) counters.byStatus[k] = (counters.byStatus[k] ?? 0) + n;
-    for (const [k, n] of Object.entries(h.byReason)) counters.byReason[k] = (counters.byReason[k] ?? 0) + n;
     for (const [k, n] of Object.entries(h.linksSkipped))
       counters.linksSkipped[k] = (counters.linksSkipped[k] ?? 0) + n;
     const byChange = counters.byChange ?? {};

@@ -11,7 +11,7 @@ import type { LRUCache } from 'lru-cache';
 import type { CrawlConfig } from '../../core/config.ts';
 import type { Frontier, SeenStore } from '../../core/ports.ts';
 import { type CashFlow, importanceOf } from '../../core/scheduling/aopic.ts';
-import { hostGapMs } from '../../core/scheduling/politeness.ts';
+import { applyRequestFeedback, doublingBackoffMs } from '../../core/scheduling/politeness.ts';
 import {
   type CrawlPageDeps,
   type CrawlPageOutcome,
@@ -19,7 +19,7 @@ import {
   isWholePage,
   SEED_OWNER,
 } from '../../core/step/crawl-page.ts';
-import { judgeError } from '../../core/step/error-policy.ts';
+import { judgeStepFailure } from '../../core/step/error-policy.ts';
 import { unfetchedRecord } from '../../core/step/page-record.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../../core/url-seen/url-seen.ts';
@@ -254,6 +254,13 @@ async function crawlRecord(
 }
 
 /**
+ * The wait before a failed record's retry n: 1 s × 2^(n-1), at most 60 s (see StepRetryPolicy in
+ * functions/core/step/error-policy.ts for why it is not the embedded crawler's retryBackoffMs).
+ */
+const ERROR_RETRY_BASE_MS = 1000;
+const ERROR_RETRY_CAP_MS = 60_000;
+
+/**
  * A record whose processing threw (an adapter error, a bug). Worth retrying (judgeError): the
  * record fails, with a short backoff, until its errors in this container or its receives reach
  * the limit; not worth it, or at the limit: it goes to the DLQ with the error and is finished as
@@ -269,10 +276,14 @@ async function failRecord(
   const { message, task } = entry;
   env.stats.errors += 1;
   const errors = env.container.countError(message.messageId);
-  const judged = judgeError(error);
+  const verdict = judgeStepFailure(error, errors - 1, {
+    limit: env.errorAttempts - 1,
+    waitMs: (n) => doublingBackoffMs(ERROR_RETRY_BASE_MS, ERROR_RETRY_CAP_MS, n),
+  });
+  const judged = verdict.error;
   env.log(`error on ${task.url} (message ${message.messageId}, error ${errors}): ${judged.message}`);
-  if (judged.retryable && errors < env.errorAttempts && !nearLastReceive(message, env.maxReceives)) {
-    return { kind: 'retry', seconds: Math.min(60, 2 ** (errors - 1)), why: 'error' };
+  if (verdict.kind === 'retry' && !nearLastReceive(message, env.maxReceives)) {
+    return { kind: 'retry', seconds: verdict.waitMs / 1000, why: 'error' };
   }
   await env.deps.deadLetters.send(deadLetterOf(message, 'processing-error', judged.message));
   env.stats.deadLettered += 1;
@@ -415,9 +426,7 @@ function applyFeedback(group: GroupBatch, config: CrawlConfig, outcome: CrawlPag
   if (feedback === undefined) return;
   group.touched = true;
   group.counts.requests += 1;
-  if (feedback.crawlDelayMs !== undefined) group.crawlDelayMs = feedback.crawlDelayMs;
-  const gap = hostGapMs(config, feedback.responseMs, group.crawlDelayMs);
-  group.nextAllowedAt = Math.max(now + gap, feedback.blockedUntil ?? 0);
+  group.nextAllowedAt = applyRequestFeedback(config, group, feedback, now).nextAllowedAt;
 }
 
 /** What one crawl step of the record collects besides its outcome. */

@@ -15,7 +15,8 @@ import {
   type Admission,
   admitUrls,
   type Followed,
-  heldLink,
+  knownForm,
+  linkSkip,
   type UrlRuleChecks,
 } from '../step/admit-urls.ts';
 import type { CrawlTask, OutLink, PageRecord, SitemapFileRecord, SkipReason } from '../types.ts';
@@ -260,28 +261,19 @@ async function followEntries(
   const links: OutLink[] = [];
   const inFile = new Set<string>();
   const accepted: { url: string; host: string; lastmod?: string; priority?: number }[] = [];
-  const now = deps.clock.now();
   for (const entry of entries) {
     const canonical = deps.canonicalizer.canonicalize(entry.url);
     if (!canonical.ok) {
       summary.invalid += 1;
       continue;
     }
-    let url = canonical.url;
+    const { url, linkedAs } = knownForm(deps.urlRules, canonical);
     const out: OutLink = { url, kind: 'page' };
     if (entry.lastmod !== undefined) out.lastmod = entry.lastmod;
-    const rewritten = deps.urlRules?.rewrite(url, canonical.host);
-    if (rewritten !== undefined) {
-      out.linkedAs = url;
-      url = rewritten.url;
-      out.url = url;
-    }
+    if (linkedAs !== undefined) out.linkedAs = linkedAs;
     if (inFile.has(url)) continue;
     inFile.add(url);
-    const skip =
-      deps.scope.check(url, canonical.host, depth) ??
-      heldLink(deps.urlRules, url, canonical.host) ??
-      deps.quality?.checkLink(url, task, now);
+    const skip = linkSkip(deps, task, url, canonical.host, depth);
     if (skip !== undefined) {
       out.skipped = skip;
       summary.outOfScope += 1;

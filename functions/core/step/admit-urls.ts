@@ -1,14 +1,18 @@
 /**
- * The last part of the link path, shared by a page's links, a sitemap's entries and a queued URL
- * that a duplicate-URL rule merged into another: the URL-seen claim (with the page, sitemap or
- * merged task as owner), the new URLs queued carrying their AOPIC cash, and the known ones listed
- * with theirs for the runtime to credit.
+ * The link path's rules, written once for every URL a step may queue: a page's links, a sitemap's
+ * entries, a redirect's target and a queued URL that a duplicate-URL rule merged into another.
+ * `knownForm` and `linkSkip` judge one link (the form the crawl knows it by, and why it is not
+ * followed); `admitUrls` is the last part: the URL-seen claim (with the page, sitemap, redirected
+ * or merged task as owner), the new URLs queued carrying their AOPIC cash, and the known ones
+ * listed with theirs for the runtime to credit.
  */
 
-import type { Frontier } from '../ports.ts';
+import type { Clock, Frontier } from '../ports.ts';
+import type { QualityChecks } from '../quality/crawl-quality.ts';
 import { DUPLICATE_URL_RULE_REASON, type DuplicateUrlRules } from '../quality/duplicate-url-rules.ts';
 import type { CashFlow } from '../scheduling/aopic.ts';
 import type { CrawlTask, Fingerprint, SkipReason } from '../types.ts';
+import type { ScopeRules } from '../url/scope.ts';
 import type { UrlSeen } from '../url-seen/url-seen.ts';
 
 /** What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper of it). */
@@ -25,8 +29,9 @@ export interface Admission {
   fp: Fingerprint;
   /** AOPIC cash it receives: carried by its task when new, credited when known. */
   cash: number;
-  /** Fields of its task when it is new. */
-  fields?: Pick<CrawlTask, 'generated' | 'parentSimhash' | 'lastmod' | 'sitemap' | 'listed'>;
+  /** Fields of its task when it is new (`redirects`: hops followed to reach it, 0 when absent). */
+  fields?: Pick<CrawlTask, 'generated' | 'parentSimhash' | 'lastmod' | 'sitemap' | 'listed'> &
+    Partial<Pick<CrawlTask, 'redirects'>>;
 }
 
 /** What a page's links (or a redirect's target, or a sitemap's entries) received. */
@@ -67,7 +72,7 @@ export async function admitUrls(
       host: a.host,
       depth,
       parent: from.fp,
-      redirects: 0,
+      redirects: a.fields?.redirects ?? 0,
       attempt: 0,
       cash: a.cash,
     };
@@ -102,4 +107,45 @@ export function heldLink(
   return rules.heldAs(url, host) === undefined && rules.aliasNamespace(url, host) === undefined
     ? undefined
     : DUPLICATE_URL_RULE_REASON;
+}
+
+/**
+ * The form the crawl knows a link by: the host's duplicate-URL rules may rewrite it
+ * (`linkedAs` is then the form the page or sitemap named).
+ */
+export function knownForm(
+  rules: UrlRuleChecks | undefined,
+  canonical: { url: string; host: string },
+): { url: string; linkedAs?: string } {
+  const rewritten = rules?.rewrite(canonical.url, canonical.host);
+  return rewritten === undefined ? { url: canonical.url } : { url: rewritten.url, linkedAs: canonical.url };
+}
+
+/** What {@link linkSkip} reads. */
+export interface LinkRuleDeps {
+  clock: Clock;
+  scope: ScopeRules;
+  urlRules?: UrlRuleChecks;
+  quality?: Pick<QualityChecks, 'checkLink'>;
+}
+
+/**
+ * Why a link of `from` (a page's out-link or a sitemap's entry, in its known form) is not
+ * followed, or undefined when it is: the crawl's scope and depth, a form the host's duplicate-URL
+ * rules hold, then the trap checks (a link from a near duplicate of `nearDuplicateOf`, a calendar,
+ * a link generator).
+ */
+export function linkSkip(
+  deps: LinkRuleDeps,
+  from: CrawlTask,
+  url: string,
+  host: string,
+  depth: number,
+  nearDuplicateOf?: string,
+): SkipReason | undefined {
+  return (
+    deps.scope.check(url, host, depth) ??
+    heldLink(deps.urlRules, url, host) ??
+    deps.quality?.checkLink(url, from, deps.clock.now(), nearDuplicateOf)
+  );
 }

@@ -39,7 +39,7 @@ import {
   rulesFromEntry,
 } from '../robots/policy.ts';
 import { type CashFlow, pathShape, SELF_LINK_SHARE, splitCash } from '../scheduling/aopic.ts';
-import { retryAfterMs, retryBackoffMs } from '../scheduling/politeness.ts';
+import { type RequestFeedback, retryAfterMs, retryBackoffMs } from '../scheduling/politeness.ts';
 import { rootCashSplit } from '../sitemap/sitemap-cash.ts';
 import type { SitemapFetch } from '../sitemap/sitemap-plan.ts';
 import {
@@ -52,7 +52,14 @@ import {
 import type { CrawlTask, DroppedCounts, Fingerprint, LinkKind, OutLink, PageRecord } from '../types.ts';
 import type { UrlCanonicalizer } from '../url/canonicalize.ts';
 import { fingerprint } from '../url/fingerprint.ts';
-import { type Admission, admitUrls, type Followed, heldLink, type UrlRuleChecks } from './admit-urls.ts';
+import {
+  type Admission,
+  admitUrls,
+  type Followed,
+  knownForm,
+  linkSkip,
+  type UrlRuleChecks,
+} from './admit-urls.ts';
 import { RETRIED_FETCH_ERRORS } from './error-policy.ts';
 import { type FinishReason, unfetchedRecord } from './page-record.ts';
 
@@ -86,15 +93,8 @@ export interface CrawlPageDeps extends SitemapStepDeps {
   revisits?: RevisitLookup;
 }
 
-/** What the runtime needs to schedule the host's next request. */
-export interface RequestFeedback {
-  /** How long the request took (the adaptive delay multiplies it). */
-  responseMs: number;
-  /** Crawl-delay of the robots.txt group that applies to us, if any. */
-  crawlDelayMs?: number;
-  /** Leave the whole host alone until then (Retry-After, backoff after 5xx). */
-  blockedUntil?: number;
-}
+/** What the runtime needs to schedule the host's next request (defined with the politeness rules). */
+export type { RequestFeedback } from '../scheduling/politeness.ts';
 
 /** A fetched page handed to an optional observer (the `hunt` command, saving bodies). */
 export interface FetchedPage {
@@ -675,30 +675,22 @@ async function followRedirect(
     record.reason = skip === 'scope' ? 'redirect-out-of-scope' : skip;
     return none;
   }
-  const fp = fingerprint(target.url);
-  const [isNew] = await deps.seen.claim([fp], task.fp);
   const { share, toLambda } = splitCash(task.cash, 1, deps.config.aopicTax);
-  if (!isNew) {
-    record.detail = 'redirect target already seen';
-    return { enqueued: [], cashFlow: { cash: task.cash, toLambda, credits: [{ fp, amount: share }] } };
-  }
-  const next: CrawlTask = {
-    crawlId: task.crawlId,
-    url: target.url,
-    fp,
-    host: target.host,
-    depth: task.depth,
-    parent: task.fp,
-    redirects: task.redirects + 1,
-    attempt: 0,
-    cash: share,
-  };
+  // The target is a new URL at the same depth, one hop further; the one admission of the link path.
+  const fields: Admission['fields'] = { redirects: task.redirects + 1 };
   // A moved sitemap is still a sitemap, with the scope and budget it had.
-  if (task.sitemap !== undefined) next.sitemap = { ...task.sitemap, url: target.url };
-  if (task.lastmod !== undefined) next.lastmod = task.lastmod;
-  await deps.frontier.enqueue([next]);
-  deps.seen.remember([fp]);
-  return { enqueued: [next], cashFlow: { cash: task.cash, toLambda, credits: [] } };
+  if (task.sitemap !== undefined) fields.sitemap = { ...task.sitemap, url: target.url };
+  if (task.lastmod !== undefined) fields.lastmod = task.lastmod;
+  const admission: Admission = {
+    url: target.url,
+    host: target.host,
+    fp: fingerprint(target.url),
+    cash: share,
+    fields,
+  };
+  const { enqueued, credits } = await admitUrls(deps, task, task.depth, [admission]);
+  if (enqueued.length === 0) record.detail = 'redirect target already seen';
+  return { enqueued, cashFlow: { cash: task.cash, toLambda, credits } };
 }
 
 /**
@@ -848,8 +840,7 @@ async function followLinks(
     const canonical = deps.canonicalizer.canonicalize(link.href, facts.base);
     if (!canonical.ok) continue;
     // The host's duplicate-URL rules name the form the crawl knows the page by.
-    const rewritten = deps.urlRules?.rewrite(canonical.url, canonical.host);
-    const url = rewritten?.url ?? canonical.url;
+    const { url, linkedAs } = knownForm(deps.urlRules, canonical);
     if (inPage.has(url)) continue;
     if (url.length > config.maxUrlLength) {
       // Counted, not kept: links.jsonl and memory hold URLs of at most maxUrlLength.
@@ -858,14 +849,11 @@ async function followLinks(
     }
     inPage.add(url);
     const out: OutLink = { url, kind: link.kind };
-    if (rewritten !== undefined) out.linkedAs = canonical.url;
+    if (linkedAs !== undefined) out.linkedAs = linkedAs;
     if (config.respectNofollow && (nofollowPage || link.nofollow)) out.skipped = 'nofollow';
     else if (!follow.has(link.kind)) out.skipped = 'kind';
     else {
-      const skip =
-        deps.scope.check(url, canonical.host, depth) ??
-        heldLink(deps.urlRules, url, canonical.host) ??
-        deps.quality?.checkLink(url, task, deps.clock.now(), nearDuplicateOf);
+      const skip = linkSkip(deps, task, url, canonical.host, depth, nearDuplicateOf);
       if (skip !== undefined) out.skipped = skip;
       else candidates.push({ url, host: canonical.host, fp: fingerprint(url) });
     }

@@ -118,6 +118,22 @@ export interface OutcomeCounts {
   byReason: Record<string, number>;
 }
 
+/** Counts of nothing finished yet. */
+export function emptyOutcomeCounts(): OutcomeCounts {
+  return { finished: 0, fetched: 0, bytes: 0, failed: 0, duplicates: 0, byStatus: {}, byReason: {} };
+}
+
+/** Adds `add`'s outcome counts into `into` (numbers, and the per-status and per-reason maps). */
+export function addOutcomeCounts(into: OutcomeCounts, add: OutcomeCounts): void {
+  into.finished += add.finished;
+  into.fetched += add.fetched;
+  into.bytes += add.bytes;
+  into.failed += add.failed;
+  into.duplicates += add.duplicates;
+  for (const [k, n] of Object.entries(add.byStatus)) into.byStatus[k] = (into.byStatus[k] ?? 0) + n;
+  for (const [k, n] of Object.entries(add.byReason)) into.byReason[k] = (into.byReason[k] ?? 0) + n;
+}
+
 /** What one finished URL contributes to {@link OutcomeCounts}. */
 export interface FinishedOutcome {
   status: number | null;

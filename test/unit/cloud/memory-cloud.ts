@@ -57,7 +57,7 @@ import {
   rulesNewsSlot,
   stateKey,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
-import type { Frontier, RobotsEntry } from '../../../functions/core/ports.ts';
+import type { Clock, Frontier, RobotsEntry } from '../../../functions/core/ports.ts';
 import type {
   HeldForm,
   HostRuleRecord,
@@ -378,26 +378,36 @@ export class MemoryContentSeen implements CheckedContentSeenStore {
   }
 }
 
-/** robots entries of one crawl in memory, with the warm map the worker primes. */
+/**
+ * robots entries of one crawl in memory, with the warm map the worker primes. As
+ * DynamoRobotsCache: the warm map answers while its entry is valid (by `clock`), then the table.
+ */
 export class MemoryRobotsCache implements WarmRobotsCache {
   readonly #table: MemoryCrawlTable;
   readonly #crawlId: string;
+  readonly #clock: Clock;
   readonly warm = new Map<string, RobotsEntry>();
-  constructor(table: MemoryCrawlTable, crawlId: string) {
+  constructor(table: MemoryCrawlTable, crawlId: string, clock: Clock = { now: () => Date.now() }) {
     this.#table = table;
     this.#crawlId = crawlId;
+    this.#clock = clock;
   }
   isWarm(origin: string): boolean {
     return this.warm.has(origin);
   }
   prime(origin: string, entry: RobotsEntry): void {
-    this.warm.set(origin, entry);
+    this.warm.set(origin, copy(entry));
   }
   async get(origin: string): Promise<RobotsEntry | undefined> {
-    return this.warm.get(origin) ?? copy(this.#table.robots.get(stateKey(this.#crawlId, origin)));
+    const warm = this.warm.get(origin);
+    // An expired warm entry may have been refreshed by another container: look before refetching.
+    if (warm !== undefined && warm.expiresAt > this.#clock.now()) return copy(warm);
+    const entry = this.#table.robots.get(stateKey(this.#crawlId, origin));
+    if (entry !== undefined) this.warm.set(origin, copy(entry));
+    return copy(entry ?? warm);
   }
   async put(origin: string, entry: RobotsEntry): Promise<void> {
-    this.warm.set(origin, entry);
+    this.warm.set(origin, copy(entry));
     this.#table.robots.set(stateKey(this.#crawlId, origin), copy(entry));
   }
 }
@@ -710,8 +720,11 @@ export class MemoryCloud {
     return stores;
   }
 
-  /** Per-container stores over the same data (a second container has its own warm maps). */
-  forContainer(): (crawlId: string) => CrawlStores {
+  /**
+   * Per-container stores over the same data (a second container has its own warm maps, whose
+   * robots entries expire by `clock`, as the worker's do).
+   */
+  forContainer(clock?: Clock): (crawlId: string) => CrawlStores {
     const own = new Map<string, CrawlStores>();
     return (crawlId) => {
       let stores = own.get(crawlId);
@@ -720,7 +733,7 @@ export class MemoryCloud {
         stores = {
           seen: this.seen(crawlId),
           contentSeen: content,
-          robots: new MemoryRobotsCache(this.table, crawlId),
+          robots: new MemoryRobotsCache(this.table, crawlId, clock),
         };
         own.set(crawlId, stores);
       }

@@ -46,7 +46,7 @@ export function workerOver(
     frontier: cloud.frontier,
     messages: cloud.visibility,
     deadLetters: cloud.deadLetters,
-    stores: cloud.forContainer(),
+    stores: cloud.forContainer(clock),
     captures: cloud.captures,
     objects: cloud.objects,
     parked: cloud.parked,

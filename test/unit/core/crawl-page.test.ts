@@ -20,6 +20,8 @@ import { MemoryFetcher, page, type Routes } from '../cloud/memory-fetcher.ts';
 const SITE = 'http://a.example';
 
 function setup(routes: Routes, settings: Record<string, unknown> = {}, withQuality = false) {
+  // Not a robots.txt test: every site of the routes answers 404 (allow all) unless told.
+  routes = { [`${SITE}/robots.txt`]: { status: 404 }, ...routes };
   const parsed = parseCrawlConfig({
     seeds: [`${SITE}/`],
     scope: 'any',
@@ -198,4 +200,233 @@ describe('crawlPage (in-memory fetcher)', () => {
     const relLinks = t.links.find((l) => l.from === `${SITE}/rel`);
     assert.equal(relLinks?.links.find((l) => l.url === `${SITE}/r1`)?.skipped, 'nofollow');
   });
+
+  /** Runs `task`, first fetching robots.txt (the step's one request) when the origin needs it. */
+  async function step(t: ReturnType<typeof setup>, task: CrawlTask) {
+    const first = await crawlPage(t.deps, task);
+    return first.kind === 'robots' ? crawlPage(t.deps, task) : first;
+  }
+
+  it('robots.txt allows: the page is fetched; disallows: finished as robots without a request', async () => {
+    const t = setup({
+      [`${SITE}/robots.txt`]: { status: 200, body: 'User-agent: *\nDisallow: /private\n' },
+      [`${SITE}/open`]: { status: 200, body: page('open') },
+      [`${SITE}/private/x`]: { status: 200, body: page('private') },
+    });
+    const open = await step(t, t.task(`${SITE}/open`));
+    assert.equal(open.kind === 'done' && open.record.status, 200);
+    const closed = await step(t, t.task(`${SITE}/private/x`));
+    assert.equal(closed.kind, 'done');
+    assert.equal(closed.kind === 'done' && closed.record.reason, 'robots');
+    assert.equal(closed.kind === 'done' && closed.feedback, undefined, 'no request, no feedback');
+    assert.equal(t.fetcher.count(`${SITE}/private/x`), 0);
+  });
+
+  it('robots.txt redirected more than five times: unavailable, so allow all (RFC 9309 2.3.1.2)', async () => {
+    const routes: Routes = {};
+    for (let i = 0; i < 7; i++)
+      routes[i === 0 ? `${SITE}/robots.txt` : `${SITE}/r${i}`] = {
+        status: 301,
+        headers: { location: `/r${i + 1}` },
+      };
+    const t = setup(routes);
+    const outcome = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    assert.equal(outcome.kind, 'robots');
+    assert.deepEqual(
+      [t.robots.get(SITE)?.status, t.robots.get(SITE)?.detail],
+      ['allow-all', 'too-many-redirects'],
+    );
+    assert.equal(t.fetcher.requests.length, 6, 'robots.txt and five redirects, no more');
+    const page = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    assert.equal(page.kind === 'done' && page.record.status, 404, 'the page is then fetched');
+  });
+
+  it('a redirect chain is followed hop by hop as new URLs, and cut at maxRedirects', async () => {
+    const t = setup(
+      {
+        [`${SITE}/a`]: { status: 301, headers: { location: '/b' } },
+        [`${SITE}/b`]: { status: 302, headers: { location: '/c' } },
+        [`${SITE}/c`]: { status: 307, headers: { location: '/d' } },
+      },
+      { maxRedirects: 2 },
+    );
+    let outcome = await step(t, t.task(`${SITE}/a`));
+    const hops: (number | string | undefined)[] = [];
+    for (;;) {
+      assert.equal(outcome.kind, 'done');
+      if (outcome.kind !== 'done') return;
+      hops.push(outcome.record.reason ?? outcome.record.redirectTo);
+      const [next] = outcome.enqueued;
+      if (next === undefined) break;
+      assert.equal(next.parent, outcome.kind === 'done' ? fingerprintOf(t, outcome.record.url) : '');
+      outcome = await crawlPage(t.deps, next);
+    }
+    assert.deepEqual(hops, [`${SITE}/b`, `${SITE}/c`, 'too-many-redirects']);
+    assert.equal(t.fetcher.count(`${SITE}/d`), 0);
+  });
+
+  it('503 without Retry-After: exponential backoff blocks the host, then gave-up after maxRetries', async () => {
+    const t = setup({ [`${SITE}/x`]: { status: 503 } }, { maxRetries: 2, retryBaseDelayMs: 1000 });
+    const first = await step(t, t.task(`${SITE}/x`));
+    assert.equal(first.kind === 'retry' && first.notBefore, t.clock.now() + 1000);
+    assert.equal(first.kind === 'retry' && first.feedback?.blockedUntil, t.clock.now() + 1000);
+    const second = await crawlPage(t.deps, t.task(`${SITE}/x`, 1));
+    assert.equal(second.kind === 'retry' && second.notBefore, t.clock.now() + 2000, 'doubled');
+    const last = await crawlPage(t.deps, t.task(`${SITE}/x`, 2));
+    assert.equal(last.kind, 'done');
+    assert.equal(last.kind === 'done' && last.record.reason, 'gave-up');
+    assert.equal(last.kind === 'done' && last.record.detail, 'HTTP 503 after 3 attempts');
+  });
+
+  it('a connection refused is retried with the backoff; a TLS failure is not', async () => {
+    const t = setup({ [`${SITE}/refused`]: { error: 'connect' }, [`${SITE}/tls`]: { error: 'tls' } });
+    const refused = await step(t, t.task(`${SITE}/refused`));
+    assert.equal(refused.kind === 'retry' && refused.reason, 'connect');
+    assert.equal(
+      refused.kind === 'retry' && refused.feedback?.blockedUntil,
+      refused.kind === 'retry' && refused.notBefore,
+    );
+    const tls = await crawlPage(t.deps, t.task(`${SITE}/tls`));
+    assert.equal(tls.kind === 'done' && tls.record.reason, 'tls');
+  });
+
+  it('304 to a recrawl: the conditional GET is sent, the last copy stands, its links are followed again', async () => {
+    const t = setup({
+      [`${SITE}/page`]: { status: 304, headers: { etag: '"v1"' } },
+    });
+    const requests: Record<string, string>[] = [];
+    const fetch = t.fetcher.fetch.bind(t.fetcher);
+    t.deps.fetcher = {
+      fetch: (request) => {
+        requests.push(request.headers ?? {});
+        return fetch(request);
+      },
+      close: async () => {},
+    };
+    t.deps.revisits = {
+      previous: async (url) =>
+        url === `${SITE}/page`
+          ? {
+              url,
+              status: 200,
+              validators: { etag: '"v1"' },
+              contentHash: 'ab'.repeat(32),
+              contentType: 'text/html',
+              title: 'Last time',
+              links: [{ url: `${SITE}/linked`, kind: 'page' }],
+            }
+          : undefined,
+    };
+    const outcome = await step(t, t.task(`${SITE}/page`));
+    assert.equal(outcome.kind, 'done');
+    if (outcome.kind !== 'done') return;
+    assert.equal(requests.at(-1)?.['If-None-Match'], '"v1"');
+    assert.equal(outcome.record.change, 'not-modified');
+    assert.equal(outcome.record.title, 'Last time');
+    assert.equal(outcome.record.contentHash, 'ab'.repeat(32));
+    assert.deepEqual(
+      outcome.enqueued.map((e) => e.url),
+      [`${SITE}/linked`],
+    );
+  });
+
+  it('duplicate content: the second URL names the first and its links are not followed', async () => {
+    const body = page('same', ['/from-dup']);
+    const t = setup({ [`${SITE}/one`]: { status: 200, body }, [`${SITE}/two`]: { status: 200, body } });
+    const one = await step(t, t.task(`${SITE}/one`));
+    assert.equal(one.kind === 'done' && one.record.duplicateOf, undefined);
+    assert.deepEqual(one.kind === 'done' && one.enqueued.map((e) => e.url), [`${SITE}/from-dup`]);
+    const two = await crawlPage(t.deps, t.task(`${SITE}/two`));
+    assert.equal(two.kind === 'done' && two.record.duplicateOf, `${SITE}/one`);
+    assert.equal(two.kind === 'done' && two.enqueued.length, 0);
+    assert.equal(two.kind === 'done' && two.cashFlow?.toLambda, two.kind === 'done' && two.cashFlow?.cash);
+  });
+
+  it('noindex from the meta tag or X-Robots-Tag is recorded; the links are still followed', async () => {
+    const t = setup({
+      [`${SITE}/meta`]: { status: 200, body: page('m', ['/m1'], '<meta name="robots" content="noindex">') },
+      [`${SITE}/header`]: { status: 200, body: page('h', ['/h1']), headers: { 'x-robots-tag': 'noindex' } },
+      [`${SITE}/plain`]: { status: 200, body: page('p') },
+    });
+    const meta = await step(t, t.task(`${SITE}/meta`));
+    assert.equal(meta.kind === 'done' && meta.record.noindex, true);
+    assert.deepEqual(meta.kind === 'done' && meta.enqueued.map((e) => e.url), [`${SITE}/m1`]);
+    const header = await crawlPage(t.deps, t.task(`${SITE}/header`));
+    assert.equal(header.kind === 'done' && header.record.noindex, true);
+    const plain = await crawlPage(t.deps, t.task(`${SITE}/plain`));
+    assert.equal(plain.kind === 'done' && plain.record.noindex, undefined);
+  });
+
+  it('a sitemap file: its entries are queued as listed pages with their lastmod, its record summarizes it', async () => {
+    const xml = `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+      <url><loc>${SITE}/s1</loc><lastmod>2026-01-02</lastmod></url><url><loc>${SITE}/s2</loc></url>
+      <url><loc>http://elsewhere.example/s3</loc></url></urlset>`;
+    const t = setup(
+      { [`${SITE}/sitemap.xml`]: { status: 200, body: xml, headers: { 'content-type': 'application/xml' } } },
+      { scope: 'host' },
+    );
+    const sitemap = {
+      url: `${SITE}/sitemap.xml`,
+      scope: `${SITE}/`,
+      granted: true,
+      level: 0,
+      from: 'robots' as const,
+      files: 10,
+      entries: 100,
+    };
+    const outcome = await step(t, { ...t.task(`${SITE}/sitemap.xml`), sitemap });
+    assert.equal(outcome.kind, 'done');
+    if (outcome.kind !== 'done') return;
+    assert.deepEqual(
+      outcome.enqueued.map((e) => [e.url, e.listed, e.lastmod]),
+      [
+        [`${SITE}/s1`, true, '2026-01-02'],
+        [`${SITE}/s2`, true, undefined],
+      ],
+    );
+    assert.equal(outcome.record.sitemap?.kind, 'urlset');
+    assert.equal(outcome.record.sitemap?.queued, 2);
+  });
+
+  it('link admission: the rules hold (scope, kind, length, in-page repeats) and known URLs are credited', async () => {
+    const long = `/${'l'.repeat(120)}`;
+    const t = setup(
+      {
+        [`${SITE}/first`]: { status: 200, body: page('first', ['/known']) },
+        [`${SITE}/links`]: {
+          status: 200,
+          body: page('links', ['/known', '/new', '/new', 'http://other.example/x', '/pic.png', long]),
+        },
+      },
+      { scope: 'host', maxUrlLength: 100 },
+    );
+    await step(t, t.task(`${SITE}/first`));
+    const outcome = await crawlPage(t.deps, t.task(`${SITE}/links`));
+    assert.equal(outcome.kind, 'done');
+    if (outcome.kind !== 'done') return;
+    assert.deepEqual(
+      outcome.enqueued.map((e) => [e.url, e.depth, e.parent]),
+      [[`${SITE}/new`, 1, fingerprintOf(t, `${SITE}/links`)]],
+    );
+    assert.deepEqual(
+      outcome.cashFlow?.credits.map((c) => c.fp),
+      [fingerprintOf(t, `${SITE}/known`)],
+      'the known link is credited, not queued again',
+    );
+    const recorded = t.links.find((l) => l.from === `${SITE}/links`)?.links;
+    assert.deepEqual(
+      recorded?.map((l) => [l.url, l.skipped]),
+      [
+        [`${SITE}/known`, undefined],
+        [`${SITE}/new`, undefined],
+        ['http://other.example/x', 'scope'],
+        [`${SITE}/pic.png`, 'kind'],
+      ],
+    );
+    assert.deepEqual(outcome.record.dropped, { longUrls: 1 });
+  });
 });
+
+function fingerprintOf(t: ReturnType<typeof setup>, url: string): string {
+  return t.task(url).fp;
+}

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  applyRequestFeedback,
   hostGapMs,
+  type PoliteHost,
   type PolitenessSettings,
   retryAfterMs,
   retryBackoffMs,
@@ -129,5 +131,32 @@ describe('retryBackoffMs', () => {
       retryBackoffMs({ ...settings, retryBaseDelayMs: 0 }, 5, () => 0.9),
       0,
     );
+  });
+});
+
+describe('applyRequestFeedback (the one rule both runtimes apply after a request)', () => {
+  test('the next request waits the gap after this one; the response time is remembered', () => {
+    const host: PoliteHost = {};
+    assert.deepEqual(applyRequestFeedback(settings, host, { responseMs: 400 }, 10_000), {
+      gapEnds: 12_000,
+      nextAllowedAt: 12_000,
+    });
+    assert.deepEqual(host, { lastResponseMs: 400 });
+  });
+
+  test('a Crawl-delay is remembered and applies to later requests whose feedback has none', () => {
+    const host: PoliteHost = {};
+    applyRequestFeedback(settings, host, { responseMs: 10, crawlDelayMs: 5000 }, 0);
+    assert.equal(host.crawlDelayMs, 5000);
+    const later = applyRequestFeedback(settings, host, { responseMs: 10 }, 100_000);
+    assert.equal(later.gapEnds, 105_000, 'the remembered Crawl-delay, not delayMs');
+  });
+
+  test('blockedUntil (Retry-After, backoff) holds the host past its gap, never shortens it', () => {
+    const host: PoliteHost = {};
+    const blocked = applyRequestFeedback(settings, host, { responseMs: 10, blockedUntil: 70_000 }, 0);
+    assert.deepEqual(blocked, { gapEnds: 1000, nextAllowedAt: 70_000 });
+    const early = applyRequestFeedback(settings, host, { responseMs: 10, blockedUntil: 500 }, 0);
+    assert.equal(early.nextAllowedAt, 1000);
   });
 });
