@@ -100,7 +100,7 @@ export const FUNCTION_ENV = {
     'privateAddresses',
   ],
   api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket', 'retentionDays', 'privateAddresses'],
-  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl', 'retentionDays'],
+  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl', 'pageBucket', 'retentionDays'],
   archiver: ['crawlTable', 'captureDlqUrl', 'pageBucket'],
 } as const satisfies Record<string, readonly EnvKey[]>;
 

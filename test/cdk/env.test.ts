@@ -47,15 +47,16 @@ describe('functions/cloud/env.ts', () => {
   });
 
   it('reads only what a function role needs', () => {
-    const { FRONTIER_DLQ_URL: _, PAGE_BUCKET: __, CAPTURE_DLQ_URL: ___, ...schedulerOnly } = full;
+    const { FRONTIER_DLQ_URL: _, CAPTURE_DLQ_URL: ___, ...schedulerOnly } = full;
     assert.deepEqual(readFunctionEnv(schedulerOnly, 'scheduler'), {
       urlTable: 'urls',
       crawlTable: 'crawls',
       frontierQueueUrl: 'https://sqs.example/q.fifo',
       captureQueueUrl: 'https://sqs.example/captures',
+      pageBucket: 'pages',
       retentionDays: '90',
     });
-    assert.throws(() => readFunctionEnv(schedulerOnly, 'frontierWorker'), /FRONTIER_DLQ_URL, PAGE_BUCKET/);
+    assert.throws(() => readFunctionEnv(schedulerOnly, 'frontierWorker'), /FRONTIER_DLQ_URL/);
     assert.deepEqual(Object.keys(readFunctionEnv(full, 'api')).sort(), [...FUNCTION_ENV.api].sort());
   });
 

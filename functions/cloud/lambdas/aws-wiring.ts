@@ -172,6 +172,7 @@ export function createAwsSchedulerDeps(
     table,
     frontier,
     captures: new SqsQueueDepth(clients.sqs, env.captureQueueUrl),
+    archive: new S3Objects(clients.s3, env.pageBucket),
     clock: options.clock ?? systemClock,
     aopic: {
       redistribute: (crawl, counters, totals, options) =>
