@@ -56,7 +56,9 @@ export function createAwsWorkerDeps(
   clients: AwsClients,
   env: FunctionEnv<'frontierWorker'>,
   options: WiringOptions &
-    Partial<Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs'>> = {},
+    Partial<
+      Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs' | 'groupLimit'>
+    > = {},
 ): FrontierWorkerDeps {
   const clock = options.clock ?? systemClock;
   const retention = retentionOf(Number(env.retentionDays), clock);
@@ -114,6 +116,7 @@ export function createAwsWorkerDeps(
   if (options.log !== undefined) deps.log = options.log;
   if (options.inlineWaitMs !== undefined) deps.inlineWaitMs = options.inlineWaitMs;
   if (options.creditFlushMs !== undefined) deps.creditFlushMs = options.creditFlushMs;
+  if (options.groupLimit !== undefined) deps.groupLimit = options.groupLimit;
   return deps;
 }
 
