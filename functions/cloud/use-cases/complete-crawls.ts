@@ -212,6 +212,9 @@ async function ownWorkDone(
   if (hosts.some((host) => (host.group?.queued ?? 0) > 0)) return undefined;
   const archived = await archivedPages(deps.archive, crawl.id);
   if (archived === undefined || archived < recordedPages(exact)) return undefined;
+  deps.log?.(
+    `crawl ${crawl.id}: its own work done (${exact.finished} finished, ${archived} page records archived)`,
+  );
   return exact;
 }
 
