@@ -73,24 +73,30 @@ export class InvalidEnvError extends Error {
   }
 }
 
-/** Hosts per invocation from `env` (usually `process.env`); the default when unset or empty. */
-export function readHostsPerInvocation(env: Readonly<Record<string, string | undefined>>): number {
-  const name = TUNING_ENV.hostsPerInvocation;
+type RawEnv = Readonly<Record<string, string | undefined>>;
+
+/** A tuning variable as an integer from 1 to `max`; `fallback` when unset or empty. */
+function readTuning(env: RawEnv, name: string, fallback: number, max: number): number {
   const value = env[name];
-  if (value === undefined || value === '') return DEFAULT_HOSTS_PER_INVOCATION;
-  const hosts = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (hosts >= 1 && hosts <= MAX_HOSTS_PER_INVOCATION) return hosts;
-  throw new InvalidEnvError(name, value, `an integer from 1 to ${MAX_HOSTS_PER_INVOCATION}`);
+  if (value === undefined || value === '') return fallback;
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (n >= 1 && n <= max) return n;
+  throw new InvalidEnvError(name, value, `an integer from 1 to ${max}`);
+}
+
+/** Hosts per invocation from `env` (usually `process.env`); the default when unset or empty. */
+export function readHostsPerInvocation(env: RawEnv): number {
+  return readTuning(
+    env,
+    TUNING_ENV.hostsPerInvocation,
+    DEFAULT_HOSTS_PER_INVOCATION,
+    MAX_HOSTS_PER_INVOCATION,
+  );
 }
 
 /** The worker's group limit from `env`; the default when unset or empty. */
-export function readGroupLimit(env: Readonly<Record<string, string | undefined>>): number {
-  const name = TUNING_ENV.groupLimit;
-  const value = env[name];
-  if (value === undefined || value === '') return FRONTIER_GROUP_LIMIT;
-  const limit = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (limit >= 1 && limit <= 100_000) return limit;
-  throw new InvalidEnvError(name, value, 'an integer from 1 to 100000');
+export function readGroupLimit(env: RawEnv): number {
+  return readTuning(env, TUNING_ENV.groupLimit, FRONTIER_GROUP_LIMIT, 100_000);
 }
 
 /** A property name of {@link ENV}. */

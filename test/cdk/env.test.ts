@@ -7,6 +7,7 @@ import {
   MissingEnvError,
   readEnv,
   readFunctionEnv,
+  readGroupLimit,
   readHostsPerInvocation,
   TUNING_ENV,
 } from '../../functions/cloud/env.ts';
@@ -91,5 +92,14 @@ describe('functions/cloud/env.ts', () => {
         },
       );
     }
+  });
+
+  it('reads the worker group limit, FRONTIER_GROUP_LIMIT when unset (CDK sets none)', () => {
+    assert.equal(readGroupLimit({}), 10);
+    assert.equal(readGroupLimit({ FRONTIER_GROUP_LIMIT: '1000' }), 1000);
+    assert.throws(
+      () => readGroupLimit({ FRONTIER_GROUP_LIMIT: '0' }),
+      /FRONTIER_GROUP_LIMIT="0": expected an integer from 1 to 100000/,
+    );
   });
 });
