@@ -210,8 +210,11 @@ export class Functions extends Construct {
     scheduler.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
 
     // The scheduler ends a crawl only when its last captures are archived: it watches the
-    // capture queue's depth (GetQueueAttributes), nothing more.
+    // capture queue's depth (GetQueueAttributes)...
     useQueue(scheduler, ENV.captureQueueUrl, captures.queue, ['GetQueueAttributes']);
+    // ...and counts them: the page counts in the crawl's index keys (ListObjectsV2 of index/<crawl>/,
+    // only when the crawl's counters say it has nothing left), so a crawl ends on its own work.
+    useBucket(scheduler, ENV.pageBucket, storage.pageBucket, ['ListBucket']);
 
     const archiver = createNodeFunction(this, 'Archiver', {
       ...common,

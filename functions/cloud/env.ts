@@ -5,7 +5,11 @@
  * anything else heavy: lambda-settings.ts imports nothing).
  */
 
-import { DEFAULT_HOSTS_PER_INVOCATION, MAX_HOSTS_PER_INVOCATION } from './lambda-settings.ts';
+import {
+  DEFAULT_HOSTS_PER_INVOCATION,
+  FRONTIER_GROUP_LIMIT,
+  MAX_HOSTS_PER_INVOCATION,
+} from './lambda-settings.ts';
 
 /** Environment variable names, keyed by the property name `readEnv` returns. */
 export const ENV = {
@@ -50,6 +54,12 @@ export const TUNING_ENV = {
    * worker's memory for them (lambda-settings.ts). Default {@link DEFAULT_HOSTS_PER_INVOCATION}.
    */
   hostsPerInvocation: 'WORKER_HOSTS_PER_INVOCATION',
+  /**
+   * URLs of one host in its FIFO group at most, as the worker refills it (back-queues.ts). Not set
+   * by CDK: the default {@link FRONTIER_GROUP_LIMIT} is what bounds a URL's wait in SQS far below
+   * its retention; the stand-in's tests raise it to show that (docs/cloud-local.md).
+   */
+  groupLimit: 'FRONTIER_GROUP_LIMIT',
 } as const;
 
 /** Thrown at cold start when a tunable variable is set to something the code cannot use. */
@@ -63,14 +73,30 @@ export class InvalidEnvError extends Error {
   }
 }
 
-/** Hosts per invocation from `env` (usually `process.env`); the default when unset or empty. */
-export function readHostsPerInvocation(env: Readonly<Record<string, string | undefined>>): number {
-  const name = TUNING_ENV.hostsPerInvocation;
+type RawEnv = Readonly<Record<string, string | undefined>>;
+
+/** A tuning variable as an integer from 1 to `max`; `fallback` when unset or empty. */
+function readTuning(env: RawEnv, name: string, fallback: number, max: number): number {
   const value = env[name];
-  if (value === undefined || value === '') return DEFAULT_HOSTS_PER_INVOCATION;
-  const hosts = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (hosts >= 1 && hosts <= MAX_HOSTS_PER_INVOCATION) return hosts;
-  throw new InvalidEnvError(name, value, `an integer from 1 to ${MAX_HOSTS_PER_INVOCATION}`);
+  if (value === undefined || value === '') return fallback;
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (n >= 1 && n <= max) return n;
+  throw new InvalidEnvError(name, value, `an integer from 1 to ${max}`);
+}
+
+/** Hosts per invocation from `env` (usually `process.env`); the default when unset or empty. */
+export function readHostsPerInvocation(env: RawEnv): number {
+  return readTuning(
+    env,
+    TUNING_ENV.hostsPerInvocation,
+    DEFAULT_HOSTS_PER_INVOCATION,
+    MAX_HOSTS_PER_INVOCATION,
+  );
+}
+
+/** The worker's group limit from `env`; the default when unset or empty. */
+export function readGroupLimit(env: RawEnv): number {
+  return readTuning(env, TUNING_ENV.groupLimit, FRONTIER_GROUP_LIMIT, 100_000);
 }
 
 /** A property name of {@link ENV}. */
@@ -100,7 +126,7 @@ export const FUNCTION_ENV = {
     'privateAddresses',
   ],
   api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket', 'retentionDays', 'privateAddresses'],
-  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl', 'retentionDays'],
+  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl', 'pageBucket', 'retentionDays'],
   archiver: ['crawlTable', 'captureDlqUrl', 'pageBucket'],
 } as const satisfies Record<string, readonly EnvKey[]>;
 

@@ -401,7 +401,8 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
         'dynamodb:Query',
         'dynamodb:UpdateItem',
       ],
-      PageBucket: [],
+      // The page counts in the crawl's index keys (a crawl ends on its own work).
+      PageBucket: ['s3:ListBucket'],
       FrontierQueue: ['sqs:GetQueueAttributes', 'sqs:SendMessage'],
       FrontierDlq: [],
       CaptureQueue: ['sqs:GetQueueAttributes'],

@@ -7,6 +7,7 @@ import {
   MissingEnvError,
   readEnv,
   readFunctionEnv,
+  readGroupLimit,
   readHostsPerInvocation,
   TUNING_ENV,
 } from '../../functions/cloud/env.ts';
@@ -47,15 +48,16 @@ describe('functions/cloud/env.ts', () => {
   });
 
   it('reads only what a function role needs', () => {
-    const { FRONTIER_DLQ_URL: _, PAGE_BUCKET: __, CAPTURE_DLQ_URL: ___, ...schedulerOnly } = full;
+    const { FRONTIER_DLQ_URL: _, CAPTURE_DLQ_URL: ___, ...schedulerOnly } = full;
     assert.deepEqual(readFunctionEnv(schedulerOnly, 'scheduler'), {
       urlTable: 'urls',
       crawlTable: 'crawls',
       frontierQueueUrl: 'https://sqs.example/q.fifo',
       captureQueueUrl: 'https://sqs.example/captures',
+      pageBucket: 'pages',
       retentionDays: '90',
     });
-    assert.throws(() => readFunctionEnv(schedulerOnly, 'frontierWorker'), /FRONTIER_DLQ_URL, PAGE_BUCKET/);
+    assert.throws(() => readFunctionEnv(schedulerOnly, 'frontierWorker'), /FRONTIER_DLQ_URL/);
     assert.deepEqual(Object.keys(readFunctionEnv(full, 'api')).sort(), [...FUNCTION_ENV.api].sort());
   });
 
@@ -90,5 +92,14 @@ describe('functions/cloud/env.ts', () => {
         },
       );
     }
+  });
+
+  it('reads the worker group limit, FRONTIER_GROUP_LIMIT when unset (CDK sets none)', () => {
+    assert.equal(readGroupLimit({}), 10);
+    assert.equal(readGroupLimit({ FRONTIER_GROUP_LIMIT: '1000' }), 1000);
+    assert.throws(
+      () => readGroupLimit({ FRONTIER_GROUP_LIMIT: '0' }),
+      /FRONTIER_GROUP_LIMIT="0": expected an integer from 1 to 100000/,
+    );
   });
 });

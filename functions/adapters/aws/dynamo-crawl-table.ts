@@ -423,6 +423,8 @@ export class DynamoCrawlTable implements CrawlTableStore {
       {
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
         ExpressionAttributeValues: { ':pk': crawlId, ':p': 'host#' },
+        // The end of a crawl is decided on it: no stale group size or ledger.
+        ConsistentRead: true,
       },
       (item) => hosts.push(hostFromItem(item)),
     );

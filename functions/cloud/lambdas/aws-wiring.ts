@@ -57,7 +57,9 @@ export function createAwsWorkerDeps(
   clients: AwsClients,
   env: FunctionEnv<'frontierWorker'>,
   options: WiringOptions &
-    Partial<Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs'>> = {},
+    Partial<
+      Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs' | 'groupLimit'>
+    > = {},
 ): FrontierWorkerDeps {
   const clock = options.clock ?? systemClock;
   const retention = retentionOf(Number(env.retentionDays), clock);
@@ -116,6 +118,7 @@ export function createAwsWorkerDeps(
   if (options.log !== undefined) deps.log = options.log;
   if (options.inlineWaitMs !== undefined) deps.inlineWaitMs = options.inlineWaitMs;
   if (options.creditFlushMs !== undefined) deps.creditFlushMs = options.creditFlushMs;
+  if (options.groupLimit !== undefined) deps.groupLimit = options.groupLimit;
   return deps;
 }
 
@@ -175,6 +178,7 @@ export function createAwsSchedulerDeps(
     table,
     frontier,
     captures: new SqsQueueDepth(clients.sqs, env.captureQueueUrl),
+    archive: new S3Objects(clients.s3, env.pageBucket),
     clock: options.clock ?? systemClock,
     aopic: {
       redistribute: (crawl, counters, totals, options) =>

@@ -267,6 +267,19 @@ export function countFinished(counts: HostCounts, finished: FinishedUrl): void {
   if (finished.reason === 'dlq') counts.dlq += 1;
 }
 
+/**
+ * Reasons of the URLs the worker finishes without a page record (record-step.ts `finish`: no
+ * capture goes to the archive): every other finished URL has one.
+ */
+export const UNRECORDED_REASONS = ['cancelled', 'max-pages', 'host-budget'] as const;
+
+/** Finished URLs whose page record goes to the archive. */
+export function recordedPages(counters: Pick<CrawlCounters, 'finished' | 'byReason'>): number {
+  let unrecorded = 0;
+  for (const reason of UNRECORDED_REASONS) unrecorded += counters.byReason[reason] ?? 0;
+  return counters.finished - unrecorded;
+}
+
 /** AOPIC totals of a crawl's host ledgers. */
 export interface AopicTotals {
   /** URLs ever parked. */

@@ -34,9 +34,23 @@ export function indexPrefix(crawlId: string): string {
   return `index/${crawlId}/`;
 }
 
-/** `index/<crawlId>/<stamp>-<hash>.jsonl`: one page record per line. */
-export function indexKey(crawlId: string, epochMs: number, hash: string): string {
-  return `${indexPrefix(crawlId)}${stampOf(epochMs)}-${hash}.jsonl`;
+/**
+ * `index/<crawlId>/<stamp>-<hash>-<pages>.jsonl`: one page record per line, `pages` of them. The
+ * count in the key lets the scheduler know how many page records a crawl's archive holds from a
+ * listing alone (no GET, no HEAD: a listing carries no metadata); a batch delivered again writes
+ * the same lines under the same key, so it is not counted twice. Without `pages`, the key of the
+ * archivers before the count (`<stamp>-<hash>.jsonl`).
+ */
+export function indexKey(crawlId: string, epochMs: number, hash: string, pages?: number): string {
+  return `${indexPrefix(crawlId)}${stampOf(epochMs)}-${hash}${pages === undefined ? '' : `-${pages}`}.jsonl`;
+}
+
+const INDEX_PAGES = /^index\/[^/]+\/[0-9]{17}-[0-9a-z]{1,64}-([0-9]{1,9})\.jsonl$/;
+
+/** The page records an index object holds, as its key says (undefined: a key without the count). */
+export function indexPages(key: string): number | undefined {
+  const match = INDEX_PAGES.exec(key);
+  return match === null ? undefined : Number(match[1]);
 }
 
 /** Prefix of a crawl's links objects (the link graph: links.jsonl lines). */

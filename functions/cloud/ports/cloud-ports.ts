@@ -149,7 +149,11 @@ export interface CrawlTableStore {
   setAopic(id: string, aopic: CloudAopicState): Promise<void>;
   /** Adds to the crawl's count of admitted parked URLs (an atomic increment). */
   addAdmitted(id: string, admitted: number): Promise<void>;
-  /** Every host item of a crawl: O(hosts), for the exact sum before a crawl ends. */
+  /**
+   * Every host item of a crawl, read after every write that completed before the call (strongly
+   * consistent: the scheduler ends a crawl on what it reads): O(hosts), for the exact sum before a
+   * crawl ends.
+   */
   hosts(crawlId: string): Promise<HostRecord[]>;
   /**
    * At most `limit` host items of a crawl (the first by host name: one bounded read, whatever the

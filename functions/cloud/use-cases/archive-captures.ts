@@ -7,8 +7,8 @@
  *   links/<crawl>/<stamp>-<hash>.jsonl                     the link graph: one links.jsonl
  *                                                          line { from, links } per HTML page
  *                                                          (only when the batch has any)
- *   index/<crawl>/<stamp>-<hash>.jsonl                     one page record per line, with
- *                                                          warc: { bucket, key, offset, length }
+ *   index/<crawl>/<stamp>-<hash>-<n>.jsonl                 one page record per line (n lines),
+ *                                                          with warc: { bucket, key, offset, length }
  *   trace/<crawl>/<stamp>-<hash>.bin                       the batch's URL-seen trace messages
  *                                                          (trace-message.ts), 8 bytes per look-up,
  *                                                          in the order the workers sent them
@@ -289,7 +289,7 @@ export function createCaptureArchiver(
       visits.push(visit);
     }
     await deps.objects.put(
-      indexKey(crawlId, stamp, hash),
+      indexKey(crawlId, stamp, hash, lines.length),
       Buffer.from(`${lines.join('\n')}\n`, 'utf8'),
       'application/x-ndjson',
     );

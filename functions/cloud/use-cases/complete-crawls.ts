@@ -5,8 +5,16 @@
 
 import type { Clock } from '../../core/ports.ts';
 import { WORKER_TIMEOUT_MS } from '../lambda-settings.ts';
-import type { AopicTotals, CompletionWatch, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
-import type { CloudFrontier, CrawlTableStore, QueueDepth } from '../ports/cloud-ports.ts';
+import {
+  type AopicTotals,
+  aggregateCounters,
+  type CompletionWatch,
+  type CrawlCounters,
+  type CrawlRecord,
+  recordedPages,
+} from '../messages/crawl-records.ts';
+import type { CloudFrontier, CrawlTableStore, ObjectReader, QueueDepth } from '../ports/cloud-ports.ts';
+import { archivedPages } from './archived-pages.ts';
 import { crawlProgress } from './crawl-progress.ts';
 import type { AopicStep } from './redistribute-credit.ts';
 
@@ -33,6 +41,12 @@ export interface CompleteCrawlsDeps {
    * lists pages from the archive). Absent: only the frontier is checked.
    */
   captures?: Pick<CloudFrontier, 'depth'>;
+  /**
+   * The page bucket's index objects (their keys count their page records): with it, a crawl ends
+   * on its own work, in the tick that finds it all done and archived (see {@link ownWorkDone}).
+   * Absent: only the queue-wide rules below end crawls.
+   */
+  archive?: Pick<ObjectReader, 'keys'>;
   clock: Clock;
   /** AOPIC step (absent: nothing is ever parked, as for breadth-first crawls). */
   aopic?: CreditRedistribution;
@@ -62,7 +76,9 @@ async function queueDepth(deps: CompleteCrawlsDeps): Promise<QueueDepth> {
 }
 
 /**
- * For each registered crawl, sums its host ledgers. "The queue" below is the frontier and the
+ * For each registered crawl, sums its host ledgers. A crawl whose own work is done ends at once
+ * (see {@link ownWorkDone}), whatever other crawls keep the queue doing. Otherwise the rules that
+ * need no bookkeeping of the crawl's messages apply (the safety nets). "The queue" below is the frontier and the
  * capture queue together (a crawl's last pages may still be on their way to the archive). The
  * counters are exact, but a parent's `enqueued` lands in its ledger at the end of its batch,
  * after its links were sent, and a batch that dies keeps its messages invisible for the queue's
@@ -122,7 +138,9 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
           : waited >= quietLimitMs(crawl, queue);
     // What this crawl admitted is in the queue now: read it again for the next crawl.
     if ((step?.admitted ?? 0) > 0) depth = undefined;
-    if (!end) {
+    // Its own work done: no need to wait for the queue or the quiet limit.
+    const own = !end && !admitting && settled ? await ownWorkDone(deps, crawl, counters) : undefined;
+    if (!end && own === undefined) {
       // Written when it starts and while the tick count matters; `since` alone needs no updates.
       if (!same || watch.ticks <= IDLE_TICKS_TO_END) await deps.table.setWatch(id, watch);
       result[id] = ongoing;
@@ -130,8 +148,8 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     }
     // The running totals can be short of a batch that died between its ledgers and its shard
     // write: the end is decided on the exact sum of the host ledgers (once per crawl).
-    const exact = (await crawlProgress(deps.table, id, { exact: true }))?.view.counters ?? counters;
-    if (kind === 'settled' && !isSettled(exact)) {
+    const exact = own ?? (await crawlProgress(deps.table, id, { exact: true }))?.view.counters ?? counters;
+    if (own === undefined && kind === 'settled' && !isSettled(exact)) {
       // The running totals will not move again for that dead batch: from now on the exact sum
       // is watched as the running totals were (idle: two ticks; busy queue: the quiet limit).
       const sameExact = watch.exact !== undefined && watch.exact.signature === signatureOf(exact);
@@ -162,6 +180,42 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     result[id] = crawl.status === 'cancelled' ? 'cancelled' : status;
   }
   return result;
+}
+
+/**
+ * A crawl's own work is done when, read exactly (its host items, strongly consistent):
+ *
+ * - every URL is finished or parked for good (the ledgers' sum agrees with the running totals,
+ *   which the AOPIC step just judged: a parked URL that could still be admitted was admitted);
+ * - none of its messages is in SQS: each host's group size (`group.queued`, counted with the
+ *   ledgers; back-queues.ts) is 0. A batch in flight still counts its messages, so a page whose
+ *   children finished before its own ledger write keeps the crawl open;
+ * - the archive holds a page record for every finished URL that has one (the counts in its index
+ *   keys): the API lists every page.
+ *
+ * Resolves the exact counters then, else undefined. Read only when the running totals say
+ * settled: O(hosts) reads and one LIST per 1,000 index objects, in the ticks near the crawl's end.
+ */
+async function ownWorkDone(
+  deps: CompleteCrawlsDeps,
+  crawl: CrawlRecord,
+  counters: CrawlCounters,
+): Promise<CrawlCounters | undefined> {
+  if (deps.archive === undefined) return undefined;
+  const hosts = await deps.table.hosts(crawl.id);
+  const exact = aggregateCounters(crawl.seeds, hosts, crawl.aopic?.admitted ?? 0).counters;
+  const agree =
+    exact.finished === counters.finished &&
+    exact.discovered === counters.discovered &&
+    exact.parked === counters.parked;
+  if (!agree || !isSettled(exact)) return undefined;
+  if (hosts.some((host) => (host.group?.queued ?? 0) > 0)) return undefined;
+  const archived = await archivedPages(deps.archive, crawl.id);
+  if (archived === undefined || archived < recordedPages(exact)) return undefined;
+  deps.log?.(
+    `crawl ${crawl.id}: its own work done (${exact.finished} finished, ${archived} page records archived)`,
+  );
+  return exact;
 }
 
 /** What must stand still for a crawl to end: a change restarts its watch. */

@@ -4,7 +4,7 @@
  * needs only the API (lambda:InvokeFunctionUrl), no S3 credentials:
  *
  *   warc    warc/<crawl>/<yyyy>/<mm>/<dd>/<stamp>-<hash>.warc.gz   the archiver's and the worker's
- *   index   index/<crawl>/<stamp>-<hash>.jsonl                      page records
+ *   index   index/<crawl>/<stamp>-<hash>-<n>.jsonl                  page records (n of them)
  *   links   links/<crawl>/<stamp>-<hash>.jsonl                      the link graph
  *   trace   trace/<crawl>/...                                       the URL-seen trace (when recorded)
  *

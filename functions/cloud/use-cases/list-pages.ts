@@ -24,8 +24,8 @@ export interface PageListing {
 /** Keys asked for per LIST. */
 const LIST_CHUNK = 100;
 
-/** The archiver's index keys: `index/<crawl>/<stamp>-<hash>.jsonl` (see warc-object.ts). */
-const INDEX_KEY = /^index\/[^/]{1,64}\/[0-9]{17}-[0-9a-z]{1,64}\.jsonl$/;
+/** The archiver's index keys: `index/<crawl>/<stamp>-<hash>[-<pages>].jsonl` (see warc-object.ts). */
+const INDEX_KEY = /^index\/[^/]{1,64}\/[0-9]{17}-[0-9a-z]{1,64}(-[0-9]{1,9})?\.jsonl$/;
 
 /** A cursor that names no place in the crawl's index (forged, or from another deployment). */
 export class InvalidCursorError extends Error {

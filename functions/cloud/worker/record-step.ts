@@ -360,6 +360,11 @@ function markHandled(group: GroupBatch, message: FrontierMessage): void {
   group.lastSeq = seq;
 }
 
+/**
+ * Counts a finished URL. Called directly (no page record, no capture) only for the reasons in
+ * UNRECORDED_REASONS (crawl-records.ts): the scheduler expects an archived page record for every
+ * other finished URL before it ends a crawl on its own work.
+ */
 function finish(
   group: GroupBatch,
   batch: CrawlBatch,

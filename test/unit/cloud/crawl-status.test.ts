@@ -2,11 +2,13 @@
  * Crawl status and completion with in-memory stores: running totals in a few counter shards
  * (GET /crawls/{id} and scheduler ticks read O(1) items, not every host: issue 8, item 8), the
  * exact sum of the host ledgers once, before a crawl ends, and a crawl that ends on its own work
- * while other crawls keep the queue busy (item 6).
+ * while other crawls keep the queue busy (item 6), in the tick that finds all of it finished, none
+ * of its messages in SQS and every page record archived (issue 21, item 7).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { emptyHostCounts } from '../../../functions/cloud/messages/crawl-records.ts';
+import { indexKey, indexPages } from '../../../functions/cloud/messages/warc-object.ts';
 import type { QueueDepth } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { completeCrawls, quietLimitMs } from '../../../functions/cloud/use-cases/complete-crawls.ts';
 import { crawlProgress } from '../../../functions/cloud/use-cases/crawl-progress.ts';
@@ -163,5 +165,93 @@ describe('completion', () => {
       assert.equal(cloud.table.crawls.get(id)?.lost, 1, label);
       assert.equal(cloud.table.crawls.get(id)?.counters?.discovered, 3, `${label}: the exact counters`);
     }
+  });
+});
+
+describe('a crawl ends on its own work', () => {
+  /** One batch's ledger for `host` (its group size changed by `queuedDelta`), and its shard. */
+  async function ledger(
+    cloud: MemoryCloud,
+    id: string,
+    host: string,
+    seq: string,
+    counts: Partial<ReturnType<typeof emptyHostCounts>>,
+    queuedDelta: number,
+  ): Promise<void> {
+    const all = { ...emptyHostCounts(), ...counts };
+    const { firstRequest } = await cloud.table.updateHost(id, host, {
+      nextAllowedAt: 0,
+      counts: all,
+      ledger: { firstSeq: seq, lastSeq: seq },
+      group: { queuedDelta, added: false },
+    });
+    await cloud.table.addToShard(id, Number(seq) % 8, { ...all, hosts: firstRequest ? 1 : 0 });
+  }
+
+  it('ends in the tick that finds every URL finished, no message of it in SQS and every page archived, the queue busy with others', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const { id } = runningCrawl(cloud, { seeds: [`${SITE}/`] }, clock);
+    // The API started the seed's group; the seed's batch sent its link to b.example (starting that
+    // group), and the link was fetched, counted and archived before the seed's own ledger write.
+    await cloud.table.startGroup(id, 'a.example', 1, 'seeds');
+    await cloud.table.startGroup(id, 'b.example', 1, 'links');
+    await ledger(cloud, id, 'b.example', '2', { finished: 1, fetched: 1, requests: 1 }, -1);
+    await cloud.objects.put(indexKey(id, clock.now(), 'b'.repeat(16), 1), new Uint8Array(1), 'x');
+    const busy = { depth: async () => depthOf(40) };
+    const deps = { table: cloud.table, frontier: busy, captures: busy, archive: cloud.objects, clock };
+    const running = (await crawlProgress(cloud.table, id))!.view.counters;
+    assert.equal(running.finished, running.discovered, 'the counters alone say settled');
+    assert.deepEqual(await completeCrawls(deps), { [id]: 'running' }, "the seed's message is in flight");
+    clock.t += 60_000;
+    // The seed's ledger: its page and its link counted, its group empty; its capture not archived.
+    await ledger(cloud, id, 'a.example', '1', { finished: 1, fetched: 1, requests: 1, enqueued: 1 }, -1);
+    assert.deepEqual(await completeCrawls(deps), { [id]: 'running' }, 'a page record not archived yet');
+    clock.t += 60_000;
+    await cloud.objects.put(indexKey(id, clock.now(), 'a'.repeat(16), 1), new Uint8Array(1), 'x');
+    assert.deepEqual(await completeCrawls(deps), { [id]: 'done' }, 'the next tick, the queue still busy');
+    const stored = cloud.table.crawls.get(id)!;
+    assert.equal(stored.lost, 0);
+    assert.equal(stored.counters?.finished, 2);
+    assert.equal(stored.counters?.discovered, 2);
+  });
+
+  it('does not wait for page records of URLs finished without one (page budget spent)', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const { id } = runningCrawl(cloud, { seeds: [`${SITE}/`, `${SITE}/more`] }, clock);
+    await cloud.table.startGroup(id, 'a.example', 2, 'seeds');
+    await ledger(
+      cloud,
+      id,
+      'a.example',
+      '1',
+      { finished: 2, fetched: 1, requests: 1, byStatus: { '200': 1 }, byReason: { 'max-pages': 1 } },
+      -2,
+    );
+    const busy = { depth: async () => depthOf(40) };
+    const deps = { table: cloud.table, frontier: busy, archive: cloud.objects, clock };
+    assert.deepEqual(await completeCrawls(deps), { [id]: 'running' }, 'no page record archived');
+    await cloud.objects.put(indexKey(id, clock.now(), 'a'.repeat(16), 1), new Uint8Array(1), 'x');
+    assert.deepEqual(await completeCrawls(deps), { [id]: 'done' });
+  });
+
+  it('keeps to the queue-wide rules without the archive, or with index keys that carry no count', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const { id } = runningCrawl(cloud, { seeds: [`${SITE}/`] }, clock);
+    await cloud.table.startGroup(id, 'a.example', 1, 'seeds');
+    await ledger(cloud, id, 'a.example', '1', { finished: 1, fetched: 1, requests: 1 }, -1);
+    await cloud.objects.put(indexKey(id, clock.now(), 'a'.repeat(16)), new Uint8Array(1), 'x');
+    const busy = { depth: async () => depthOf(40) };
+    for (const archive of [undefined, cloud.objects]) {
+      const deps = { table: cloud.table, frontier: busy, clock, ...(archive ? { archive } : {}) };
+      assert.deepEqual(await completeCrawls(deps), { [id]: 'running' });
+    }
+  });
+
+  it('index keys carry their page counts', () => {
+    assert.equal(indexPages(indexKey('c1', Date.UTC(2026, 10, 28), '0123456789abcdef', 42)), 42);
+    assert.equal(indexPages(indexKey('c1', Date.UTC(2026, 10, 28), '0123456789abcdef')), undefined);
   });
 });
