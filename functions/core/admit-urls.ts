@@ -88,13 +88,9 @@ export async function admitUrls(
  * rules merge into this URL (see `DuplicateUrlRules.heldAs`), or to a URL of one of the host's
  * alias namespaces (`aliasNamespace`): not claimed, not fetched.
  */
-export function heldLink(
-  rules: UrlRuleChecks | undefined,
-  url: string,
-  host: string,
-): SkipReason | undefined {
+export function heldLink(rules: UrlRuleChecks | undefined, url: string): SkipReason | undefined {
   if (rules === undefined) return undefined;
-  return rules.heldAs(url, host) === undefined && rules.aliasNamespace(url, host) === undefined
+  return rules.heldAs(url) === undefined && rules.aliasNamespace(url) === undefined
     ? undefined
     : DUPLICATE_URL_RULE_REASON;
 }

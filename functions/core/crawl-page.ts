@@ -34,7 +34,11 @@ import { type FinishReason, unfetchedRecord } from './page-record.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
 import type { QualityChecks } from './quality/crawl-quality.ts';
 import { type RuleRewrite, ruleKey } from './quality/duplicate-url-rule.ts';
-import { DUPLICATE_URL_RULE_REASON, type DuplicateUrlRules } from './quality/duplicate-url-rules.ts';
+import {
+  DUPLICATE_URL_RULE_REASON,
+  type DuplicateUrlRules,
+  type RuleChange,
+} from './quality/duplicate-url-rules.ts';
 import { decodeRobotsBody } from './robots/body.ts';
 import type { ParsedRobots } from './robots/parse.ts';
 import {
@@ -157,7 +161,8 @@ export async function crawlPage(
   // 0. A queued form that a host's duplicate-URL rules merged since it was queued: no request.
   const urlRules = queuedUnderRules(deps, task);
   if (urlRules !== undefined) {
-    const merged = urlRules.rewrite(task.url, task.host);
+    // queued: its URL is claimed, so only a proven rule may skip it (it could not be queued again)
+    const merged = urlRules.rewrite(task.url, { queued: true });
     if (merged !== undefined) return mergeQueued(deps, task, merged);
     const skipped = skippedByRule(urlRules, task);
     if (skipped !== undefined) {
@@ -288,7 +293,7 @@ export async function crawlPage(
     const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
     // Before the links: a rule this page proves already rewrites them.
     const declared = declaredCanonical(deps, task, facts);
-    observePage(deps, task, record, genuine, declared);
+    const readmit = observePage(deps, task, record, genuine, declared);
     const canonical = declared?.url === task.url ? undefined : declared?.url;
     // An exact duplicate's links were already followed from the original; a soft 404 has none.
     if (record.duplicateOf === undefined && genuine) {
@@ -304,11 +309,12 @@ export async function crawlPage(
       );
       countDropped(record, 'longUrls', followed.longUrls ?? 0);
       if (canonical !== undefined && knownBefore(followed, canonical))
-        deps.urlRules?.observeDeclared(task.url, task.host, canonical);
+        readmit.push(...readmitted(deps.urlRules?.observeDeclared(task.url, canonical)));
     }
+    followed = await withReadmitted(deps, task, readmit, followed);
     options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
   } else {
-    observePage(deps, task, record, true);
+    followed = await withReadmitted(deps, task, observePage(deps, task, record, true), followed);
     options.onPage?.({ task, record, body });
   }
   await deps.results.page(record);
@@ -548,12 +554,28 @@ async function retryOrGiveUp(
   return finish(deps, record, feedback, task.cash);
 }
 
-/** Follows a redirect as a new URL (its own host's robots.txt and politeness); the target inherits the cash. */
+/**
+ * Follows a redirect as a new URL (its own host's robots.txt and politeness); the target inherits
+ * the cash. The URLs of a rule the redirect blocked are queued again.
+ */
 async function followRedirect(
   deps: CrawlPageDeps,
   task: CrawlTask,
   response: FetchResponse,
   record: PageRecord,
+): Promise<Followed> {
+  const readmit: Readmitted[] = [];
+  const followed = await followRedirectTarget(deps, task, response, record, readmit);
+  return withReadmitted(deps, task, readmit, followed);
+}
+
+/** `followRedirect`'s work; `readmit` receives the URLs of a rule the redirect blocked. */
+async function followRedirectTarget(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  response: FetchResponse,
+  record: PageRecord,
+  readmit: Readmitted[],
 ): Promise<Followed> {
   const none: Followed = { enqueued: [], cashFlow: dropCash(task) };
   const location = header(response, 'location');
@@ -570,7 +592,8 @@ async function followRedirect(
   record.finalUrl = target.url;
   // The server says both name one page: evidence for the host's rules (never rewritten: the
   // server named the target's form). A sitemap's redirect says nothing about the site's pages.
-  if (task.sitemap === undefined) deps.urlRules?.observeRedirect(task.url, target.url, task.host);
+  if (task.sitemap === undefined)
+    readmit.push(...readmitted(deps.urlRules?.observeRedirect(task.url, target.url)));
   if (task.redirects + 1 > deps.config.maxRedirects) {
     record.reason = 'too-many-redirects';
     return none;
@@ -626,9 +649,9 @@ function queuedUnderRules(deps: CrawlPageDeps, task: CrawlTask): UrlRuleChecks |
  * under another form (`heldAs`), or its URL is in an alias namespace (`aliasNamespace`).
  */
 function skippedByRule(rules: UrlRuleChecks, task: CrawlTask): string | undefined {
-  const held = rules.heldAs(task.url, task.host);
+  const held = rules.heldAs(task.url, { queued: true });
   if (held !== undefined) return `already fetched as ${held}, which the host's rules merge into this URL`;
-  const alias = rules.aliasNamespace(task.url, task.host);
+  const alias = rules.aliasNamespace(task.url, { queued: true });
   return alias === undefined ? undefined : `an alias of a page the site names otherwise (${ruleKey(alias)})`;
 }
 
@@ -684,13 +707,12 @@ function observePage(
   record: PageRecord,
   genuine: boolean,
   canonical?: DeclaredCanonical,
-): void {
+): Readmitted[] {
   const rules = deps.urlRules;
-  if (rules === undefined || record.status === null) return;
+  if (rules === undefined || record.status === null) return [];
   const page = genuine && isWholePage(record);
   const observation: Parameters<UrlRuleChecks['observePage']>[0] = {
     url: task.url,
-    host: task.host,
     contentHash: page ? record.contentHash : null,
   };
   if (page && record.duplicateOf !== undefined) observation.duplicateOf = record.duplicateOf;
@@ -698,7 +720,86 @@ function observePage(
     observation.canonical = canonical.url;
     if (canonical.fixed) observation.canonicalFixed = true;
   }
-  rules.observePage(observation);
+  return readmitted(rules.observePage(observation));
+}
+
+/** A URL a blocked rule had merged, to crawl after all; `queued`: a queued task's (claimed). */
+interface Readmitted {
+  url: string;
+  queued: boolean;
+}
+
+/** The URLs the rules that a lesson blocked had merged: to be crawled after all (`readmitUrls`). */
+function readmitted(changes: readonly RuleChange[] | undefined): Readmitted[] {
+  const out: Readmitted[] = [];
+  for (const change of changes ?? []) {
+    for (const url of change.readmit ?? []) out.push({ url, queued: false });
+    for (const url of change.requeue ?? []) out.push({ url, queued: true });
+  }
+  return out;
+}
+
+/**
+ * Crawls after all, as new links of `task`'s page, the URLs a rule merged before this page
+ * blocked it: the same checks as links (canonical form, the rules still active, scope, held forms,
+ * traps). A link it had merged was never claimed: it takes the URL-seen claim like any link (one
+ * the crawl holds already is left alone). A queued task it had skipped was claimed when queued:
+ * it is queued again directly, unless the rules still active merge it elsewhere. They carry no
+ * cash (theirs went to the URL they were merged into).
+ */
+async function readmitUrls(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  urls: readonly Readmitted[],
+): Promise<Followed> {
+  const cashFlow: CashFlow = { cash: 0, toLambda: 0, credits: [] };
+  const depth = task.depth + 1;
+  const admissions: Admission[] = [];
+  const requeued: CrawlTask[] = [];
+  const seen = new Set<string>();
+  for (const { url: linked, queued } of urls) {
+    const canonical = deps.canonicalizer.canonicalize(linked);
+    if (!canonical.ok) continue;
+    const rewritten = deps.urlRules?.rewrite(canonical.url)?.url;
+    const url = rewritten ?? canonical.url;
+    if (seen.has(url)) continue;
+    seen.add(url);
+    const skip =
+      deps.scope.check(url, canonical.host, depth) ??
+      heldLink(deps.urlRules, url) ??
+      deps.quality?.checkLink(url, task, deps.clock.now());
+    if (skip !== undefined) continue;
+    const fp = fingerprint(url);
+    if (!queued || rewritten !== undefined) admissions.push({ url, host: canonical.host, fp, cash: 0 });
+    else {
+      requeued.push({
+        crawlId: task.crawlId,
+        url,
+        fp,
+        host: canonical.host,
+        depth,
+        parent: task.fp,
+        redirects: 0,
+        attempt: 0,
+        cash: 0,
+      });
+    }
+  }
+  const { enqueued } = await admitUrls(deps, task, depth, admissions);
+  if (requeued.length > 0) await deps.frontier.enqueue(requeued);
+  return { enqueued: [...enqueued, ...requeued], cashFlow };
+}
+
+/** `followed` with the tasks `readmitUrls` queued added. */
+async function withReadmitted(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  urls: readonly Readmitted[],
+  followed: Followed,
+): Promise<Followed> {
+  if (urls.length === 0) return followed;
+  const back = await readmitUrls(deps, task, urls);
+  return { ...followed, enqueued: [...followed.enqueued, ...back.enqueued] };
 }
 
 /**
@@ -759,7 +860,7 @@ async function followLinks(
     const canonical = deps.canonicalizer.canonicalize(link.href, facts.base);
     if (!canonical.ok) continue;
     // The host's duplicate-URL rules name the form the crawl knows the page by.
-    const rewritten = deps.urlRules?.rewrite(canonical.url, canonical.host);
+    const rewritten = deps.urlRules?.rewrite(canonical.url);
     const url = rewritten?.url ?? canonical.url;
     if (inPage.has(url)) continue;
     if (url.length > config.maxUrlLength) {
@@ -775,7 +876,7 @@ async function followLinks(
     else {
       const skip =
         deps.scope.check(url, canonical.host, depth) ??
-        heldLink(deps.urlRules, url, canonical.host) ??
+        heldLink(deps.urlRules, url) ??
         deps.quality?.checkLink(url, task, deps.clock.now(), nearDuplicateOf);
       if (skip !== undefined) out.skipped = skip;
       else candidates.push({ url, host: canonical.host, fp: fingerprint(url) });

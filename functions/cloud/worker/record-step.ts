@@ -176,11 +176,13 @@ async function crawlRecord(
       return defer(env, entry, batch, 0, 'time');
     env.fault('before-crawl', task.url);
     const rulesEnv = { table: deps.table, now: deps.clock.now(), log: env.log };
-    await refreshHostRules(rulesEnv, batch.ctx, batch.crawl.id, task.host);
+    // duplicate-URL rules are kept per origin (docs/duplicate-urls.md)
+    const origin = new URL(task.url).origin;
+    await refreshHostRules(rulesEnv, batch.ctx, batch.crawl.id, origin);
     const seenStats: UrlSeenStats = { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
     const claimed: string[] = [];
     const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen, {
-      everyPage: batch.ctx.urlRules?.learnsFrom(task.host) ?? false,
+      everyPage: batch.ctx.urlRules?.learnsFrom(origin) ?? false,
     });
     const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
     // The page's new links wait here until the step tells where its cash went (see admitLinks).
@@ -233,7 +235,7 @@ async function crawlRecord(
     }
     content.finish(task.url);
     // The host's rules, stored when this page changed them (rare: see host-rules-sync.ts).
-    await saveHostRules({ ...rulesEnv, now: deps.clock.now() }, batch.ctx, batch.crawl.id, task.host);
+    await saveHostRules({ ...rulesEnv, now: deps.clock.now() }, batch.ctx, batch.crawl.id, origin);
     return recordDone(
       group,
       batch,
@@ -332,7 +334,7 @@ function teachRules(ctx: CrawlContext, task: CrawlTask, record: PageRecord): voi
   if (ctx.urlRules === undefined || !isWholePage(record) || record.contentHash === undefined) return;
   const { duplicateOf } = record;
   if (duplicateOf === undefined) return;
-  ctx.urlRules.observePage({ url: task.url, host: task.host, contentHash: record.contentHash, duplicateOf });
+  ctx.urlRules.observePage({ url: task.url, contentHash: record.contentHash, duplicateOf });
 }
 
 /** The record's handling: it will be acked, so its sequence number joins the ledger. */

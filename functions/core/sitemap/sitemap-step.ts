@@ -216,7 +216,7 @@ async function followEntries(
     }
     let url = canonical.url;
     const out: OutLink = { url, kind: 'page' };
-    const rewritten = deps.urlRules?.rewrite(url, canonical.host);
+    const rewritten = deps.urlRules?.rewrite(url);
     if (rewritten !== undefined) {
       out.linkedAs = url;
       url = rewritten.url;
@@ -226,7 +226,7 @@ async function followEntries(
     inFile.add(url);
     const skip =
       deps.scope.check(url, canonical.host, depth) ??
-      heldLink(deps.urlRules, url, canonical.host) ??
+      heldLink(deps.urlRules, url) ??
       deps.quality?.checkLink(url, task, now);
     if (skip !== undefined) {
       out.skipped = skip;
