@@ -9,6 +9,7 @@ import { ClockCache } from '../../../functions/core/clock-cache.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import { type CrawlPageDeps, crawlPage, seedTasks } from '../../../functions/core/crawl-page.ts';
 import { CrawlQuality } from '../../../functions/core/quality/crawl-quality.ts';
+import { DuplicateUrlRules } from '../../../functions/core/quality/duplicate-url-rules.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { ScopeRules } from '../../../functions/core/url/scope.ts';
@@ -163,5 +164,41 @@ describe('crawlPage (in-memory fetcher)', () => {
     assert.deepEqual(rel.kind === 'done' && rel.enqueued.map((e) => e.url), [`${SITE}/r2`]);
     const relLinks = t.links.find((l) => l.from === `${SITE}/rel`);
     assert.equal(relLinks?.links.find((l) => l.url === `${SITE}/r1`)?.skipped, 'nofollow');
+  });
+
+  it('a duplicate-URL rule blocked by a page: the links it merged and the queued tasks it skipped are queued again', async () => {
+    const bait = page('Not available');
+    const t = setup({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/item?id=1`]: { status: 200, body: bait },
+      [`${SITE}/item?id=2`]: { status: 200, body: bait },
+      [`${SITE}/item?id=3`]: { status: 200, body: bait },
+      [`${SITE}/list`]: { status: 200, body: page('List', ['/item?id=7']) },
+      [`${SITE}/go`]: { status: 301, headers: { location: '/item?id=9' } },
+    });
+    t.deps.urlRules = new DuplicateUrlRules({ minSupport: 2, auditShare: 0 });
+    await crawlPage(t.deps, t.task(`${SITE}/robots.txt`)); // robots.txt
+    for (const n of [1, 2, 3]) await crawlPage(t.deps, t.task(`${SITE}/item?id=${n}`));
+    // active (two pairs): a task queued before is merged at dispatch, a link before the URL-seen test
+    const queued = await crawlPage(t.deps, t.task(`${SITE}/item?id=5`));
+    assert.equal(queued.kind === 'done' && queued.record.reason, 'duplicate-url-rule');
+    assert.equal(t.fetcher.count(`${SITE}/item?id=5`), 0);
+    const list = await crawlPage(t.deps, t.task(`${SITE}/list`));
+    assert.deepEqual(list.kind === 'done' && list.enqueued.map((e) => e.url), [], '/item was claimed already');
+    // the server redirects to a URL the rule would rewrite: it is blocked (docs/duplicate-urls.md)
+    const refuting = await crawlPage(t.deps, t.task(`${SITE}/go`));
+    assert.equal(refuting.kind, 'done');
+    if (refuting.kind !== 'done') return;
+    const go = t.task(`${SITE}/go`).fp;
+    assert.deepEqual(
+      refuting.enqueued.map((e) => [e.url, e.redirects, e.parent]).sort(),
+      [
+        [`${SITE}/item?id=5`, 0, go],
+        [`${SITE}/item?id=7`, 0, go],
+        [`${SITE}/item?id=9`, 1, go],
+      ],
+    );
+    assert.ok(refuting.enqueued.every((e) => e.redirects > 0 || e.cash === 0), 'given back without cash');
+    assert.equal(t.deps.urlRules.rewrite(`${SITE}/item?id=8`), undefined, 'blocked');
   });
 });
