@@ -184,21 +184,25 @@ describe('crawlPage (in-memory fetcher)', () => {
     assert.equal(queued.kind === 'done' && queued.record.reason, 'duplicate-url-rule');
     assert.equal(t.fetcher.count(`${SITE}/item?id=5`), 0);
     const list = await crawlPage(t.deps, t.task(`${SITE}/list`));
-    assert.deepEqual(list.kind === 'done' && list.enqueued.map((e) => e.url), [], '/item was claimed already');
+    assert.deepEqual(
+      list.kind === 'done' && list.enqueued.map((e) => e.url),
+      [],
+      '/item was claimed already',
+    );
     // the server redirects to a URL the rule would rewrite: it is blocked (docs/duplicate-urls.md)
     const refuting = await crawlPage(t.deps, t.task(`${SITE}/go`));
     assert.equal(refuting.kind, 'done');
     if (refuting.kind !== 'done') return;
     const go = t.task(`${SITE}/go`).fp;
-    assert.deepEqual(
-      refuting.enqueued.map((e) => [e.url, e.redirects, e.parent]).sort(),
-      [
-        [`${SITE}/item?id=5`, 0, go],
-        [`${SITE}/item?id=7`, 0, go],
-        [`${SITE}/item?id=9`, 1, go],
-      ],
+    assert.deepEqual(refuting.enqueued.map((e) => [e.url, e.redirects, e.parent]).sort(), [
+      [`${SITE}/item?id=5`, 0, go],
+      [`${SITE}/item?id=7`, 0, go],
+      [`${SITE}/item?id=9`, 1, go],
+    ]);
+    assert.ok(
+      refuting.enqueued.every((e) => e.redirects > 0 || e.cash === 0),
+      'given back without cash',
     );
-    assert.ok(refuting.enqueued.every((e) => e.redirects > 0 || e.cash === 0), 'given back without cash');
     assert.equal(t.deps.urlRules.rewrite(`${SITE}/item?id=8`), undefined, 'blocked');
   });
 });

@@ -12,6 +12,7 @@ import {
   type DuplicateUrlRule,
   DuplicateUrlRuleError,
   rewriteUrl,
+  ruleKey,
   sortRules,
 } from '../../../functions/core/quality/duplicate-url-rule.ts';
 import {
@@ -809,5 +810,182 @@ describe('DuplicateUrlRules: property', () => {
       }
     }
     assert.ok(activeSeen > 300, `rules were learned (${activeSeen} active over all sites)`);
+  });
+});
+
+describe('DuplicateUrlRules: sites that try to poison the rules (issue 24)', () => {
+  /** Observes `path` of `origin` (default O) with the content named `content`. */
+  const seeAt = (rules: DuplicateUrlRules, origin: string, path: string, content: string | null) =>
+    rules.observePage({ url: `${origin}${path}`, contentHash: content === null ? null : sha(content) });
+
+  /** A learner whose `ignore-param id at /item` is active (three URLs with one content). */
+  function baited(options: DuplicateUrlRuleOptions = {}): DuplicateUrlRules {
+    const rules = learner({ minSupport: 2, ...options });
+    for (const n of [1, 2, 3]) see(rules, `/item?id=${n}`, 'bait');
+    assert.equal(statusOf(rules, 'ignore-param id at /item'), 'active');
+    return rules;
+  }
+
+  test('rules are kept per origin: another port or scheme of the host name neither teaches nor applies them', () => {
+    const rules = learner({ minSupport: 2 });
+    const bait = `http://${H}:8081`;
+    for (const n of [1, 2, 3]) seeAt(rules, bait, `/item?id=${n}`, 'bait');
+    for (const n of [1, 2]) {
+      seeAt(rules, bait, `/Doc-${n}`, `doc ${n}`);
+      seeAt(rules, bait, `/doc-${n}`, `doc ${n}`);
+    }
+    assert.deepEqual(
+      rules.report().map((r) => [r.origin, r.name, r.status]),
+      [
+        [bait, 'case-insensitive', 'active'],
+        [bait, 'ignore-param id at /item', 'active'],
+      ],
+    );
+    assert.equal(rules.rewrite(`${bait}/item?id=9`)?.url, `${bait}/item`);
+    for (const other of [O, `http://${H}:8082`, `https://${H}:8081`]) {
+      assert.equal(rules.rewrite(`${other}/item?id=9`), undefined, other);
+      assert.equal(rules.rewrite(`${other}/Notes`), undefined, other);
+    }
+    assert.equal(rules.hostRecords(bait)?.length, 2);
+    assert.equal(rules.hostRecords(H), undefined, 'a host name is not a key');
+    // a pair across two ports of one host name teaches nothing
+    const apart = learner({ minSupport: 1 });
+    apart.observePage({ url: `${bait}/a?id=1`, contentHash: sha('x') });
+    apart.observePage({ url: `${O}/a?id=2`, contentHash: sha('x'), duplicateOf: `${bait}/a?id=1` });
+    assert.deepEqual(apart.report(), []);
+  });
+
+  test('a snapshot is keyed by origin; one keyed by host name is refused with the reason', () => {
+    const rules = baited();
+    const snapshot = JSON.parse(JSON.stringify(rules.snapshot())) as DuplicateUrlRulesSnapshot;
+    assert.deepEqual(
+      snapshot.origins.map((o) => o.origin),
+      [O],
+    );
+    const old = {
+      hosts: [{ host: H, rules: snapshot.origins[0]!.rules }],
+    } as unknown as DuplicateUrlRulesSnapshot;
+    assert.throws(
+      () => learner({}, old),
+      (error: unknown) => {
+        assert.ok(error instanceof DuplicateUrlRuleError);
+        assert.match(error.message, /keyed by origin/);
+        return true;
+      },
+    );
+  });
+
+  test('a parameter rule applies at the path it was learned on, not elsewhere on the origin', () => {
+    const rules = learner({ minSupport: 2 });
+    for (const n of [1, 2, 3]) see(rules, `/teach?id=${n}`, 'bait');
+    assert.equal(statusOf(rules, 'ignore-param id at /teach'), 'active');
+    assert.equal(rules.rewrite(`${O}/teach?id=9&q=1`)?.url, `${O}/teach?q=1`);
+    assert.equal(rules.rewrite(`${O}/item?id=9`), undefined);
+    assert.equal(rules.rewrite(`${O}/teach/x?id=9`), undefined, 'a path under it is another path');
+    // many pairs on one path never make it wider
+    for (const n of [4, 5, 6, 7]) see(rules, `/teach?id=${n}`, 'bait');
+    assert.deepEqual(
+      rules.report().map((r) => r.name),
+      ['ignore-param id at /teach'],
+    );
+  });
+
+  test('pairs on two paths widen a parameter rule to their common directory', () => {
+    const rules = learner({ minSupport: 2 });
+    see(rules, '/a/p?ref=x', 'p');
+    see(rules, '/a/p', 'p');
+    assert.equal(statusOf(rules, 'ignore-param ref at /a/p'), 'candidate');
+    see(rules, '/a/q/r?ref=y', 'q');
+    see(rules, '/a/q/r', 'q');
+    assert.equal(statusOf(rules, 'ignore-param ref at /a/*'), 'active', JSON.stringify(rules.report()));
+    assert.equal(rules.rewrite(`${O}/a/z?ref=1`)?.url, `${O}/a/z`);
+    assert.equal(rules.rewrite(`${O}/b/z?ref=1`), undefined);
+    // pairs on paths elsewhere widen it to the origin: those its narrower rule does not merge count
+    see(rules, '/b/s?ref=z', 's');
+    see(rules, '/b/s', 's');
+    assert.equal(statusOf(rules, 'ignore-param ref at /*'), 'candidate');
+    see(rules, '/c/t?ref=z', 't');
+    see(rules, '/c/t', 't');
+    assert.equal(statusOf(rules, 'ignore-param ref at /*'), 'active');
+    assert.equal(rules.rewrite(`${O}/c?ref=1`)?.url, `${O}/c`);
+  });
+
+  test("each rule's first merges are audited (fetched as linked), then its sample", () => {
+    const rules = baited({ auditShare: 0.02, auditFirst: 3 });
+    const answers = [4, 5, 6, 7, 8].map((n) => rules.rewrite(`${O}/item?id=${n}`)?.url);
+    assert.deepEqual(answers, [undefined, undefined, undefined, `${O}/item`, `${O}/item`]);
+    assert.equal(rules.rewrite(`${O}/item?id=4`), undefined, 'an audited URL stays audited');
+    assert.equal(rules.rewrite(`${O}/item?id=7`)?.url, `${O}/item`, 'a merged URL stays merged');
+    // another rule of the origin has its own first audits
+    for (const d of ['x', 'y']) {
+      see(rules, `/${d}/`, d);
+      see(rules, `/${d}/index.html`, d);
+    }
+    const suffix = [1, 2, 3, 4].map((n) => rules.rewrite(`${O}/z${n}/index.html`)?.url);
+    assert.deepEqual(suffix, [undefined, undefined, undefined, `${O}/z4/`]);
+    // an audited URL that proves to be another page blocks the rule
+    const changes = see(rules, '/item?id=4', 'item 4');
+    assert.deepEqual(
+      changes.map((c) => [ruleKey(c.rule), c.status]),
+      [['ignore-param id at /item', 'blocked']],
+    );
+  });
+
+  test('a blocked rule gives back what it merged: links to admit again, queued tasks to queue again', () => {
+    const rules = baited();
+    assert.equal(rules.rewrite(`${O}/item?id=10`)?.url, `${O}/item`);
+    assert.equal(rules.rewrite(`${O}/item?id=11&x=1`)?.url, `${O}/item?x=1`);
+    assert.equal(rules.rewrite(`${O}/item?id=12`, { queued: true })?.url, `${O}/item`);
+    assert.equal(
+      rules.rewrite(`${O}/item?id=10`, { queued: true })?.url,
+      `${O}/item`,
+      'queued after it was linked',
+    );
+    assert.equal(rules.heldAs(`${O}/item`, { queued: true }), `${O}/item?id=1`, 'a held form skipped');
+    const changes = see(rules, '/item?id=13', 'another item');
+    assert.equal(changes.length, 1);
+    const [blocked] = changes;
+    assert.equal(blocked?.status, 'blocked');
+    assert.deepEqual(blocked?.readmit, [`${O}/item?id=11&x=1`]);
+    assert.deepEqual(blocked?.requeue?.sort(), [`${O}/item`, `${O}/item?id=10`, `${O}/item?id=12`]);
+    assert.equal(rules.rewrite(`${O}/item?id=14`), undefined);
+    assert.equal(rules.learningEntries, rules.snapshot().memory!.flatMap((m) => m.observations).length);
+  });
+
+  test('a rule not proven stops merging when its merge log is full; proven, it merges on', () => {
+    // active at 2 pairs, proven at 2 + 1 (its one audit)
+    const rules = baited({ auditFirst: 1, maxMergeLog: 3 });
+    assert.equal(rules.rewrite(`${O}/item?id=10`), undefined, 'the audit');
+    const merged = [11, 12, 13, 14].map((n) => rules.rewrite(`${O}/item?id=${n}`)?.url);
+    assert.deepEqual(merged, [`${O}/item`, `${O}/item`, `${O}/item`, undefined], 'the log holds three');
+    assert.equal(rules.rewrite(`${O}/item?id=12`)?.url, `${O}/item`, 'a URL in the log stays merged');
+    // the audited URL is the bait too: a third pair, the rule is proven
+    see(rules, '/item?id=10', 'bait');
+    assert.equal(rules.rewrite(`${O}/item?id=14`)?.url, `${O}/item`);
+    // a full global budget stops unproven rules as well
+    const tight = baited({ auditFirst: 1, maxMergeLogs: 2 });
+    const answers = [10, 11, 12, 13].map((n) => tight.rewrite(`${O}/item?id=${n}`)?.url);
+    assert.deepEqual(answers, [undefined, `${O}/item`, undefined, undefined]);
+  });
+
+  test('merge logs and audits are kept in the snapshot: a block after a restart still gives them back', () => {
+    const rules = baited({ auditShare: 0.02, auditFirst: 1 });
+    assert.equal(rules.rewrite(`${O}/item?id=4`), undefined, 'audited');
+    assert.equal(rules.rewrite(`${O}/item?id=5`)?.url, `${O}/item`);
+    assert.equal(rules.rewrite(`${O}/item?id=6`, { queued: true })?.url, `${O}/item`);
+    const snapshot = JSON.parse(JSON.stringify(rules.snapshot())) as DuplicateUrlRulesSnapshot;
+    assert.deepEqual(snapshot.merges, [
+      {
+        origin: O,
+        name: 'ignore-param id at /item',
+        merged: [`${O}/item?id=5`, `q ${O}/item?id=6`],
+        audited: [`${O}/item?id=4`],
+      },
+    ]);
+    const resumed = learner({ minSupport: 2, auditShare: 0.02, auditFirst: 1 }, snapshot);
+    assert.equal(resumed.rewrite(`${O}/item?id=4`), undefined, 'still audited');
+    const [blocked] = see(resumed, '/item?id=4', 'item 4');
+    assert.deepEqual(blocked?.readmit, [`${O}/item?id=5`]);
+    assert.deepEqual(blocked?.requeue, [`${O}/item?id=6`]);
   });
 });
