@@ -337,10 +337,10 @@ export class DuplicateUrlRules {
     return true;
   }
 
-  /** Whether the rule's audit fetches `url`: one of its first `auditFirst` merges, or the sample. */
+  /** Whether the rule's audit fetches `url`: one of its first merges (`#firstAudits`), or the sample. */
   #audits(entry: RuleEntry, url: string): boolean {
     if (entry.audited.has(url)) return true;
-    if (entry.audited.size < this.#auditFirst && !entry.merged.has(url)) {
+    if (entry.audited.size < this.#firstAudits(entry) && !entry.merged.has(url)) {
       entry.audited.add(url);
       this.#logged += 1;
       this.#logRevision += 1;
@@ -349,9 +349,18 @@ export class DuplicateUrlRules {
     return this.#auditShare > 0 && auditPoint(url) < this.#auditShare;
   }
 
-  /** An active rule whose support went `auditFirst` pairs past the threshold: its audits held. */
+  /**
+   * How many of its first merges a rule has fetched anyway: `auditFirst`, or one when a pair of its
+   * support was confirmed by the site's own declaration (a page naming its twin canonical is no
+   * coincidence of contents, which the first audits are there to catch).
+   */
+  #firstAudits(entry: RuleEntry): number {
+    return entry.confirmed > 0 ? Math.min(1, this.#auditFirst) : this.#auditFirst;
+  }
+
+  /** An active rule whose support went its first audits' count past the threshold: they held. */
   #proven(entry: RuleEntry): boolean {
-    return entry.status === 'active' && entry.support >= this.#minSupport + this.#auditFirst;
+    return entry.status === 'active' && entry.support >= this.#minSupport + this.#firstAudits(entry);
   }
 
   /** Frees a rule's merge log and audit list (it was blocked or dropped). */

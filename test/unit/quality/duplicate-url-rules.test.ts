@@ -931,6 +931,15 @@ describe('DuplicateUrlRules: sites that try to poison the rules (issue 24)', () 
     );
   });
 
+  test('a rule the site confirmed by a declaration audits its first merge only', () => {
+    const rules = learner({ minSupport: 2, auditShare: 0.02, auditFirst: 3 });
+    see(rules, '/a/', 'a');
+    seeDeclaring(rules, '/a/index.html', 'a', '/a/');
+    assert.equal(statusOf(rules, 'drop-suffix index.html'), 'active');
+    const answers = [1, 2, 3].map((n) => rules.rewrite(`${O}/z${n}/index.html`)?.url);
+    assert.deepEqual(answers, [undefined, `${O}/z2/`, `${O}/z3/`]);
+  });
+
   test('a blocked rule gives back what it merged: links to admit again, queued tasks to queue again', () => {
     const rules = baited();
     assert.equal(rules.rewrite(`${O}/item?id=10`)?.url, `${O}/item`);
