@@ -312,11 +312,9 @@ export class DuplicateUrlRules {
    * (`queued`: a queued task's) when they may.
    */
   #merges(rules: HostRules, merging: readonly DuplicateUrlRule[], url: string, queued: boolean): boolean {
+    // the active rules are the entries' own objects: found without building their keys
     const entries: RuleEntry[] = [];
-    for (const rule of merging) {
-      const entry = rules.entries.get(ruleKey(rule));
-      if (entry !== undefined) entries.push(entry);
-    }
+    for (const entry of rules.entries.values()) if (merging.includes(entry.rule)) entries.push(entry);
     let audit = false;
     for (const entry of entries) if (this.#audits(entry, url)) audit = true;
     if (audit) return false;
@@ -1246,13 +1244,23 @@ function imagesOf(rules: HostRules, url: string): string[] {
  * counts the pairs the memory holds under it.
  */
 function widened(rules: HostRules, derived: DuplicateUrlRule[]): DuplicateUrlRule[] {
-  const out = [...derived];
+  const out: DuplicateUrlRule[] = [];
   for (const rule of derived) {
-    if (rule.kind !== 'ignore-param') continue;
+    if (rule.kind !== 'ignore-param') {
+      out.push(rule);
+      continue;
+    }
+    const others: Extract<DuplicateUrlRule, { kind: 'ignore-param' }>[] = [];
     for (const entry of rules.entries.values()) {
       const other = entry.rule;
-      if (other.kind !== 'ignore-param' || other.name !== rule.name || entry.status === 'blocked') continue;
-      if (other.at === rule.at || pathIn(other.at, rule.at.replace(/\*$/, ''))) continue;
+      if (other.kind === 'ignore-param' && other.name === rule.name && entry.status !== 'blocked') others.push(other);
+    }
+    // a pair a rule of a wider scope already explains proposes no narrower one (it supports that one)
+    const path = rule.at.replace(/\*$/, '');
+    if (others.some((other) => other.at !== rule.at && other.at.endsWith('*') && pathIn(other.at, path))) continue;
+    out.push(rule);
+    for (const other of others) {
+      if (other.at === rule.at) continue;
       const at = widerScope(rule.at, other.at);
       if (!out.some((r) => r.kind === 'ignore-param' && r.name === rule.name && r.at === at))
         out.push({ kind: 'ignore-param', name: rule.name, at });
@@ -1333,7 +1341,9 @@ function pairKey([a, b]: readonly [string, string]): string {
 
 /** The key of a URL's rules: its origin, `scheme://host[:port]` (canonical URLs drop default ports). */
 function originOf(url: string): string {
-  return splitUrl(url).origin;
+  // splitUrl's origin without cutting the path and query (rewrite asks it of every link)
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  return slash < 0 ? url : url.slice(0, slash);
 }
 
 function sameOrigin(a: string, b: string): boolean {

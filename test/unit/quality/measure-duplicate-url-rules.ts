@@ -73,3 +73,10 @@ console.log(
   `rewrite: ${withRules.toFixed(2)} µs per link on hosts with rules (${rewritten} of ${links} rewritten, the rest audited), ` +
     `${without.toFixed(3)} µs on hosts without`,
 );
+// what the rewrites logged (each rule remembers what it merged, to give it back if blocked)
+gc();
+gc();
+const logged = process.memoryUsage().heapUsed - before - heap;
+console.log(
+  `merge logs: ${rules.learningEntries} learning and log entries held after the rewrites, heap +${(logged / 1024 / 1024).toFixed(1)} MiB more`,
+);
