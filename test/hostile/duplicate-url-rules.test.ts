@@ -76,6 +76,27 @@ function lost(asked: Map<string, number>, items: readonly number[]): string[] {
   return VICTIM_LINKS(items).filter((path) => (asked.get(path) ?? 0) === 0);
 }
 
+/**
+ * Crawls one origin whose home page links the bait under `baitPath` first, then `/catalog`, which
+ * links the victim's items; resolves the run, the paths asked for and the origin.
+ */
+async function crawlShop(baitPath: string, items: readonly number[]) {
+  const [site] = await startSites(['127.0.0.5'], () => [
+    siteRoutes({
+      '/': { title: 'shop', links: [...BAIT_LINKS(baitPath), '/catalog'] },
+      '/catalog': { title: 'catalog', links: VICTIM_LINKS(items) },
+      ...baitRoutes(baitPath),
+      ...victimRoutes(items),
+    }),
+  ]);
+  try {
+    const run = await crawl({ seeds: [`${site!.origin}/`], ...IN_ORDER });
+    return { run, asked: pathCounts(site!), origin: site!.origin };
+  } finally {
+    await closeAll([site!]);
+  }
+}
+
 describe('duplicate-URL rules under a bait-and-switch site', () => {
   test('rules a bait teaches on one port do not apply to another port of the same host name', async () => {
     const items = ids(1, ITEMS);
@@ -110,30 +131,17 @@ describe('duplicate-URL rules under a bait-and-switch site', () => {
 
   test('a parameter rule taught on one path does not apply to another path of the origin', async () => {
     const items = ids(1, ITEMS);
-    const [site] = await startSites(['127.0.0.5'], () => [
-      siteRoutes({
-        '/': { title: 'shop', links: [...BAIT_LINKS('/teach'), '/catalog'] },
-        '/catalog': { title: 'catalog', links: VICTIM_LINKS(items) },
-        ...baitRoutes('/teach'),
-        ...victimRoutes(items),
-      }),
-    ]);
-    try {
-      const run = await crawl({ seeds: [`${site!.origin}/`], ...IN_ORDER });
-      const asked = pathCounts(site!);
-      assert.deepEqual(
-        lost(asked, items).filter((path) => path.startsWith('/item')),
-        [],
-        'items never fetched',
-      );
-      const statuses = ruleStatuses(run.outDir);
-      assert.ok(
-        statuses.some((r) => /^ignore-param id\b.* active$/.test(r)),
-        statuses.join('; '),
-      );
-    } finally {
-      await closeAll([site!]);
-    }
+    const { run, asked } = await crawlShop('/teach', items);
+    assert.deepEqual(
+      lost(asked, items).filter((path) => path.startsWith('/item')),
+      [],
+      'items never fetched',
+    );
+    const statuses = ruleStatuses(run.outDir);
+    assert.ok(
+      statuses.some((r) => /^ignore-param id\b.* active$/.test(r)),
+      statuses.join('; '),
+    );
   });
 
   test('a rule the bait proves on the victim path itself: its audit refutes it, and the merged items are crawled after all', async () => {
@@ -141,32 +149,19 @@ describe('duplicate-URL rules under a bait-and-switch site', () => {
     // rule is active. Its first merges are audited: they differ, the rule is blocked, and the
     // items it had merged are queued again.
     const items = ids(4, ITEMS);
-    const [site] = await startSites(['127.0.0.5'], () => [
-      siteRoutes({
-        '/': { title: 'shop', links: [...BAIT_LINKS('/item'), '/catalog'] },
-        '/catalog': { title: 'catalog', links: VICTIM_LINKS(items) },
-        ...baitRoutes('/item'),
-        ...victimRoutes(items),
-      }),
-    ]);
-    try {
-      const run = await crawl({ seeds: [`${site!.origin}/`], ...IN_ORDER });
-      const asked = pathCounts(site!);
-      assert.deepEqual(lost(asked, items), [], 'victim pages never fetched');
-      for (const n of items) assert.equal(asked.get(`/item?id=${n}`), 1, `/item?id=${n} fetched once`);
-      // the rule did merge items before its audit refuted it: those were queued again
-      const catalog = [...run.linksOf(`${site!.origin}/catalog`).values()];
-      assert.ok(
-        catalog.some((link) => link.linkedAs?.includes('/item?id=') === true),
-        "the catalog's items were merged while the rule was active",
-      );
-      const statuses = ruleStatuses(run.outDir);
-      assert.ok(
-        statuses.some((r) => /^ignore-param id\b.* blocked$/.test(r)),
-        statuses.join('; '),
-      );
-    } finally {
-      await closeAll([site!]);
-    }
+    const { run, asked, origin } = await crawlShop('/item', items);
+    assert.deepEqual(lost(asked, items), [], 'victim pages never fetched');
+    for (const n of items) assert.equal(asked.get(`/item?id=${n}`), 1, `/item?id=${n} fetched once`);
+    // the rule did merge items before its audit refuted it: those were queued again
+    const catalog = [...run.linksOf(`${origin}/catalog`).values()];
+    assert.ok(
+      catalog.some((link) => link.linkedAs?.includes('/item?id=') === true),
+      "the catalog's items were merged while the rule was active",
+    );
+    const statuses = ruleStatuses(run.outDir);
+    assert.ok(
+      statuses.some((r) => /^ignore-param id\b.* blocked$/.test(r)),
+      statuses.join('; '),
+    );
   });
 });
