@@ -34,11 +34,8 @@ import { type FinishReason, unfetchedRecord } from './page-record.ts';
 import { retryAfterMs, retryBackoffMs } from './politeness.ts';
 import type { QualityChecks } from './quality/crawl-quality.ts';
 import { type RuleRewrite, ruleKey } from './quality/duplicate-url-rule.ts';
-import {
-  DUPLICATE_URL_RULE_REASON,
-  type DuplicateUrlRules,
-  type RuleChange,
-} from './quality/duplicate-url-rules.ts';
+import { DUPLICATE_URL_RULE_REASON, type DuplicateUrlRules } from './quality/duplicate-url-rules.ts';
+import { type Readmitted, readmitted, readmitUrls } from './readmit-urls.ts';
 import { decodeRobotsBody } from './robots/body.ts';
 import type { ParsedRobots } from './robots/parse.ts';
 import {
@@ -721,73 +718,6 @@ function observePage(
     if (canonical.fixed) observation.canonicalFixed = true;
   }
   return readmitted(rules.observePage(observation));
-}
-
-/** A URL a blocked rule had merged, to crawl after all; `queued`: a queued task's (claimed). */
-interface Readmitted {
-  url: string;
-  queued: boolean;
-}
-
-/** The URLs the rules that a lesson blocked had merged: to be crawled after all (`readmitUrls`). */
-function readmitted(changes: readonly RuleChange[] | undefined): Readmitted[] {
-  const out: Readmitted[] = [];
-  for (const change of changes ?? []) {
-    for (const url of change.readmit ?? []) out.push({ url, queued: false });
-    for (const url of change.requeue ?? []) out.push({ url, queued: true });
-  }
-  return out;
-}
-
-/**
- * Crawls after all, as new links of `task`'s page, the URLs a rule merged before this page
- * blocked it: the same checks as links (canonical form, the rules still active, scope, held forms,
- * traps). A link it had merged was never claimed: it takes the URL-seen claim like any link (one
- * the crawl holds already is left alone). A queued task it had skipped was claimed when queued:
- * it is queued again directly, unless the rules still active merge it elsewhere. They carry no
- * cash (theirs went to the URL they were merged into).
- */
-async function readmitUrls(
-  deps: CrawlPageDeps,
-  task: CrawlTask,
-  urls: readonly Readmitted[],
-): Promise<Followed> {
-  const cashFlow: CashFlow = { cash: 0, toLambda: 0, credits: [] };
-  const depth = task.depth + 1;
-  const admissions: Admission[] = [];
-  const requeued: CrawlTask[] = [];
-  const seen = new Set<string>();
-  for (const { url: linked, queued } of urls) {
-    const canonical = deps.canonicalizer.canonicalize(linked);
-    if (!canonical.ok) continue;
-    const rewritten = deps.urlRules?.rewrite(canonical.url)?.url;
-    const url = rewritten ?? canonical.url;
-    if (seen.has(url)) continue;
-    seen.add(url);
-    const skip =
-      deps.scope.check(url, canonical.host, depth) ??
-      heldLink(deps.urlRules, url) ??
-      deps.quality?.checkLink(url, task, deps.clock.now());
-    if (skip !== undefined) continue;
-    const fp = fingerprint(url);
-    if (!queued || rewritten !== undefined) admissions.push({ url, host: canonical.host, fp, cash: 0 });
-    else {
-      requeued.push({
-        crawlId: task.crawlId,
-        url,
-        fp,
-        host: canonical.host,
-        depth,
-        parent: task.fp,
-        redirects: 0,
-        attempt: 0,
-        cash: 0,
-      });
-    }
-  }
-  const { enqueued } = await admitUrls(deps, task, depth, admissions);
-  if (requeued.length > 0) await deps.frontier.enqueue(requeued);
-  return { enqueued: [...enqueued, ...requeued], cashFlow };
 }
 
 /** `followed` with the tasks `readmitUrls` queued added. */

@@ -179,7 +179,9 @@ describe('cloud worker: duplicate-URL rules', () => {
   };
 
   /** A crawl of h.example whose rules activate at support 2 and are never audited, and its containers. */
-  const supportTwo = (more: Record<string, { status: number; body: string }> = {}) => {
+  const supportTwo = (
+    more: Record<string, { status: number; body: string; headers?: Record<string, string> }> = {},
+  ) => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
     const fetcher = new MemoryFetcher({ ...routes(), ...more });
@@ -190,6 +192,31 @@ describe('cloud worker: duplicate-URL rules', () => {
     );
     return { cloud, fetcher, tasks, worker: () => workerOver(cloud, fetcher, clock) };
   };
+
+  it('a rule a page blocks gives back the links it merged: sent or parked like any link', async () => {
+    const bait = page('Not available');
+    const { cloud, tasks, worker } = supportTwo({
+      [`${H}/item?id=1`]: { status: 200, body: bait },
+      [`${H}/item?id=2`]: { status: 200, body: bait },
+      [`${H}/item?id=3`]: { status: 200, body: bait },
+      [`${H}/list`]: { status: 200, body: page('List', ['/item?id=7']) },
+      [`${H}/go`]: { status: 301, body: '', headers: { location: '/item?id=9' } },
+    });
+    const run = worker();
+    const step = (url: string) => run([messageFor(tasks([url], 1)[0]!)]);
+    for (const n of [1, 2, 3]) await step(`${H}/item?id=${n}`);
+    const given = () =>
+      [
+        ...cloud.frontier.sent.map((t) => t.url),
+        ...[...cloud.parked.entries.values()].map((p) => p.task.url),
+      ].filter((url) => url === `${H}/item?id=7`).length;
+    // the rule is active: the list's item is merged into /item (whose page is held as /item?id=1)
+    await step(`${H}/list`);
+    assert.equal(given(), 0);
+    // a redirect to a URL the rule rewrites blocks it (docs/duplicate-urls.md): /item?id=7 comes back
+    await step(`${H}/go`);
+    assert.equal(given(), 1, 'the merged link is queued or parked');
+  });
 
   it('learned in one container, stored once it changes, applied by another to a queued form', async () => {
     const clock = new TestClock();
