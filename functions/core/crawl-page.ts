@@ -90,7 +90,13 @@ export interface CrawlPageDeps {
 /** What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper of it). */
 export type UrlRuleChecks = Pick<
   DuplicateUrlRules,
-  'rewrite' | 'heldAs' | 'aliasNamespace' | 'observePage' | 'observeRedirect' | 'observeDeclared'
+  | 'rewrite'
+  | 'heldAs'
+  | 'aliasNamespace'
+  | 'observePage'
+  | 'observeRedirect'
+  | 'observeDeclared'
+  | 'takeGivenBack'
 >;
 
 /** What the runtime needs to schedule the host's next request. */
@@ -717,7 +723,8 @@ function observePage(
     observation.canonical = canonical.url;
     if (canonical.fixed) observation.canonicalFixed = true;
   }
-  return readmitted(rules.observePage(observation));
+  // with what rules blocked elsewhere (another container's, merged since) gave back
+  return readmitted([...rules.observePage(observation), ...rules.takeGivenBack(new URL(task.url).origin)]);
 }
 
 /** `followed` with the tasks `readmitUrls` queued added. */

@@ -158,6 +158,11 @@ export class StepUrlRules implements UrlRuleChecks {
     this.#lessons.push({ k: [url, canonical] });
     return this.#rules.observeDeclared(url, canonical);
   }
+
+  /** Nothing in the embedded crawler: one learner, which blocks rules only through observations. */
+  takeGivenBack(origin: string) {
+    return this.#rules.takeGivenBack(origin);
+  }
 }
 
 /** Asks `rules` a step's check again, so that its merge logs and audit lists grow as they did. */

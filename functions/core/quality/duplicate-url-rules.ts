@@ -261,6 +261,8 @@ export class DuplicateUrlRules {
   /** Merge-log and audit entries over all origins. */
   #logged = 0;
   #logRevision = 0;
+  /** Changes of rules blocked outside a crawl step, with what they give back (`takeGivenBack`). */
+  readonly #givenBack = new Map<string, RuleChange[]>();
   readonly #rules: LruMap<string, HostRules>;
   /** Learning memory by host, least recently observed first (a Map re-inserted on use). */
   readonly #memory = new Map<string, HostMemory>();
@@ -459,6 +461,7 @@ export class DuplicateUrlRules {
       this.#record(host, memory, url, hash as number, changes);
     }
     this.#trim(host);
+    this.#keepGivenBack(origin, changes);
     return changes;
   }
 
@@ -1122,7 +1125,33 @@ export class DuplicateUrlRules {
         this.#indexOf(origin, rules, memory, entry, changes, false);
       this.#refreshComposite(origin, rules, memory, changes);
     }
+    this.#keepGivenBack(origin, changes);
     return changes;
+  }
+
+  /**
+   * Keeps what rules blocked outside a crawl step (`mergeHost`, `importHeld`) gave back, for the
+   * origin's next step to collect (`takeGivenBack`): the runtime that merges stored rules has no
+   * page to admit them with.
+   */
+  #keepGivenBack(origin: string, changes: readonly RuleChange[]): void {
+    const back = changes.filter((c) => c.readmit !== undefined || c.requeue !== undefined);
+    if (back.length === 0) return;
+    const kept = this.#givenBack.get(origin) ?? [];
+    kept.push(...back);
+    this.#givenBack.set(origin, kept);
+  }
+
+  /**
+   * The blocked rules' changes (with the URLs they give back) that `mergeHost` or `importHeld`
+   * produced for the origin since the last call, for a crawl step of the origin to crawl after
+   * all; forgotten once taken.
+   */
+  takeGivenBack(origin: string): RuleChange[] {
+    const back = this.#givenBack.get(origin);
+    if (back === undefined) return [];
+    this.#givenBack.delete(origin);
+    return back;
   }
 
   /**
@@ -1253,11 +1282,13 @@ function widened(rules: HostRules, derived: DuplicateUrlRule[]): DuplicateUrlRul
     const others: Extract<DuplicateUrlRule, { kind: 'ignore-param' }>[] = [];
     for (const entry of rules.entries.values()) {
       const other = entry.rule;
-      if (other.kind === 'ignore-param' && other.name === rule.name && entry.status !== 'blocked') others.push(other);
+      if (other.kind === 'ignore-param' && other.name === rule.name && entry.status !== 'blocked')
+        others.push(other);
     }
     // a pair a rule of a wider scope already explains proposes no narrower one (it supports that one)
     const path = rule.at.replace(/\*$/, '');
-    if (others.some((other) => other.at !== rule.at && other.at.endsWith('*') && pathIn(other.at, path))) continue;
+    if (others.some((other) => other.at !== rule.at && other.at.endsWith('*') && pathIn(other.at, path)))
+      continue;
     out.push(rule);
     for (const other of others) {
       if (other.at === rule.at) continue;

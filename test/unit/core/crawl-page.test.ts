@@ -205,4 +205,24 @@ describe('crawlPage (in-memory fetcher)', () => {
     );
     assert.equal(t.deps.urlRules.rewrite(`${SITE}/item?id=8`), undefined, 'blocked');
   });
+
+  it("a rule blocked by another container's stored rules: the origin's next page queues what it had merged", async () => {
+    const t = setup({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/about`]: { status: 200, body: page('About') },
+    });
+    const rules = new DuplicateUrlRules({ minSupport: 2, auditShare: 0 });
+    const other = new DuplicateUrlRules({ minSupport: 2, auditShare: 0 });
+    const see = (learner: DuplicateUrlRules, url: string, content: string) =>
+      learner.observePage({ url, contentHash: content.padEnd(64, '0') });
+    for (const learner of [rules, other])
+      for (const n of [1, 2, 3]) see(learner, `${SITE}/item?id=${n}`, 'ba');
+    assert.equal(rules.rewrite(`${SITE}/item?id=7`)?.url, `${SITE}/item`);
+    see(other, `${SITE}/item?id=8`, 'cd');
+    rules.mergeHost(SITE, other.hostRecords(SITE)!);
+    t.deps.urlRules = rules;
+    await crawlPage(t.deps, t.task(`${SITE}/robots.txt`));
+    const next = await crawlPage(t.deps, t.task(`${SITE}/about`));
+    assert.deepEqual(next.kind === 'done' && next.enqueued.map((e) => e.url), [`${SITE}/item?id=7`]);
+  });
 });

@@ -961,6 +961,25 @@ describe('DuplicateUrlRules: sites that try to poison the rules (issue 24)', () 
     assert.equal(rules.learningEntries, rules.snapshot().memory!.flatMap((m) => m.observations).length);
   });
 
+  test('a rule blocked by what another learner stored gives back its merges at the next step of the origin', () => {
+    const rules = baited();
+    assert.equal(rules.rewrite(`${O}/item?id=10`)?.url, `${O}/item`);
+    const other = baited();
+    see(other, '/item?id=11', 'item 11'); // another container meets the counter-example
+    const changes = rules.mergeHost(O, other.hostRecords(O)!);
+    assert.deepEqual(
+      changes.map((c) => [c.status, c.readmit]),
+      [['blocked', [`${O}/item?id=10`]]],
+    );
+    assert.deepEqual(
+      rules.takeGivenBack(O).map((c) => c.readmit),
+      [[`${O}/item?id=10`]],
+      'kept for the step that takes them',
+    );
+    assert.deepEqual(rules.takeGivenBack(O), [], 'taken once');
+    assert.deepEqual(rules.takeGivenBack('http://other.example'), []);
+  });
+
   test('a rule not proven stops merging when its merge log is full; proven, it merges on', () => {
     // active at 2 pairs, proven at 2 + 1 (its one audit)
     const rules = baited({ auditFirst: 1, maxMergeLog: 3 });
