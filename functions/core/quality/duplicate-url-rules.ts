@@ -1,6 +1,7 @@
 /**
- * Learns each host's duplicate-URL rules from the pages a crawl fetches, and applies the proven
- * ones before the URL-seen test (docs/duplicate-urls.md).
+ * Learns each origin's duplicate-URL rules from the pages a crawl fetches, and applies the proven
+ * ones before the URL-seen test (docs/duplicate-urls.md). Rules are keyed by origin (scheme, host,
+ * port), taken from the URLs themselves: a site on one port never teaches another.
  *
  * - **Candidates** come from exact duplicates within one host: two URLs of one origin whose bodies
  *   have the same content hash (seen here, or reported by the content-seen store as
@@ -16,9 +17,14 @@
  *   hold the same declaration, so a page that names itself by an href that does not depend on its
  *   URL (absolute, or from the root) makes its twin name it too.
  * - A rule is **active** once it has `minSupport` pairs, or one confirmed pair, and no
- *   counter-example. Active rules rewrite URLs (`rewrite`), except a deterministic sample
- *   (`auditShare`) that is still fetched as linked, so a rule keeps meeting the pairs that could
- *   refute it.
+ *   counter-example. Active rules rewrite URLs (`rewrite`), except each rule's first merges
+ *   (`auditFirst`; one for a confirmed rule) and then a deterministic sample (`auditShare`), still
+ *   fetched as linked, so a rule keeps meeting the pairs that could refute it. It is **proven**
+ *   once its first audits held (support `minSupport` plus their count).
+ * - A parameter rule (`ignore-param`) is scoped to the path it was learned on, or to the directory
+ *   that pairs on two paths share (`widened`).
+ * - Each rule logs what it merged (`maxMergeLog`); when it is blocked, its change gives the URLs
+ *   back (`readmit`, `requeue`), and a rule not proven merges no more than its log holds.
  * - An **alias namespace** (`/node/<n>`) is learned from declarations: a URL `<dir><number>`
  *   whose page is the same as an earlier URL's and declares that URL canonical (a confirmed pair),
  *   or, without the bytes to compare, two such URLs naming two pages the crawl knew
@@ -263,6 +269,8 @@ export class DuplicateUrlRules {
   #logRevision = 0;
   /** Changes of rules blocked outside a crawl step, with what they give back (`takeGivenBack`). */
   readonly #givenBack = new Map<string, RuleChange[]>();
+  /** URLs `#givenBack` holds (at most `maxMergeLogs`, but for the origin kept last). */
+  #givenBackUrls = 0;
   readonly #rules: LruMap<string, HostRules>;
   /** Learning memory by host, least recently observed first (a Map re-inserted on use). */
   readonly #memory = new Map<string, HostMemory>();
@@ -487,7 +495,7 @@ export class DuplicateUrlRules {
    * merge logs and audit lists (at most `maxMergeLogs`).
    */
   get learningEntries(): number {
-    return this.#units + this.#logged;
+    return this.#units + this.#logged + this.#givenBackUrls;
   }
 
   /**
@@ -1139,7 +1147,15 @@ export class DuplicateUrlRules {
     if (back.length === 0) return;
     const kept = this.#givenBack.get(origin) ?? [];
     kept.push(...back);
+    this.#givenBack.delete(origin);
     this.#givenBack.set(origin, kept);
+    this.#givenBackUrls += urlsGivenBack(back);
+    // bounded like the logs they came from: the origins waiting longest lose theirs first
+    for (const [waiting, changes] of this.#givenBack) {
+      if (this.#givenBackUrls <= this.#maxMergeLogs || waiting === origin) break;
+      this.#givenBack.delete(waiting);
+      this.#givenBackUrls -= urlsGivenBack(changes);
+    }
   }
 
   /**
@@ -1151,6 +1167,7 @@ export class DuplicateUrlRules {
     const back = this.#givenBack.get(origin);
     if (back === undefined) return [];
     this.#givenBack.delete(origin);
+    this.#givenBackUrls -= urlsGivenBack(back);
     return back;
   }
 
@@ -1298,6 +1315,13 @@ function widened(rules: HostRules, derived: DuplicateUrlRule[]): DuplicateUrlRul
     }
   }
   return out;
+}
+
+/** How many URLs blocked rules' changes give back. */
+function urlsGivenBack(changes: readonly RuleChange[]): number {
+  let n = 0;
+  for (const c of changes) n += (c.readmit?.length ?? 0) + (c.requeue?.length ?? 0);
+  return n;
 }
 
 /** True when an active rule, or a candidate, of the host rewrites `url` into another URL. */

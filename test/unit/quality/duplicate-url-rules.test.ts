@@ -978,6 +978,24 @@ describe('DuplicateUrlRules: sites that try to poison the rules (issue 24)', () 
     );
     assert.deepEqual(rules.takeGivenBack(O), [], 'taken once');
     assert.deepEqual(rules.takeGivenBack('http://other.example'), []);
+    // what waits is bounded like the logs (maxMergeLogs): the origin waiting longest loses it first
+    const tight = learner({ minSupport: 2, maxMergeLogs: 2 });
+    const blockAt = (origin: string) => {
+      const refuter = learner({ minSupport: 2 });
+      for (const n of [1, 2, 3]) seeAt(refuter, origin, `/item?id=${n}`, 'bait');
+      seeAt(refuter, origin, '/item?id=11', 'item 11');
+      tight.mergeHost(origin, refuter.hostRecords(origin)!);
+    };
+    for (const origin of ['http://a.example', 'http://b.example']) {
+      for (const n of [1, 2, 3]) seeAt(tight, origin, `/item?id=${n}`, 'bait');
+      for (const n of [5, 6]) assert.ok(tight.rewrite(`${origin}/item?id=${n}`), `${origin} merges`);
+      blockAt(origin);
+    }
+    assert.deepEqual(tight.takeGivenBack('http://a.example'), []);
+    assert.deepEqual(
+      tight.takeGivenBack('http://b.example').flatMap((c) => c.readmit),
+      ['http://b.example/item?id=5', 'http://b.example/item?id=6'],
+    );
   });
 
   test('a rule not proven stops merging when its merge log is full; proven, it merges on', () => {
