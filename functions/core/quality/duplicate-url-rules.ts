@@ -348,7 +348,8 @@ export class DuplicateUrlRules {
   /** Whether the rule's audit fetches `url`: one of its first merges (`#firstAudits`), or the sample. */
   #audits(entry: RuleEntry, url: string): boolean {
     if (entry.audited.has(url)) return true;
-    if (entry.audited.size < this.#firstAudits(entry) && !entry.merged.has(url)) {
+    // a proven rule's first audits held (here, or in the learner whose support it merged)
+    if (!this.#proven(entry) && entry.audited.size < this.#firstAudits(entry) && !entry.merged.has(url)) {
       entry.audited.add(url);
       this.#logged += 1;
       this.#logRevision += 1;

@@ -931,6 +931,18 @@ describe('DuplicateUrlRules: sites that try to poison the rules (issue 24)', () 
     );
   });
 
+  test('a rule proven in another learner (its first audits held there) is not audited first again', () => {
+    const one = baited({ auditShare: 0.02, auditFirst: 3 });
+    for (const n of [4, 5, 6]) assert.equal(one.rewrite(`${O}/item?id=${n}`), undefined, 'audited');
+    for (const n of [4, 5, 6]) see(one, `/item?id=${n}`, 'bait'); // they held: proven
+    const two = learner({ minSupport: 2, auditShare: 0.02, auditFirst: 3 });
+    two.mergeHost(O, one.hostRecords(O)!);
+    assert.equal(two.rewrite(`${O}/item?id=7`)?.url, `${O}/item`);
+    const fresh = learner({ minSupport: 2, auditShare: 0.02, auditFirst: 3 });
+    fresh.mergeHost(O, baited().hostRecords(O)!);
+    assert.equal(fresh.rewrite(`${O}/item?id=7`), undefined, 'not proven: audited first');
+  });
+
   test('a rule the site confirmed by a declaration audits its first merge only', () => {
     const rules = learner({ minSupport: 2, auditShare: 0.02, auditFirst: 3 });
     see(rules, '/a/', 'a');
