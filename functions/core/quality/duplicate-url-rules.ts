@@ -134,6 +134,11 @@ export interface RuleRecord {
   examples: [string, string][];
   /** Pairs of the support where one page declared the other canonical (absent: none). */
   confirmed?: number;
+  /**
+   * Of its first merges, how many were fetched anyway as its audit (here or, merged, by another
+   * learner: a cloud container does not audit again what another already did; absent: none).
+   */
+  audited?: number;
   /** The pair that blocked it (different contents, or a redirect to a URL it rewrites). */
   counterExample?: [string, string];
 }
@@ -198,6 +203,8 @@ interface RuleEntry {
   merged: Map<string, boolean>;
   /** URLs it would have merged that were fetched as the audit of its first merges. */
   audited: Set<string>;
+  /** First audits another learner reported (`RuleRecord.audited`, merged or restored). */
+  auditedElsewhere: number;
 }
 
 interface HostRules {
@@ -326,7 +333,7 @@ export class DuplicateUrlRules {
     const entries: RuleEntry[] = [];
     for (const entry of rules.entries.values()) if (merging.includes(entry.rule)) entries.push(entry);
     let audit = false;
-    for (const entry of entries) if (this.#audits(entry, url)) audit = true;
+    for (const entry of entries) if (this.#audits(rules, entry, url)) audit = true;
     if (audit) return false;
     for (const entry of entries) {
       if (this.#proven(entry) || entry.merged.has(url)) continue;
@@ -346,13 +353,15 @@ export class DuplicateUrlRules {
   }
 
   /** Whether the rule's audit fetches `url`: one of its first merges (`#firstAudits`), or the sample. */
-  #audits(entry: RuleEntry, url: string): boolean {
+  #audits(rules: HostRules, entry: RuleEntry, url: string): boolean {
     if (entry.audited.has(url)) return true;
     // a proven rule's first audits held (here, or in the learner whose support it merged)
-    if (!this.#proven(entry) && entry.audited.size < this.#firstAudits(entry) && !entry.merged.has(url)) {
+    if (!this.#proven(entry) && auditsIssued(entry) < this.#firstAudits(entry) && !entry.merged.has(url)) {
       entry.audited.add(url);
       this.#logged += 1;
       this.#logRevision += 1;
+      // stored with the rule, so that other containers do not spend their own first audits
+      rules.revision += 1;
       return true;
     }
     return this.#auditShare > 0 && auditPoint(url) < this.#auditShare;
@@ -1028,6 +1037,7 @@ export class DuplicateUrlRules {
       examples: [],
       merged: new Map(),
       audited: new Set(),
+      auditedElsewhere: 0,
     };
     rules.entries.set(key, entry);
     rules.revision += 1;
@@ -1122,6 +1132,9 @@ export class DuplicateUrlRules {
       entry.examples = examples;
       const support = Math.max(entry.support, record.support, pairs.size);
       const confirmed = Math.max(entry.confirmed, Number(record.confirmed) || 0);
+      // the stored count may include this learner's own audits (written, then read back)
+      const reported = Math.floor(Number(record.audited) || 0) - entry.audited.size;
+      entry.auditedElsewhere = Math.max(entry.auditedElsewhere, reported);
       if (support > entry.support || confirmed > entry.confirmed) {
         entry.confirmed = confirmed;
         this.#setSupport(origin, rules, entry, support, changes);
@@ -1229,6 +1242,7 @@ export class DuplicateUrlRules {
           examples: (record.examples ?? []).map(([a, b]): [string, string] => [String(a), String(b)]),
           merged: new Map(),
           audited: new Set(),
+          auditedElsewhere: Math.max(0, Math.floor(Number(record.audited) || 0)),
         };
         if (record.counterExample !== undefined)
           entry.counterExample = [String(record.counterExample[0]), String(record.counterExample[1])];
@@ -1248,6 +1262,8 @@ export class DuplicateUrlRules {
       }
       for (const url of audited.slice(0, this.#auditFirst)) entry.audited.add(String(url));
       this.#logged += entry.merged.size + entry.audited.size;
+      // the rule's count (`audited`) included these
+      entry.auditedElsewhere = Math.max(0, entry.auditedElsewhere - entry.audited.size);
     }
     for (const { origin: host, observations } of snapshot.memory ?? []) {
       const memory = this.#memoryOf(host);
@@ -1318,6 +1334,11 @@ function widened(rules: HostRules, derived: DuplicateUrlRule[]): DuplicateUrlRul
   return out;
 }
 
+/** First audits a rule issued: its own and those other learners reported. */
+function auditsIssued(entry: RuleEntry): number {
+  return entry.audited.size + entry.auditedElsewhere;
+}
+
 /** How many URLs blocked rules' changes give back. */
 function urlsGivenBack(changes: readonly RuleChange[]): number {
   let n = 0;
@@ -1381,6 +1402,8 @@ function hostRecords(rules: HostRules): HostRuleRecord[] {
       examples: entry.examples.map(([a, b]): [string, string] => [a, b]),
     };
     if (entry.confirmed > 0) record.confirmed = entry.confirmed;
+    const audited = auditsIssued(entry);
+    if (audited > 0) record.audited = audited;
     if (entry.counterExample !== undefined) record.counterExample = [...entry.counterExample];
     return record;
   });

@@ -943,6 +943,22 @@ describe('DuplicateUrlRules: sites that try to poison the rules (issue 24)', () 
     assert.equal(fresh.rewrite(`${O}/item?id=7`), undefined, 'not proven: audited first');
   });
 
+  test('first audits another learner already made are not made again (the stored rule counts them)', () => {
+    const one = baited({ auditShare: 0.02, auditFirst: 3 });
+    const before = one.hostRevision(O);
+    for (const n of [4, 5]) assert.equal(one.rewrite(`${O}/item?id=${n}`), undefined, 'audited');
+    assert.ok(one.hostRevision(O) > before, 'the count is news to store');
+    assert.equal(one.hostRecords(O)![0]!.audited, 2);
+    one.mergeHost(O, one.hostRecords(O)!); // its own count, read back, is not counted twice
+    assert.equal(one.hostRecords(O)![0]!.audited, 2);
+    const two = learner({ minSupport: 2, auditShare: 0.02, auditFirst: 3 });
+    for (const n of [1, 2, 3]) see(two, `/item?id=${n}`, 'bait');
+    two.mergeHost(O, one.hostRecords(O)!);
+    const answers = [6, 7].map((n) => two.rewrite(`${O}/item?id=${n}`)?.url);
+    assert.deepEqual(answers, [undefined, `${O}/item`], 'one audit left of three');
+    assert.equal(two.hostRecords(O)![0]!.audited, 3);
+  });
+
   test('a rule the site confirmed by a declaration audits its first merge only', () => {
     const rules = learner({ minSupport: 2, auditShare: 0.02, auditFirst: 3 });
     see(rules, '/a/', 'a');
