@@ -76,6 +76,8 @@ export async function readmitUrls(
         redirects: 0,
         attempt: 0,
         cash: 0,
+        // its first message had this URL's deduplication id; the re-send names the page that sent it
+        resentFrom: task.fp,
       });
     }
   }

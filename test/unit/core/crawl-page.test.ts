@@ -203,6 +203,8 @@ describe('crawlPage (in-memory fetcher)', () => {
       refuting.enqueued.every((e) => e.redirects > 0 || e.cash === 0),
       'given back without cash',
     );
+    // a queued task sent again: its own deduplication id in the cloud's FIFO
+    assert.equal(refuting.enqueued.find((e) => e.url === `${SITE}/item?id=5`)?.resentFrom, go);
     assert.equal(t.deps.urlRules.rewrite(`${SITE}/item?id=8`), undefined, 'blocked');
   });
 
