@@ -70,9 +70,9 @@ export function canonicalizeCommand(argv: string[]): number {
     } else if (rules === undefined) {
       print(`${result.url}\t${fingerprint(result.url)}`);
     } else {
-      const { url, rules: applied } = rules.explain(result.url, result.url, result.host).a;
+      const { url, rules: applied } = rules.explain(result.url, result.url).a;
       const names = applied.map(ruleKey);
-      const alias = rules.aliasNamespace(url, result.host);
+      const alias = rules.aliasNamespace(url);
       if (alias !== undefined) names.push(`${ruleKey(alias)} (not fetched)`);
       const named = names.length === 0 ? '-' : names.join(', ');
       print(`${result.url}\t${fingerprint(result.url)}\t${url}\t${fingerprint(url)}\t${named}`);
@@ -90,19 +90,20 @@ function verdict(
   b: Extract<CanonicalResult, { ok: true }>,
 ): string {
   if (a.url === b.url) return `same page: both canonicalize to ${a.url}`;
-  if (a.host !== b.host) return 'different pages: rules apply within one host';
-  const why = rules.explain(a.url, b.url, a.host);
+  const origin = new URL(a.url).origin;
+  if (origin !== new URL(b.url).origin) return 'different pages: rules apply within one origin';
+  const why = rules.explain(a.url, b.url);
   const used = [...why.a.rules, ...why.b.rules].map(ruleKey);
   if (why.merged) return `same page: both become ${why.a.url}, by ${[...new Set(used)].join(', ')}`;
   for (const url of [why.a.url, why.b.url]) {
-    const alias = rules.aliasNamespace(url, a.host);
+    const alias = rules.aliasNamespace(url);
     if (alias !== undefined)
       return `not fetched: ${url} is an alias by ${ruleKey(alias)} (its page declares which URL it is)`;
   }
-  const active = rules.activeRules(a.host).map(ruleKey);
+  const active = rules.activeRules(origin).map(ruleKey);
   return active.length === 0
-    ? `different pages: the crawl learned no rule for ${a.host}`
-    : `different pages: ${a.host}'s rules (${active.join(', ')}) do not merge them`;
+    ? `different pages: the crawl learned no rule for ${origin}`
+    : `different pages: ${origin}'s rules (${active.join(', ')}) do not merge them`;
 }
 
 /** The rules a crawl wrote to DIR/rules.json (when it ended), as a learner that applies them. */
@@ -120,21 +121,23 @@ function loadRules(dir: string): DuplicateUrlRules {
   } catch (error) {
     throw new UsageError(`--rules ${dir}: ${RULES_FILE} is not readable: ${(error as Error).message}`);
   }
-  const hosts = new Map<string, Omit<RuleRecord, 'host'>[]>();
-  for (const { host, ...record } of records) {
-    if (typeof host !== 'string')
-      throw new UsageError(`--rules ${dir}: a rule without a host in ${RULES_FILE}`);
-    let list = hosts.get(host);
+  const origins = new Map<string, Omit<RuleRecord, 'origin'>[]>();
+  for (const { origin, ...record } of records) {
+    if (typeof origin !== 'string')
+      throw new UsageError(
+        `--rules ${dir}: a rule without an origin in ${RULES_FILE} (a crawl from before rules were kept per origin wrote "host": crawl again)`,
+      );
+    let list = origins.get(origin);
     if (list === undefined) {
       list = [];
-      hosts.set(host, list);
+      origins.set(origin, list);
     }
     list.push(record);
   }
   try {
-    // No audit sample: the answer is what the rules say of every URL.
-    const snapshot = { hosts: [...hosts].map(([host, rules]) => ({ host, rules })) };
-    return new DuplicateUrlRules({ auditShare: 0 }, snapshot);
+    // No audit: the answer is what the rules say of every URL.
+    const snapshot = { origins: [...origins].map(([origin, rules]) => ({ origin, rules })) };
+    return new DuplicateUrlRules({ auditShare: 0, auditFirst: 0 }, snapshot);
   } catch (error) {
     if (!(error instanceof DuplicateUrlRuleError)) throw error;
     throw new UsageError(`--rules ${dir}: ${error.message}`);

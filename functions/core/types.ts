@@ -54,7 +54,9 @@ export interface CrawlTask {
   /**
    * Cloud only: the task was re-sent by the worker in place of a message that had waited in the
    * queue (politeness) for most of its receives; names that message, so that its re-send has its
-   * own deduplication id, the same one if the re-sending batch is redone.
+   * own deduplication id, the same one if the re-sending batch is redone. A queued task a blocked
+   * duplicate-URL rule had skipped, queued again (readmit-urls.ts), names the page whose step
+   * queued it (its fingerprint).
    */
   resentFrom?: string;
   /**

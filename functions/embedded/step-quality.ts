@@ -31,10 +31,15 @@ export type Lesson =
   | { g: TaskPart; r: Pick<PageRecord, 'status' | 'simhash' | 'duplicateOf' | 'nearDuplicateOf' | 'reason'> }
   /** A fetched URL, as the duplicate-URL rules observed it. */
   | { o: PageObservation }
-  /** A redirect within one origin: [from, to, host]. */
-  | { d: [string, string, string] }
-  /** A page's declared canonical URL, known before it: [url, host, canonical]. */
-  | { k: [string, string, string] };
+  /** A redirect within one origin: [from, to] ([from, to, host] when written before rules were keyed by origin). */
+  | { d: [string, string] | [string, string, string] }
+  /** A page's declared canonical URL, known before it: [url, canonical] (or [url, host, canonical], earlier). */
+  | { k: [string, string] | [string, string, string] }
+  /**
+   * A URL a rule merged or audited (its merge log or audit list grew): which check asked
+   * (`r`ewrite, `h`eldAs, `a`liasNamespace) and whether for a queued task.
+   */
+  | { m: [string, 'r' | 'h' | 'a', boolean] };
 
 function taskPart(task: CrawlTask): TaskPart {
   const part: TaskPart = { url: task.url, fp: task.fp };
@@ -119,16 +124,25 @@ export class StepUrlRules implements UrlRuleChecks {
     this.#lessons = lessons;
   }
 
-  rewrite(url: string, host: string) {
-    return this.#rules.rewrite(url, host);
+  rewrite(url: string, options: { queued?: boolean } = {}) {
+    return this.#logged(url, 'r', options, () => this.#rules.rewrite(url, options));
   }
 
-  heldAs(url: string, host: string) {
-    return this.#rules.heldAs(url, host);
+  heldAs(url: string, options: { queued?: boolean } = {}) {
+    return this.#logged(url, 'h', options, () => this.#rules.heldAs(url, options));
   }
 
-  aliasNamespace(url: string, host: string) {
-    return this.#rules.aliasNamespace(url, host);
+  aliasNamespace(url: string, options: { queued?: boolean } = {}) {
+    return this.#logged(url, 'a', options, () => this.#rules.aliasNamespace(url, options));
+  }
+
+  /** Runs a check, noting it as a lesson when it grew a merge log or an audit list (replayed after a restart). */
+  #logged<T>(url: string, check: 'r' | 'h' | 'a', options: { queued?: boolean }, run: () => T): T {
+    const before = this.#rules.mergeLogRevision;
+    const answer = run();
+    if (this.#rules.mergeLogRevision !== before)
+      this.#lessons.push({ m: [url, check, options.queued === true] });
+    return answer;
   }
 
   observePage(observation: PageObservation) {
@@ -136,15 +150,32 @@ export class StepUrlRules implements UrlRuleChecks {
     return this.#rules.observePage(observation);
   }
 
-  observeRedirect(from: string, to: string, host: string) {
-    this.#lessons.push({ d: [from, to, host] });
-    return this.#rules.observeRedirect(from, to, host);
+  observeRedirect(from: string, to: string) {
+    this.#lessons.push({ d: [from, to] });
+    return this.#rules.observeRedirect(from, to);
   }
 
-  observeDeclared(url: string, host: string, canonical: string) {
-    this.#lessons.push({ k: [url, host, canonical] });
-    return this.#rules.observeDeclared(url, host, canonical);
+  observeDeclared(url: string, canonical: string) {
+    this.#lessons.push({ k: [url, canonical] });
+    return this.#rules.observeDeclared(url, canonical);
   }
+
+  /** Nothing in the embedded crawler: one learner, which blocks rules only through observations. */
+  takeGivenBack(origin: string) {
+    return this.#rules.takeGivenBack(origin);
+  }
+}
+
+/** Asks `rules` a step's check again, so that its merge logs and audit lists grow as they did. */
+function replayCheck(
+  rules: DuplicateUrlRules | undefined,
+  url: string,
+  check: 'r' | 'h' | 'a',
+  queued: boolean,
+): void {
+  if (check === 'r') rules?.rewrite(url, { queued });
+  else if (check === 'h') rules?.heldAs(url, { queued });
+  else rules?.aliasNamespace(url, { queued });
 }
 
 /**
@@ -160,8 +191,9 @@ export async function replayLessons(
   for (const lessons of steps) {
     for (const lesson of lessons) {
       if ('o' in lesson) rules?.observePage(lesson.o);
-      else if ('d' in lesson) rules?.observeRedirect(...lesson.d);
-      else if ('k' in lesson) rules?.observeDeclared(...lesson.k);
+      else if ('d' in lesson) rules?.observeRedirect(lesson.d[0], lesson.d[1]);
+      else if ('k' in lesson) rules?.observeDeclared(lesson.k[0], lesson.k[lesson.k.length - 1]!);
+      else if ('m' in lesson) replayCheck(rules, ...lesson.m);
       else if ('t' in lesson) quality.checkTask(lesson.t as CrawlTask);
       else if ('l' in lesson) quality.checkLink(lesson.l, lesson.from as CrawlTask, lesson.now, lesson.near);
       else if ('p' in lesson) quality.restoreProbe(lesson.p, lesson.a);

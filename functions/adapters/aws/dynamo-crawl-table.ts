@@ -6,8 +6,10 @@
  *   host#<host>        politeness state + the host's ledger (exact counters, see HostRecord),
  *                      its FIFO group's size and back queue version (HostGroup)
  *   robots#<origin>    robots.txt entry (DynamoRobotsCache)
- *   rules#<host>       the host's duplicate-URL rules (JSON) and a version; written only when
- *                      they change (docs/duplicate-urls.md)
+ *   rules#<origin>     the duplicate-URL rules of an origin (`scheme://host[:port]`, JSON) and a
+ *                      version; written only when they change (docs/duplicate-urls.md). Items
+ *                      `rules#<host>` written before rules were kept per origin are never read.
+ *   rules-news         the crawl's rules news: 64 slots `<version> <origin>`
  *
  * (Page records are not here: the archiver writes them to S3 index objects.)
  *
@@ -312,9 +314,9 @@ export class DynamoCrawlTable implements CrawlTableStore {
 
   // --- duplicate-URL rules ---------------------------------------------------------------------
 
-  async hostRules(crawlId: string, host: string): Promise<StoredHostRules | undefined> {
+  async hostRules(crawlId: string, origin: string): Promise<StoredHostRules | undefined> {
     const { Item } = await this.#doc.send(
-      new GetCommand({ TableName: this.#table, Key: { pk: crawlId, sk: `rules#${host}` } }),
+      new GetCommand({ TableName: this.#table, Key: { pk: crawlId, sk: `rules#${origin}` } }),
     );
     return Item === undefined ? undefined : rulesFromItem(Item);
   }
@@ -325,15 +327,15 @@ export class DynamoCrawlTable implements CrawlTableStore {
    */
   async putHostRules(
     crawlId: string,
-    host: string,
+    origin: string,
     records: readonly HostRuleRecord[],
     version: number,
     held: readonly HeldForm[] = [],
   ): Promise<HostRulesWrite> {
-    const key = { pk: crawlId, sk: `rules#${host}` };
+    const key = { pk: crawlId, sk: `rules#${origin}` };
     const item: DocItem = {
       ...key,
-      host,
+      origin,
       records: JSON.stringify(storedRules(records)),
       version: version + 1,
     };
@@ -359,11 +361,11 @@ export class DynamoCrawlTable implements CrawlTableStore {
     return { written: false, stored: Item === undefined ? { records: [], version: 0 } : rulesFromItem(Item) };
   }
 
-  /** One SET of the host's slot in the crawl's `rules-news` item (created by the first). */
-  async announceHostRules(crawlId: string, host: string, version: number): Promise<void> {
+  /** One SET of the origin's slot in the crawl's `rules-news` item (created by the first). */
+  async announceHostRules(crawlId: string, origin: string, version: number): Promise<void> {
     const expiresAt = this.#retention.expiresAt();
-    const names: Record<string, string> = { '#n': `n${rulesNewsSlot(host)}` };
-    const values: Record<string, unknown> = { ':n': `${version} ${host}` };
+    const names: Record<string, string> = { '#n': `n${rulesNewsSlot(origin)}` };
+    const values: Record<string, unknown> = { ':n': `${version} ${origin}` };
     let expression = 'SET #n = :n';
     if (expiresAt !== undefined) {
       expression += ', #x = :x';
@@ -389,8 +391,10 @@ export class DynamoCrawlTable implements CrawlTableStore {
         ExpressionAttributeValues: { ':pk': crawlId, ':p': 'rules#' },
       },
       (item) => {
-        const host = String(item.host ?? (item.sk as string).slice(6));
-        for (const record of rulesFromItem(item).records) out.push({ host, ...record });
+        // an item `rules#<host>` from before rules were kept per origin is left unread (learned again)
+        const origin = (item.sk as string).slice(6);
+        if (!origin.includes('://')) return;
+        for (const record of rulesFromItem(item).records) out.push({ origin, ...record });
       },
     );
     return out;
@@ -666,7 +670,8 @@ export class DynamoCrawlTable implements CrawlTableStore {
     for (const id of request.crawlIds) eventual.push({ pk: id, sk: 'crawl' });
     for (const id of request.budgets) eventual.push({ pk: id, sk: 'budget' });
     for (const { crawlId, origin } of request.robots) eventual.push(robotsKey(crawlId, origin));
-    for (const { crawlId, host } of request.rules ?? []) eventual.push({ pk: crawlId, sk: `rules#${host}` });
+    for (const { crawlId, origin } of request.rules ?? [])
+      eventual.push({ pk: crawlId, sk: `rules#${origin}` });
     for (const id of request.rulesNews ?? []) eventual.push({ pk: id, sk: 'rules-news' });
     const consistent = request.hosts.map(({ crawlId, host }) => ({ pk: crawlId, sk: `host#${host}` }));
     const [loose, strict] = await Promise.all([
@@ -732,7 +737,7 @@ function countAdds(c: HostCounts, names: Record<string, string>, values: Record<
   return add;
 }
 
-/** A rules-news item's slots: host -> version announced (slots not `<version> <host>` are skipped). */
+/** A rules-news item's slots: origin -> version announced (slots not `<version> <origin>` are skipped). */
 function rulesNewsFromItem(item: DocItem): Map<string, number> {
   const news = new Map<string, number>();
   for (const [name, value] of Object.entries(item)) {

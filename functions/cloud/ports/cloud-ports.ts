@@ -30,8 +30,8 @@ export interface BatchStateRequest {
   budgets: string[];
   hosts: { crawlId: string; host: string }[];
   robots: { crawlId: string; origin: string }[];
-  /** Hosts whose stored duplicate-URL rules are wanted (read eventually consistent, with the rest). */
-  rules?: { crawlId: string; host: string }[];
+  /** Origins whose stored duplicate-URL rules are wanted (read eventually consistent, with the rest). */
+  rules?: { crawlId: string; origin: string }[];
   /** Crawls whose rules news (see `announceHostRules`) is wanted (read eventually consistent, with the rest). */
   rulesNews?: string[];
 }
@@ -42,9 +42,9 @@ export interface BatchState {
   budgets: Map<string, number>;
   hosts: Map<string, HostRecord>;
   robots: Map<string, RobotsEntry>;
-  /** Stored duplicate-URL rules of the requested hosts that have any. */
+  /** Stored duplicate-URL rules of the requested origins that have any. */
   rules: Map<string, StoredHostRules>;
-  /** Rules news of the requested crawls that have any: crawl id -> host -> stored version announced. */
+  /** Rules news of the requested crawls that have any: crawl id -> origin -> stored version announced. */
   rulesNews: Map<string, Map<string, number>>;
 }
 
@@ -60,13 +60,13 @@ export function emptyBatchState(): BatchState {
   };
 }
 
-/** Slots of a crawl's rules news: at most this many hosts' latest rule changes are announced at once. */
+/** Slots of a crawl's rules news: at most this many origins' latest rule changes are announced at once. */
 export const RULES_NEWS_SLOTS = 64;
 
-/** The rules-news slot of a host (FNV-1a of its name). */
-export function rulesNewsSlot(host: string): number {
+/** The rules-news slot of an origin (FNV-1a of `scheme://host[:port]`). */
+export function rulesNewsSlot(origin: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < host.length; i++) h = Math.imul(h ^ host.charCodeAt(i), 0x01000193);
+  for (let i = 0; i < origin.length; i++) h = Math.imul(h ^ origin.charCodeAt(i), 0x01000193);
   return (h >>> 0) % RULES_NEWS_SLOTS;
 }
 
@@ -105,8 +105,8 @@ export interface HostUpdateResult {
 }
 
 /**
- * One host's duplicate-URL rules as stored per crawl and host (docs/duplicate-urls.md), with the
- * version the next write must find (0: no item yet).
+ * One origin's duplicate-URL rules as stored per crawl and origin (docs/duplicate-urls.md), with
+ * the version the next write must find (0: no item yet).
  */
 export interface StoredHostRules {
   records: HostRuleRecord[];
@@ -191,27 +191,27 @@ export interface CrawlTableStore {
   startGroup(crawlId: string, host: string, queued: number, starter: string): Promise<boolean>;
   addBudget(crawlId: string, fetched: number): Promise<void>;
   addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void>;
-  /** A host's duplicate-URL rules (eventually consistent); undefined when none were stored. */
-  hostRules(crawlId: string, host: string): Promise<StoredHostRules | undefined>;
+  /** An origin's duplicate-URL rules (eventually consistent); undefined when none were stored. */
+  hostRules(crawlId: string, origin: string): Promise<StoredHostRules | undefined>;
   /**
-   * Writes a host's rules when the stored version is still `version` (0: no item yet); otherwise
-   * writes nothing and resolves the stored item (read consistently), for the caller to merge.
+   * Writes an origin's rules when the stored version is still `version` (0: no item yet);
+   * otherwise writes nothing and resolves the stored item (read consistently), for the caller to merge.
    */
   putHostRules(
     crawlId: string,
-    host: string,
+    origin: string,
     records: readonly HostRuleRecord[],
     version: number,
     held?: readonly HeldForm[],
   ): Promise<HostRulesWrite>;
   /**
-   * Tells the crawl's workers that a host's rules changed (a rule added, activated or blocked):
-   * one small item per crawl, a slot per host hash (`RULES_NEWS_SLOTS`; a host sharing its slot
-   * overwrites it: news is a hint), read with every batch's state. A container that holds pages
-   * of the host reads its rules and shares the pages they make held forms (host-rules-sync.ts).
+   * Tells the crawl's workers that an origin's rules changed (a rule added, activated or blocked):
+   * one small item per crawl, a slot per origin hash (`RULES_NEWS_SLOTS`; an origin sharing its
+   * slot overwrites it: news is a hint), read with every batch's state. A container that holds
+   * pages of the origin reads its rules and shares the pages they make held forms (host-rules-sync.ts).
    */
-  announceHostRules(crawlId: string, host: string, version: number): Promise<void>;
-  /** Every host's rules of a crawl (the lines of rules.json): O(hosts with rules). */
+  announceHostRules(crawlId: string, origin: string, version: number): Promise<void>;
+  /** Every origin's rules of a crawl (the lines of rules.json): O(origins with rules). */
   crawlRules(crawlId: string): Promise<RuleRecord[]>;
 }
 

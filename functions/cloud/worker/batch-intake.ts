@@ -116,21 +116,23 @@ export function stateRequest(
   const crawlIds = new Set<string>();
   const hosts = new Map<string, { crawlId: string; host: string }>();
   const robots = new Map<string, { crawlId: string; origin: string }>();
+  const origins = new Map<string, { crawlId: string; origin: string }>();
   for (const { task } of entries) {
     crawlIds.add(task.crawlId);
     hosts.set(stateKey(task.crawlId, task.host), { crawlId: task.crawlId, host: task.host });
     const origin = URL.parse(task.url)?.origin;
-    if (origin !== undefined && origin !== 'null' && !isRobotsWarm(task.crawlId, origin)) {
+    if (origin === undefined || origin === 'null') continue;
+    origins.set(stateKey(task.crawlId, origin), { crawlId: task.crawlId, origin });
+    if (!isRobotsWarm(task.crawlId, origin))
       robots.set(stateKey(task.crawlId, origin), { crawlId: task.crawlId, origin });
-    }
   }
   // The budget item is read only for crawls that have (or may have, when not seen yet) maxPages.
   const budgets = [...crawlIds].filter((id) => {
     const ctx = container.knownContext(id);
     return ctx === undefined || ctx.config.maxPages !== undefined;
   });
-  // A host's stored duplicate-URL rules come with its state, for crawls that learn them (or may).
-  const rules = [...hosts.values()].filter(({ crawlId }) => {
+  // An origin's stored duplicate-URL rules come with its host's state, for crawls that learn them (or may).
+  const rules = [...origins.values()].filter(({ crawlId }) => {
     const ctx = container.knownContext(crawlId);
     return ctx === undefined || ctx.urlRules !== undefined;
   });

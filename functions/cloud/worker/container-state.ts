@@ -48,11 +48,11 @@ export interface CrawlContext {
    * merged with what other containers stored (see host-rules-sync.ts); undefined when off.
    */
   urlRules?: DuplicateUrlRules;
-  /** Per host: the stored version of its rules this container merged, when, and its revision then. */
+  /** Per origin: the stored version of its rules this container merged, when, and its revision then. */
   ruleSync: LRUCache<string, RuleSync>;
 }
 
-/** Where a container stands with one host's stored rules (see host-rules-sync.ts). */
+/** Where a container stands with one origin's stored rules (see host-rules-sync.ts). */
 export interface RuleSync {
   /** The stored item's version as last read or written (0: none stored). */
   version: number;
@@ -239,6 +239,8 @@ export class WorkerContainer {
               auditShare: config.duplicateUrlRuleAudit,
               maxObservations: RULE_LEARNING_ENTRIES,
               maxObservationsPerHost: 500,
+              // the URLs rules merged, to queue them again if a rule is blocked: ~1 MB
+              maxMergeLogs: 5_000,
             }),
           }
         : {}),

@@ -106,13 +106,20 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
       const space = key.indexOf(' ');
       deps.stores(key.slice(0, space)).robots.prime(key.slice(space + 1), entry);
     }
-    const batchHosts = new Map<string, Set<string>>();
-    for (const { group } of plan.groups.values()) {
+    // Rules are kept per origin: each origin of a group's tasks (a host's ports are apart).
+    const batchOrigins = new Map<string, Set<string>>();
+    for (const { group, entries: tasks } of plan.groups.values()) {
       const batch = plan.crawls.get(group.crawlId);
       if (batch === undefined || batch.ctx.urlRules === undefined) continue;
-      const stored = state.rules.get(stateKey(group.crawlId, group.host));
-      mergeStoredRules({ now, log }, batch.ctx, group.crawlId, group.host, stored);
-      batchHosts.set(group.crawlId, (batchHosts.get(group.crawlId) ?? new Set()).add(group.host));
+      const origins = batchOrigins.get(group.crawlId) ?? new Set<string>();
+      batchOrigins.set(group.crawlId, origins);
+      for (const { task } of tasks) {
+        const origin = URL.parse(task.url)?.origin;
+        if (origin === undefined || origins.has(origin)) continue;
+        origins.add(origin);
+        const stored = state.rules.get(stateKey(group.crawlId, origin));
+        mergeStoredRules({ now, log }, batch.ctx, group.crawlId, origin, stored);
+      }
     }
     // Rules other containers changed for hosts this one holds pages of (whatever hosts it serves now).
     await Promise.all(
@@ -120,7 +127,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
         const batch = plan.crawls.get(crawlId);
         if (batch === undefined) return undefined;
         const env = { table: deps.table, now, log };
-        return followRulesNews(env, batch.ctx, crawlId, news, batchHosts.get(crawlId) ?? new Set());
+        return followRulesNews(env, batch.ctx, crawlId, news, batchOrigins.get(crawlId) ?? new Set());
       }),
     );
     // Tasks of crawls that do not exist: nothing can ever process them.

@@ -21,6 +21,7 @@ import {
 } from '../../core/step/crawl-page.ts';
 import { judgeStepFailure } from '../../core/step/error-policy.ts';
 import { unfetchedRecord } from '../../core/step/page-record.ts';
+import { type Readmitted, readmitted, readmitUrls } from '../../core/step/readmit-urls.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../../core/url-seen/url-seen.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
@@ -181,20 +182,21 @@ async function crawlRecord(
       return defer(env, entry, batch, 0, 'time');
     env.fault('before-crawl', task.url);
     const rulesEnv = { table: deps.table, now: deps.clock.now(), log: env.log };
-    await refreshHostRules(rulesEnv, batch.ctx, batch.crawl.id, task.host);
+    // duplicate-URL rules are kept per origin (docs/duplicate-urls.md)
+    const origin = new URL(task.url).origin;
+    await refreshHostRules(rulesEnv, batch.ctx, batch.crawl.id, origin);
     const seenStats: UrlSeenStats = { lookups: 0, cacheHits: 0, storeLookups: 0, claimed: 0 };
     const claimed: string[] = [];
     const content = new StepContentSeen(batch.ctx.contentHashes, deps.stores(batch.crawl.id).contentSeen, {
-      everyPage: batch.ctx.urlRules?.learnsFrom(task.host) ?? false,
+      everyPage: batch.ctx.urlRules?.learnsFrom(origin) ?? false,
     });
     const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
     // The page's new links wait here until the step tells where its cash went (see admitLinks).
     const links: CrawlTask[] = [];
     const graph: { record?: LinkRecord } = {};
-    const outcome = await crawlPage(
-      stepDeps(env, batch, group, { seenStats, claimed, content, owner, links, graph }),
-      { ...task, cash: cashNow(task, batch.crawl) },
-    );
+    const buffers: StepBuffers = { seenStats, claimed, content, owner, links, graph, gated: true };
+    const ports = stepDeps(env, batch, group, buffers);
+    const outcome = await crawlPage(ports, { ...task, cash: cashNow(task, batch.crawl) });
     stats.crawled += 1;
     if (content.registered) stats.contentClaims += 1;
     group.counts.lookups += seenStats.lookups;
@@ -218,8 +220,20 @@ async function crawlRecord(
       markHandled(group, message);
       return { kind: 'ack' };
     }
-    batch.claimed.push(...claimed);
     const record = outcome.record;
+    // The gate found the hash registered by another URL, or a page that registered nothing finds
+    // it now: a duplicate (crawlPage did not know). Before the links are admitted: a rule the pair
+    // blocks gives back the URLs it merged, which go with them.
+    if (record.duplicateOf === undefined && record.status !== null) await content.check(task.url);
+    let readmittedUrls = 0;
+    if (content.duplicateOf !== undefined && record.duplicateOf === undefined) {
+      record.duplicateOf = content.duplicateOf;
+      const back = teachRules(batch.ctx, task, record);
+      // claimed without the content gate, which refuses a duplicate page's new links
+      buffers.gated = false;
+      if (back.length > 0) readmittedUrls = (await readmitUrls(ports, task, back)).enqueued.length;
+    }
+    batch.claimed.push(...claimed);
     const parked = await admit(env, batch, owner, links, outcome.cashFlow, task.sitemap !== undefined);
     routeCash(
       group.counts,
@@ -229,23 +243,16 @@ async function crawlRecord(
       (fp) => deps.stores(batch.crawl.id).seen.isParked(fp),
       deps.clock.now(),
     );
-    // The gate found the hash registered by another URL, or a page that registered nothing finds
-    // it now: a duplicate (crawlPage did not know).
-    if (record.duplicateOf === undefined && record.status !== null) await content.check(task.url);
-    if (content.duplicateOf !== undefined && record.duplicateOf === undefined) {
-      record.duplicateOf = content.duplicateOf;
-      teachRules(batch.ctx, task, record);
-    }
     content.finish(task.url);
     // The host's rules, stored when this page changed them (rare: see host-rules-sync.ts).
-    await saveHostRules({ ...rulesEnv, now: deps.clock.now() }, batch.ctx, batch.crawl.id, task.host);
+    await saveHostRules({ ...rulesEnv, now: deps.clock.now() }, batch.ctx, batch.crawl.id, origin);
     return recordDone(
       group,
       batch,
       message,
       task,
       record,
-      outcome.enqueued.length,
+      outcome.enqueued.length + readmittedUrls,
       record.warc?.file,
       parked,
       graph.record,
@@ -341,14 +348,17 @@ async function admit(
 }
 
 /**
- * Tells the host's duplicate-URL rules of a duplicate found after the crawl step (by the gate or
+ * Tells the origin's duplicate-URL rules of a duplicate found after the crawl step (by the gate or
  * the store's read), which the step's own observation could not name: a pair they learn from.
+ * Resolves what a rule it blocked gives back.
  */
-function teachRules(ctx: CrawlContext, task: CrawlTask, record: PageRecord): void {
-  if (ctx.urlRules === undefined || !isWholePage(record) || record.contentHash === undefined) return;
+function teachRules(ctx: CrawlContext, task: CrawlTask, record: PageRecord): Readmitted[] {
+  if (ctx.urlRules === undefined || !isWholePage(record) || record.contentHash === undefined) return [];
   const { duplicateOf } = record;
-  if (duplicateOf === undefined) return;
-  ctx.urlRules.observePage({ url: task.url, host: task.host, contentHash: record.contentHash, duplicateOf });
+  if (duplicateOf === undefined) return [];
+  return readmitted(
+    ctx.urlRules.observePage({ url: task.url, contentHash: record.contentHash, duplicateOf }),
+  );
 }
 
 /** The record's handling: it will be acked, so its sequence number joins the ledger. */
@@ -446,6 +456,8 @@ interface StepBuffers {
   links: CrawlTask[];
   /** The page's out-links as crawlPage recorded them (links.jsonl's line). */
   graph: { record?: LinkRecord };
+  /** Claims pass the content gate (the crawl step's); not those of URLs a blocked rule gives back. */
+  gated: boolean;
 }
 
 /** The crawl step's ports for one record: the crawl's stores, with the worker's URL-seen rules. */
@@ -456,7 +468,11 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
   const seen: SeenStore = {
     // The owner is this message (see ownerTag), not just the page's fingerprint.
     claim: async (fps) => {
-      const answers = await stores.seen.claim(fps, buffers.owner, buffers.content.gate);
+      const answers = await stores.seen.claim(
+        fps,
+        buffers.owner,
+        buffers.gated ? buffers.content.gate : undefined,
+      );
       fault('after-claims');
       return answers;
     },

@@ -23,8 +23,12 @@ export type DuplicateUrlRule =
   | { kind: 'drop-suffix'; suffix: string }
   /** A directory answers without its slash: `/dir` is `/dir/` (for a last segment without a dot). */
   | { kind: 'trailing-slash' }
-  /** The query parameter `name` does not change the page: it is removed. */
-  | { kind: 'ignore-param'; name: string }
+  /**
+   * The query parameter `name` does not change the page at `at`: it is removed there. `at` is the
+   * path it was learned on (`/item`), or a directory prefix ending in `*` (`/docs/*`, `/*`: the whole
+   * origin) once pairs on two paths under it showed it (docs/duplicate-urls.md, "Parameter scope").
+   */
+  | { kind: 'ignore-param'; name: string; at: string }
   /**
    * Paths `<dir><number>` without a query are aliases of pages the site names otherwise (Drupal's
    * `/node/62` for `/notes/mind-hopes-62.html`): nothing says which page, so the rule rewrites
@@ -91,7 +95,7 @@ export function ruleKey(rule: DuplicateUrlRule): string {
     case 'drop-suffix':
       return `drop-suffix ${rule.suffix}`;
     case 'ignore-param':
-      return `ignore-param ${rule.name}`;
+      return `ignore-param ${rule.name} at ${rule.at}`;
     case 'alias-namespace':
       return `alias-namespace ${rule.dir}<n>`;
   }
@@ -126,7 +130,11 @@ export function checkRule(value: unknown): DuplicateUrlRule {
     case 'ignore-param':
       if (typeof rule.name !== 'string' || rule.name === '' || /[&=#?]/.test(rule.name))
         return fail('name must be a query parameter name');
-      return { kind: 'ignore-param', name: rule.name };
+      // a rule stored before parameter rules were scoped applied to the whole origin
+      if (rule.at === undefined) return { kind: 'ignore-param', name: rule.name, at: '/*' };
+      if (typeof rule.at !== 'string' || !rule.at.startsWith('/') || /[?#]/.test(rule.at))
+        return fail('at must be a path, or a directory followed by *');
+      return { kind: 'ignore-param', name: rule.name, at: rule.at };
     case 'alias-namespace':
       if (!directory(rule.dir) || rule.dir === '/')
         return fail('dir must be a path that starts and ends with /, not /');
@@ -214,7 +222,8 @@ function applyToParts(rule: DuplicateUrlRule, parts: UrlParts): UrlParts {
         : { ...parts, path: `${parts.path}/` };
     }
     case 'ignore-param': {
-      if (parts.query === null || parts.query.indexOf(rule.name) < 0) return parts;
+      if (parts.query === null || parts.query.indexOf(rule.name) < 0 || !pathIn(rule.at, parts.path))
+        return parts;
       const kept = parts.query.split('&').filter((part) => paramName(part) !== rule.name);
       const query = kept.join('&');
       if (query === parts.query) return parts;
@@ -223,6 +232,23 @@ function applyToParts(rule: DuplicateUrlRule, parts: UrlParts): UrlParts {
     case 'alias-namespace':
       return parts;
   }
+}
+
+/** True when `path` is `at`, or under it when `at` is a directory followed by `*`. */
+export function pathIn(at: string, path: string): boolean {
+  return at.endsWith('*') ? path.startsWith(at.slice(0, -1)) : path === at;
+}
+
+/**
+ * The scope of a parameter rule that holds two scopes (paths, or directories followed by `*`): their
+ * longest common directory followed by `*` (`/a/p` and `/a/q/r` -> `/a/*`; `/p` and `/q` -> `/*`).
+ */
+export function widerScope(a: string, b: string): string {
+  const da = a.endsWith('*') ? a.slice(0, -1) : a.slice(0, a.lastIndexOf('/') + 1);
+  const db = b.endsWith('*') ? b.slice(0, -1) : b.slice(0, b.lastIndexOf('/') + 1);
+  let n = 0;
+  while (n < da.length && n < db.length && da[n] === db[n]) n++;
+  return `${da.slice(0, da.lastIndexOf('/', n - 1) + 1) || '/'}*`;
 }
 
 /** `<dir><digits>` without a query: the directory of a URL an alias namespace may hold, else undefined. */
@@ -312,7 +338,9 @@ export function deriveRules(a: string, b: string, target?: string): DuplicateUrl
     out.push(...pathRules(pa.path, pb.path, target === undefined ? undefined : target === b));
   if (pa.query !== pb.query) {
     const name = differingParam(pa.query, pb.query);
-    if (name !== undefined) out.push({ kind: 'ignore-param', name });
+    // scoped to the path both URLs share (to their common directory when the path rules differ)
+    const at = pa.path === pb.path ? pa.path : widerScope(pa.path, pb.path);
+    if (name !== undefined && !pa.path.endsWith('*')) out.push({ kind: 'ignore-param', name, at });
   }
   if (target === undefined) return out;
   const source = target === b ? a : b;

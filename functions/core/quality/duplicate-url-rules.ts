@@ -1,6 +1,7 @@
 /**
- * Learns each host's duplicate-URL rules from the pages a crawl fetches, and applies the proven
- * ones before the URL-seen test (docs/duplicate-urls.md).
+ * Learns each origin's duplicate-URL rules from the pages a crawl fetches, and applies the proven
+ * ones before the URL-seen test (docs/duplicate-urls.md). Rules are keyed by origin (scheme, host,
+ * port), taken from the URLs themselves: a site on one port never teaches another.
  *
  * - **Candidates** come from exact duplicates within one host: two URLs of one origin whose bodies
  *   have the same content hash (seen here, or reported by the content-seen store as
@@ -16,9 +17,14 @@
  *   hold the same declaration, so a page that names itself by an href that does not depend on its
  *   URL (absolute, or from the root) makes its twin name it too.
  * - A rule is **active** once it has `minSupport` pairs, or one confirmed pair, and no
- *   counter-example. Active rules rewrite URLs (`rewrite`), except a deterministic sample
- *   (`auditShare`) that is still fetched as linked, so a rule keeps meeting the pairs that could
- *   refute it.
+ *   counter-example. Active rules rewrite URLs (`rewrite`), except each rule's first merges
+ *   (`auditFirst`; one for a confirmed rule) and then a deterministic sample (`auditShare`), still
+ *   fetched as linked, so a rule keeps meeting the pairs that could refute it. It is **proven**
+ *   once its first audits held (support `minSupport` plus their count).
+ * - A parameter rule (`ignore-param`) is scoped to the path it was learned on, or to the directory
+ *   that pairs on two paths share (`widened`).
+ * - Each rule logs what it merged (`maxMergeLog`); when it is blocked, its change gives the URLs
+ *   back (`readmit`, `requeue`), and a rule not proven merges no more than its log holds.
  * - An **alias namespace** (`/node/<n>`) is learned from declarations: a URL `<dir><number>`
  *   whose page is the same as an earlier URL's and declares that URL canonical (a confirmed pair),
  *   or, without the bytes to compare, two such URLs naming two pages the crawl knew
@@ -39,11 +45,13 @@ import {
   deriveRules,
   inNamespace,
   namespaceDir,
+  pathIn,
   type RuleRewrite,
   rewriteUrl,
   ruleKey,
   sortRules,
   splitUrl,
+  widerScope,
 } from './duplicate-url-rule.ts';
 import { LruMap } from './lru-map.ts';
 
@@ -70,14 +78,25 @@ export interface DuplicateUrlRuleOptions {
   maxRuleHosts?: number;
   /** Example pairs kept per rule (default 5). */
   maxExamples?: number;
+  /**
+   * The first URLs each rule would merge that are fetched anyway, as the audit (default 3; 0 when
+   * `auditShare` is 0), before the `auditShare` sample takes over; a rule is *proven* once its
+   * support reaches `minSupport` plus this many pairs.
+   */
+  auditFirst?: number;
+  /**
+   * URLs a rule merged that it remembers, to queue them again should it be blocked (default 256 per
+   * rule). A rule not proven yet whose log is full merges no more URLs (they are crawled as linked).
+   */
+  maxMergeLog?: number;
+  /** Merge-log entries over all origins (default 50,000); when full, unproven rules stop merging. */
+  maxMergeLogs?: number;
 }
 
 /** A fetched URL, as the learner needs it. */
 export interface PageObservation {
   /** Canonical URL that was fetched. */
   url: string;
-  /** Its politeness key (lowercase host name): rules are learned and applied per host. */
-  host: string;
   /**
    * SHA-256 (hex) of the decoded body of a 2xx page; null when the URL gave no page (another
    * status, a network error, a soft 404): a miss never supports a rule, but a page and a miss
@@ -101,9 +120,10 @@ export type HeldForm = [url: string, digest: number];
 /** Where a rule stands. */
 export type RuleStatus = 'candidate' | 'active' | 'blocked';
 
-/** One rule of one host: a line of rules.json. */
+/** One rule of one origin: a line of rules.json. */
 export interface RuleRecord {
-  host: string;
+  /** `scheme://host[:port]`: rules are learned and applied per origin, never shared between ports. */
+  origin: string;
   rule: DuplicateUrlRule;
   /** `ruleKey(rule)`, for people and for `grep`. */
   name: string;
@@ -114,29 +134,52 @@ export interface RuleRecord {
   examples: [string, string][];
   /** Pairs of the support where one page declared the other canonical (absent: none). */
   confirmed?: number;
+  /**
+   * Of its first merges, how many were fetched anyway as its audit (here or, merged, by another
+   * learner: a cloud container does not audit again what another already did; absent: none).
+   */
+  audited?: number;
   /** The pair that blocked it (different contents, or a redirect to a URL it rewrites). */
   counterExample?: [string, string];
 }
 
-/** A host's rules without the host (what the cloud stores per crawl and host). */
-export type HostRuleRecord = Omit<RuleRecord, 'host'>;
+/** An origin's rules without the origin (what the cloud stores per crawl and origin). */
+export type HostRuleRecord = Omit<RuleRecord, 'origin'>;
 
 /** The learner's state, JSON-safe. */
 export interface DuplicateUrlRulesSnapshot {
-  /** Rules per host, least recently observed host first. */
-  hosts: { host: string; rules: HostRuleRecord[] }[];
   /**
-   * Learning memory per host ([url, content digest in hex or "-" for a miss, and the canonical URL
+   * Rules per origin, least recently observed first. (A snapshot from before rules were keyed by
+   * origin has `hosts` instead, and is refused: its rules cannot be told apart by port.)
+   */
+  origins: { origin: string; rules: HostRuleRecord[] }[];
+  /**
+   * Learning memory per origin ([url, content digest in hex or "-" for a miss, and the canonical URL
    * its page declared, if another]), least recent first.
    */
-  memory?: { host: string; observations: ([string, string] | [string, string, string])[] }[];
+  memory?: { origin: string; observations: ([string, string] | [string, string, string])[] }[];
+  /**
+   * Each rule's merge log (a queued task's URL written `q <url>`) and the URLs its audit fetched
+   * (`name` is the rule's `ruleKey`).
+   */
+  merges?: { origin: string; name: string; merged: string[]; audited: string[] }[];
 }
 
 /** A rule that became active or blocked during an observation. */
 export interface RuleChange {
-  host: string;
+  origin: string;
   rule: DuplicateUrlRule;
   status: 'active' | 'blocked';
+  /**
+   * For a blocked rule: the links it had merged (its merge log), never claimed nor crawled under
+   * their own URL; the runtime admits them again as new links.
+   */
+  readmit?: string[];
+  /**
+   * For a blocked rule: the queued tasks it had skipped (merged at dispatch, or held forms), whose
+   * URLs were claimed; the runtime queues them again directly.
+   */
+  requeue?: string[];
 }
 
 /** Two URLs as a host's active rules see them. */
@@ -156,6 +199,12 @@ interface RuleEntry {
   confirmed: number;
   examples: [string, string][];
   counterExample?: [string, string];
+  /** URLs it merged, to give back if it is blocked: true for a queued task (claimed), false for a link. */
+  merged: Map<string, boolean>;
+  /** URLs it would have merged that were fetched as the audit of its first merges. */
+  audited: Set<string>;
+  /** First audits another learner reported (`RuleRecord.audited`, merged or restored). */
+  auditedElsewhere: number;
 }
 
 interface HostRules {
@@ -219,6 +268,16 @@ export class DuplicateUrlRules {
   readonly #maxUnits: number;
   readonly #maxRules: number;
   readonly #maxExamples: number;
+  readonly #auditFirst: number;
+  readonly #maxMergeLog: number;
+  readonly #maxMergeLogs: number;
+  /** Merge-log and audit entries over all origins. */
+  #logged = 0;
+  #logRevision = 0;
+  /** Changes of rules blocked outside a crawl step, with what they give back (`takeGivenBack`). */
+  readonly #givenBack = new Map<string, RuleChange[]>();
+  /** URLs `#givenBack` holds (at most `maxMergeLogs`, but for the origin kept last). */
+  #givenBackUrls = 0;
   readonly #rules: LruMap<string, HostRules>;
   /** Learning memory by host, least recently observed first (a Map re-inserted on use). */
   readonly #memory = new Map<string, HostMemory>();
@@ -234,24 +293,99 @@ export class DuplicateUrlRules {
     this.#maxUnits = positive('maxObservations', options.maxObservations ?? 50_000);
     this.#maxRules = positive('maxRulesPerHost', options.maxRulesPerHost ?? 32);
     this.#maxExamples = positive('maxExamples', options.maxExamples ?? 5);
-    this.#rules = new LruMap(positive('maxRuleHosts', options.maxRuleHosts ?? 100_000));
+    // an audit share of 0 turns the audit off, its first merges too
+    this.#auditFirst = Math.max(0, Math.floor(options.auditFirst ?? (audit > 0 ? 3 : 0)));
+    this.#maxMergeLog = positive('maxMergeLog', options.maxMergeLog ?? 256);
+    this.#maxMergeLogs = positive('maxMergeLogs', options.maxMergeLogs ?? 50_000);
+    this.#rules = new LruMap(positive('maxRuleHosts', options.maxRuleHosts ?? 100_000), (_, rules) => {
+      for (const entry of rules.entries.values()) this.#forgetLog(entry);
+    });
     if (snapshot !== undefined) this.#restore(snapshot);
   }
 
   // ------------------------------------------------------------------------------- applying
 
   /**
-   * The URL a link or a queued task should be crawled as, by the host's active rules, with the
-   * rules that rewrote it; undefined when no active rule changes it, or when the URL falls in the
-   * audit sample. Deterministic: the same URL gets the same answer until a rule changes status.
+   * The URL a link or a queued task should be crawled as, by its origin's active rules, with the
+   * rules that rewrote it; undefined when no active rule changes it, when the URL is audited (one
+   * of each rule's first `auditFirst` merges, or in the `auditShare` sample), or when a rule that
+   * is not proven yet cannot log it. A URL it answers is remembered in each rule's merge log, and
+   * given back if the rule is blocked (`RuleChange.readmit`; with `queued`, the URL of a queued
+   * task, already claimed: `RuleChange.requeue`). The same URL gets the same answer until a rule
+   * changes status.
    */
-  rewrite(url: string, host: string): RuleRewrite | undefined {
-    const rules = this.#rules.peek(host);
+  rewrite(url: string, options: { queued?: boolean } = {}): RuleRewrite | undefined {
+    const origin = originOf(url);
+    const rules = this.#rules.peek(origin);
     if (rules === undefined || rules.active.length === 0) return undefined;
     const result = rewriteUrl(rules.active, url);
     if (result.url === url) return undefined;
-    if (this.#auditShare > 0 && auditPoint(url) < this.#auditShare) return undefined;
-    return result;
+    return this.#merges(rules, result.rules, url, options.queued === true) ? result : undefined;
+  }
+
+  /**
+   * Whether `rules` (active) may merge `url` away: none audits it, and each can give it back (a
+   * proven rule may; another only when its merge log holds the URL or has room). Logs the URL
+   * (`queued`: a queued task's) when they may.
+   */
+  #merges(rules: HostRules, merging: readonly DuplicateUrlRule[], url: string, queued: boolean): boolean {
+    // the active rules are the entries' own objects: found without building their keys
+    const entries: RuleEntry[] = [];
+    for (const entry of rules.entries.values()) if (merging.includes(entry.rule)) entries.push(entry);
+    let audit = false;
+    for (const entry of entries) if (this.#audits(rules, entry, url)) audit = true;
+    if (audit) return false;
+    for (const entry of entries) {
+      if (this.#proven(entry) || entry.merged.has(url)) continue;
+      if (entry.merged.size >= this.#maxMergeLog || this.#logged >= this.#maxMergeLogs) return false;
+    }
+    for (const entry of entries) {
+      const logged = entry.merged.get(url);
+      if (logged === true || (logged === false && !queued)) continue;
+      if (logged === undefined) {
+        if (entry.merged.size >= this.#maxMergeLog || this.#logged >= this.#maxMergeLogs) continue;
+        this.#logged += 1;
+      }
+      entry.merged.set(url, queued);
+      this.#logRevision += 1;
+    }
+    return true;
+  }
+
+  /** Whether the rule's audit fetches `url`: one of its first merges (`#firstAudits`), or the sample. */
+  #audits(rules: HostRules, entry: RuleEntry, url: string): boolean {
+    if (entry.audited.has(url)) return true;
+    // a proven rule's first audits held (here, or in the learner whose support it merged)
+    if (!this.#proven(entry) && auditsIssued(entry) < this.#firstAudits(entry) && !entry.merged.has(url)) {
+      entry.audited.add(url);
+      this.#logged += 1;
+      this.#logRevision += 1;
+      // stored with the rule, so that other containers do not spend their own first audits
+      rules.revision += 1;
+      return true;
+    }
+    return this.#auditShare > 0 && auditPoint(url) < this.#auditShare;
+  }
+
+  /**
+   * How many of its first merges a rule has fetched anyway: `auditFirst`, or one when a pair of its
+   * support was confirmed by the site's own declaration (a page naming its twin canonical is no
+   * coincidence of contents, which the first audits are there to catch).
+   */
+  #firstAudits(entry: RuleEntry): number {
+    return entry.confirmed > 0 ? Math.min(1, this.#auditFirst) : this.#auditFirst;
+  }
+
+  /** An active rule whose support went its first audits' count past the threshold: they held. */
+  #proven(entry: RuleEntry): boolean {
+    return entry.status === 'active' && entry.support >= this.#minSupport + this.#firstAudits(entry);
+  }
+
+  /** Frees a rule's merge log and audit list (it was blocked or dropped). */
+  #forgetLog(entry: RuleEntry): void {
+    this.#logged -= entry.merged.size + entry.audited.size;
+    entry.merged = new Map();
+    entry.audited = new Set();
   }
 
   /**
@@ -261,7 +395,8 @@ export class DuplicateUrlRules {
    * memory holds no such page (or only a miss), and for the audit sample, which is fetched to
    * keep testing the rules.
    */
-  heldAs(url: string, host: string): string | undefined {
+  heldAs(url: string, options: { queued?: boolean } = {}): string | undefined {
+    const host = originOf(url);
     const rules = this.#rules.peek(host);
     const memory = this.#memory.get(host);
     if (rules === undefined || memory === undefined || rules.active.length === 0) return undefined;
@@ -272,8 +407,8 @@ export class DuplicateUrlRules {
     const held = index?.peek(url);
     if (held === undefined || held.hash === NO_PAGE || held.url === url) return undefined;
     if (memory.observations.peek(url) !== undefined || rewriteUrl(active, url).url !== url) return undefined;
-    if (this.#auditShare > 0 && auditPoint(url) < this.#auditShare) return undefined;
-    return held.url;
+    const merging = rewriteUrl(active, held.url).rules;
+    return this.#merges(rules, merging, url, options.queued === true) ? held.url : undefined;
   }
 
   /**
@@ -281,13 +416,13 @@ export class DuplicateUrlRules {
    * /node/<n>`): the page has another name the site links and declares canonical, so the URL is
    * not fetched. Undefined otherwise, and for the audit sample.
    */
-  aliasNamespace(url: string, host: string): DuplicateUrlRule | undefined {
-    const rules = this.#rules.peek(host);
+  aliasNamespace(url: string, options: { queued?: boolean } = {}): DuplicateUrlRule | undefined {
+    const rules = this.#rules.peek(originOf(url));
     if (rules === undefined || rules.active.length === 0) return undefined;
     const dir = namespaceDir(url);
     if (dir === undefined) return undefined;
     const rule = rules.active.find((r) => r.kind === 'alias-namespace' && r.dir === dir);
-    if (rule === undefined || (this.#auditShare > 0 && auditPoint(url) < this.#auditShare)) return undefined;
+    if (rule === undefined || !this.#merges(rules, [rule], url, options.queued === true)) return undefined;
     return rule;
   }
 
@@ -298,9 +433,9 @@ export class DuplicateUrlRules {
    * cloud's containers) shares them, so that a container that never saw the page still skips its
    * other form (`importHeld`).
    */
-  heldForms(host: string, limit = 32): HeldForm[] {
-    const rules = this.#rules.peek(host);
-    const memory = this.#memory.get(host);
+  heldForms(origin: string, limit = 32): HeldForm[] {
+    const rules = this.#rules.peek(origin);
+    const memory = this.#memory.get(origin);
     if (rules === undefined || memory === undefined) return [];
     const out: HeldForm[] = [];
     const seen = [...memory.observations.entries()];
@@ -321,8 +456,8 @@ export class DuplicateUrlRules {
    * with `hostRevision` (the rules changed), whether `heldForms` may have news,
    * so that a runtime does not scan the memory after every page.
    */
-  heldRevision(host: string): number {
-    return this.#memory.get(host)?.heldAt ?? 0;
+  heldRevision(origin: string): number {
+    return this.#memory.get(origin)?.heldAt ?? 0;
   }
 
   /**
@@ -330,7 +465,8 @@ export class DuplicateUrlRules {
    * checks, candidates and blocks as `observePage`. Throws DuplicateUrlRuleError on a malformed
    * entry. Returns the rules that changed.
    */
-  importHeld(host: string, forms: readonly HeldForm[]): RuleChange[] {
+  importHeld(origin: string, forms: readonly HeldForm[]): RuleChange[] {
+    const host = origin;
     const changes: RuleChange[] = [];
     if (forms.length === 0) return changes;
     const memory = this.#memoryOf(host);
@@ -338,26 +474,38 @@ export class DuplicateUrlRules {
       const [url, hash] = Array.isArray(form) ? form : [undefined, undefined];
       if (typeof url !== 'string' || !Number.isSafeInteger(hash) || (hash as number) < 0)
         throw new DuplicateUrlRuleError(`not a held form: ${JSON.stringify(form)}`);
+      if (originOf(url) !== origin)
+        throw new DuplicateUrlRuleError(`held form ${JSON.stringify(url)} is not a URL of ${origin}`);
       this.#record(host, memory, url, hash as number, changes);
     }
     this.#trim(host);
+    this.#keepGivenBack(origin, changes);
     return changes;
   }
 
-  /** How the host's active rules rewrite two URLs, and whether they end as one (no audit sample). */
-  explain(a: string, b: string, host: string): MergeExplanation {
-    const active = this.#rules.peek(host)?.active ?? [];
+  /** How the active rules of a's origin rewrite two URLs, and whether they end as one (no audit). */
+  explain(a: string, b: string): MergeExplanation {
+    const active = this.#rules.peek(originOf(a))?.active ?? [];
     const ra = rewriteUrl(active, a);
     const rb = rewriteUrl(active, b);
     return { a: ra, b: rb, merged: ra.url === rb.url };
   }
 
   /**
-   * Entries of learning memory held now (remembered URLs, redirects and image-index entries): at
-   * most `maxObservations`, plus what the host being observed holds beyond it.
+   * A number that grows whenever a rule's merge log or audit list grows (a runtime that keeps
+   * lessons between snapshots, the embedded crawler, notes the check that grew it).
+   */
+  get mergeLogRevision(): number {
+    return this.#logRevision;
+  }
+
+  /**
+   * Entries of learning memory held now (remembered URLs, redirects and image-index entries: at
+   * most `maxObservations`, plus what the origin being observed holds beyond it) and of the rules'
+   * merge logs and audit lists (at most `maxMergeLogs`).
    */
   get learningEntries(): number {
-    return this.#units;
+    return this.#units + this.#logged + this.#givenBackUrls;
   }
 
   /**
@@ -365,8 +513,8 @@ export class DuplicateUrlRules {
    * support or examples grown, a status changed): a runtime that stores each host's rules
    * elsewhere (the cloud) writes them again only when it moved.
    */
-  hostRevision(host: string): number {
-    return this.#rules.peek(host)?.revision ?? 0;
+  hostRevision(origin: string): number {
+    return this.#rules.peek(origin)?.revision ?? 0;
   }
 
   /**
@@ -376,8 +524,8 @@ export class DuplicateUrlRules {
    * tested by what its audited aliases declare, so it does not make every page of a Drupal site
    * pay a write.
    */
-  learnsFrom(host: string): boolean {
-    const rules = this.#rules.peek(host);
+  learnsFrom(origin: string): boolean {
+    const rules = this.#rules.peek(origin);
     if (rules === undefined) return false;
     for (const entry of rules.entries.values()) {
       if (entry.status === 'blocked') continue;
@@ -391,13 +539,13 @@ export class DuplicateUrlRules {
    * True when this learner's memory holds pages of the host: rules learned elsewhere may make some
    * of them held forms (the cloud's containers follow other containers' rule changes for these).
    */
-  remembers(host: string): boolean {
-    return this.#memory.has(host);
+  remembers(origin: string): boolean {
+    return this.#memory.has(origin);
   }
 
   /** The active rules of a host, in composition order. */
-  activeRules(host: string): readonly DuplicateUrlRule[] {
-    return this.#rules.peek(host)?.active ?? [];
+  activeRules(origin: string): readonly DuplicateUrlRule[] {
+    return this.#rules.peek(origin)?.active ?? [];
   }
 
   // ------------------------------------------------------------------------------- learning
@@ -408,7 +556,8 @@ export class DuplicateUrlRules {
    * origin. Idempotent per URL while the host's memory holds it. Returns the rules that changed.
    */
   observePage(observation: PageObservation): RuleChange[] {
-    const { url, host, duplicateOf } = observation;
+    const { url, duplicateOf } = observation;
+    const host = originOf(url);
     const hash = observation.contentHash === null ? NO_PAGE : digestOf(observation.contentHash);
     const changes: RuleChange[] = [];
     const memory = this.#memoryOf(host);
@@ -487,7 +636,8 @@ export class DuplicateUrlRules {
    * naming two different pages activate it (the support threshold); a declared page this memory
    * holds with other contents blocks it. Call it after `observePage` of the same URL.
    */
-  observeDeclared(url: string, host: string, canonical: string): RuleChange[] {
+  observeDeclared(url: string, canonical: string): RuleChange[] {
+    const host = originOf(url);
     const changes: RuleChange[] = [];
     const dir = namespaceDir(url);
     if (
@@ -536,7 +686,8 @@ export class DuplicateUrlRules {
    * rewrite `to` is refuted (it would send the crawl in a circle). Runtimes must not apply the
    * rules to a redirect's target: the server named that form.
    */
-  observeRedirect(from: string, to: string, host: string): RuleChange[] {
+  observeRedirect(from: string, to: string): RuleChange[] {
+    const host = originOf(from);
     const changes: RuleChange[] = [];
     if (from === to || !sameOrigin(from, to)) return changes;
     const memory = this.#memoryOf(host);
@@ -557,7 +708,8 @@ export class DuplicateUrlRules {
   }
 
   /** Learns that two URLs of one host served different contents (known to the runtime from elsewhere). */
-  observeDifferent(a: string, b: string, host: string): RuleChange[] {
+  observeDifferent(a: string, b: string): RuleChange[] {
+    const host = originOf(a);
     const changes: RuleChange[] = [];
     if (a === b || !sameOrigin(a, b)) return changes;
     const rules = this.#rules.get(host);
@@ -725,7 +877,7 @@ export class DuplicateUrlRules {
       if (entry !== undefined && entry.status !== 'blocked')
         this.#support(host, rules, entry, a, b, changes, true);
     }
-    for (const rule of deriveRules(a, b, target)) {
+    for (const rule of widened(rules, deriveRules(a, b, target))) {
       const key = ruleKey(rule);
       if (rules.entries.has(key)) continue;
       const entry = this.#addCandidate(host, rules, rule, key);
@@ -819,7 +971,7 @@ export class DuplicateUrlRules {
     if (entry.status === 'candidate' && (entry.support >= this.#minSupport || entry.confirmed > 0)) {
       entry.status = 'active';
       rules.active = sortRules([...rules.active, entry.rule]);
-      changes.push({ host, rule: entry.rule, status: 'active' });
+      changes.push({ origin: host, rule: entry.rule, status: 'active' });
     }
   }
 
@@ -836,7 +988,14 @@ export class DuplicateUrlRules {
     entry.status = 'blocked';
     entry.counterExample = pair;
     if (wasActive) rules.active = rules.active.filter((r) => r !== entry.rule);
-    changes.push({ host, rule: entry.rule, status: 'blocked' });
+    const change: RuleChange = { origin: host, rule: entry.rule, status: 'blocked' };
+    // what it merged was never crawled under its own URL: give it back
+    const readmit = [...entry.merged].filter(([, queued]) => !queued).map(([url]) => url);
+    const requeue = [...entry.merged].filter(([, queued]) => queued).map(([url]) => url);
+    if (readmit.length > 0) change.readmit = readmit;
+    if (requeue.length > 0) change.requeue = requeue;
+    this.#forgetLog(entry);
+    changes.push(change);
     this.#dropIndex(host, entry.key);
   }
 
@@ -865,10 +1024,21 @@ export class DuplicateUrlRules {
         }
       }
       if (drop === undefined) return undefined;
+      this.#forgetLog(drop);
       rules.entries.delete(drop.key);
       this.#dropIndex(host, drop.key);
     }
-    const entry: RuleEntry = { rule, key, status: 'candidate', support: 0, confirmed: 0, examples: [] };
+    const entry: RuleEntry = {
+      rule,
+      key,
+      status: 'candidate',
+      support: 0,
+      confirmed: 0,
+      examples: [],
+      merged: new Map(),
+      audited: new Set(),
+      auditedElsewhere: 0,
+    };
     rules.entries.set(key, entry);
     rules.revision += 1;
     return entry;
@@ -924,15 +1094,15 @@ export class DuplicateUrlRules {
   /** Every host's rules (rules.json): active first, then candidates and blocked, most support first. */
   report(): RuleRecord[] {
     const out: RuleRecord[] = [];
-    for (const [host, rules] of this.#rules.entries()) {
-      for (const record of hostRecords(rules)) out.push({ host, ...record });
+    for (const [origin, rules] of this.#rules.entries()) {
+      for (const record of hostRecords(rules)) out.push({ origin, ...record });
     }
     return sortRuleRecords(out);
   }
 
   /** One host's rules, to store per crawl and host (the cloud); undefined when it has none. */
-  hostRecords(host: string): HostRuleRecord[] | undefined {
-    const rules = this.#rules.peek(host);
+  hostRecords(origin: string): HostRuleRecord[] | undefined {
+    const rules = this.#rules.peek(origin);
     return rules === undefined || rules.entries.size === 0 ? undefined : hostRecords(rules);
   }
 
@@ -942,16 +1112,16 @@ export class DuplicateUrlRules {
    * both when that is more; a rule with enough support becomes active. Throws
    * DuplicateUrlRuleError on a malformed record.
    */
-  mergeHost(host: string, records: readonly HostRuleRecord[]): RuleChange[] {
+  mergeHost(origin: string, records: readonly HostRuleRecord[]): RuleChange[] {
     const changes: RuleChange[] = [];
-    const rules = this.#hostRules(host);
+    const rules = this.#hostRules(origin);
     for (const record of records) {
       const rule = checkRule(record.rule);
       const key = ruleKey(rule);
-      const entry = rules.entries.get(key) ?? this.#addCandidate(host, rules, rule, key);
+      const entry = rules.entries.get(key) ?? this.#addCandidate(origin, rules, rule, key);
       if (entry === undefined) continue;
       if (record.status === 'blocked') {
-        this.#block(host, rules, entry, record.counterExample ?? ['', ''], changes);
+        this.#block(origin, rules, entry, record.counterExample ?? ['', ''], changes);
         continue;
       }
       const pairs = new Map<string, [string, string]>();
@@ -962,19 +1132,57 @@ export class DuplicateUrlRules {
       entry.examples = examples;
       const support = Math.max(entry.support, record.support, pairs.size);
       const confirmed = Math.max(entry.confirmed, Number(record.confirmed) || 0);
+      // the stored count may include this learner's own audits (written, then read back)
+      const reported = Math.floor(Number(record.audited) || 0) - entry.audited.size;
+      entry.auditedElsewhere = Math.max(entry.auditedElsewhere, reported);
       if (support > entry.support || confirmed > entry.confirmed) {
         entry.confirmed = confirmed;
-        this.#setSupport(host, rules, entry, support, changes);
+        this.#setSupport(origin, rules, entry, support, changes);
       }
     }
-    // what this host's memory saw may refute a rule learned elsewhere
-    const memory = this.#memory.get(host);
+    // what this origin's memory saw may refute a rule learned elsewhere
+    const memory = this.#memory.get(origin);
     if (memory !== undefined) {
       for (const entry of [...rules.entries.values()])
-        this.#indexOf(host, rules, memory, entry, changes, false);
-      this.#refreshComposite(host, rules, memory, changes);
+        this.#indexOf(origin, rules, memory, entry, changes, false);
+      this.#refreshComposite(origin, rules, memory, changes);
     }
+    this.#keepGivenBack(origin, changes);
     return changes;
+  }
+
+  /**
+   * Keeps what rules blocked outside a crawl step (`mergeHost`, `importHeld`) gave back, for the
+   * origin's next step to collect (`takeGivenBack`): the runtime that merges stored rules has no
+   * page to admit them with.
+   */
+  #keepGivenBack(origin: string, changes: readonly RuleChange[]): void {
+    const back = changes.filter((c) => c.readmit !== undefined || c.requeue !== undefined);
+    if (back.length === 0) return;
+    const kept = this.#givenBack.get(origin) ?? [];
+    kept.push(...back);
+    this.#givenBack.delete(origin);
+    this.#givenBack.set(origin, kept);
+    this.#givenBackUrls += urlsGivenBack(back);
+    // bounded like the logs they came from: the origins waiting longest lose theirs first
+    for (const [waiting, changes] of this.#givenBack) {
+      if (this.#givenBackUrls <= this.#maxMergeLogs || waiting === origin) break;
+      this.#givenBack.delete(waiting);
+      this.#givenBackUrls -= urlsGivenBack(changes);
+    }
+  }
+
+  /**
+   * The blocked rules' changes (with the URLs they give back) that `mergeHost` or `importHeld`
+   * produced for the origin since the last call, for a crawl step of the origin to crawl after
+   * all; forgotten once taken.
+   */
+  takeGivenBack(origin: string): RuleChange[] {
+    const back = this.#givenBack.get(origin);
+    if (back === undefined) return [];
+    this.#givenBack.delete(origin);
+    this.#givenBackUrls -= urlsGivenBack(back);
+    return back;
   }
 
   /**
@@ -983,13 +1191,26 @@ export class DuplicateUrlRules {
    */
   snapshot(options: { memory?: boolean } = {}): DuplicateUrlRulesSnapshot {
     const snapshot: DuplicateUrlRulesSnapshot = {
-      hosts: [...this.#rules.entries()]
+      origins: [...this.#rules.entries()]
         .filter(([, rules]) => rules.entries.size > 0)
-        .map(([host, rules]) => ({ host, rules: hostRecords(rules) })),
+        .map(([origin, rules]) => ({ origin, rules: hostRecords(rules) })),
     };
     if (options.memory !== false) {
-      snapshot.memory = [...this.#memory].map(([host, memory]) => ({
-        host,
+      const merges: NonNullable<DuplicateUrlRulesSnapshot['merges']> = [];
+      for (const [origin, rules] of this.#rules.entries()) {
+        for (const entry of rules.entries.values()) {
+          if (entry.merged.size + entry.audited.size > 0)
+            merges.push({
+              origin,
+              name: entry.key,
+              merged: [...entry.merged].map(([url, queued]) => (queued ? `q ${url}` : url)),
+              audited: [...entry.audited],
+            });
+        }
+      }
+      if (merges.length > 0) snapshot.merges = merges;
+      snapshot.memory = [...this.#memory].map(([origin, memory]) => ({
+        origin,
         observations: [...memory.observations.entries()].map(([url, hash]) => {
           const written = hash === NO_PAGE ? '-' : hash.toString(16);
           const canonical = memory.declares.get(url);
@@ -1003,8 +1224,12 @@ export class DuplicateUrlRules {
   }
 
   #restore(snapshot: DuplicateUrlRulesSnapshot): void {
-    for (const { host, rules } of snapshot.hosts) {
-      const table = this.#hostRules(host);
+    if (!Array.isArray(snapshot.origins))
+      throw new DuplicateUrlRuleError(
+        'not a snapshot of duplicate-URL rules keyed by origin (one keyed by host name, from before rules kept ports apart, cannot be told apart by port: learn them again)',
+      );
+    for (const { origin, rules } of snapshot.origins) {
+      const table = this.#hostRules(origin);
       for (const record of rules) {
         const rule = checkRule(record.rule);
         const key = ruleKey(rule);
@@ -1015,6 +1240,9 @@ export class DuplicateUrlRules {
           support: Math.max(0, Math.floor(Number(record.support) || 0)),
           confirmed: Math.max(0, Math.floor(Number(record.confirmed) || 0)),
           examples: (record.examples ?? []).map(([a, b]): [string, string] => [String(a), String(b)]),
+          merged: new Map(),
+          audited: new Set(),
+          auditedElsewhere: Math.max(0, Math.floor(Number(record.audited) || 0)),
         };
         if (record.counterExample !== undefined)
           entry.counterExample = [String(record.counterExample[0]), String(record.counterExample[1])];
@@ -1025,7 +1253,19 @@ export class DuplicateUrlRules {
         [...table.entries.values()].filter((e) => e.status === 'active').map((e) => e.rule),
       );
     }
-    for (const { host, observations } of snapshot.memory ?? []) {
+    for (const { origin, name, merged, audited } of snapshot.merges ?? []) {
+      const entry = this.#rules.peek(origin)?.entries.get(name);
+      if (entry === undefined) continue;
+      for (const url of merged.slice(0, this.#maxMergeLog).map(String)) {
+        if (url.startsWith('q ')) entry.merged.set(url.slice(2), true);
+        else entry.merged.set(url, false);
+      }
+      for (const url of audited.slice(0, this.#auditFirst)) entry.audited.add(String(url));
+      this.#logged += entry.merged.size + entry.audited.size;
+      // the rule's count (`audited`) included these
+      entry.auditedElsewhere = Math.max(0, entry.auditedElsewhere - entry.audited.size);
+    }
+    for (const { origin: host, observations } of snapshot.memory ?? []) {
       const memory = this.#memoryOf(host);
       for (const [url, written, canonical] of observations) {
         const hash = written === '-' ? NO_PAGE : Number.parseInt(String(written), 16);
@@ -1058,6 +1298,52 @@ function imagesOf(rules: HostRules, url: string): string[] {
     if (image !== url) images.push(image);
   }
   return images;
+}
+
+/**
+ * The rules a pair derives, and for a parameter rule the wider rule of each scope where the origin
+ * has the same parameter's rule on another path (not blocked): pairs on two paths show the
+ * parameter changes nothing under their common directory. The wider rule starts as a candidate and
+ * counts the pairs the memory holds under it.
+ */
+function widened(rules: HostRules, derived: DuplicateUrlRule[]): DuplicateUrlRule[] {
+  const out: DuplicateUrlRule[] = [];
+  for (const rule of derived) {
+    if (rule.kind !== 'ignore-param') {
+      out.push(rule);
+      continue;
+    }
+    const others: Extract<DuplicateUrlRule, { kind: 'ignore-param' }>[] = [];
+    for (const entry of rules.entries.values()) {
+      const other = entry.rule;
+      if (other.kind === 'ignore-param' && other.name === rule.name && entry.status !== 'blocked')
+        others.push(other);
+    }
+    // a pair a rule of a wider scope already explains proposes no narrower one (it supports that one)
+    const path = rule.at.replace(/\*$/, '');
+    if (others.some((other) => other.at !== rule.at && other.at.endsWith('*') && pathIn(other.at, path)))
+      continue;
+    out.push(rule);
+    for (const other of others) {
+      if (other.at === rule.at) continue;
+      const at = widerScope(rule.at, other.at);
+      if (!out.some((r) => r.kind === 'ignore-param' && r.name === rule.name && r.at === at))
+        out.push({ kind: 'ignore-param', name: rule.name, at });
+    }
+  }
+  return out;
+}
+
+/** First audits a rule issued: its own and those other learners reported. */
+function auditsIssued(entry: RuleEntry): number {
+  return entry.audited.size + entry.auditedElsewhere;
+}
+
+/** How many URLs blocked rules' changes give back. */
+function urlsGivenBack(changes: readonly RuleChange[]): number {
+  let n = 0;
+  for (const c of changes) n += (c.readmit?.length ?? 0) + (c.requeue?.length ?? 0);
+  return n;
 }
 
 /** True when an active rule, or a candidate, of the host rewrites `url` into another URL. */
@@ -1099,7 +1385,7 @@ export function sortRuleRecords(records: RuleRecord[]): RuleRecord[] {
   const order: Record<RuleStatus, number> = { active: 0, candidate: 1, blocked: 2 };
   return records.sort(
     (a, b) =>
-      (a.host < b.host ? -1 : a.host > b.host ? 1 : 0) ||
+      (a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0) ||
       order[a.status] - order[b.status] ||
       b.support - a.support ||
       (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
@@ -1116,6 +1402,8 @@ function hostRecords(rules: HostRules): HostRuleRecord[] {
       examples: entry.examples.map(([a, b]): [string, string] => [a, b]),
     };
     if (entry.confirmed > 0) record.confirmed = entry.confirmed;
+    const audited = auditsIssued(entry);
+    if (audited > 0) record.audited = audited;
     if (entry.counterExample !== undefined) record.counterExample = [...entry.counterExample];
     return record;
   });
@@ -1128,6 +1416,13 @@ function checkStatus(status: unknown): RuleStatus {
 
 function pairKey([a, b]: readonly [string, string]): string {
   return a < b ? `${a} ${b}` : `${b} ${a}`;
+}
+
+/** The key of a URL's rules: its origin, `scheme://host[:port]` (canonical URLs drop default ports). */
+function originOf(url: string): string {
+  // splitUrl's origin without cutting the path and query (rewrite asks it of every link)
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  return slash < 0 ? url : url.slice(0, slash);
 }
 
 function sameOrigin(a: string, b: string): boolean {

@@ -18,7 +18,13 @@ import type { UrlSeen } from '../url-seen/url-seen.ts';
 /** What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper of it). */
 export type UrlRuleChecks = Pick<
   DuplicateUrlRules,
-  'rewrite' | 'heldAs' | 'aliasNamespace' | 'observePage' | 'observeRedirect' | 'observeDeclared'
+  | 'rewrite'
+  | 'heldAs'
+  | 'aliasNamespace'
+  | 'observePage'
+  | 'observeRedirect'
+  | 'observeDeclared'
+  | 'takeGivenBack'
 >;
 
 /** A URL that passed canonicalization, the duplicate-URL rules, scope and the trap checks. */
@@ -98,13 +104,9 @@ export async function admitUrls(
  * rules merge into this URL (see `DuplicateUrlRules.heldAs`), or to a URL of one of the host's
  * alias namespaces (`aliasNamespace`): not claimed, not fetched.
  */
-export function heldLink(
-  rules: UrlRuleChecks | undefined,
-  url: string,
-  host: string,
-): SkipReason | undefined {
+export function heldLink(rules: UrlRuleChecks | undefined, url: string): SkipReason | undefined {
   if (rules === undefined) return undefined;
-  return rules.heldAs(url, host) === undefined && rules.aliasNamespace(url, host) === undefined
+  return rules.heldAs(url) === undefined && rules.aliasNamespace(url) === undefined
     ? undefined
     : DUPLICATE_URL_RULE_REASON;
 }
@@ -117,7 +119,7 @@ export function knownForm(
   rules: UrlRuleChecks | undefined,
   canonical: { url: string; host: string },
 ): { url: string; linkedAs?: string } {
-  const rewritten = rules?.rewrite(canonical.url, canonical.host);
+  const rewritten = rules?.rewrite(canonical.url);
   return rewritten === undefined ? { url: canonical.url } : { url: rewritten.url, linkedAs: canonical.url };
 }
 
@@ -145,7 +147,7 @@ export function linkSkip(
 ): SkipReason | undefined {
   return (
     deps.scope.check(url, host, depth) ??
-    heldLink(deps.urlRules, url, host) ??
+    heldLink(deps.urlRules, url) ??
     deps.quality?.checkLink(url, from, deps.clock.now(), nearDuplicateOf)
   );
 }

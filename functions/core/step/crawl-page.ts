@@ -62,6 +62,7 @@ import {
 } from './admit-urls.ts';
 import { RETRIED_FETCH_ERRORS } from './error-policy.ts';
 import { type FinishReason, unfetchedRecord } from './page-record.ts';
+import { type Readmitted, readmitted, readmitUrls } from './readmit-urls.ts';
 
 /**
  * Everything a crawl step touches. Time, randomness and I/O all come in here; the part a sitemap
@@ -161,7 +162,8 @@ export async function crawlPage(
   // 0. A queued form that a host's duplicate-URL rules merged since it was queued: no request.
   const urlRules = queuedUnderRules(deps, task);
   if (urlRules !== undefined) {
-    const merged = urlRules.rewrite(task.url, task.host);
+    // queued: its URL is claimed, so only a proven rule may skip it (it could not be queued again)
+    const merged = urlRules.rewrite(task.url, { queued: true });
     if (merged !== undefined) return mergeQueued(deps, task, merged);
     const skipped = skippedByRule(urlRules, task);
     if (skipped !== undefined) {
@@ -305,7 +307,7 @@ export async function crawlPage(
     const genuine = (await deps.quality?.assess(task, record, facts.text)) ?? true;
     // Before the links: a rule this page proves already rewrites them.
     const declared = declaredCanonical(deps, task, facts);
-    observePage(deps, task, record, genuine, declared);
+    const readmit = observePage(deps, task, record, genuine, declared);
     const canonical = declared?.url === task.url ? undefined : declared?.url;
     // An exact duplicate's links were already followed from the original; a soft 404 has none.
     if (record.duplicateOf === undefined && genuine) {
@@ -321,11 +323,12 @@ export async function crawlPage(
       );
       countDropped(record, 'longUrls', followed.longUrls ?? 0);
       if (canonical !== undefined && knownBefore(followed, canonical))
-        deps.urlRules?.observeDeclared(task.url, task.host, canonical);
+        readmit.push(...readmitted(deps.urlRules?.observeDeclared(task.url, canonical)));
     }
+    followed = await withReadmitted(deps, task, readmit, followed);
     options.onPage?.({ task, record, body, html: decoded.text, text: facts.text });
   } else {
-    observePage(deps, task, record, true);
+    followed = await withReadmitted(deps, task, observePage(deps, task, record, true), followed);
     options.onPage?.({ task, record, body });
   }
   await deps.results.page(record);
@@ -637,12 +640,28 @@ async function retryOrGiveUp(
   return finish(deps, record, feedback, task.cash);
 }
 
-/** Follows a redirect as a new URL (its own host's robots.txt and politeness); the target inherits the cash. */
+/**
+ * Follows a redirect as a new URL (its own host's robots.txt and politeness); the target inherits
+ * the cash. The URLs of a rule the redirect blocked are queued again.
+ */
 async function followRedirect(
   deps: CrawlPageDeps,
   task: CrawlTask,
   response: FetchResponse,
   record: PageRecord,
+): Promise<Followed> {
+  const readmit: Readmitted[] = [];
+  const followed = await followRedirectTarget(deps, task, response, record, readmit);
+  return withReadmitted(deps, task, readmit, followed);
+}
+
+/** `followRedirect`'s work; `readmit` receives the URLs of a rule the redirect blocked. */
+async function followRedirectTarget(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  response: FetchResponse,
+  record: PageRecord,
+  readmit: Readmitted[],
 ): Promise<Followed> {
   const none: Followed = { enqueued: [], cashFlow: dropCash(task) };
   const location = header(response, 'location');
@@ -659,7 +678,8 @@ async function followRedirect(
   record.finalUrl = target.url;
   // The server says both name one page: evidence for the host's rules (never rewritten: the
   // server named the target's form). A sitemap's redirect says nothing about the site's pages.
-  if (task.sitemap === undefined) deps.urlRules?.observeRedirect(task.url, target.url, task.host);
+  if (task.sitemap === undefined)
+    readmit.push(...readmitted(deps.urlRules?.observeRedirect(task.url, target.url)));
   if (task.redirects + 1 > deps.config.maxRedirects) {
     record.reason = 'too-many-redirects';
     return none;
@@ -707,9 +727,9 @@ function queuedUnderRules(deps: CrawlPageDeps, task: CrawlTask): UrlRuleChecks |
  * under another form (`heldAs`), or its URL is in an alias namespace (`aliasNamespace`).
  */
 function skippedByRule(rules: UrlRuleChecks, task: CrawlTask): string | undefined {
-  const held = rules.heldAs(task.url, task.host);
+  const held = rules.heldAs(task.url, { queued: true });
   if (held !== undefined) return `already fetched as ${held}, which the host's rules merge into this URL`;
-  const alias = rules.aliasNamespace(task.url, task.host);
+  const alias = rules.aliasNamespace(task.url, { queued: true });
   return alias === undefined ? undefined : `an alias of a page the site names otherwise (${ruleKey(alias)})`;
 }
 
@@ -765,13 +785,12 @@ function observePage(
   record: PageRecord,
   genuine: boolean,
   canonical?: DeclaredCanonical,
-): void {
+): Readmitted[] {
   const rules = deps.urlRules;
-  if (rules === undefined || record.status === null) return;
+  if (rules === undefined || record.status === null) return [];
   const page = genuine && isWholePage(record);
   const observation: Parameters<UrlRuleChecks['observePage']>[0] = {
     url: task.url,
-    host: task.host,
     contentHash: page ? record.contentHash : null,
   };
   if (page && record.duplicateOf !== undefined) observation.duplicateOf = record.duplicateOf;
@@ -779,7 +798,20 @@ function observePage(
     observation.canonical = canonical.url;
     if (canonical.fixed) observation.canonicalFixed = true;
   }
-  rules.observePage(observation);
+  // with what rules blocked elsewhere (another container's, merged since) gave back
+  return readmitted([...rules.observePage(observation), ...rules.takeGivenBack(new URL(task.url).origin)]);
+}
+
+/** `followed` with the tasks `readmitUrls` queued added. */
+async function withReadmitted(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  urls: readonly Readmitted[],
+  followed: Followed,
+): Promise<Followed> {
+  if (urls.length === 0) return followed;
+  const back = await readmitUrls(deps, task, urls);
+  return { ...followed, enqueued: [...followed.enqueued, ...back.enqueued] };
 }
 
 /**

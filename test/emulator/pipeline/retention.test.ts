@@ -83,10 +83,10 @@ describe('retention: expiresAt on every item', () => {
     assert.equal((await get(crawlTable, { pk: crawlId, sk: 'host#x' }))?.expiresAt, EXPIRES, 'host ledger');
     await table.addBudget(crawlId, 1);
     assert.equal((await get(crawlTable, { pk: crawlId, sk: 'budget' }))?.expiresAt, EXPIRES, 'budget');
-    // the crawl's rules news: one slot per host, the latest version announced, read with a batch's state
-    await table.announceHostRules(crawlId, 'x', 3);
-    await table.announceHostRules(crawlId, 'y.example', 1);
-    await table.announceHostRules(crawlId, 'x', 4);
+    // the crawl's rules news: one slot per origin, the latest version announced, read with a batch's state
+    await table.announceHostRules(crawlId, 'http://x', 3);
+    await table.announceHostRules(crawlId, 'https://y.example:8443', 1);
+    await table.announceHostRules(crawlId, 'http://x', 4);
     assert.equal(
       (await get(crawlTable, { pk: crawlId, sk: 'rules-news' }))?.expiresAt,
       EXPIRES,
@@ -102,8 +102,8 @@ describe('retention: expiresAt on every item', () => {
     assert.deepEqual(
       state.rulesNews.get(crawlId),
       new Map([
-        ['x', 4],
-        ['y.example', 1],
+        ['http://x', 4],
+        ['https://y.example:8443', 1],
       ]),
     );
     await table.finishCrawl(crawlId, {

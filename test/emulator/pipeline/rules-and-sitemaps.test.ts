@@ -78,7 +78,7 @@ describe('pipeline: duplicate-URL rules and sitemaps', () => {
     assert.equal(rules.status, 200);
     const rule = (rules.json.rules as RuleRecord[]).find((r) => r.name === 'drop-suffix index.html');
     assert.equal(rule?.status, 'active', JSON.stringify(rules.json));
-    assert.equal(rule?.host, '127.0.0.61');
+    assert.equal(rule?.origin, site.origin);
     const pages = await pipeline.pages(id, 100);
     const only = pages.find((p) => p.url === `${site.origin}/only.html`);
     assert.equal(only?.lastmod, '2026-04-05');

@@ -117,15 +117,15 @@ describe('API errors reach the alarm', () => {
       support,
       examples: [['https://z.example/a/', 'https://z.example/a/index.html'] as [string, string]],
     });
-    await cloud.table.putHostRules(id, 'z.example', [rule('blocked', 1)], 0);
-    await cloud.table.putHostRules(id, 'a.example', [rule('active', 4)], 0);
+    await cloud.table.putHostRules(id, 'https://z.example', [rule('blocked', 1)], 0);
+    await cloud.table.putHostRules(id, 'https://a.example', [rule('active', 4)], 0);
     const listed = await call('GET', `/crawls/${id}/rules`);
     assert.equal(listed.status, 200);
     assert.deepEqual(
-      (listed.json.rules as { host: string; status: string }[]).map((r) => [r.host, r.status]),
+      (listed.json.rules as { origin: string; status: string }[]).map((r) => [r.origin, r.status]),
       [
-        ['a.example', 'active'],
-        ['z.example', 'blocked'],
+        ['https://a.example', 'active'],
+        ['https://z.example', 'blocked'],
       ],
     );
     assert.equal((await call('GET', '/crawls/00000000-0000-4000-8000-000000000009/rules')).status, 404);

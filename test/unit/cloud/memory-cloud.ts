@@ -195,9 +195,9 @@ export class MemoryCrawlTable implements CrawlTableStore {
       const entry = this.robots.get(stateKey(crawlId, origin));
       if (entry !== undefined) state.robots.set(stateKey(crawlId, origin), copy(entry));
     }
-    for (const { crawlId, host } of request.rules ?? []) {
-      const stored = this.rules.get(stateKey(crawlId, host));
-      if (stored !== undefined) state.rules.set(stateKey(crawlId, host), copy(stored));
+    for (const { crawlId, origin } of request.rules ?? []) {
+      const stored = this.rules.get(stateKey(crawlId, origin));
+      if (stored !== undefined) state.rules.set(stateKey(crawlId, origin), copy(stored));
     }
     for (const id of request.rulesNews ?? []) {
       const news = this.rulesNews.get(id);
@@ -278,20 +278,20 @@ export class MemoryCrawlTable implements CrawlTableStore {
     if (crawl === undefined || hosts.length === 0) return;
     crawl.allowedHosts = [...new Set([...(crawl.allowedHosts ?? []), ...hosts])];
   }
-  async hostRules(crawlId: string, host: string): Promise<StoredHostRules | undefined> {
+  async hostRules(crawlId: string, origin: string): Promise<StoredHostRules | undefined> {
     this.#call('hostRules');
-    const stored = this.rules.get(stateKey(crawlId, host));
+    const stored = this.rules.get(stateKey(crawlId, origin));
     return stored === undefined ? undefined : copy(stored);
   }
   async putHostRules(
     crawlId: string,
-    host: string,
+    origin: string,
     records: readonly HostRuleRecord[],
     version: number,
     held: readonly HeldForm[] = [],
   ): Promise<HostRulesWrite> {
     this.#call('putHostRules');
-    const key = stateKey(crawlId, host);
+    const key = stateKey(crawlId, origin);
     const stored = this.rules.get(key);
     if ((stored?.version ?? 0) !== version) return { written: false, stored: copy(stored!) };
     const item: StoredHostRules = { records: copy([...records]), version: version + 1 };
@@ -299,12 +299,12 @@ export class MemoryCrawlTable implements CrawlTableStore {
     this.rules.set(key, item);
     return { written: true, version: version + 1 };
   }
-  /** Rules news per crawl: slot -> [host, version] (as the DynamoDB item's slots). */
+  /** Rules news per crawl: slot -> [origin, version] (as the DynamoDB item's slots). */
   readonly rulesNews = new Map<string, Map<number, [string, number]>>();
-  async announceHostRules(crawlId: string, host: string, version: number): Promise<void> {
+  async announceHostRules(crawlId: string, origin: string, version: number): Promise<void> {
     this.#call('announceHostRules');
     const news = this.rulesNews.get(crawlId) ?? new Map<number, [string, number]>();
-    news.set(rulesNewsSlot(host), [host, version]);
+    news.set(rulesNewsSlot(origin), [origin, version]);
     this.rulesNews.set(crawlId, news);
   }
   async crawlRules(crawlId: string): Promise<RuleRecord[]> {
@@ -312,8 +312,8 @@ export class MemoryCrawlTable implements CrawlTableStore {
     const out: RuleRecord[] = [];
     for (const [key, stored] of this.rules) {
       if (!key.startsWith(`${crawlId} `)) continue;
-      const host = key.slice(crawlId.length + 1);
-      for (const record of stored.records) out.push({ host, ...copy(record) });
+      const origin = key.slice(crawlId.length + 1);
+      for (const record of stored.records) out.push({ origin, ...copy(record) });
     }
     return out;
   }

@@ -214,7 +214,9 @@ describe('cloud worker: duplicate-URL rules', () => {
   };
 
   /** A crawl of h.example whose rules activate at support 2 and are never audited, and its containers. */
-  const supportTwo = (more: Record<string, { status: number; body: string }> = {}) => {
+  const supportTwo = (
+    more: Record<string, { status: number; body: string; headers?: Record<string, string> }> = {},
+  ) => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
     const fetcher = new MemoryFetcher({ ...routes(), ...more });
@@ -225,6 +227,31 @@ describe('cloud worker: duplicate-URL rules', () => {
     );
     return { cloud, fetcher, tasks, worker: () => workerOver(cloud, fetcher, clock) };
   };
+
+  it('a rule a page blocks gives back the links it merged: sent or parked like any link', async () => {
+    const bait = page('Not available');
+    const { cloud, tasks, worker } = supportTwo({
+      [`${H}/item?id=1`]: { status: 200, body: bait },
+      [`${H}/item?id=2`]: { status: 200, body: bait },
+      [`${H}/item?id=3`]: { status: 200, body: bait },
+      [`${H}/list`]: { status: 200, body: page('List', ['/item?id=7']) },
+      [`${H}/go`]: { status: 301, body: '', headers: { location: '/item?id=9' } },
+    });
+    const run = worker();
+    const step = (url: string) => run([messageFor(tasks([url], 1)[0]!)]);
+    for (const n of [1, 2, 3]) await step(`${H}/item?id=${n}`);
+    const given = () =>
+      [
+        ...cloud.frontier.sent.map((t) => t.url),
+        ...[...cloud.parked.entries.values()].map((p) => p.task.url),
+      ].filter((url) => url === `${H}/item?id=7`).length;
+    // the rule is active: the list's item is merged into /item (whose page is held as /item?id=1)
+    await step(`${H}/list`);
+    assert.equal(given(), 0);
+    // a redirect to a URL the rule rewrites blocks it (docs/duplicate-urls.md): /item?id=7 comes back
+    await step(`${H}/go`);
+    assert.equal(given(), 1, 'the merged link is queued or parked');
+  });
 
   it('learned in one container, stored once it changes, applied by another to a queued form', async () => {
     const clock = new TestClock();
@@ -240,7 +267,7 @@ describe('cloud worker: duplicate-URL rules', () => {
       for (const url of [`${H}/d${i}/`, `${H}/d${i}/index.html`])
         await first([messageFor(tasks([url], 1)[0]!)]);
     }
-    const stored = cloud.table.rules.get(`${id} h.example`);
+    const stored = cloud.table.rules.get(`${id} ${H}`);
     assert.ok(stored, 'the rules of h.example are stored');
     const rule = stored.records.find((r) => r.name === 'drop-suffix index.html');
     assert.equal(rule?.status, 'active');
@@ -338,7 +365,7 @@ describe('cloud worker: duplicate-URL rules', () => {
     // alias fetched elsewhere meets no duplicate. Each alias declares its page canonical.
     const N = 'http://n.example';
     const r: Record<string, { status: number; body: string }> = {};
-    for (let i = 1; i <= 5; i++) {
+    for (let i = 1; i <= 8; i++) {
       const body = page(`page ${i}`, [], `<link rel="canonical" href="/p-${i}.html">`);
       r[`${N}/p-${i}.html`] = { status: 200, body };
       r[`${N}/node/${i}`] = { status: 200, body };
@@ -351,19 +378,19 @@ describe('cloud worker: duplicate-URL rules', () => {
     // the pages: claimed (linked from elsewhere) and fetched by one container
     const owners = cloud.seen(id).owners;
     for (const t of tasks(
-      Array.from({ length: 5 }, (_, k) => `${N}/p-${k + 1}.html`),
+      Array.from({ length: 8 }, (_, k) => `${N}/p-${k + 1}.html`),
       1,
     )) {
       owners.set(t.fp, '00000000000000ff');
       await pages!([messageFor(t)]);
     }
-    for (let i = 1; i <= 5; i++) await aliases!([messageFor(tasks([`${N}/node/${i}`], 1)[0]!)]);
+    for (let i = 1; i <= 8; i++) await aliases!([messageFor(tasks([`${N}/node/${i}`], 1)[0]!)]);
     assert.deepEqual(
-      [1, 2, 3, 4, 5].map((i) => fetcher.count(`${N}/node/${i}`)),
-      [1, 1, 0, 0, 0],
-      'two aliases naming two pages make the rule; the rest are skipped',
+      [1, 2, 3, 4, 5, 6, 7, 8].map((i) => fetcher.count(`${N}/node/${i}`)),
+      [1, 1, 1, 1, 1, 0, 0, 0],
+      'two aliases naming two pages make the rule; its first three merges are audited; the rest are skipped',
     );
-    const stored = cloud.table.rules.get(`${id} n.example`);
+    const stored = cloud.table.rules.get(`${id} ${N}`);
     assert.equal(stored?.records.find((x) => x.name === 'alias-namespace /node/<n>')?.status, 'active');
   });
 
@@ -374,7 +401,7 @@ describe('cloud worker: duplicate-URL rules', () => {
     const ctx = new WorkerContainer({ clock, random: () => 0.5 }).contextFor(cloud.table.crawls.get(id)!);
     const table = cloud.table;
     const reads = () => table.calls.filter((c) => c === 'hostRules').length;
-    const refresh = (at: number) => refreshHostRules({ table, now: at, log: () => {} }, ctx, id, 'h.example');
+    const refresh = (at: number) => refreshHostRules({ table, now: at, log: () => {} }, ctx, id, H);
     await refresh(0);
     assert.equal(reads(), 1, 'first read');
     // no rules yet: the next read after a minute
@@ -431,8 +458,8 @@ describe('cloud worker: duplicate-URL rules', () => {
     for (let i = 2; i <= 8; i++) await fetchOwn(i);
     assert.deepEqual(
       await otherForms(2),
-      [1, 0, 0, 0, 0, 0, 0],
-      'the second pair makes the rule; the rest are merged',
+      [1, 1, 1, 1, 0, 0, 0],
+      'the second pair makes the rule; its first three merges are audited; the rest are merged',
     );
     const stored = [...cloud.table.rules.values()][0]!;
     assert.equal(stored.records.find((x) => x.name === 'case-insensitive')?.status, 'active');
@@ -441,12 +468,12 @@ describe('cloud worker: duplicate-URL rules', () => {
   it('a duplicate found after the step (the store read) teaches the rules of another container', async () => {
     // The originals queue a link each (so they register their hashes); the other forms, in
     // another container, queue nothing new: the store's read finds their originals.
-    const { cloud, fetchOwn, otherForms } = caseTwins(6, (i) => [`/x/${i}`]);
-    for (let i = 1; i <= 6; i++) await fetchOwn(i);
+    const { cloud, fetchOwn, otherForms } = caseTwins(8, (i) => [`/x/${i}`]);
+    for (let i = 1; i <= 8; i++) await fetchOwn(i);
     assert.deepEqual(
       await otherForms(1),
-      [1, 1, 0, 0, 0, 0],
-      'two pairs teach the rule; the rest are merged',
+      [1, 1, 1, 1, 1, 0, 0, 0],
+      'two pairs teach the rule; its first three merges are audited; the rest are merged',
     );
     const copy = captured(cloud).find((p) => p.url === `${H}/Topics/T-1.html`);
     assert.equal(copy?.duplicateOf, `${H}/topics/t-1.html`);
@@ -465,33 +492,32 @@ describe('cloud worker: duplicate-URL rules', () => {
     const see = (ctx: typeof one, path: string, content: string) =>
       ctx.urlRules!.observePage({
         url: `${H}${path}`,
-        host: 'h.example',
         contentHash: content.padEnd(64, '0'),
       });
-    await refreshHostRules(env, one, id, 'h.example');
-    await refreshHostRules(env, two, id, 'h.example');
+    await refreshHostRules(env, one, id, H);
+    await refreshHostRules(env, two, id, H);
     for (const d of ['a', 'b', 'c']) {
       see(one, `/${d}/`, `${d}1`);
       see(one, `/${d}/index.html`, `${d}1`);
     }
-    assert.equal(await saveHostRules(env, one, id, 'h.example'), true);
+    assert.equal(await saveHostRules(env, one, id, H), true);
     // the second saw the pair that refutes the rule, on its own pages
     see(two, '/x/', 'ff');
     see(two, '/x/index.html', 'ee');
     see(two, '/y/', 'dd');
     see(two, '/y/index.html', 'dd');
-    assert.equal(await saveHostRules(env, two, id, 'h.example'), true);
-    const stored = table.rules.get(`${id} h.example`)!;
+    assert.equal(await saveHostRules(env, two, id, H), true);
+    const stored = table.rules.get(`${id} ${H}`)!;
     assert.equal(stored.version, 2);
     assert.equal(stored.records.find((r) => r.name === 'drop-suffix index.html')?.status, 'blocked');
     // the first reads it back (after the refresh period) and stops applying the rule
-    assert.notEqual(one.urlRules!.rewrite(`${H}/z/index.html`, 'h.example'), undefined);
-    await refreshHostRules({ ...env, now: env.now + 61_000 }, one, id, 'h.example');
-    assert.equal(one.urlRules!.rewrite(`${H}/z/index.html`, 'h.example'), undefined);
-    assert.equal(await saveHostRules(env, one, id, 'h.example'), false, 'nothing new to write');
+    assert.notEqual(one.urlRules!.rewrite(`${H}/z/index.html`), undefined);
+    await refreshHostRules({ ...env, now: env.now + 61_000 }, one, id, H);
+    assert.equal(one.urlRules!.rewrite(`${H}/z/index.html`), undefined);
+    assert.equal(await saveHostRules(env, one, id, H), false, 'nothing new to write');
     assert.deepEqual(
-      (await table.crawlRules(id)).map((r) => [r.host, r.name, r.status]),
-      [['h.example', 'drop-suffix index.html', 'blocked']],
+      (await table.crawlRules(id)).map((r) => [r.origin, r.name, r.status]),
+      [[H, 'drop-suffix index.html', 'blocked']],
     );
   });
 });

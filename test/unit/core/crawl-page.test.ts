@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import type { RobotsEntry } from '../../../functions/core/ports.ts';
 import { CrawlQuality } from '../../../functions/core/quality/crawl-quality.ts';
+import { DuplicateUrlRules } from '../../../functions/core/quality/duplicate-url-rules.ts';
 import { type CrawlPageDeps, crawlPage, seedTasks } from '../../../functions/core/step/crawl-page.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
@@ -424,6 +425,68 @@ describe('crawlPage (in-memory fetcher)', () => {
       ],
     );
     assert.deepEqual(outcome.record.dropped, { longUrls: 1 });
+  });
+
+  it('a duplicate-URL rule blocked by a page: the links it merged and the queued tasks it skipped are queued again', async () => {
+    const bait = page('Not available');
+    const t = setup({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/item?id=1`]: { status: 200, body: bait },
+      [`${SITE}/item?id=2`]: { status: 200, body: bait },
+      [`${SITE}/item?id=3`]: { status: 200, body: bait },
+      [`${SITE}/list`]: { status: 200, body: page('List', ['/item?id=7']) },
+      [`${SITE}/go`]: { status: 301, headers: { location: '/item?id=9' } },
+    });
+    t.deps.urlRules = new DuplicateUrlRules({ minSupport: 2, auditShare: 0 });
+    await crawlPage(t.deps, t.task(`${SITE}/robots.txt`)); // robots.txt
+    for (const n of [1, 2, 3]) await crawlPage(t.deps, t.task(`${SITE}/item?id=${n}`));
+    // active (two pairs): a task queued before is merged at dispatch, a link before the URL-seen test
+    const queued = await crawlPage(t.deps, t.task(`${SITE}/item?id=5`));
+    assert.equal(queued.kind === 'done' && queued.record.reason, 'duplicate-url-rule');
+    assert.equal(t.fetcher.count(`${SITE}/item?id=5`), 0);
+    const list = await crawlPage(t.deps, t.task(`${SITE}/list`));
+    assert.deepEqual(
+      list.kind === 'done' && list.enqueued.map((e) => e.url),
+      [],
+      '/item was claimed already',
+    );
+    // the server redirects to a URL the rule would rewrite: it is blocked (docs/duplicate-urls.md)
+    const refuting = await crawlPage(t.deps, t.task(`${SITE}/go`));
+    assert.equal(refuting.kind, 'done');
+    if (refuting.kind !== 'done') return;
+    const go = t.task(`${SITE}/go`).fp;
+    assert.deepEqual(refuting.enqueued.map((e) => [e.url, e.redirects, e.parent]).sort(), [
+      [`${SITE}/item?id=5`, 0, go],
+      [`${SITE}/item?id=7`, 0, go],
+      [`${SITE}/item?id=9`, 1, go],
+    ]);
+    assert.ok(
+      refuting.enqueued.every((e) => e.redirects > 0 || e.cash === 0),
+      'given back without cash',
+    );
+    // a queued task sent again: its own deduplication id in the cloud's FIFO
+    assert.equal(refuting.enqueued.find((e) => e.url === `${SITE}/item?id=5`)?.resentFrom, go);
+    assert.equal(t.deps.urlRules.rewrite(`${SITE}/item?id=8`), undefined, 'blocked');
+  });
+
+  it("a rule blocked by another container's stored rules: the origin's next page queues what it had merged", async () => {
+    const t = setup({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/about`]: { status: 200, body: page('About') },
+    });
+    const rules = new DuplicateUrlRules({ minSupport: 2, auditShare: 0 });
+    const other = new DuplicateUrlRules({ minSupport: 2, auditShare: 0 });
+    const see = (learner: DuplicateUrlRules, url: string, content: string) =>
+      learner.observePage({ url, contentHash: content.padEnd(64, '0') });
+    for (const learner of [rules, other])
+      for (const n of [1, 2, 3]) see(learner, `${SITE}/item?id=${n}`, 'ba');
+    assert.equal(rules.rewrite(`${SITE}/item?id=7`)?.url, `${SITE}/item`);
+    see(other, `${SITE}/item?id=8`, 'cd');
+    rules.mergeHost(SITE, other.hostRecords(SITE)!);
+    t.deps.urlRules = rules;
+    await crawlPage(t.deps, t.task(`${SITE}/robots.txt`));
+    const next = await crawlPage(t.deps, t.task(`${SITE}/about`));
+    assert.deepEqual(next.kind === 'done' && next.enqueued.map((e) => e.url), [`${SITE}/item?id=7`]);
   });
 });
 

@@ -15,6 +15,7 @@ import {
   ruleKey,
   sortRules,
   splitUrl,
+  widerScope,
 } from '../../../functions/core/quality/duplicate-url-rule.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 
@@ -22,7 +23,7 @@ const O = 'http://h.example';
 const CASE: DuplicateUrlRule = { kind: 'case-insensitive' };
 const SLASH: DuplicateUrlRule = { kind: 'trailing-slash' };
 const INDEX: DuplicateUrlRule = { kind: 'drop-suffix', suffix: 'index.html' };
-const REF: DuplicateUrlRule = { kind: 'ignore-param', name: 'ref' };
+const REF: DuplicateUrlRule = { kind: 'ignore-param', name: 'ref', at: '/*' };
 const EN: DuplicateUrlRule = { kind: 'alias-prefix', from: '/en/', to: '/' };
 
 describe('applyRule', () => {
@@ -48,6 +49,27 @@ describe('applyRule', () => {
     assert.equal(applyRule(INDEX, `${O}/index.html?x=1`), `${O}/?x=1`);
     assert.equal(applyRule(INDEX, `${O}/dir/myindex.html`), `${O}/dir/myindex.html`);
     assert.equal(applyRule(INDEX, `${O}/dir/index.html/x`), `${O}/dir/index.html/x`);
+  });
+
+  test('ignore-param applies at its path, or under its directory followed by *', () => {
+    const at = (where: string): DuplicateUrlRule => ({ kind: 'ignore-param', name: 'id', at: where });
+    assert.equal(applyRule(at('/item'), `${O}/item?id=3`), `${O}/item`);
+    assert.equal(applyRule(at('/item'), `${O}/item/x?id=3`), `${O}/item/x?id=3`);
+    assert.equal(applyRule(at('/teach'), `${O}/item?id=3`), `${O}/item?id=3`);
+    assert.equal(applyRule(at('/a/*'), `${O}/a/b/c?id=3`), `${O}/a/b/c`);
+    assert.equal(applyRule(at('/a/*'), `${O}/ab?id=3`), `${O}/ab?id=3`);
+    assert.equal(ruleKey(at('/a/*')), 'ignore-param id at /a/*');
+    assert.equal(widerScope('/a/p', '/a/q/r'), '/a/*');
+    assert.equal(widerScope('/p', '/q'), '/*');
+    assert.equal(widerScope('/a/b/*', '/a/c'), '/a/*');
+    assert.equal(widerScope('/ab/x', '/ac/y'), '/*');
+    // a rule stored before parameter rules had a scope applied to the whole origin
+    assert.deepEqual(checkRule({ kind: 'ignore-param', name: 'ref' }), {
+      kind: 'ignore-param',
+      name: 'ref',
+      at: '/*',
+    });
+    assert.throws(() => checkRule({ kind: 'ignore-param', name: 'ref', at: 'x' }), /at must be a path/);
   });
 
   test('ignore-param removes every occurrence of the name, and the ? when nothing is left', () => {
@@ -127,7 +149,8 @@ describe('rewriteUrl', () => {
       { kind: 'drop-suffix', suffix: 'x.php' },
       { kind: 'alias-prefix', from: '/docs/', to: '/B/' },
       { kind: 'alias-prefix', from: '/a/b/', to: '/' },
-      { kind: 'ignore-param', name: 'p' },
+      { kind: 'ignore-param', name: 'p', at: '/*' },
+      { kind: 'ignore-param', name: 'q', at: '/a' },
     ];
     for (let i = 0; i < 2000; i++) {
       const rules = sortRules(pool.filter(() => rand() < 0.5));
@@ -151,8 +174,14 @@ describe('deriveRules', () => {
     assert.deepEqual(deriveRules(`${O}/docs/index.php`, `${O}/docs`), [
       { kind: 'drop-suffix', suffix: 'index.php' },
     ]);
-    assert.deepEqual(deriveRules(`${O}/p?a=1&ref=x`, `${O}/p?a=1`), [REF]);
-    assert.deepEqual(deriveRules(`${O}/p?ref=x`, `${O}/p?ref=y`), [REF]);
+    // a parameter rule is scoped to the path the pair shares, or to the common directory
+    const atP: DuplicateUrlRule = { kind: 'ignore-param', name: 'ref', at: '/p' };
+    assert.deepEqual(deriveRules(`${O}/p?a=1&ref=x`, `${O}/p?a=1`), [atP]);
+    assert.deepEqual(deriveRules(`${O}/p?ref=x`, `${O}/p?ref=y`), [atP]);
+    assert.deepEqual(deriveRules(`${O}/d/P?ref=x`, `${O}/d/p`), [
+      { kind: 'case-insensitive' },
+      { kind: 'ignore-param', name: 'ref', at: '/d/*' },
+    ]);
     assert.deepEqual(deriveRules(`${O}/en/a/b.html`, `${O}/a/b.html`), [EN]);
     assert.deepEqual(deriveRules(`${O}/a/b.html`, `${O}/en/a/b.html`), [EN]);
     assert.deepEqual(deriveRules(`${O}/v2/x/`, `${O}/v1/x/`), [
