@@ -214,15 +214,12 @@ async function sendLinks(
     ).length;
     const resent = plan.resends.filter((t) => stateKey(t.crawlId, t.host) === key).length;
     const staying = Math.max(0, group.state.queued - acked) + resent;
-    const refill = await refillPlan(
-      deps.backlog,
-      group.crawlId,
-      group.host,
-      own,
-      staying,
-      group.state,
-      limit,
-    );
+    // A group just started (its starter not yet ended by a ledger): the starter takes its turn
+    // out of the back queue after sending it, so this batch may still read those tasks there and
+    // send them twice. Unless the group would go idle, it reads the back queue at its next batch.
+    const fresh = group.state.starter !== undefined && staying + own.length > 0;
+    const state = fresh ? { ...group.state, version: group.state.drained } : group.state;
+    const refill = await refillPlan(deps.backlog, group.crawlId, group.host, own, staying, state, limit);
     if (refill.wait.length > 0) await deps.backlog.add(group.crawlId, group.host, refill.wait);
     sends.push(...asTurn(refill.send, `refill ${key} ${group.firstSeq}`));
     refills.set(key, {

@@ -299,4 +299,27 @@ describe('the worker with bounded back queues', () => {
     assert.deepEqual(cloud.frontier.sent, [], 'nothing sent again: they were in this very batch');
     assert.equal(cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.group?.queued, 0);
   });
+
+  it("the first batch of a just-started group does not send again the starter's turn still in the back queue", async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/1`]: { status: 200, body: page('one', ['/new']) },
+      [`${SITE}/new`]: { status: 200, body: page('new') },
+    });
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/1`], ...base }, clock);
+    const turn = crawl.tasks([1, 2, 3].map((n) => `${SITE}/${n}`));
+    // A starter won the group and sent its turn; its removal from the back queue is not done yet.
+    await cloud.backlog.add(crawl.id, 'a.example', turn);
+    await cloud.table.noteBacklog(crawl.id, 'a.example');
+    await cloud.table.startGroup(crawl.id, 'a.example', 3, 'starter');
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([messageFor(turn[0]!)]);
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${SITE}/new`],
+      'its own new link only: /2 and /3 are in the group already',
+    );
+  });
 });
