@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
@@ -14,67 +13,9 @@ import { WARCParser } from 'warcio';
 import { RecrawlArchive } from '../../functions/adapters/local/recrawl-archive.ts';
 import type { PageRecord } from '../../functions/core/types.ts';
 import { recrawl } from '../../functions/embedded/recrawl.ts';
+import { ETAG, LAST_MODIFIED, live, route } from '../fixtures/recrawl-site.ts';
 import { type SiteServer, startSite } from '../fixtures/site-server.ts';
-import { pageHtml } from '../fixtures/sites.ts';
 import { crawl, readJsonl, tempDir } from './helpers.ts';
-
-const LAST_MODIFIED = 'Tue, 03 Nov 2026 10:00:00 GMT';
-const ETAG = '"a-v1"';
-
-/** The site's mutable state: bump `version` to change /c, set `gone` to remove /gone. */
-const live = { version: 1, gone: false };
-
-function send(res: ServerResponse, status: number, html: string, headers: Record<string, string> = {}) {
-  const body = Buffer.from(html);
-  res.writeHead(status, {
-    'content-type': 'text/html; charset=utf-8',
-    'content-length': String(body.length),
-    ...headers,
-  });
-  res.end(body);
-}
-
-function route(req: IncomingMessage, res: ServerResponse) {
-  const path = req.url ?? '/';
-  switch (path) {
-    case '/robots.txt':
-      res.writeHead(404);
-      res.end();
-      return;
-    case '/':
-      return send(res, 200, pageHtml({ title: 'Home', links: ['/a', '/b', '/c', '/gone'] }));
-    case '/a':
-      // Honours validators, as a careful server does (string compare, as many do).
-      if (req.headers['if-none-match'] === ETAG || req.headers['if-modified-since'] === LAST_MODIFIED) {
-        res.writeHead(304, { etag: ETAG, 'last-modified': LAST_MODIFIED });
-        res.end();
-        return;
-      }
-      return send(res, 200, pageHtml({ title: 'A', links: ['/hidden'] }), {
-        etag: ETAG,
-        'last-modified': LAST_MODIFIED,
-      });
-    case '/b':
-      // No validators, same bytes every time: the content hash finds it unchanged.
-      return send(res, 200, pageHtml({ title: 'B' }));
-    case '/c':
-      // A Last-Modified that is always now and ignored: the hash decides.
-      return send(
-        res,
-        200,
-        pageHtml({ title: `C v${live.version}`, links: live.version > 1 ? ['/new'] : [] }),
-        { 'last-modified': new Date().toUTCString() },
-      );
-    case '/gone':
-      return live.gone ? send(res, 410, 'gone') : send(res, 200, pageHtml({ title: 'Soon gone' }));
-    case '/hidden':
-      return send(res, 200, pageHtml({ title: 'Hidden' }));
-    case '/new':
-      return send(res, 200, pageHtml({ title: 'New' }));
-    default:
-      send(res, 404, 'not found');
-  }
-}
 
 async function warcRecords(dir: string) {
   const entries: { type: string; uri: string | null; headers: Map<string, string>; payload: number }[] = [];

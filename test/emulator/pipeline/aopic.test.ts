@@ -16,6 +16,7 @@ import type { CrawlTask } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { fingerprint } from '../../../functions/core/url/fingerprint.ts';
 import { type SiteServer, startSite } from '../../fixtures/site-server.ts';
+import { QUICK_CRAWL } from './helpers.ts';
 import { openWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 
 function html(title: string, links: string[]): string {
@@ -57,15 +58,8 @@ describe('AOPIC in the cloud', () => {
     await site?.close();
   });
 
-  const base = {
-    scope: 'any',
-    allowPrivate: true,
-    delayMs: 0,
-    delayFactor: 0,
-    soft404Probe: false,
-    // No sitemaps: these tests count the requests (test/unit/cloud/rules-and-sitemaps.test.ts).
-    sitemaps: false,
-  };
+  // No sitemaps: these tests count the requests (test/unit/cloud/rules-and-sitemaps.test.ts).
+  const base = QUICK_CRAWL;
 
   async function crawl(extra: Record<string, unknown> = {}) {
     const config = { seeds: [`${site.origin}/hub`], ...base, ...extra };

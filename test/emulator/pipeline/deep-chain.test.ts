@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { seededRandom } from '../../../localstack/chaos.ts';
 import { type SiteServer, startSite } from '../../fixtures/site-server.ts';
-import { type Pipeline, pageRequests, startPipeline } from './helpers.ts';
+import { type Pipeline, pageRequests, QUICK_CRAWL, startPipeline } from './helpers.ts';
 
 /** Pages of the finite chain: well past the limit of 16. */
 const CHAIN = 60;
@@ -62,14 +62,7 @@ describe('pipeline: a crawl deeper than Lambda’s recursion limit', () => {
     await site?.close();
   });
 
-  const base = {
-    scope: 'any',
-    allowPrivate: true,
-    delayMs: 0,
-    delayFactor: 0,
-    soft404Probe: false,
-    sitemaps: false,
-  };
+  const base = QUICK_CRAWL;
 
   it('runs with AWS’s recursion limit, the worker allowed to recurse', () => {
     const worker = pipeline.local.lambdas.FrontierWorker;

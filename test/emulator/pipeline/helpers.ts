@@ -26,6 +26,19 @@ import { costBreakdown } from '../../../localstack/cost-model.ts';
 import { eventually, type LoggedRequest, type SiteServer, startSite } from '../../fixtures/site-server.ts';
 
 /** Read once at load: the local runtime itself sets AWS_ENDPOINT_URL while functions run. */
+/**
+ * Crawl settings for tests that count requests: any scope, loopback allowed, no politeness
+ * delay, no soft-404 probe and no sitemaps (tests of those say so).
+ */
+export const QUICK_CRAWL = {
+  scope: 'any',
+  allowPrivate: true,
+  delayMs: 0,
+  delayFactor: 0,
+  soft404Probe: false,
+  sitemaps: false,
+} as const;
+
 export const EXTERNAL_ENDPOINT = process.env.AWS_ENDPOINT_URL?.replace(/\/+$/, '') || undefined;
 
 /** A page as GET /crawls/{id}/pages lists it. */

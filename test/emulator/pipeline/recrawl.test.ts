@@ -6,62 +6,10 @@
  * and the round's summary says what changed, what did not, what is gone and what is new.
  */
 import assert from 'node:assert/strict';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { ETAG, LAST_MODIFIED, live, route } from '../../fixtures/recrawl-site.ts';
 import { type SiteServer, startSite } from '../../fixtures/site-server.ts';
-import { pageHtml } from '../../fixtures/sites.ts';
 import { type ListedPage, type Pipeline, startPipeline } from './helpers.ts';
-
-const LAST_MODIFIED = 'Tue, 03 Nov 2026 10:00:00 GMT';
-const ETAG = '"a-v1"';
-const live = { version: 1, gone: false };
-
-function send(res: ServerResponse, status: number, html: string, headers: Record<string, string> = {}) {
-  const body = Buffer.from(html);
-  res.writeHead(status, {
-    'content-type': 'text/html; charset=utf-8',
-    'content-length': String(body.length),
-    ...headers,
-  });
-  res.end(body);
-}
-
-function route(req: IncomingMessage, res: ServerResponse) {
-  switch (req.url ?? '/') {
-    case '/robots.txt':
-      res.writeHead(404);
-      res.end();
-      return;
-    case '/':
-      return send(res, 200, pageHtml({ title: 'Home', links: ['/a', '/b', '/c', '/gone'] }));
-    case '/a':
-      if (req.headers['if-none-match'] === ETAG) {
-        res.writeHead(304, { etag: ETAG, 'last-modified': LAST_MODIFIED });
-        res.end();
-        return;
-      }
-      return send(res, 200, pageHtml({ title: 'A', links: ['/hidden'] }), {
-        etag: ETAG,
-        'last-modified': LAST_MODIFIED,
-      });
-    case '/b':
-      return send(res, 200, pageHtml({ title: 'B' }));
-    case '/c':
-      return send(
-        res,
-        200,
-        pageHtml({ title: `C v${live.version}`, links: live.version > 1 ? ['/new'] : [] }),
-      );
-    case '/gone':
-      return live.gone ? send(res, 410, 'gone') : send(res, 200, pageHtml({ title: 'Soon gone' }));
-    case '/hidden':
-      return send(res, 200, pageHtml({ title: 'Hidden' }));
-    case '/new':
-      return send(res, 200, pageHtml({ title: 'New' }));
-    default:
-      send(res, 404, 'not found');
-  }
-}
 
 async function eventually<T>(
   read: () => Promise<T | undefined>,
