@@ -102,10 +102,19 @@ export const WRITE_RESERVE_MS = 5_000;
 export const WORKER_TIMEOUT_MS = LAMBDA_SETTINGS.frontierWorker.timeoutSeconds * 1000;
 
 /**
- * URLs of one host in its FIFO message group at most (Mercator's back queues: the rest of the
- * host's frontier waits in DynamoDB, richest first, and refills the group as it drains). Ten is
- * one receive's worth of messages: a host's turn is one batch. At this bound 11,000 hosts with work
- * fill SQS FIFO's 120,000-message scan window and in-flight cap (docs/cloud.md, "Bounded back
- * queues").
+ * A host's FIFO group is refilled while it holds fewer than this many messages (Mercator's back
+ * queues: the rest of the host's frontier waits in DynamoDB, richest first). A refill adds whole
+ * turns of the back queue (BACKLOG_TURN tasks stored as one item), so a group holds at most
+ * FRONTIER_GROUP_LIMIT + BACKLOG_TURN - 1 = 11 messages: at that bound 10,900 hosts with work fill
+ * SQS FIFO's 120,000-message scan window and in-flight cap (docs/cloud.md, "Bounded back queues").
  */
-export const FRONTIER_GROUP_LIMIT = 10;
+export const FRONTIER_GROUP_LIMIT = 6;
+
+/**
+ * Tasks of a host's back queue stored together, as one item (gzipped, about 1 KB: one write unit
+ * to add them, one to take them out, where an item per task cost two per task).
+ */
+export const BACKLOG_TURN = 6;
+
+/** The most messages a host's group holds (see FRONTIER_GROUP_LIMIT). */
+export const FRONTIER_GROUP_MAX = FRONTIER_GROUP_LIMIT + BACKLOG_TURN - 1;

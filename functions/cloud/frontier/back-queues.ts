@@ -20,13 +20,14 @@
  * queue whose group is idle, and nothing is lost across a crash at any point (every step repeats
  * safely; see docs/cloud.md, "Bounded back queues").
  */
+import { createHash } from 'node:crypto';
 import type { Frontier } from '../../core/ports.ts';
 import type { CrawlTask } from '../../core/types.ts';
 import type { FaultHook } from '../fault-hook.ts';
-import { FRONTIER_GROUP_LIMIT } from '../lambda-settings.ts';
+import { BACKLOG_TURN, FRONTIER_GROUP_LIMIT } from '../lambda-settings.ts';
 import type { HostGroup } from '../messages/crawl-records.ts';
 import { resendId } from '../messages/task-message.ts';
-import { type CrawlTableStore, type HostBacklog, stateKey } from '../ports/cloud-ports.ts';
+import { type BacklogTurn, type CrawlTableStore, type HostBacklog, stateKey } from '../ports/cloud-ports.ts';
 
 /** Names who offers a host's tasks, the same way each time the offer is made again. */
 export type Starter = (crawlId: string, host: string, tasks: readonly CrawlTask[]) => string;
@@ -72,6 +73,42 @@ export function richestFirst(a: CrawlTask, b: CrawlTask): number {
   return b.cash - a.cash || (a.fp < b.fp ? -1 : a.fp > b.fp ? 1 : 0);
 }
 
+/**
+ * A string that sorts in the opposite order of the number (bytewise, as DynamoDB compares
+ * strings): the IEEE 754 bits made order-preserving (sign bit flipped for positives, every bit
+ * for negatives), then inverted.
+ */
+export function descendingKey(value: number): string {
+  const bytes = Buffer.alloc(8);
+  bytes.writeDoubleBE(value === 0 ? 0 : value);
+  const negative = (bytes[0]! & 0x80) !== 0;
+  for (let i = 0; i < 8; i++) {
+    const ascending = negative ? bytes[i]! ^ 0xff : i === 0 ? bytes[i]! ^ 0x80 : bytes[i]!;
+    bytes[i] = ascending ^ 0xff;
+  }
+  return bytes.toString('hex');
+}
+
+/**
+ * Tasks cut into turns of at most BACKLOG_TURN, richest first (each fingerprint once), each with
+ * its key: its richest task's cash and a hash of its tasks, so the same tasks give the same keys.
+ */
+export function turnsOf(tasks: readonly CrawlTask[]): BacklogTurn[] {
+  const unique = new Map<string, CrawlTask>();
+  for (const task of tasks) if (!unique.has(task.fp)) unique.set(task.fp, task);
+  const sorted = [...unique.values()].sort(richestFirst);
+  const turns: BacklogTurn[] = [];
+  for (let i = 0; i < sorted.length; i += BACKLOG_TURN) {
+    const chunk = sorted.slice(i, i + BACKLOG_TURN);
+    const hash = createHash('sha256')
+      .update(chunk.map((t) => `${t.fp}:${t.cash}`).join(','))
+      .digest('hex')
+      .slice(0, 16);
+    turns.push({ key: `${descendingKey(chunk[0]!.cash)}#${hash}`, tasks: chunk });
+  }
+  return turns;
+}
+
 /** Tasks by crawl and host, in their order. */
 export function byHost(
   tasks: readonly CrawlTask[],
@@ -104,23 +141,41 @@ export async function offerTasks(
     const group = await deps.table.noteBacklog(crawlId, host);
     const me = starter(crawlId, host, hostTasks);
     if (group.queued > 0 && group.starter !== me) continue;
-    const turn = await deps.backlog.richest(crawlId, host, limit);
+    const start = takeTurns(await deps.backlog.richest(crawlId, host, turnsFor(limit)), limit);
+    const turn = start.flatMap((t) => t.tasks);
     if (turn.length === 0) continue;
     if (!(await deps.table.startGroup(crawlId, host, turn.length, me))) continue;
     deps.fault?.('after-start');
     await deps.queue.enqueue(asTurn(turn, `start ${me}`));
-    await deps.backlog.remove(crawlId, host, turn);
+    await deps.backlog.remove(crawlId, host, start);
     sent += turn.length;
   }
   return sent;
 }
 
+/** Turns to read for `room` messages: enough to fill it, and one more to know if more wait. */
+function turnsFor(room: number): number {
+  return Math.ceil(room / BACKLOG_TURN) + 1;
+}
+
+/** Whole turns, richest first, while `room` is left (the last may overfill it by up to a turn less one). */
+function takeTurns(turns: readonly BacklogTurn[], room: number): BacklogTurn[] {
+  const taken: BacklogTurn[] = [];
+  let left = room;
+  for (const turn of turns) {
+    if (left <= 0) break;
+    taken.push(turn);
+    left -= turn.tasks.length;
+  }
+  return taken;
+}
+
 /** What the holder of a group sends at its commit, and what waits. */
 export interface RefillPlan {
-  /** Tasks for the group now, richest first. */
+  /** Tasks for the group now. */
   send: CrawlTask[];
-  /** Of `send`, those read from the back queue (taken out after the ledger write). */
-  taken: CrawlTask[];
+  /** The back queue's turns whose tasks are in `send` (taken out after the ledger write). */
+  taken: BacklogTurn[];
   /** The holder's own new links that do not fit: added to the back queue before the sends. */
   wait: CrawlTask[];
   /** The back queue was read and held nothing more: its version then counts as drained. */
@@ -129,8 +184,9 @@ export interface RefillPlan {
 
 /**
  * The refill of a held group: `inGroup` messages stay in it after this batch (deferred ones, and
- * re-sent ones), so `limit - inGroup` may be sent: the richest of the batch's own new links for
- * the host and of its back queue (read only when the host item says it may hold something).
+ * re-sent ones), so the group is filled while it holds fewer than `limit`: the richer first of the
+ * batch's own new links for the host (one by one) and of its back queue (a whole turn at a time,
+ * compared by its richest task; read only when the host item says it may hold something).
  */
 export async function refillPlan(
   backlog: Pick<HostBacklog, 'richest'>,
@@ -141,21 +197,35 @@ export async function refillPlan(
   group: HostGroup,
   limit: number = FRONTIER_GROUP_LIMIT,
 ): Promise<RefillPlan> {
-  const room = Math.max(0, limit - inGroup);
-  let waiting: CrawlTask[] = [];
-  let drained = false;
-  if (room > 0 && group.version > group.drained) {
-    waiting = await backlog.richest(crawlId, host, room);
-    drained = waiting.length < room;
+  let room = Math.max(0, limit - inGroup);
+  const asked = turnsFor(room);
+  const read = room > 0 && group.version > group.drained;
+  const turns = read ? await backlog.richest(crawlId, host, asked) : [];
+  const mine = [...own].sort(richestFirst);
+  const send: CrawlTask[] = [];
+  const taken: BacklogTurn[] = [];
+  let o = 0;
+  let t = 0;
+  while (room > 0 && (o < mine.length || t < turns.length)) {
+    const link = mine[o];
+    const turn = turns[t];
+    if (turn !== undefined && (link === undefined || (turn.tasks[0]?.cash ?? 0) > link.cash)) {
+      send.push(...turn.tasks);
+      taken.push(turn);
+      room -= turn.tasks.length;
+      t += 1;
+    } else if (link !== undefined) {
+      send.push(link);
+      room -= 1;
+      o += 1;
+    }
   }
-  const merged = [...own, ...waiting].sort(richestFirst);
-  const send = merged.slice(0, room);
-  const sending = new Set(send);
   return {
     send,
-    taken: waiting.filter((t) => sending.has(t)),
-    wait: own.filter((t) => !sending.has(t)),
-    drained,
+    taken,
+    wait: mine.slice(o),
+    // Read to its end, and all of it taken: nothing waits there now.
+    drained: read && turns.length < asked && t === turns.length,
   };
 }
 

@@ -224,17 +224,32 @@ export interface QueueDepth {
 }
 
 /**
- * Each host's back queue: the part of its frontier that is not in its FIFO group, richest first
- * (Mercator's back queues; SQS cannot reorder a group, so only the refill can follow AOPIC cash).
- * Tasks carry their message key as `cash` (see aopic-admission.ts), as messages do.
+ * A turn of a host's back queue: tasks written together (at most BACKLOG_TURN, richest first) and
+ * taken out together. `key` says where it is stored.
+ */
+export interface BacklogTurn {
+  key: string;
+  tasks: CrawlTask[];
+}
+
+/**
+ * Each host's back queue: the part of its frontier that is not in its FIFO group, as turns,
+ * richest first (Mercator's back queues; SQS cannot reorder a group, so only the refill can follow
+ * AOPIC cash). Tasks carry their message key as `cash` (see aopic-admission.ts), as messages do.
  */
 export interface HostBacklog {
-  /** Adds tasks to a host's back queue. Idempotent (one entry per task and key). */
+  /**
+   * Adds tasks to a host's back queue, as turns of at most BACKLOG_TURN tasks cut from them
+   * richest first. Adding the same tasks again adds nothing (a turn's key follows its tasks).
+   */
   add(crawlId: string, host: string, tasks: readonly CrawlTask[]): Promise<void>;
-  /** The host's `limit` richest waiting tasks. Strongly consistent: every resolved `add` is seen. */
-  richest(crawlId: string, host: string, limit: number): Promise<CrawlTask[]>;
-  /** Takes tasks out (they were sent to the group), as `richest` returned them. Idempotent. */
-  remove(crawlId: string, host: string, tasks: readonly CrawlTask[]): Promise<void>;
+  /**
+   * Up to `turns` turns of the host, the one with the richest first task first. Strongly
+   * consistent: every resolved `add` is seen.
+   */
+  richest(crawlId: string, host: string, turns: number): Promise<BacklogTurn[]>;
+  /** Takes turns out (they were sent to the group), as `richest` returned them. Idempotent. */
+  remove(crawlId: string, host: string, turns: readonly BacklogTurn[]): Promise<void>;
 }
 
 /** The frontier as the API and scheduler see it. */

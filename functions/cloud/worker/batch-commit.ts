@@ -44,7 +44,7 @@ import {
 } from '../messages/crawl-records.ts';
 import { encodeTraceMessages } from '../messages/trace-message.ts';
 import { buildWarcObject, idsHash, linksKey, warcKey } from '../messages/warc-object.ts';
-import { type HostUpdate, stateKey } from '../ports/cloud-ports.ts';
+import { type BacklogTurn, type HostUpdate, stateKey } from '../ports/cloud-ports.ts';
 import { CREDIT_FLUSH_MS, flushCredits } from './aopic-admission.ts';
 import {
   type BatchPlan,
@@ -170,8 +170,8 @@ interface GroupRefill {
   inGroup: number;
   /** Added to the group's size with the ledger. */
   queuedDelta: number;
-  /** Back-queue tasks sent (taken out after the ledger write). */
-  taken: CrawlTask[];
+  /** Back-queue turns sent (taken out after the ledger write). */
+  taken: BacklogTurn[];
   /** The version found drained, if the refill read the back queue to its end. */
   drained?: number;
   /** Some own links went to the back queue. */

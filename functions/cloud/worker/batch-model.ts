@@ -129,7 +129,7 @@ export interface FrontierWorkerDeps {
   backlog: HostBacklog;
   /** The archives' per-URL state: a recrawl round's step looks its pages up here (archive-visits.ts). */
   archive?: ArchiveStore;
-  /** URLs of one host in its FIFO group at most (default FRONTIER_GROUP_LIMIT). */
+  /** A host's FIFO group is refilled while it holds fewer messages than this (default FRONTIER_GROUP_LIMIT). */
   groupLimit?: number;
   /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */
   fetcher: (config: CrawlConfig) => Fetcher;

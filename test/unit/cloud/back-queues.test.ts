@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type FaultStep, InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
 import { offerTasks, refillPlan, SEEDS_STARTER } from '../../../functions/cloud/frontier/back-queues.ts';
+import { BACKLOG_TURN } from '../../../functions/cloud/lambda-settings.ts';
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import type { BatchOutcome, FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
@@ -36,7 +37,7 @@ function task(url: string, cash: number, crawlId = 'c1'): CrawlTask {
 }
 
 describe('refillPlan', () => {
-  it('sends the richest of the own links and the back queue into the room left, keeps the rest waiting', async () => {
+  it('fills the room with the richer of the own links (one by one) and the back queue (a turn at a time)', async () => {
     const backlog = new MemoryHostBacklog();
     await backlog.add('c1', 'a.example', [task(`${SITE}/rich`, 5), task(`${SITE}/poor`, 0.1)]);
     const own = [task(`${SITE}/x`, 1), task(`${SITE}/y`, 3), task(`${SITE}/z`, 0.5)];
@@ -51,17 +52,18 @@ describe('refillPlan', () => {
     );
     assert.deepEqual(
       plan.send.map((t) => t.url),
-      [`${SITE}/rich`, `${SITE}/y`, `${SITE}/x`],
+      [`${SITE}/rich`, `${SITE}/poor`, `${SITE}/y`],
+      'the turn whose richest task beats every own link, whole, then the richest own link',
     );
     assert.deepEqual(
-      plan.taken.map((t) => t.url),
-      [`${SITE}/rich`],
+      plan.taken.flatMap((t) => t.tasks.map((x) => x.url)),
+      [`${SITE}/rich`, `${SITE}/poor`],
     );
     assert.deepEqual(
       plan.wait.map((t) => t.url),
-      [`${SITE}/z`],
+      [`${SITE}/x`, `${SITE}/z`],
     );
-    assert.equal(plan.drained, true, 'the read found less than the room: the back queue is empty');
+    assert.equal(plan.drained, true, 'the read found fewer turns than it asked for, and took them all');
   });
 
   it('reads nothing when the host item says the back queue is drained, and nothing when the group is full', async () => {
@@ -100,17 +102,18 @@ describe('offerTasks', () => {
   it('starts an idle group with its richest tasks, once; a busy group only gets a back queue', async () => {
     const cloud = new MemoryCloud();
     const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier, groupLimit: 3 };
-    const tasks = [1, 2, 3, 4, 5].map((n) => task(`${SITE}/${n}`, n));
-    assert.equal(await offerTasks(deps, tasks, SEEDS_STARTER), 3);
+    // Eight tasks are two turns (six, two): the start takes the richest turn whole.
+    const tasks = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => task(`${SITE}/${n}`, n));
+    assert.equal(await offerTasks(deps, tasks, SEEDS_STARTER), BACKLOG_TURN);
     assert.deepEqual(
       cloud.frontier.sent.map((t) => t.url),
-      [`${SITE}/5`, `${SITE}/4`, `${SITE}/3`],
+      [8, 7, 6, 5, 4, 3].map((n) => `${SITE}/${n}`),
     );
     assert.equal(cloud.backlog.size(), 2);
     // Another offerer meets a busy group: its tasks wait.
     assert.equal(await offerTasks(deps, [task(`${SITE}/9`, 9)], () => 'someone else'), 0);
     assert.equal(cloud.backlog.size(), 3);
-    assert.equal(cloud.table.hostItems.get(stateKey('c1', 'a.example'))?.group?.queued, 3);
+    assert.equal(cloud.table.hostItems.get(stateKey('c1', 'a.example'))?.group?.queued, BACKLOG_TURN);
   });
 
   it('a starter that died after winning the start sends when it comes back; nobody else does', async () => {
@@ -184,7 +187,8 @@ describe('the worker with bounded back queues', () => {
       },
     );
     // The first batch of each host was given by hand (no start): sends after that count.
-    for (const [key, peak] of queuedPeak) assert.ok(peak <= 10, `${key}: ${peak} in its group`);
+    const most = 10 + BACKLOG_TURN - 1; // the limit, and a whole turn taken when it was one short
+    for (const [key, peak] of queuedPeak) assert.ok(peak <= most, `${key}: ${peak} in its group`);
     const fetched = new Set(fetcher.requests);
     for (let i = 0; i < 60; i++) assert.ok(fetched.has(`${SITE}/p${i}`), `p${i} fetched`);
     for (let i = 0; i < 7; i++) assert.ok(fetched.has(`${OTHER}/q${i}`), `q${i} fetched`);

@@ -5,7 +5,7 @@
  * copied in and out, as across a network.
  */
 
-import { IDLE_GROUP, richestFirst } from '../../../functions/cloud/frontier/back-queues.ts';
+import { IDLE_GROUP, turnsOf } from '../../../functions/cloud/frontier/back-queues.ts';
 import type { ApiDeps } from '../../../functions/cloud/lambdas/api/api-app.ts';
 import type { ArchiveEntry, ArchiveRounds } from '../../../functions/cloud/messages/archive-records.ts';
 import {
@@ -25,6 +25,7 @@ import {
 import { isTraceBody } from '../../../functions/cloud/messages/trace-message.ts';
 import type {
   ArchiveStore,
+  BacklogTurn,
   BatchState,
   BatchStateRequest,
   CaptureSink,
@@ -588,31 +589,34 @@ export class MemoryParkedUrls implements ParkedUrls {
   }
 }
 
-/** The hosts' back queues in memory: per crawl and host, richest first, every add seen at once. */
+/** The hosts' back queues in memory: turns per crawl and host, by key (as DynamoDB sorts them), every add seen at once. */
 export class MemoryHostBacklog implements HostBacklog {
-  readonly queues = new Map<string, Map<string, CrawlTask>>();
+  readonly queues = new Map<string, Map<string, BacklogTurn>>();
   readonly calls: string[] = [];
 
   async add(crawlId: string, host: string, tasks: readonly CrawlTask[]): Promise<void> {
     this.calls.push('add');
-    const queue = this.queues.get(stateKey(crawlId, host)) ?? new Map<string, CrawlTask>();
-    for (const task of tasks) queue.set(`${task.cash} ${task.fp}`, copy(task));
+    const queue = this.queues.get(stateKey(crawlId, host)) ?? new Map<string, BacklogTurn>();
+    for (const turn of turnsOf(tasks)) queue.set(turn.key, copy(turn));
     this.queues.set(stateKey(crawlId, host), queue);
   }
-  async richest(crawlId: string, host: string, limit: number): Promise<CrawlTask[]> {
+  async richest(crawlId: string, host: string, turns: number): Promise<BacklogTurn[]> {
     this.calls.push('richest');
     const queue = this.queues.get(stateKey(crawlId, host));
-    return [...(queue?.values() ?? [])].sort(richestFirst).slice(0, Math.max(0, limit)).map(copy);
+    return [...(queue?.values() ?? [])]
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .slice(0, Math.max(0, turns))
+      .map(copy);
   }
-  async remove(crawlId: string, host: string, tasks: readonly CrawlTask[]): Promise<void> {
+  async remove(crawlId: string, host: string, turns: readonly BacklogTurn[]): Promise<void> {
     this.calls.push('remove');
     const queue = this.queues.get(stateKey(crawlId, host));
-    for (const task of tasks) queue?.delete(`${task.cash} ${task.fp}`);
+    for (const turn of turns) queue?.delete(turn.key);
   }
   /** Every task waiting, over all hosts. */
   size(): number {
     let n = 0;
-    for (const queue of this.queues.values()) n += queue.size;
+    for (const queue of this.queues.values()) for (const turn of queue.values()) n += turn.tasks.length;
     return n;
   }
 }

@@ -133,7 +133,7 @@ describe('cloud worker: sitemaps', () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
     // Fewer links than a host's group holds: the page's whole turn is sent, richest first.
-    const links = Array.from({ length: 8 }, (_, i) => `/p${i}`);
+    const links = Array.from({ length: 5 }, (_, i) => `/p${i}`);
     const fetcher = new MemoryFetcher({
       [`${A}/robots.txt`]: {
         status: 200,
