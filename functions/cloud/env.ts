@@ -5,7 +5,11 @@
  * anything else heavy: lambda-settings.ts imports nothing).
  */
 
-import { DEFAULT_HOSTS_PER_INVOCATION, MAX_HOSTS_PER_INVOCATION } from './lambda-settings.ts';
+import {
+  DEFAULT_HOSTS_PER_INVOCATION,
+  FRONTIER_GROUP_LIMIT,
+  MAX_HOSTS_PER_INVOCATION,
+} from './lambda-settings.ts';
 
 /** Environment variable names, keyed by the property name `readEnv` returns. */
 export const ENV = {
@@ -52,6 +56,18 @@ export const TUNING_ENV = {
   hostsPerInvocation: 'WORKER_HOSTS_PER_INVOCATION',
 } as const;
 
+/**
+ * Seams for the stand-in's tests and benches: the stack never sets them, and a function that
+ * finds one unset behaves as deployed.
+ */
+export const TEST_ENV = {
+  /**
+   * URLs of one host in its FIFO group at most, instead of FRONTIER_GROUP_LIMIT: the scale test
+   * raises it to show the starvation the bound prevents (test/emulator/pipeline/scale.test.ts).
+   */
+  groupLimit: 'CRAWLSTACK_GROUP_LIMIT',
+} as const;
+
 /** Thrown at cold start when a tunable variable is set to something the code cannot use. */
 export class InvalidEnvError extends Error {
   /** Stable code for logs and tests. */
@@ -71,6 +87,16 @@ export function readHostsPerInvocation(env: Readonly<Record<string, string | und
   const hosts = /^\d+$/.test(value) ? Number(value) : Number.NaN;
   if (hosts >= 1 && hosts <= MAX_HOSTS_PER_INVOCATION) return hosts;
   throw new InvalidEnvError(name, value, `an integer from 1 to ${MAX_HOSTS_PER_INVOCATION}`);
+}
+
+/** The group bound from `env` ({@link TEST_ENV}); FRONTIER_GROUP_LIMIT when unset or empty. */
+export function readGroupLimit(env: Readonly<Record<string, string | undefined>>): number {
+  const name = TEST_ENV.groupLimit;
+  const value = env[name];
+  if (value === undefined || value === '') return FRONTIER_GROUP_LIMIT;
+  const limit = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (limit >= 1) return limit;
+  throw new InvalidEnvError(name, value, 'a positive integer');
 }
 
 /** A property name of {@link ENV}. */

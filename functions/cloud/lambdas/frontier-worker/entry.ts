@@ -4,7 +4,7 @@
  */
 
 import { createAwsClients } from '../../../adapters/aws/clients.ts';
-import { readFunctionEnv, readHostsPerInvocation } from '../../env.ts';
+import { readFunctionEnv, readGroupLimit, readHostsPerInvocation } from '../../env.ts';
 import { faultHookFromSpec } from '../../fault-hook.ts';
 import { emfCounts } from '../../metrics.ts';
 import { createAwsWorkerDeps } from '../aws-wiring.ts';
@@ -15,6 +15,7 @@ export const handler = createFrontierWorker(
     // Test seam, inert unless the variable is set (see functions/cloud/fault-hook.ts).
     fault: faultHookFromSpec(process.env.CRAWLSTACK_FAULT, process.env.CRAWLSTACK_FAULT_COUNTERS),
     log: (line) => console.error(`frontier-worker: ${line}`),
+    groupLimit: readGroupLimit(process.env),
   }),
   // Hosts side by side per invocation: the stack's crawlstack:workerHostsPerInvocation.
   { hosts: readHostsPerInvocation(process.env) },
