@@ -275,7 +275,8 @@ export function dynamoCapacity(
         for (const entry of (items[table] as Json[]) ?? []) {
           if (skipped.has(JSON.stringify(entry))) continue;
           const put = asObject(entry.PutRequest);
-          if (put.Item === undefined) write(table, 1, asObject(asObject(entry.DeleteRequest).Key) as WireItem);
+          if (put.Item === undefined)
+            write(table, 1, asObject(asObject(entry.DeleteRequest).Key) as WireItem);
           else write(table, writeUnits(itemSize(put.Item as WireItem)), put.Item as WireItem);
         }
       }

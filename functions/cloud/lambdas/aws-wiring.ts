@@ -59,7 +59,9 @@ export function createAwsWorkerDeps(
   clients: AwsClients,
   env: FunctionEnv<'frontierWorker'>,
   options: WiringOptions &
-    Partial<Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs' | 'groupLimit'>> = {},
+    Partial<
+      Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs' | 'groupLimit'>
+    > = {},
 ): FrontierWorkerDeps {
   const clock = options.clock ?? systemClock;
   const retention = retentionOf(Number(env.retentionDays), clock);

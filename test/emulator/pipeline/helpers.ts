@@ -13,6 +13,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../../functions/adapters/aws/clients.ts';
 import type { PageItem } from '../../../functions/cloud/messages/crawl-records.ts';
 import type { CrawlProgressView } from '../../../functions/cloud/use-cases/crawl-progress.ts';
+import type { AwsLimits } from '../../../localstack/aws-limits.ts';
 import type { CfnTemplate } from '../../../localstack/cfn-template.ts';
 import type { ChaosOptions } from '../../../localstack/chaos.ts';
 import {
@@ -86,6 +87,8 @@ export interface PipelineOptions {
   template?: (template: CfnTemplate) => CfnTemplate;
   /** Serve the cloud dashboard too (`local.dashboard`). */
   dashboard?: boolean;
+  /** AWS limits scaled down (the stand-in's `limits`: FIFO scan window, in-flight cap, ...). */
+  limits?: Partial<AwsLimits>;
 }
 
 /** The project's root (cdk.out and .tmp are there). */
@@ -168,6 +171,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       ...(options.chaos === undefined ? {} : { chaos: options.chaos }),
       log: (line) => logs.push(line),
       ...(options.dashboard === true ? { dashboard: {} } : {}),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     }),
   );
   const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });
