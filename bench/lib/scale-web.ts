@@ -5,8 +5,9 @@
  * The web: many small hosts of a few pages each and one big host, every host a real HTTP server
  * on a loopback address of its own (small hosts on 127.3.x.y, the big one on 127.2.0.1, away from
  * the 127.0.0.x and 127.0.1.x that other tests use).
- * - The big host is a tree of `bigUrls` pages, `fanout` links each (`/`, `/n/1`, `/n/2`, ...): its
- *   frontier outgrows a FIFO scan window within a few batches.
+ * - The big host is a tree of `bigUrls` pages, `fanout` links each (`/`, `/section/1`, ...,
+ *   `/topic/21`, ...; a path pattern per level): its frontier outgrows a FIFO scan window within
+ *   a few batches.
  * - Small host i has a home page linking to its `pagesPerHost - 1` pages and to the homes of small
  *   hosts 2i+1 and 2i+2, so that every small host is found from host 0 within log2(hosts) steps,
  *   while the big host's frontier is already deep: each small host's pages are queued behind it.
@@ -85,8 +86,27 @@ function notFound(res: ServerResponse): void {
   res.end('not found');
 }
 
-/** Path of the big host's page `n` (0 is the home page). */
-const bigPath = (n: number) => (n === 0 ? '/' : `/n/${n}`);
+/**
+ * Path segments of the big host's tree by depth: each level a path pattern of its own, as a real
+ * site's sections, topics and items are. (Links to the page's own pattern get less AOPIC cash and
+ * are parked until the scheduler admits them; these are queued at once, the case the group bound
+ * is for.)
+ */
+const LEVELS = ['section', 'topic', 'item', 'page', 'part', 'note', 'leaf'];
+
+/** Depth of the big host's page `n` in a tree of `fanout` links a page (0 is the home page). */
+function depthOf(n: number, fanout: number): number {
+  let depth = 0;
+  for (let at = n; at > 0; at = Math.floor((at - 1) / fanout)) depth += 1;
+  return depth;
+}
+
+/** Path of the big host's page `n`. */
+function bigPath(n: number, fanout: number): string {
+  if (n === 0) return '/';
+  const depth = depthOf(n, fanout);
+  return `/${LEVELS[depth - 1] ?? `level${depth}`}/${n}`;
+}
 
 /** Starts the servers; close them with `close()`. */
 export async function serveScaleWeb(options: ScaleWebOptions): Promise<ScaleWeb> {
@@ -117,10 +137,11 @@ export async function serveScaleWeb(options: ScaleWebOptions): Promise<ScaleWeb>
   try {
     const big = await startSite(
       guard((path, res) => {
-        const n = path === '/' ? 0 : Number(/^\/n\/(\d+)$/.exec(path)?.[1] ?? Number.NaN);
-        if (!(n >= 0 && n < bigUrls)) return notFound(res);
+        const n = path === '/' ? 0 : Number(/^\/[a-z]+\d*\/(\d+)$/.exec(path)?.[1] ?? Number.NaN);
+        if (!(n >= 0 && n < bigUrls) || bigPath(n, fanout) !== path) return notFound(res);
         const links: string[] = [];
-        for (let c = n * fanout + 1; c <= n * fanout + fanout && c < bigUrls; c++) links.push(bigPath(c));
+        for (let c = n * fanout + 1; c <= n * fanout + fanout && c < bigUrls; c++)
+          links.push(bigPath(c, fanout));
         html(res, `big ${n}`, links);
       }),
       '127.2.0.1',

@@ -7,7 +7,9 @@ import {
   MissingEnvError,
   readEnv,
   readFunctionEnv,
+  readGroupLimit,
   readHostsPerInvocation,
+  TEST_ENV,
   TUNING_ENV,
 } from '../../functions/cloud/env.ts';
 
@@ -26,7 +28,7 @@ const full = {
 
 describe('functions/cloud/env.ts', () => {
   it('uses unique, upper-snake-case variable names', () => {
-    const names = [...Object.values(ENV), ...Object.values(TUNING_ENV)];
+    const names = [...Object.values(ENV), ...Object.values(TUNING_ENV), ...Object.values(TEST_ENV)];
     assert.equal(new Set(names).size, names.length);
     for (const name of names) assert.match(name, /^[A-Z][A-Z0-9_]*$/);
   });
@@ -88,6 +90,17 @@ describe('functions/cloud/env.ts', () => {
           );
           return true;
         },
+      );
+    }
+  });
+
+  it('reads the group bound seam, FRONTIER_GROUP_LIMIT when unset, and refuses a bad one', () => {
+    assert.equal(readGroupLimit({}), 10);
+    assert.equal(readGroupLimit({ [TEST_ENV.groupLimit]: '100000' }), 100_000);
+    for (const bad of ['0', '2.5', 'ten']) {
+      assert.throws(
+        () => readGroupLimit({ [TEST_ENV.groupLimit]: bad }),
+        new RegExp(`CRAWLSTACK_GROUP_LIMIT=${JSON.stringify(bad)}: expected a positive integer`),
       );
     }
   });

@@ -15,6 +15,8 @@ import { startPipeline } from './helpers.ts';
 
 const HOSTS = 200;
 const BIG_URLS = 1000;
+/** Links per page of the big host: its frontier passes the scan window after three batches. */
+const FANOUT = 50;
 const SCAN_WINDOW = 250;
 const DELAY_MS = 10;
 /**
@@ -28,7 +30,7 @@ describe('pipeline: 200 small hosts beside one of 1,000 URLs, FIFO scan window 2
   let pipeline: Pipeline;
   let web: ScaleWeb;
   before(async () => {
-    web = await serveScaleWeb({ hosts: HOSTS, bigUrls: BIG_URLS });
+    web = await serveScaleWeb({ hosts: HOSTS, bigUrls: BIG_URLS, fanout: FANOUT });
     pipeline = await startPipeline({
       limits: { fifoScanWindow: SCAN_WINDOW },
       // The seam that shows what the bound prevents; unset, the worker uses FRONTIER_GROUP_LIMIT.
