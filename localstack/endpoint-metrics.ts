@@ -85,9 +85,10 @@ export interface CapacityCharge {
   table: string;
   writeRequestUnits: number;
   readRequestUnits: number;
-  /** A base-table write: the item or key written (its partition key is the one charged). */
-  item?: WireItem;
 }
+
+/** A charge with, for a base-table write, the item or key written (its partition key is charged). */
+type KeyedCharge = CapacityCharge & { item?: WireItem };
 
 const encoder = new TextEncoder();
 
@@ -227,10 +228,23 @@ export function dynamoCapacity(
   status: number,
   responseBody: unknown,
   indexesOf: (table: string) => readonly IndexSpec[] = () => [],
-) {
+): CapacityCharge[] {
+  return keyedCharges(operation, requestBody, status, responseBody, indexesOf).map(
+    ({ item: _item, ...charge }) => charge,
+  );
+}
+
+/** {@link dynamoCapacity}, each base-table write with the item or key it wrote. */
+function keyedCharges(
+  operation: string,
+  requestBody: unknown,
+  status: number,
+  responseBody: unknown,
+  indexesOf: (table: string) => readonly IndexSpec[],
+): KeyedCharge[] {
   const request = asObject(requestBody);
   const response = asObject(responseBody);
-  const charges: CapacityCharge[] = [];
+  const charges: KeyedCharge[] = [];
   const write = (table: string, units: number, item?: WireItem) =>
     charges.push({ table, writeRequestUnits: units, readRequestUnits: 0, ...(item ? { item } : {}) });
   const read = (table: string, units: number) =>
@@ -484,7 +498,7 @@ export class EndpointMetricsRecorder {
     if (operation === 'CreateTable' && status < 400) this.#learnSchema(asObject(requestBody));
     if (isConditionalFailure(status, responseBody)) totals.failedConditionalWrites += 1;
     const indexesOf = (table: string) => this.#indexes.get(table) ?? [];
-    for (const charge of dynamoCapacity(operation, requestBody, status, responseBody, indexesOf)) {
+    for (const charge of keyedCharges(operation, requestBody, status, responseBody, indexesOf)) {
       totals.writeRequestUnits += charge.writeRequestUnits;
       totals.readRequestUnits += charge.readRequestUnits;
       const table = totals.byTable[charge.table] ?? { writeRequestUnits: 0, readRequestUnits: 0 };
