@@ -7,6 +7,7 @@
  *   npm run bench:scale -- --hosts 500 --big-urls 5000  # smaller
  *   npm run bench:scale -- --max-minutes 10             # stop the crawl after 10 minutes (default 15)
  *   npm run bench:scale -- --scan-window 5000 --delay-ms 20 --pages-per-host 5
+ *   npm run bench:scale -- --fanout 50                  # links a page of the big host (default 20)
  *   npm run bench:scale -- --worker-pollers 5 --worker-hosts 10   # the worker's scale
  *   npm run bench:scale -- --group-limit 100000        # without the group bound (what it prevents)
  *   npm run bench:scale -- --json out.json
@@ -49,6 +50,7 @@ const { values } = parseArgs({
     'scan-window': { type: 'string', default: '5000' },
     'delay-ms': { type: 'string', default: '20' },
     'pages-per-host': { type: 'string', default: '5' },
+    fanout: { type: 'string', default: '20' },
     'worker-pollers': { type: 'string' },
     'worker-hosts': { type: 'string' },
     'group-limit': { type: 'string' },
@@ -70,6 +72,7 @@ const maxMinutes = integer('max-minutes', 1);
 const scanWindow = integer('scan-window', 1);
 const delayMs = integer('delay-ms', 0);
 const pagesPerHost = integer('pages-per-host', 1);
+const fanout = integer('fanout', 1);
 const workerPollers = values['worker-pollers'] === undefined ? undefined : integer('worker-pollers', 2);
 // Bad values fail here, not at each worker's cold start.
 if (values['worker-hosts'] !== undefined)
@@ -82,9 +85,9 @@ const KEY_WCU = 1000;
 const fmt = (n: number, digits = 2) => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(digits));
 
 console.log(
-  `# crawlstack scale bench (stand-in): ${hosts} small hosts x ${pagesPerHost} pages + one host of ${bigUrls} URLs, FIFO scan window ${scanWindow}, delayMs ${delayMs}`,
+  `# crawlstack scale bench (stand-in): ${hosts} small hosts x ${pagesPerHost} pages + one host of ${bigUrls} URLs (${fanout} links a page), FIFO scan window ${scanWindow}, delayMs ${delayMs}${values['group-limit'] === undefined ? '' : `, group limit ${values['group-limit']}`}`,
 );
-const web = await serveScaleWeb({ hosts, bigUrls, pagesPerHost });
+const web = await serveScaleWeb({ hosts, bigUrls, pagesPerHost, fanout });
 const env: Record<string, string> = { PRIVATE_ADDRESSES: 'allowed' };
 if (values['worker-hosts'] !== undefined) env[TUNING_ENV.hostsPerInvocation] = values['worker-hosts'];
 if (values['group-limit'] !== undefined) env[TEST_ENV.groupLimit] = values['group-limit'];
@@ -182,6 +185,10 @@ console.log(
 if (values.json !== undefined) {
   writeFileSync(
     values.json,
-    JSON.stringify({ hosts, bigUrls, pagesPerHost, scanWindow, delayMs, status: view.status, ...f }, null, 1),
+    JSON.stringify(
+      { hosts, bigUrls, pagesPerHost, fanout, scanWindow, delayMs, status: view.status, ...f },
+      null,
+      1,
+    ),
   );
 }
