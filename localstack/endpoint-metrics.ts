@@ -30,6 +30,12 @@ export interface EndpointMetrics {
     /** Conditional writes that failed; each still consumed a write unit. */
     failedConditionalWrites: number;
     byTable: Record<string, TableUnits>;
+    /**
+     * The base-table partition keys that took the most writes in one second, busiest first (at
+     * most {@link HOT_KEYS}): AWS serves at most 1,000 WCU a second to one partition key. Since
+     * the start or the last reset (a delta of two snapshots keeps the later one's).
+     */
+    hotKeys: PartitionKeyWrites[];
   };
   s3: {
     /** Bytes of request bodies sent to S3 (Content-Length), multipart parts included. */
@@ -45,6 +51,20 @@ export interface EndpointMetrics {
     byQueue: Record<string, Record<string, SqsOperationCount>>;
   };
 }
+
+/** Write units one partition key of one table took. */
+export interface PartitionKeyWrites {
+  table: string;
+  /** The partition key's value (`S` or `N`; `B` as base64). */
+  key: string;
+  /** Write units in all. */
+  writeUnits: number;
+  /** Write units in its busiest wall-clock second. */
+  peakPerSecond: number;
+}
+
+/** Partition keys {@link EndpointMetrics} lists. */
+export const HOT_KEYS = 10;
 
 /** One SQS operation on one queue. */
 export interface SqsOperationCount {
@@ -66,6 +86,9 @@ export interface CapacityCharge {
   writeRequestUnits: number;
   readRequestUnits: number;
 }
+
+/** A charge with, for a base-table write, the item or key written (its partition key is charged). */
+type KeyedCharge = CapacityCharge & { item?: WireItem };
 
 const encoder = new TextEncoder();
 
@@ -205,24 +228,37 @@ export function dynamoCapacity(
   status: number,
   responseBody: unknown,
   indexesOf: (table: string) => readonly IndexSpec[] = () => [],
-) {
+): CapacityCharge[] {
+  return keyedCharges(operation, requestBody, status, responseBody, indexesOf).map(
+    ({ item: _item, ...charge }) => charge,
+  );
+}
+
+/** {@link dynamoCapacity}, each base-table write with the item or key it wrote. */
+function keyedCharges(
+  operation: string,
+  requestBody: unknown,
+  status: number,
+  responseBody: unknown,
+  indexesOf: (table: string) => readonly IndexSpec[],
+): KeyedCharge[] {
   const request = asObject(requestBody);
   const response = asObject(responseBody);
-  const charges: CapacityCharge[] = [];
-  const write = (table: string, units: number) =>
-    charges.push({ table, writeRequestUnits: units, readRequestUnits: 0 });
+  const charges: KeyedCharge[] = [];
+  const write = (table: string, units: number, item?: WireItem) =>
+    charges.push({ table, writeRequestUnits: units, readRequestUnits: 0, ...(item ? { item } : {}) });
   const read = (table: string, units: number) =>
     charges.push({ table, writeRequestUnits: 0, readRequestUnits: units });
 
   if (status >= 400) {
     // A failed condition still costs a write; any other error (validation, missing table) none.
-    if (isConditionalFailure(status, responseBody)) write(tableOf(request), 1);
+    if (isConditionalFailure(status, responseBody)) write(tableOf(request), 1, writtenItem(request));
     return charges;
   }
   indexCharges(operation, request, indexesOf(tableOf(request)), write);
   switch (operation) {
     case 'PutItem':
-      write(tableOf(request), writeUnits(itemSize(request.Item as WireItem)));
+      write(tableOf(request), writeUnits(itemSize(request.Item as WireItem)), writtenItem(request));
       break;
     case 'UpdateItem': {
       const values = asObject(request.ExpressionAttributeValues) as WireItem;
@@ -232,26 +268,31 @@ export function dynamoCapacity(
         bytes += utf8Length(name) + attributeValueSize(asObject(asObject(legacy[name]).Value));
       }
       bytes = Math.max(bytes, itemSize(response.Attributes as WireItem | undefined));
-      write(tableOf(request), writeUnits(bytes));
+      write(tableOf(request), writeUnits(bytes), writtenItem(request));
       break;
     }
     case 'DeleteItem':
-      write(tableOf(request), writeUnits(itemSize(response.Attributes as WireItem | undefined)));
+      write(
+        tableOf(request),
+        writeUnits(itemSize(response.Attributes as WireItem | undefined)),
+        writtenItem(request),
+      );
       break;
     case 'BatchWriteItem': {
       const unprocessed = asObject(response.UnprocessedItems);
       const items = asObject(request.RequestItems);
       for (const table of Object.keys(items)) {
-        let units = 0;
+        // Entries DynamoDB handed back were not written (matched by their JSON text).
+        const skipped = new Set(
+          ((unprocessed[table] as Json[] | undefined) ?? []).map((entry) => JSON.stringify(entry)),
+        );
         for (const entry of (items[table] as Json[]) ?? []) {
+          if (skipped.has(JSON.stringify(entry))) continue;
           const put = asObject(entry.PutRequest);
-          units += put.Item === undefined ? 1 : writeUnits(itemSize(put.Item as WireItem));
+          if (put.Item === undefined)
+            write(table, 1, asObject(asObject(entry.DeleteRequest).Key) as WireItem);
+          else write(table, writeUnits(itemSize(put.Item as WireItem)), put.Item as WireItem);
         }
-        for (const entry of (unprocessed[table] as Json[] | undefined) ?? []) {
-          const put = asObject(entry.PutRequest);
-          units -= put.Item === undefined ? 1 : writeUnits(itemSize(put.Item as WireItem));
-        }
-        if (units > 0) write(table, units);
       }
       break;
     }
@@ -261,7 +302,7 @@ export function dynamoCapacity(
           const action = asObject(entry[kind]);
           if (action.TableName === undefined) continue;
           const bytes = kind === 'Put' ? itemSize(action.Item as WireItem) : itemSize(action.Key as WireItem);
-          write(tableOf(action), 2 * writeUnits(bytes));
+          write(tableOf(action), 2 * writeUnits(bytes), writtenItem(action));
         }
       }
       break;
@@ -306,6 +347,27 @@ export function dynamoCapacity(
       break;
   }
   return charges;
+}
+
+/** The item (PutItem) or key (the other writes) a write request names. */
+function writtenItem(request: Json): WireItem {
+  return asObject(request.Item ?? request.Key) as WireItem;
+}
+
+/** The text of a key attribute's value: `S` and `N` as they are, `B` as its base64. */
+function keyText(value: WireAttributeValue | undefined): string | undefined {
+  const text = value?.S ?? value?.N ?? value?.B;
+  return typeof text === 'string' ? text : undefined;
+}
+
+/** Per partition key: write units in all, in the current second, and in its busiest second. */
+interface KeyTally {
+  table: string;
+  key: string;
+  total: number;
+  second: number;
+  inSecond: number;
+  peak: number;
 }
 
 const BUCKET_SUBRESOURCES = [
@@ -395,7 +457,13 @@ function emptyMetrics(): EndpointMetrics {
   return {
     totalRequests: 0,
     requests: { sqs: {}, dynamodb: {}, s3: {}, other: {} },
-    dynamodb: { writeRequestUnits: 0, readRequestUnits: 0, failedConditionalWrites: 0, byTable: {} },
+    dynamodb: {
+      writeRequestUnits: 0,
+      readRequestUnits: 0,
+      failedConditionalWrites: 0,
+      byTable: {},
+      hotKeys: [],
+    },
     s3: { bytesUploaded: 0 },
     sqs: { billedRequests: 0, byQueue: {} },
   };
@@ -406,6 +474,16 @@ export class EndpointMetricsRecorder {
   #metrics = emptyMetrics();
   /** Global secondary indexes per table, learnt from the CreateTable calls that went through. */
   readonly #indexes = new Map<string, IndexSpec[]>();
+  /** Partition key attribute per table, learnt from CreateTable too. */
+  readonly #partitionKeys = new Map<string, string>();
+  /** Writes per table and partition key (a map entry per key: a few MB for 100,000 keys). */
+  #keys = new Map<string, KeyTally>();
+  readonly #now: () => number;
+
+  /** `now`: the clock, ms, whose whole seconds {@link PartitionKeyWrites.peakPerSecond} counts in. */
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
 
   /** Counts one request to `service` performing `operation`. */
   count(service: keyof EndpointMetrics['requests'], operation: string): void {
@@ -417,20 +495,56 @@ export class EndpointMetricsRecorder {
   /** Adds the capacity a finished DynamoDB call consumed. */
   dynamo(operation: string, requestBody: unknown, status: number, responseBody: unknown): void {
     const totals = this.#metrics.dynamodb;
-    if (operation === 'CreateTable' && status < 400) this.#learnIndexes(asObject(requestBody));
+    if (operation === 'CreateTable' && status < 400) this.#learnSchema(asObject(requestBody));
     if (isConditionalFailure(status, responseBody)) totals.failedConditionalWrites += 1;
     const indexesOf = (table: string) => this.#indexes.get(table) ?? [];
-    for (const charge of dynamoCapacity(operation, requestBody, status, responseBody, indexesOf)) {
+    for (const charge of keyedCharges(operation, requestBody, status, responseBody, indexesOf)) {
       totals.writeRequestUnits += charge.writeRequestUnits;
       totals.readRequestUnits += charge.readRequestUnits;
       const table = totals.byTable[charge.table] ?? { writeRequestUnits: 0, readRequestUnits: 0 };
       table.writeRequestUnits += charge.writeRequestUnits;
       table.readRequestUnits += charge.readRequestUnits;
       totals.byTable[charge.table] = table;
+      if (charge.item !== undefined) this.#tallyKey(charge.table, charge.item, charge.writeRequestUnits);
     }
   }
 
-  #learnIndexes(request: Json): void {
+  #tallyKey(table: string, item: WireItem, units: number): void {
+    const attribute = this.#partitionKeys.get(table);
+    const key = attribute === undefined ? undefined : keyText(item[attribute]);
+    if (key === undefined) return;
+    const id = `${table}\u0000${key}`;
+    const second = Math.floor(this.#now() / 1000);
+    let tally = this.#keys.get(id);
+    if (tally === undefined) {
+      tally = { table, key, total: 0, second, inSecond: 0, peak: 0 };
+      this.#keys.set(id, tally);
+    }
+    if (tally.second !== second) {
+      tally.second = second;
+      tally.inSecond = 0;
+    }
+    tally.total += units;
+    tally.inSecond += units;
+    tally.peak = Math.max(tally.peak, tally.inSecond);
+  }
+
+  /** The {@link HOT_KEYS} keys with the busiest second, busiest first (ties: most units in all). */
+  #hotKeys(): PartitionKeyWrites[] {
+    const hottest: KeyTally[] = [];
+    const order = (a: KeyTally, b: KeyTally) => b.peak - a.peak || b.total - a.total;
+    for (const tally of this.#keys.values()) {
+      if (hottest.length === HOT_KEYS && order(tally, hottest[HOT_KEYS - 1]!) >= 0) continue;
+      hottest.push(tally);
+      hottest.sort(order);
+      if (hottest.length > HOT_KEYS) hottest.pop();
+    }
+    return hottest.map((t) => ({ table: t.table, key: t.key, writeUnits: t.total, peakPerSecond: t.peak }));
+  }
+
+  #learnSchema(request: Json): void {
+    const hash = ((request.KeySchema as Json[] | undefined) ?? []).find((k) => k.KeyType === 'HASH');
+    if (hash !== undefined) this.#partitionKeys.set(tableOf(request), String(hash.AttributeName));
     const specs: IndexSpec[] = [];
     for (const index of (request.GlobalSecondaryIndexes as Json[] | undefined) ?? []) {
       const keys = ((index.KeySchema as Json[] | undefined) ?? []).map((k) => String(k.AttributeName));
@@ -469,10 +583,13 @@ export class EndpointMetricsRecorder {
   }
 
   snapshot(): EndpointMetrics {
-    return structuredClone(this.#metrics);
+    const copy = structuredClone(this.#metrics);
+    copy.dynamodb.hotKeys = this.#hotKeys();
+    return copy;
   }
 
   reset(): void {
     this.#metrics = emptyMetrics();
+    this.#keys = new Map();
   }
 }

@@ -5,11 +5,12 @@
  * (Node strips the types of this file itself), as Lambda runs the bundle.
  *
  *   parent ──{ invoke, id, event, info }──► this thread ──► handler(event, context)
- *          ◄──{ done, id, ok, result | error, cpuMicros }──
+ *          ◄──{ done, id, ok, result | error, cpuMicros, heapBytes }──
  */
 import { enableCompileCache } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   callHandler,
@@ -24,6 +25,15 @@ export interface ContainerData {
   /** File URL of the handler module. */
   file: string;
   exportName: string;
+}
+
+/** How often the thread's heap is sampled while an invocation runs, ms. */
+const HEAP_SAMPLE_MS = 100;
+
+/** This thread's V8 heap in use, plus memory held outside it for JS objects (buffers), bytes. */
+function heapInUse(): number {
+  const heap = getHeapStatistics();
+  return heap.used_heap_size + heap.external_memory;
 }
 
 /** A request from the parent. */
@@ -64,6 +74,11 @@ async function main(): Promise<void> {
     if (request.info.traceId === undefined) delete process.env._X_AMZN_TRACE_ID;
     else process.env._X_AMZN_TRACE_ID = request.info.traceId;
     const cpuBefore = process.threadCpuUsage();
+    // The most the invocation held, sampled (a peak between two samples can be missed).
+    let heapBytes = heapInUse();
+    const sampler = setInterval(() => {
+      heapBytes = Math.max(heapBytes, heapInUse());
+    }, HEAP_SAMPLE_MS);
     let reply: Record<string, unknown>;
     try {
       const result = await callHandler(handler, JSON.parse(request.event), lambdaContext(request.info));
@@ -74,7 +89,9 @@ async function main(): Promise<void> {
       reply = { ok: false, error: serializeError(error) };
     }
     const cpu = process.threadCpuUsage(cpuBefore);
-    port.postMessage({ type: 'done', id: request.id, cpuMicros: cpu.user + cpu.system, ...reply });
+    clearInterval(sampler);
+    heapBytes = Math.max(heapBytes, heapInUse());
+    port.postMessage({ type: 'done', id: request.id, cpuMicros: cpu.user + cpu.system, heapBytes, ...reply });
   });
 }
 

@@ -19,10 +19,13 @@ import {
   type SerializedError,
 } from './lambda-context.ts';
 
-/** How one run in a container ended. `result` is the JSON text the function returned. */
+/**
+ * How one run in a container ended. `result` is the JSON text the function returned; `heapBytes`
+ * the most heap the container's thread held during the run (sampled; worker containers only).
+ */
 export type ContainerRun =
-  | { kind: 'ok'; result: string | undefined; cpuMs: number }
-  | { kind: 'error'; error: Error; cpuMs: number }
+  | { kind: 'ok'; result: string | undefined; cpuMs: number; heapBytes?: number }
+  | { kind: 'error'; error: Error; cpuMs: number; heapBytes?: number }
   /** The container died during the run (uncaught exception, out of memory, exit). */
   | { kind: 'crashed'; error: Error };
 
@@ -168,19 +171,22 @@ export class WorkerContainer implements LambdaContainer {
         result?: string;
         error?: SerializedError;
         cpuMicros?: number;
+        heapBytes?: number;
       }) => {
         const pending = this.#pending;
         if (message.type !== 'done' || pending === undefined || pending.id !== message.id) return;
         const { settle } = pending;
         this.#pending = undefined;
         const cpuMs = (message.cpuMicros ?? 0) / 1000;
+        const heap = message.heapBytes === undefined ? {} : { heapBytes: message.heapBytes };
         settle(
           message.ok
-            ? { kind: 'ok', result: message.result, cpuMs }
+            ? { kind: 'ok', result: message.result, cpuMs, ...heap }
             : {
                 kind: 'error',
                 error: deserializeError(message.error ?? { name: 'Error', message: 'unknown' }),
                 cpuMs,
+                ...heap,
               },
         );
       },

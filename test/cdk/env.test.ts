@@ -11,6 +11,7 @@ import {
   readHostsPerInvocation,
   TUNING_ENV,
 } from '../../functions/cloud/env.ts';
+import { FRONTIER_GROUP_LIMIT } from '../../functions/cloud/lambda-settings.ts';
 
 const full = {
   URL_TABLE: 'urls',
@@ -95,7 +96,7 @@ describe('functions/cloud/env.ts', () => {
   });
 
   it('reads the worker group limit, FRONTIER_GROUP_LIMIT when unset (CDK sets none)', () => {
-    assert.equal(readGroupLimit({}), 10);
+    assert.equal(readGroupLimit({}), FRONTIER_GROUP_LIMIT);
     assert.equal(readGroupLimit({ FRONTIER_GROUP_LIMIT: '1000' }), 1000);
     assert.throws(
       () => readGroupLimit({ FRONTIER_GROUP_LIMIT: '0' }),

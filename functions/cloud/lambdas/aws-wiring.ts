@@ -48,6 +48,9 @@ export interface WiringOptions {
   log?: (line: string) => void;
 }
 
+/** URLs of one host in its FIFO group at most, for the wirings that send to groups (default FRONTIER_GROUP_LIMIT). */
+type GroupLimitOption = { groupLimit?: number };
+
 /**
  * The frontier worker over DynamoDB, SQS and S3. The caches made here (robots entries, per-crawl
  * stores, one fetcher per distinct fetch settings) live as long as the returned object: in Lambda,
@@ -122,11 +125,15 @@ export function createAwsWorkerDeps(
   return deps;
 }
 
+function groupLimitOf(options: GroupLimitOption): GroupLimitOption {
+  return options.groupLimit === undefined ? {} : { groupLimit: options.groupLimit };
+}
+
 /** The HTTP API over DynamoDB, SQS and the page bucket (where it lists pages from). */
 export function createAwsApiDeps(
   clients: AwsClients,
   env: FunctionEnv<'api'>,
-  options: WiringOptions & Pick<ApiDeps, 'metric'> & { newId?: () => string } = {},
+  options: WiringOptions & GroupLimitOption & Pick<ApiDeps, 'metric'> & { newId?: () => string } = {},
 ): ApiDeps {
   const retention = retentionOf(Number(env.retentionDays), options.clock ?? systemClock);
   const table = new DynamoCrawlTable(clients.doc, env.crawlTable, { retention });
@@ -138,6 +145,7 @@ export function createAwsApiDeps(
         table,
         backlog: new DynamoHostBacklog(clients.doc, env.crawlTable, retention),
         queue: new SqsFrontier(clients.sqs, env.frontierQueueUrl),
+        ...groupLimitOf(options),
       },
       SEEDS_STARTER,
     ),
@@ -158,7 +166,7 @@ export function createAwsApiDeps(
 export function createAwsSchedulerDeps(
   clients: AwsClients,
   env: FunctionEnv<'scheduler'>,
-  options: WiringOptions & { frontierTarget?: number } = {},
+  options: WiringOptions & GroupLimitOption & { frontierTarget?: number } = {},
 ): CompleteCrawlsDeps {
   const retention = retentionOf(Number(env.retentionDays), options.clock ?? systemClock);
   const table = new DynamoCrawlTable(clients.doc, env.crawlTable, { retention });
@@ -168,7 +176,12 @@ export function createAwsSchedulerDeps(
     parked: new DynamoParkedUrls(clients.doc, env.urlTable),
     // Admitted URLs go through their hosts' back queues (back-queues.ts).
     frontier: new BackQueueFrontier(
-      { table, backlog: new DynamoHostBacklog(clients.doc, env.crawlTable, retention), queue: frontier },
+      {
+        table,
+        backlog: new DynamoHostBacklog(clients.doc, env.crawlTable, retention),
+        queue: frontier,
+        ...groupLimitOf(options),
+      },
       ADMIT_STARTER,
     ),
   };

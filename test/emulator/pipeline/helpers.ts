@@ -100,7 +100,7 @@ export interface PipelineOptions {
   template?: (template: CfnTemplate) => CfnTemplate;
   /** Serve the cloud dashboard too (`local.dashboard`). */
   dashboard?: boolean;
-  /** AWS limits scaled down (e.g. SQS retention; see localstack/aws-limits.ts). */
+  /** AWS limits scaled down (the stand-in's `limits`: FIFO scan window, in-flight cap, ...). */
   limits?: Partial<AwsLimits>;
 }
 
@@ -182,9 +182,9 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
             },
           }),
       ...(options.chaos === undefined ? {} : { chaos: options.chaos }),
-      ...(options.limits === undefined ? {} : { limits: options.limits }),
       log: (line) => logs.push(line),
       ...(options.dashboard === true ? { dashboard: {} } : {}),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     }),
   );
   const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });

@@ -205,6 +205,14 @@ describe('stand-in endpoint', () => {
     assert.equal(metrics.dynamodb.failedConditionalWrites, 1);
     assert.deepEqual(metrics.dynamodb.byTable[table], { writeRequestUnits: 7, readRequestUnits: 2 });
     assert.equal(metrics.s3.bytesUploaded, 11);
+    // Per partition key: the failed condition is charged to the key it named.
+    assert.deepEqual(Object.fromEntries(metrics.dynamodb.hotKeys.map((k) => [k.key, k.writeUnits])), {
+      small: 2,
+      big: 2,
+      b1: 1,
+      b2: 1,
+      b3: 1,
+    });
 
     const served = (await (await fetch(`${ep.url}/_crawlstack/metrics`)).json()) as EndpointMetrics;
     assert.deepEqual(served, metrics);

@@ -85,6 +85,7 @@ describe('costBreakdown', () => {
     memoryMb: 256,
     maxConcurrent: 1,
     cpuMs: 0,
+    peakHeapMb: 0,
     coldStarts: 1,
     initMs: init,
     containers: 1,
@@ -102,6 +103,7 @@ describe('costBreakdown', () => {
         readRequestUnits: 8,
         failedConditionalWrites: 0,
         byTable: { T: { writeRequestUnits: 4, readRequestUnits: 8 } },
+        hotKeys: [],
       },
       s3: { bytesUploaded: 0 },
       sqs: {

@@ -3,7 +3,7 @@
  */
 
 import { createAwsClients } from '../../../adapters/aws/clients.ts';
-import { readFunctionEnv } from '../../env.ts';
+import { readFunctionEnv, readGroupLimit } from '../../env.ts';
 import { emfLine } from '../../metrics.ts';
 import { createAwsApiDeps } from '../aws-wiring.ts';
 import { createApiHandler } from './handler.ts';
@@ -11,6 +11,7 @@ import { createApiHandler } from './handler.ts';
 export const handler = createApiHandler(
   createAwsApiDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'api'), {
     log: (line) => console.error(`api: ${line}`),
+    groupLimit: readGroupLimit(process.env),
     // One EMF line on stdout per 500: CloudWatch makes it a metric point the stack alarms on.
     metric: (name, value) => console.log(emfLine(name, value, Date.now(), { Function: 'Api' })),
   }),

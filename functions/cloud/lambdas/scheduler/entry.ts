@@ -4,12 +4,13 @@
  */
 
 import { createAwsClients } from '../../../adapters/aws/clients.ts';
-import { readFunctionEnv } from '../../env.ts';
+import { readFunctionEnv, readGroupLimit } from '../../env.ts';
 import { createAwsSchedulerDeps } from '../aws-wiring.ts';
 import { createScheduler } from './handler.ts';
 
 export const handler = createScheduler(
   createAwsSchedulerDeps(createAwsClients(process.env), readFunctionEnv(process.env, 'scheduler'), {
     log: (line) => console.error(`scheduler: ${line}`),
+    groupLimit: readGroupLimit(process.env),
   }),
 );
