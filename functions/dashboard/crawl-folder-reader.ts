@@ -77,7 +77,11 @@ export class CrawlFolderReader {
       join(this.outDir, STATUS_FILE),
     );
     const finishedAt = summary?.finishedAt === undefined ? undefined : Date.parse(summary.finishedAt);
-    const statusIsCurrent = status !== undefined && (finishedAt === undefined || status.at > finishedAt);
+    // After a summary, status.json speaks only for a crawl running again (a resume); its last
+    // write, with the final state, says no more than the files do.
+    const statusIsCurrent =
+      status !== undefined &&
+      (finishedAt === undefined || (status.at > finishedAt && status.state === 'running'));
     const now = this.#now();
     const snapshot: DashboardSnapshot = {
       ...this.#fromPages(now),

@@ -8,7 +8,7 @@
 import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_KEYS } from '../../cloud/env.ts';
 import { decodeTask, encodeTask } from '../../cloud/messages/task-message.ts';
-import type { ParkedUrl, ParkedUrls } from '../../cloud/ports/cloud-ports.ts';
+import { ADMISSION_CLAIM_MS, type ParkedUrl, type ParkedUrls } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import { forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
 
@@ -26,9 +26,12 @@ export class DynamoParkedUrls implements ParkedUrls {
   readonly #doc: DynamoDBDocumentClient;
   readonly #table: string;
 
-  constructor(doc: DynamoDBDocumentClient, table: string) {
+  readonly #now: () => number;
+
+  constructor(doc: DynamoDBDocumentClient, table: string, now: () => number = Date.now) {
     this.#doc = doc;
     this.#table = table;
+    this.#now = now;
   }
 
   async park(
@@ -111,7 +114,7 @@ export class DynamoParkedUrls implements ParkedUrls {
     let unparked = 0;
     await forEachLimited(fps, CONCURRENCY, async (fp) => {
       const updated = await this.#update(crawlId, fp, {
-        UpdateExpression: 'REMOVE #p, #k, #t SET #a = :t',
+        UpdateExpression: 'REMOVE #p, #k, #t, admitting, admittingAt SET #a = :t',
         ConditionExpression: 'attribute_exists(#p)',
         ExpressionAttributeNames: {
           '#p': TABLE_KEYS.parkedShard,
@@ -124,6 +127,26 @@ export class DynamoParkedUrls implements ParkedUrls {
       if (updated) unparked += 1;
     });
     return unparked;
+  }
+
+  async claimAdmission(
+    crawlId: string,
+    fps: readonly Fingerprint[],
+    admitter: string,
+  ): Promise<Fingerprint[]> {
+    const now = this.#now();
+    const mine: Fingerprint[] = [];
+    await forEachLimited([...new Set(fps)], CONCURRENCY, async (fp) => {
+      const claimed = await this.#update(crawlId, fp, {
+        UpdateExpression: 'SET #c = :me, #ca = :now',
+        ConditionExpression:
+          'attribute_exists(#p) AND (attribute_not_exists(#c) OR #ca < :lapsed OR #c = :me)',
+        ExpressionAttributeNames: { '#c': 'admitting', '#ca': 'admittingAt', '#p': TABLE_KEYS.parkedShard },
+        ExpressionAttributeValues: { ':me': admitter, ':now': now, ':lapsed': now - ADMISSION_CLAIM_MS },
+      });
+      if (claimed) mine.push(fp);
+    });
+    return mine;
   }
 
   /** One conditional UpdateItem; false when its condition failed. */

@@ -393,6 +393,9 @@ export interface ParkedUrl {
   key: number;
 }
 
+/** How long an admission's claim on a parked URL holds before another admission may take it over. */
+export const ADMISSION_CLAIM_MS = 5 * 60_000;
+
 /**
  * URLs whose AOPIC cash was too low to queue when they were found (cloud mode; SQS has no
  * priorities). They wait on their URL-seen item, in an index ordered by cash, until the scheduler
@@ -411,6 +414,13 @@ export interface ParkedUrls {
   richest(crawlId: string, limit: number): Promise<ParkedUrl[]>;
   /** Takes URLs out of the parked set (their tasks were sent); resolves how many were parked. */
   unpark(crawlId: string, fps: readonly Fingerprint[]): Promise<number>;
+  /**
+   * Claims parked URLs for one admission (`admitter`, unique per call): resolves those it got.
+   * A URL another admission claimed less than ADMISSION_CLAIM_MS ago is not given (overlapping
+   * admissions would otherwise both send it: two fetches of one page); an older claim is taken
+   * over (its admission died before it sent the URL).
+   */
+  claimAdmission(crawlId: string, fps: readonly Fingerprint[], admitter: string): Promise<Fingerprint[]>;
 }
 
 /**

@@ -18,6 +18,7 @@
  * and `admitted` only counts URLs this tick unparked.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { Frontier } from '../../core/ports.ts';
 import { AopicLedger, cashOf } from '../../core/scheduling/aopic.ts';
 import type { CrawlTask } from '../../core/types.ts';
@@ -57,10 +58,12 @@ export type AdmissionDeps = Pick<RedistributeCreditDeps, 'parked' | 'frontier'> 
 };
 
 /**
- * Sends parked URLs to the frontier, then takes them out of the parked set; resolves how many
- * this call unparked. Safe to repeat and to overlap: a call that dies between the two sends them
- * again next time (the FIFO deduplication id drops the copy within five minutes), and only URLs
- * this call unparked are counted, with an atomic increment (an overlapping call finds them gone).
+ * Claims parked URLs for this admission, sends those it got to the frontier (their hosts' back
+ * queues), then takes them out of the parked set; resolves how many this call unparked. Safe to
+ * overlap: each URL is claimed by one admission (the scheduler's tick and a batch that found the
+ * frontier dry sent one URL twice before: two fetches), and only URLs this call unparked are
+ * counted, with an atomic increment. Safe to die anywhere: a URL claimed and not sent stays
+ * parked, and its claim lapses (ADMISSION_CLAIM_MS).
  */
 export async function admitParked(
   deps: AdmissionDeps,
@@ -68,8 +71,18 @@ export async function admitParked(
   entries: readonly ParkedUrl[],
 ): Promise<number> {
   if (entries.length === 0) return 0;
+  const mine = new Set(
+    await deps.parked.claimAdmission(
+      crawlId,
+      entries.map((e) => e.task.fp),
+      randomUUID(),
+    ),
+  );
+  if (mine.size === 0) return 0;
   // Messages carry the key (cash less the bonus): the worker adds the bonus when it fetches.
-  const tasks: CrawlTask[] = entries.map(({ task, key }) => ({ ...task, cash: key }));
+  const tasks: CrawlTask[] = entries
+    .filter((e) => mine.has(e.task.fp))
+    .map(({ task, key }) => ({ ...task, cash: key }));
   await deps.frontier.enqueue(tasks);
   const admitted = await deps.parked.unpark(
     crawlId,

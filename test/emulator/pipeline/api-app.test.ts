@@ -155,6 +155,8 @@ describe('HTTP API', () => {
       byStatus: { '200': 1, '404': 1 },
       failed: 0,
       byReason: { robots: 1 },
+      // a recrawl round's verdicts (none in a first crawl)
+      byChange: {},
       linksSkipped: { calendar: 2 },
       bytes: 900,
       hosts: 1,

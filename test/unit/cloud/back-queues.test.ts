@@ -8,9 +8,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type FaultStep, InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
-import { offerTasks, refillPlan, SEEDS_STARTER } from '../../../functions/cloud/frontier/back-queues.ts';
+import {
+  ADMIT_STARTER,
+  BackQueueFrontier,
+  offerTasks,
+  refillPlan,
+  SEEDS_STARTER,
+} from '../../../functions/cloud/frontier/back-queues.ts';
 import { BACKLOG_TURN } from '../../../functions/cloud/lambda-settings.ts';
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
+import { admitParked } from '../../../functions/cloud/use-cases/redistribute-credit.ts';
 import type { BatchOutcome, FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 import { MemoryCloud, MemoryHostBacklog } from './memory-cloud.ts';
@@ -325,5 +332,30 @@ describe('the worker with bounded back queues', () => {
       [`${SITE}/new`],
       'its own new link only: /2 and /3 are in the group already',
     );
+  });
+
+  it('two admissions of the same parked URLs at once send each of them once', async () => {
+    const cloud = new MemoryCloud();
+    const parked = [1, 2, 3].map((n) => task(`${SITE}/p${n}`, n));
+    for (const t of parked) cloud.parked.entries.set(`c1#${t.fp}`, { task: t, key: t.cash });
+    const deps = {
+      parked: cloud.parked,
+      frontier: new BackQueueFrontier(
+        { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier },
+        ADMIT_STARTER,
+      ),
+      table: cloud.table,
+    };
+    const entries = await cloud.parked.richest('c1', 10);
+    const [one, two] = await Promise.all([
+      admitParked(deps, 'c1', entries),
+      admitParked(deps, 'c1', entries),
+    ]);
+    assert.equal(one + two, 3, 'each URL unparked once');
+    const offered = [
+      ...cloud.frontier.sent,
+      ...[...cloud.backlog.queues.values()].flatMap((q) => [...q.values()].flatMap((t) => t.tasks)),
+    ];
+    assert.deepEqual(offered.map((t) => t.url).sort(), parked.map((t) => t.url).sort(), 'each offered once');
   });
 });

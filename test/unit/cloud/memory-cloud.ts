@@ -53,6 +53,7 @@ import type {
   WarmRobotsCache,
 } from '../../../functions/cloud/ports/cloud-ports.ts';
 import {
+  ADMISSION_CLAIM_MS,
   type CheckedContentSeenStore,
   emptyBatchState,
   rulesNewsSlot,
@@ -577,11 +578,31 @@ export class MemoryParkedUrls implements ParkedUrls {
       .sort((a, b) => b.key - a.key)
       .slice(0, limit);
   }
+  readonly claims = new Map<string, { admitter: string; at: number }>();
+  now = () => 0;
+  async claimAdmission(
+    crawlId: string,
+    fps: readonly Fingerprint[],
+    admitter: string,
+  ): Promise<Fingerprint[]> {
+    const mine: Fingerprint[] = [];
+    for (const fp of new Set(fps)) {
+      const id = `${crawlId}#${fp}`;
+      if (!this.entries.has(id)) continue;
+      const claim = this.claims.get(id);
+      if (claim !== undefined && claim.admitter !== admitter && claim.at >= this.now() - ADMISSION_CLAIM_MS)
+        continue;
+      this.claims.set(id, { admitter, at: this.now() });
+      mine.push(fp);
+    }
+    return mine;
+  }
   async unpark(crawlId: string, fps: readonly Fingerprint[]): Promise<number> {
     let n = 0;
     for (const fp of fps) {
       const id = `${crawlId}#${fp}`;
       if (this.entries.delete(id)) n += 1;
+      this.claims.delete(id);
       this.admitted.add(id);
       this.#seen(crawlId).parkedSet.delete(fp);
     }

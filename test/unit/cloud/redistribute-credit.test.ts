@@ -28,6 +28,7 @@ function parkedSet(entries: { fp: string; key: number }[]) {
         .slice(0, limit)
         .map(([fp, key]): ParkedUrl => ({ task: task(fp), key })),
     unpark: async (_crawl, fps) => fps.filter((fp) => parked.delete(fp)).length,
+    claimAdmission: async (_crawl, fps) => fps.filter((fp) => parked.has(fp)),
   };
   return { port, parked };
 }
