@@ -13,7 +13,13 @@ import {
   type CrawlRecord,
   recordedPages,
 } from '../messages/crawl-records.ts';
-import type { CloudFrontier, CrawlTableStore, ObjectReader, QueueDepth } from '../ports/cloud-ports.ts';
+import type {
+  CloudFrontier,
+  CrawlTableStore,
+  HostBacklog,
+  ObjectReader,
+  QueueDepth,
+} from '../ports/cloud-ports.ts';
 import { archivedPages } from './archived-pages.ts';
 import { crawlProgress } from './crawl-progress.ts';
 import type { AopicStep } from './redistribute-credit.ts';
@@ -47,6 +53,12 @@ export interface CompleteCrawlsDeps {
    * Absent: only the queue-wide rules below end crawls.
    */
   archive?: Pick<ObjectReader, 'keys'>;
+  /**
+   * The hosts' back queues: a crawl whose group counts say nothing is queued may still have tasks
+   * waiting there (robots.txt's sitemap files are not counted as discovered). Absent: a host whose
+   * back queue version moved since it was last found empty keeps the crawl from ending on its own.
+   */
+  backlog?: Pick<HostBacklog, 'richest'>;
   clock: Clock;
   /** AOPIC step (absent: nothing is ever parked, as for breadth-first crawls). */
   aopic?: CreditRedistribution;
@@ -210,6 +222,12 @@ async function ownWorkDone(
     exact.parked === counters.parked;
   if (!agree || !isSettled(exact)) return undefined;
   if (hosts.some((host) => (host.group?.queued ?? 0) > 0)) return undefined;
+  for (const host of hosts) {
+    const group = host.group;
+    if (group === undefined || group.version <= group.drained) continue;
+    if (deps.backlog === undefined) return undefined;
+    if ((await deps.backlog.richest(crawl.id, host.host, 1)).length > 0) return undefined;
+  }
   const archived = await archivedPages(deps.archive, crawl.id);
   if (archived === undefined || archived < recordedPages(exact)) return undefined;
   deps.log?.(
