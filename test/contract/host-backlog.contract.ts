@@ -20,9 +20,9 @@ function task(crawlId: string, host: string, cash: number): CrawlTask {
   return { crawlId, url, fp: fingerprint(url), host, depth: 1, redirects: 0, attempt: 0, cash };
 }
 
-/** Most cash first, equal cash by fingerprint (the order every reader agrees on). */
+/** Most cash first, equal cash in the order added. */
 function richestFirst(a: CrawlTask, b: CrawlTask): number {
-  return b.cash - a.cash || (a.fp < b.fp ? -1 : a.fp > b.fp ? 1 : 0);
+  return b.cash - a.cash;
 }
 
 const urls = (turns: readonly BacklogTurn[]) => turns.map((t) => t.tasks.map((x) => x.url));

@@ -45,7 +45,7 @@ export const ADMIT_STARTER: Starter = (_crawlId, _host, tasks) =>
 
 /** What offering tasks needs: the host items, the back queues and the raw queue. */
 export interface BackQueueDeps {
-  table: Pick<CrawlTableStore, 'noteBacklog' | 'startGroup'>;
+  table: Pick<CrawlTableStore, 'noteBacklog' | 'startGroup' | 'hosts'>;
   backlog: HostBacklog;
   /** Sends to the FIFO queue itself (group = crawl and host). */
   queue: Frontier;
@@ -68,9 +68,12 @@ export function asTurn(tasks: readonly CrawlTask[], send: string): CrawlTask[] {
 /** An idle group as a host item tells it (no item yet: idle, version 0). */
 export const IDLE_GROUP: HostGroup = { queued: 0, version: 0, drained: 0 };
 
-/** Most cash first; equal cash by fingerprint, so every reader orders alike. */
+/**
+ * Most cash first; equal cash in the order given (sorts are stable): a page's links of equal cash
+ * keep the page's order, as they did in a FIFO group (its first forms of a URL before later ones).
+ */
 export function richestFirst(a: CrawlTask, b: CrawlTask): number {
-  return b.cash - a.cash || (a.fp < b.fp ? -1 : a.fp > b.fp ? 1 : 0);
+  return b.cash - a.cash;
 }
 
 /**

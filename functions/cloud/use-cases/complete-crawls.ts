@@ -4,6 +4,7 @@
  */
 
 import type { Clock } from '../../core/ports.ts';
+import { type BackQueueDeps, offerTasks } from '../frontier/back-queues.ts';
 import { WORKER_TIMEOUT_MS } from '../lambda-settings.ts';
 import {
   type AopicTotals,
@@ -59,6 +60,12 @@ export interface CompleteCrawlsDeps {
    * back queue version moved since it was last found empty keeps the crawl from ending on its own.
    */
   backlog?: Pick<HostBacklog, 'richest'>;
+  /**
+   * The back queues as an offerer uses them: before a crawl ends on the safety nets below, a host
+   * whose back queue still holds tasks is started again instead (nothing waits behind an idle
+   * group, whatever happened to it). Absent: the safety nets end the crawl as before.
+   */
+  backQueues?: BackQueueDeps;
   clock: Clock;
   /** AOPIC step (absent: nothing is ever parked, as for breadth-first crawls). */
   aopic?: CreditRedistribution;
@@ -158,6 +165,18 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
       result[id] = ongoing;
       continue;
     }
+    // Work the queues cannot show: tasks in a back queue (robots.txt's sitemap files are not
+    // counted as discovered). Its host is started again, and the crawl goes on.
+    if (
+      own === undefined &&
+      deps.backQueues !== undefined &&
+      (await restartBackQueues(deps.backQueues, id))
+    ) {
+      deps.log?.(`crawl ${id}: tasks waiting in back queues; their hosts started again`);
+      await deps.table.setWatch(id, { kind, signature, since: now, ticks: 1 });
+      result[id] = ongoing;
+      continue;
+    }
     // The running totals can be short of a batch that died between its ledgers and its shard
     // write: the end is decided on the exact sum of the host ledgers (once per crawl).
     const exact = own ?? (await crawlProgress(deps.table, id, { exact: true }))?.view.counters ?? counters;
@@ -192,6 +211,23 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
     result[id] = crawl.status === 'cancelled' ? 'cancelled' : status;
   }
   return result;
+}
+
+/**
+ * Offers again the tasks left in the back queues of a crawl's hosts whose version moved since they
+ * were last found empty (starting each idle group); resolves whether any was found.
+ */
+async function restartBackQueues(deps: BackQueueDeps, crawlId: string): Promise<boolean> {
+  let found = false;
+  for (const host of await deps.table.hosts(crawlId)) {
+    const group = host.group;
+    if (group === undefined || group.version <= group.drained) continue;
+    const turns = await deps.backlog.richest(crawlId, host.host, 1);
+    if (turns.length === 0) continue;
+    found = true;
+    await offerTasks(deps, turns[0]!.tasks, () => `restart:${crawlId}:${host.host}:${turns[0]!.key}`);
+  }
+  return found;
 }
 
 /**
