@@ -188,13 +188,12 @@ export function createAwsSchedulerDeps(
   if (options.frontierTarget !== undefined) aopicDeps.frontierTarget = options.frontierTarget;
   if (options.log !== undefined) aopicDeps.log = options.log;
   const deps: CompleteCrawlsDeps = {
-    // A crawl ends on its own work only when no host's back queue holds a task.
+    // A crawl ends only when no host's back queue holds a task.
     backQueues: {
       table,
       backlog: new DynamoHostBacklog(clients.doc, env.crawlTable, retention),
       queue: frontier,
     },
-    backlog: new DynamoHostBacklog(clients.doc, env.crawlTable, retention),
     table,
     frontier,
     captures: new SqsQueueDepth(clients.sqs, env.captureQueueUrl),

@@ -12,9 +12,11 @@ import {
   type CompletionWatch,
   type CrawlCounters,
   type CrawlRecord,
+  type HostRecord,
   recordedPages,
 } from '../messages/crawl-records.ts';
 import type {
+  BacklogTurn,
   CloudFrontier,
   CrawlTableStore,
   HostBacklog,
@@ -55,15 +57,11 @@ export interface CompleteCrawlsDeps {
    */
   archive?: Pick<ObjectReader, 'keys'>;
   /**
-   * The hosts' back queues: a crawl whose group counts say nothing is queued may still have tasks
-   * waiting there (robots.txt's sitemap files are not counted as discovered). Absent: a host whose
-   * back queue version moved since it was last found empty keeps the crawl from ending on its own.
-   */
-  backlog?: Pick<HostBacklog, 'richest'>;
-  /**
-   * The back queues as an offerer uses them: before a crawl ends on the safety nets below, a host
-   * whose back queue still holds tasks is started again instead (nothing waits behind an idle
-   * group, whatever happened to it). Absent: the safety nets end the crawl as before.
+   * The hosts' back queues, as an offerer uses them. A crawl whose group counts say nothing is
+   * queued may still have tasks waiting there (robots.txt's sitemap files are not counted as
+   * discovered): it does not end on its own work then, and before it ends on the safety nets below
+   * such a host is started again instead. Absent: a host whose back queue version moved since it
+   * was last found empty keeps the crawl from ending on its own work, and the safety nets end it.
    */
   backQueues?: BackQueueDeps;
   clock: Clock;
@@ -214,20 +212,33 @@ export async function completeCrawls(deps: CompleteCrawlsDeps): Promise<TickResu
 }
 
 /**
- * Offers again the tasks left in the back queues of a crawl's hosts whose version moved since they
- * were last found empty (starting each idle group); resolves whether any was found.
+ * The first turn of each host's back queue that may hold tasks (its version moved since it was last
+ * found empty), for the hosts whose back queue is not empty.
+ */
+async function backQueueHeads(
+  backlog: Pick<HostBacklog, 'richest'>,
+  crawlId: string,
+  hosts: readonly HostRecord[],
+): Promise<{ host: string; turn: BacklogTurn }[]> {
+  const heads: { host: string; turn: BacklogTurn }[] = [];
+  for (const { host, group } of hosts) {
+    if (group === undefined || group.version <= group.drained) continue;
+    const [turn] = await backlog.richest(crawlId, host, 1);
+    if (turn !== undefined) heads.push({ host, turn });
+  }
+  return heads;
+}
+
+/**
+ * Offers again the tasks left in the back queues of a crawl's hosts (starting each idle group);
+ * resolves whether any was found.
  */
 async function restartBackQueues(deps: BackQueueDeps, crawlId: string): Promise<boolean> {
-  let found = false;
-  for (const host of await deps.table.hosts(crawlId)) {
-    const group = host.group;
-    if (group === undefined || group.version <= group.drained) continue;
-    const turns = await deps.backlog.richest(crawlId, host.host, 1);
-    if (turns.length === 0) continue;
-    found = true;
-    await offerTasks(deps, turns[0]!.tasks, () => `restart:${crawlId}:${host.host}:${turns[0]!.key}`);
+  const heads = await backQueueHeads(deps.backlog, crawlId, await deps.table.hosts(crawlId));
+  for (const { host, turn } of heads) {
+    await offerTasks(deps, turn.tasks, () => `restart:${crawlId}:${host}:${turn.key}`);
   }
-  return found;
+  return heads.length > 0;
 }
 
 /**
@@ -258,12 +269,10 @@ async function ownWorkDone(
     exact.parked === counters.parked;
   if (!agree || !isSettled(exact)) return undefined;
   if (hosts.some((host) => (host.group?.queued ?? 0) > 0)) return undefined;
-  for (const host of hosts) {
-    const group = host.group;
-    if (group === undefined || group.version <= group.drained) continue;
-    if (deps.backlog === undefined) return undefined;
-    if ((await deps.backlog.richest(crawl.id, host.host, 1)).length > 0) return undefined;
-  }
+  const waiting = hosts.some(({ group }) => group !== undefined && group.version > group.drained);
+  if (waiting && deps.backQueues === undefined) return undefined;
+  if (waiting && (await backQueueHeads(deps.backQueues!.backlog, crawl.id, hosts)).length > 0)
+    return undefined;
   const archived = await archivedPages(deps.archive, crawl.id);
   if (archived === undefined || archived < recordedPages(exact)) return undefined;
   deps.log?.(
