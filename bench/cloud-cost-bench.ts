@@ -563,6 +563,19 @@ function print(r: Result): void {
     line(`DynamoDB WRU ${name}`, units.writeRequestUnits);
     line(`DynamoDB RRU ${name}`, units.readRequestUnits);
   }
+  if (process.env.CRAWLSTACK_BENCH_DEBUG === '1') {
+    // Where the units come from: table, operation, item family (the busiest first).
+    const families = Object.entries(costs.dynamo.byFamily)
+      .map(([family, u]) => ({ family: family.replace(/^\S*-(\w+) /, '$1 '), u }))
+      .sort(
+        (a, b) =>
+          b.u.writeRequestUnits + b.u.readRequestUnits / 4 - a.u.writeRequestUnits - a.u.readRequestUnits / 4,
+      );
+    for (const { family, u } of families.slice(0, 30)) {
+      if (u.writeRequestUnits > 0) line(`  WRU ${family}`, u.writeRequestUnits);
+      if (u.readRequestUnits > 0) line(`  RRU ${family}`, u.readRequestUnits);
+    }
+  }
   for (const l of [...costs.sqs].sort(
     (a, b) => a.queue.localeCompare(b.queue) || a.operation.localeCompare(b.operation),
   )) {

@@ -199,6 +199,8 @@ export interface CostBreakdown {
     writeUnits: number;
     readUnits: number;
     byTable: Record<string, { writeRequestUnits: number; readRequestUnits: number }>;
+    /** By table, operation and item family (endpoint-metrics.ts). */
+    byFamily: Record<string, { writeRequestUnits: number; readRequestUnits: number }>;
     requests: Record<string, number>;
   };
   sqs: SqsLine[];
@@ -281,6 +283,7 @@ export function costBreakdown(
       writeUnits: endpoint.dynamodb.writeRequestUnits,
       readUnits: endpoint.dynamodb.readRequestUnits,
       byTable: endpoint.dynamodb.byTable,
+      byFamily: endpoint.dynamodb.byFamily ?? {},
       requests: endpoint.requests.dynamodb,
     },
     sqs,
@@ -308,6 +311,10 @@ export function metricsDelta(after: CloudLocalMetrics, before: CloudLocalMetrics
     for (const [table, units] of Object.entries(a.dynamodb.byTable)) {
       units.writeRequestUnits -= b.dynamodb.byTable[table]?.writeRequestUnits ?? 0;
       units.readRequestUnits -= b.dynamodb.byTable[table]?.readRequestUnits ?? 0;
+    }
+    for (const [family, units] of Object.entries(a.dynamodb.byFamily ?? {})) {
+      units.writeRequestUnits -= b.dynamodb.byFamily?.[family]?.writeRequestUnits ?? 0;
+      units.readRequestUnits -= b.dynamodb.byFamily?.[family]?.readRequestUnits ?? 0;
     }
     a.s3.bytesUploaded -= b.s3.bytesUploaded;
     a.sqs.billedRequests -= b.sqs.billedRequests;

@@ -31,6 +31,11 @@ export interface EndpointMetrics {
     failedConditionalWrites: number;
     byTable: Record<string, TableUnits>;
     /**
+     * Units per table, operation and item family (`CrawlTable UpdateItem host`: the sort key's, or
+     * a short partition key's, text before its first `#`): where a bill's units come from.
+     */
+    byFamily: Record<string, TableUnits>;
+    /**
      * The base-table partition keys that took the most writes in one second, busiest first (at
      * most {@link HOT_KEYS}): AWS serves at most 1,000 WCU a second to one partition key. Since
      * the start or the last reset (a delta of two snapshots keeps the later one's).
@@ -462,11 +467,41 @@ function emptyMetrics(): EndpointMetrics {
       readRequestUnits: 0,
       failedConditionalWrites: 0,
       byTable: {},
+      byFamily: {},
       hotKeys: [],
     },
     s3: { bytesUploaded: 0 },
     sqs: { billedRequests: 0, byQueue: {} },
   };
+}
+
+/** The key or item a DynamoDB request names first (a batch's first request's). */
+function firstKey(request: Json): WireItem | undefined {
+  if (request.Key !== undefined) return request.Key as WireItem;
+  if (request.Item !== undefined) return request.Item as WireItem;
+  const values = asObject(request.ExpressionAttributeValues) as WireItem;
+  const pk = values[':pk'];
+  if (pk !== undefined) return { pk };
+  const batch = asObject(request.RequestItems);
+  const first = Object.values(batch)[0] as Json | Json[] | undefined;
+  if (Array.isArray(first)) {
+    const entry = asObject(first[0]);
+    return (asObject(entry.PutRequest).Item ?? asObject(entry.DeleteRequest).Key) as WireItem | undefined;
+  }
+  return (asObject(first).Keys as WireItem[] | undefined)?.[0];
+}
+
+/** An item's family: its sort key's text before `#`, else a short partition key prefix, else `-`. */
+function itemFamily(key: WireItem | undefined): string {
+  if (key === undefined) return '-';
+  const text = (name: string) => {
+    const value = asObject(key[name]);
+    return typeof value.S === 'string' ? value.S : undefined;
+  };
+  const sk = text('sk');
+  if (sk !== undefined) return sk.split('#')[0] ?? '-';
+  const prefix = (text('pk') ?? '').split('#')[0] ?? '';
+  return /^[a-z-]{1,12}$/.test(prefix) ? prefix : '-';
 }
 
 /** Accumulates {@link EndpointMetrics}; snapshots are copies, so callers can diff them. */
@@ -505,6 +540,11 @@ export class EndpointMetricsRecorder {
       table.writeRequestUnits += charge.writeRequestUnits;
       table.readRequestUnits += charge.readRequestUnits;
       totals.byTable[charge.table] = table;
+      const name = `${charge.table} ${operation} ${itemFamily(firstKey(asObject(requestBody)))}`;
+      const family = totals.byFamily[name] ?? { writeRequestUnits: 0, readRequestUnits: 0 };
+      family.writeRequestUnits += charge.writeRequestUnits;
+      family.readRequestUnits += charge.readRequestUnits;
+      totals.byFamily[name] = family;
       if (charge.item !== undefined) this.#tallyKey(charge.table, charge.item, charge.writeRequestUnits);
     }
   }

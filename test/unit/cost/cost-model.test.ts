@@ -103,6 +103,7 @@ describe('costBreakdown', () => {
         readRequestUnits: 8,
         failedConditionalWrites: 0,
         byTable: { T: { writeRequestUnits: 4, readRequestUnits: 8 } },
+        byFamily: {},
         hotKeys: [],
       },
       s3: { bytesUploaded: 0 },

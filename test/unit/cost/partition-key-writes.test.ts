@@ -30,6 +30,24 @@ const put = (pk: string, sk: string, bytes = 10) => ({
   Item: { pk: { S: pk }, sk: { S: sk }, body: { S: 'x'.repeat(bytes) } },
 });
 
+describe('units by item family', () => {
+  it('names each charge by table, operation and the sort key (or short partition key) prefix', () => {
+    const r = recorder({ ms: 0 });
+    r.dynamo('PutItem', put('crawl-1', 'host#a.example'), 200, {});
+    r.dynamo('PutItem', put('crawl-1', 'host#b.example', 1500), 200, {});
+    r.dynamo('PutItem', put('bq', 'x'), 200, {});
+    r.dynamo('GetItem', { TableName: 'urls', Key: { pk: { S: 'bq#c1#a.example' } } }, 200, {
+      Item: { pk: { S: 'bq#c1#a.example' } },
+    });
+    r.dynamo('GetItem', { TableName: 'urls', Key: { pk: { S: '0f3a9c21-77#abc' } } }, 200, {});
+    const families = r.snapshot().dynamodb.byFamily;
+    assert.deepEqual(families[`${TABLE} PutItem host`], { writeRequestUnits: 3, readRequestUnits: 0 });
+    assert.deepEqual(families[`${TABLE} PutItem x`], { writeRequestUnits: 1, readRequestUnits: 0 });
+    assert.deepEqual(families['urls GetItem bq'], { writeRequestUnits: 0, readRequestUnits: 0.5 });
+    assert.equal(families['urls GetItem -']?.writeRequestUnits, 0);
+  });
+});
+
 describe('partition key writes', () => {
   it('counts each key by its busiest second, items of one key together', () => {
     const clock = { ms: 10_000 };
