@@ -491,17 +491,16 @@ function firstKey(request: Json): WireItem | undefined {
   return (asObject(first).Keys as WireItem[] | undefined)?.[0];
 }
 
-/** An item's family: its sort key's text before `#`, else a short partition key prefix, else `-`. */
+/** An item's family: a short partition key prefix before `#`, else the sort key's, else `-`. */
 function itemFamily(key: WireItem | undefined): string {
   if (key === undefined) return '-';
   const text = (name: string) => {
     const value = asObject(key[name]);
     return typeof value.S === 'string' ? value.S : undefined;
   };
-  const sk = text('sk');
-  if (sk !== undefined) return sk.split('#')[0] ?? '-';
   const prefix = (text('pk') ?? '').split('#')[0] ?? '';
-  return /^[a-z-]{1,12}$/.test(prefix) ? prefix : '-';
+  if (/^[a-z-]{1,12}$/.test(prefix)) return prefix;
+  return text('sk')?.split('#')[0] ?? '-';
 }
 
 /** Accumulates {@link EndpointMetrics}; snapshots are copies, so callers can diff them. */

@@ -39,6 +39,19 @@ export function hostGroupContract(open: () => Promise<GroupTable>): void {
     assert.equal((await table.noteBacklog('c', 'h.example')).queued, 3);
   });
 
+  it('a start on a host item never written creates it; a noted start bumps the version, a plain one not', async () => {
+    const table = await open();
+    assert.equal(await table.startGroup('c', 'n.example', 2, 'first'), true);
+    const plain = await groupOf(table, 'c', 'n.example');
+    assert.equal(plain?.queued, 2);
+    assert.equal(plain?.version, 0);
+    assert.equal(await table.startGroup('c', 'm.example', 2, 'first', { noted: true }), true);
+    const noted = await groupOf(table, 'c', 'm.example');
+    assert.equal(noted?.version, 1);
+    assert.equal(await table.startGroup('c', 'm.example', 2, 'second', { noted: true }), false);
+    assert.equal((await groupOf(table, 'c', 'm.example'))?.version, 1, 'a failed start notes nothing');
+  });
+
   it('the ledger write moves the group once and ends the start; a redelivered one is not counted', async () => {
     const table = await open();
     await table.noteBacklog('c', 'g.example');

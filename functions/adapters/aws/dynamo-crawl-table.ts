@@ -579,16 +579,35 @@ export class DynamoCrawlTable implements CrawlTableStore {
     return groupFromItem(response.Attributes ?? {});
   }
 
-  async startGroup(crawlId: string, host: string, queued: number, starter: string): Promise<boolean> {
+  async startGroup(
+    crawlId: string,
+    host: string,
+    queued: number,
+    starter: string,
+    options: { noted?: boolean } = {},
+  ): Promise<boolean> {
+    const noted = options.noted === true;
     try {
       await this.#doc.send(
         new UpdateCommand({
           TableName: this.#table,
           Key: { pk: crawlId, sk: `host#${host}` },
-          UpdateExpression: 'SET #gq = :n, #gs = :s',
+          // The host name too: a start may be the host item's first write.
+          UpdateExpression: `SET #gq = :n, #gs = :s, #h = :h${noted ? ' ADD #gv :one' : ''}`,
           ConditionExpression: 'attribute_not_exists(#gq) OR #gq <= :zero OR #gs = :s',
-          ExpressionAttributeNames: { '#gq': GROUP_NAMES['#gq'], '#gs': GROUP_NAMES['#gs'] },
-          ExpressionAttributeValues: { ':n': queued, ':s': starter, ':zero': 0 },
+          ExpressionAttributeNames: {
+            '#gq': GROUP_NAMES['#gq'],
+            '#gs': GROUP_NAMES['#gs'],
+            '#h': 'host',
+            ...(noted ? { '#gv': GROUP_NAMES['#gv'] } : {}),
+          },
+          ExpressionAttributeValues: {
+            ':n': queued,
+            ':s': starter,
+            ':zero': 0,
+            ':h': host,
+            ...(noted ? { ':one': 1 } : {}),
+          },
         }),
       );
       return true;

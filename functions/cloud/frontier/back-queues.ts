@@ -10,10 +10,12 @@
  * - the batch that holds the group (its messages are in flight, so no one else can): at its
  *   commit it refills the group up to the limit from its own new links and the back queue, richest
  *   first, and counts the change in the host's ledger write (exactly once: see `refillPlan`);
- * - anyone else (another host's page, a sitemap, the scheduler, the API's seeds) adds to the back
- *   queue, notes it on the host item (a version), and, when the group holds no message, starts it
- *   with the back queue's richest tasks (`offerTasks`). One starter wins (a conditional write); a
- *   starter that dies before its sends is recognised when its message comes back.
+ * - anyone else (another host's page, a sitemap, the scheduler, the API's seeds) starts an idle
+ *   group with its own richest tasks straight away (one conditional write; what does not fit waits
+ *   in the back queue, added first), or, when the group is busy, adds to the back queue and notes
+ *   it on the host item (a version), starting the group after all if it went idle meanwhile
+ *   (`offerTasks`). One starter wins (a conditional write); a starter that dies before its sends
+ *   is recognised when its message comes back.
  * The holder that would leave the group empty writes its ledger on condition that the version is
  * still the one it read: an offer made meanwhile fails that write, and the holder reads the back
  * queue again (strongly consistent) before it lets the group go idle. So no task waits in a back
@@ -53,6 +55,44 @@ export interface BackQueueDeps {
   groupLimit?: number;
   /** Test seam (see fault-hook.ts). */
   fault?: FaultHook;
+  /** Groups this process saw busy lately: their offers skip the start that would fail. */
+  hints?: GroupHints;
+}
+
+/**
+ * Which hosts' groups this process saw busy in the last {@link GroupHints.ttlMs}: an offer to a
+ * busy group goes to its back queue at once instead of paying a start that fails (a failed
+ * conditional write costs a write unit too). Only a hint: a wrong one costs a write, never a task.
+ */
+export class GroupHints {
+  readonly #busy = new Map<string, number>();
+  readonly #now: () => number;
+  readonly ttlMs: number;
+  readonly #max: number;
+
+  constructor(now: () => number, ttlMs = 5_000, max = 10_000) {
+    this.#now = now;
+    this.ttlMs = ttlMs;
+    this.#max = max;
+  }
+
+  busy(key: string): boolean {
+    const until = this.#busy.get(key);
+    if (until === undefined) return false;
+    if (until > this.#now()) return true;
+    this.#busy.delete(key);
+    return false;
+  }
+
+  seen(key: string, busy: boolean): void {
+    this.#busy.delete(key);
+    if (!busy) return;
+    if (this.#busy.size >= this.#max) {
+      const oldest = this.#busy.keys().next().value;
+      if (oldest !== undefined) this.#busy.delete(oldest);
+    }
+    this.#busy.set(key, this.#now() + this.ttlMs);
+  }
 }
 
 /**
@@ -140,9 +180,19 @@ export async function offerTasks(
   const limit = deps.groupLimit ?? FRONTIER_GROUP_LIMIT;
   let sent = 0;
   for (const { crawlId, host, tasks: hostTasks } of byHost(tasks).values()) {
-    await deps.backlog.add(crawlId, host, hostTasks);
-    const group = await deps.table.noteBacklog(crawlId, host);
     const me = starter(crawlId, host, hostTasks);
+    const key = stateKey(crawlId, host);
+    let waiting: readonly CrawlTask[] = hostTasks;
+    if (deps.hints?.busy(key) !== true) {
+      const direct = await startWithOwn(deps, crawlId, host, hostTasks, me, limit);
+      deps.hints?.seen(key, direct.sent === 0);
+      sent += direct.sent;
+      if (direct.sent > 0) continue;
+      waiting = direct.waiting;
+    }
+    await deps.backlog.add(crawlId, host, waiting);
+    const group = await deps.table.noteBacklog(crawlId, host);
+    deps.hints?.seen(key, group.queued > 0 && group.starter !== me);
     if (group.queued > 0 && group.starter !== me) continue;
     const start = takeTurns(await deps.backlog.richest(crawlId, host, turnsFor(limit)), limit);
     const turn = start.flatMap((t) => t.tasks);
@@ -154,6 +204,35 @@ export async function offerTasks(
     sent += turn.length;
   }
   return sent;
+}
+
+/**
+ * An idle group started with the offer's own richest tasks, sent straight to it: no back-queue
+ * item to add and take out again (the back queue of an idle group is empty). What does not fit
+ * waits in the back queue, added before the start notes it, so the group's holder reads it there.
+ * Resolves the tasks sent, or (none sent: the group was busy) those not yet in the back queue.
+ */
+async function startWithOwn(
+  deps: BackQueueDeps,
+  crawlId: string,
+  host: string,
+  tasks: readonly CrawlTask[],
+  me: string,
+  limit: number,
+): Promise<{ sent: number; waiting: CrawlTask[] }> {
+  const unique = new Map<string, CrawlTask>();
+  for (const task of tasks) if (!unique.has(task.fp)) unique.set(task.fp, task);
+  const sorted = [...unique.values()].sort(richestFirst);
+  const first = sorted.slice(0, limit);
+  const rest = sorted.slice(limit);
+  if (first.length === 0) return { sent: 0, waiting: [] };
+  if (rest.length > 0) await deps.backlog.add(crawlId, host, rest);
+  if (!(await deps.table.startGroup(crawlId, host, first.length, me, { noted: rest.length > 0 }))) {
+    return { sent: 0, waiting: first };
+  }
+  deps.fault?.('after-start');
+  await deps.queue.enqueue(asTurn(first, `start ${me}`));
+  return { sent: first.length, waiting: [] };
 }
 
 /** Turns to read for `room` messages: enough to fill it, and one more to know if more wait. */

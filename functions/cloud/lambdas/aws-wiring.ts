@@ -29,7 +29,7 @@ import type { Clock, Fetcher } from '../../core/ports.ts';
 import type { FunctionEnv } from '../env.ts';
 import { NO_FAULTS } from '../fault-hook.ts';
 import { cloudFetchSettings } from '../fetch-budget.ts';
-import { ADMIT_STARTER, BackQueueFrontier, SEEDS_STARTER } from '../frontier/back-queues.ts';
+import { ADMIT_STARTER, BackQueueFrontier, GroupHints, SEEDS_STARTER } from '../frontier/back-queues.ts';
 import type { CrawlStores } from '../ports/cloud-ports.ts';
 import type { ArchiverDeps, CrawlInfo } from '../use-cases/archive-captures.ts';
 import type { CompleteCrawlsDeps } from '../use-cases/complete-crawls.ts';
@@ -117,6 +117,7 @@ export function createAwsWorkerDeps(
       }),
     fault: options.fault ?? NO_FAULTS,
     maxReceives: Number(env.frontierMaxReceives),
+    groupHints: new GroupHints(() => clock.now()),
   };
   if (options.log !== undefined) deps.log = options.log;
   if (options.inlineWaitMs !== undefined) deps.inlineWaitMs = options.inlineWaitMs;

@@ -186,9 +186,16 @@ export interface CrawlTableStore {
   /**
    * Starts an idle group: sets `queued` to `queued` and `starter` when the group holds no message,
    * or when `starter` started it already (a redelivered starter that died before its sends).
-   * Resolves whether this caller may send.
+   * Resolves whether this caller may send. With `noted`, the same write bumps the back queue's
+   * version (the starter added what did not fit there first).
    */
-  startGroup(crawlId: string, host: string, queued: number, starter: string): Promise<boolean>;
+  startGroup(
+    crawlId: string,
+    host: string,
+    queued: number,
+    starter: string,
+    options?: { noted?: boolean },
+  ): Promise<boolean>;
   addBudget(crawlId: string, fetched: number): Promise<void>;
   addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void>;
   /** An origin's duplicate-URL rules (eventually consistent); undefined when none were stored. */

@@ -8,7 +8,7 @@ import type { Clock, Fetcher, Frontier, Gunzip } from '../../core/ports.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { CrawlTask } from '../../core/types.ts';
 import type { FaultHook } from '../fault-hook.ts';
-import type { BackQueueDeps } from '../frontier/back-queues.ts';
+import type { BackQueueDeps, GroupHints } from '../frontier/back-queues.ts';
 import type { CaptureMessage } from '../messages/capture-message.ts';
 import type { CrawlRecord, HostCounts, HostGroup } from '../messages/crawl-records.ts';
 import type {
@@ -131,6 +131,8 @@ export interface FrontierWorkerDeps {
   archive?: ArchiveStore;
   /** A host's FIFO group is refilled while it holds fewer messages than this (default FRONTIER_GROUP_LIMIT). */
   groupLimit?: number;
+  /** Groups this container saw busy lately (back-queues.ts); absent: every offer tries a start first. */
+  groupHints?: GroupHints;
   /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */
   fetcher: (config: CrawlConfig) => Fetcher;
   /** Inflates gzipped sitemap files (`.xml.gz`); absent: they are recorded, not read. */
@@ -231,5 +233,6 @@ export function backQueueDeps(deps: FrontierWorkerDeps): BackQueueDeps {
     queue: deps.frontier,
     ...(deps.groupLimit === undefined ? {} : { groupLimit: deps.groupLimit }),
     ...(deps.fault === undefined ? {} : { fault: deps.fault }),
+    ...(deps.groupHints === undefined ? {} : { hints: deps.groupHints }),
   };
 }

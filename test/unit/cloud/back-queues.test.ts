@@ -11,6 +11,7 @@ import { type FaultStep, InjectedCrashError } from '../../../functions/cloud/fau
 import {
   ADMIT_STARTER,
   BackQueueFrontier,
+  GroupHints,
   offerTasks,
   refillPlan,
   SEEDS_STARTER,
@@ -106,21 +107,50 @@ describe('refillPlan', () => {
 });
 
 describe('offerTasks', () => {
-  it('starts an idle group with its richest tasks, once; a busy group only gets a back queue', async () => {
+  it('starts an idle group with its own richest tasks straight away; a busy group only gets a back queue', async () => {
     const cloud = new MemoryCloud();
     const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier, groupLimit: 3 };
-    // Eight tasks are two turns (six, two): the start takes the richest turn whole.
     const tasks = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => task(`${SITE}/${n}`, n));
-    assert.equal(await offerTasks(deps, tasks, SEEDS_STARTER), BACKLOG_TURN);
+    assert.equal(await offerTasks(deps, tasks, SEEDS_STARTER), 3);
     assert.deepEqual(
       cloud.frontier.sent.map((t) => t.url),
-      [8, 7, 6, 5, 4, 3].map((n) => `${SITE}/${n}`),
+      [8, 7, 6].map((n) => `${SITE}/${n}`),
     );
-    assert.equal(cloud.backlog.size(), 2);
+    // What did not fit waits in the back queue, noted by the start itself (the holder reads it).
+    assert.equal(cloud.backlog.size(), 5);
+    const group = cloud.table.hostItems.get(stateKey('c1', 'a.example'))?.group;
+    assert.equal(group?.queued, 3);
+    assert.ok(group !== undefined && group.version > group.drained, 'the back queue is noted');
     // Another offerer meets a busy group: its tasks wait.
     assert.equal(await offerTasks(deps, [task(`${SITE}/9`, 9)], () => 'someone else'), 0);
+    assert.equal(cloud.backlog.size(), 6);
+    assert.equal(cloud.table.hostItems.get(stateKey('c1', 'a.example'))?.group?.queued, 3);
+  });
+
+  it('an idle group whose offer fits is started with no back-queue write at all', async () => {
+    const cloud = new MemoryCloud();
+    const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier, groupLimit: 6 };
+    assert.equal(await offerTasks(deps, [task(`${SITE}/1`, 1), task(`${SITE}/2`, 2)], SEEDS_STARTER), 2);
+    assert.deepEqual(cloud.table.calls, ['startGroup']);
+    assert.equal(cloud.backlog.size(), 0);
+  });
+
+  it('a group seen busy lately gets its offers in the back queue without a start that would fail', async () => {
+    const cloud = new MemoryCloud();
+    let now = 0;
+    const hints = new GroupHints(() => now, 1_000);
+    const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier, groupLimit: 1, hints };
+    await offerTasks(deps, [task(`${SITE}/1`, 1)], SEEDS_STARTER);
+    await offerTasks(deps, [task(`${SITE}/2`, 2)], () => 'b');
+    assert.deepEqual(cloud.table.calls, ['startGroup', 'startGroup', 'noteBacklog']);
+    cloud.table.calls.length = 0;
+    await offerTasks(deps, [task(`${SITE}/3`, 3)], () => 'c');
+    assert.deepEqual(cloud.table.calls, ['noteBacklog'], 'the hint skips the start');
+    now = 2_000;
+    cloud.table.calls.length = 0;
+    await offerTasks(deps, [task(`${SITE}/4`, 4)], () => 'd');
+    assert.deepEqual(cloud.table.calls, ['startGroup', 'noteBacklog'], 'an old hint is not trusted');
     assert.equal(cloud.backlog.size(), 3);
-    assert.equal(cloud.table.hostItems.get(stateKey('c1', 'a.example'))?.group?.queued, BACKLOG_TURN);
   });
 
   it('a starter that died after winning the start sends when it comes back; nobody else does', async () => {

@@ -256,12 +256,18 @@ export class MemoryCrawlTable implements CrawlTableStore {
     item.group.version += 1;
     return copy(item.group);
   }
-  async startGroup(crawlId: string, host: string, queued: number, starter: string): Promise<boolean> {
+  async startGroup(
+    crawlId: string,
+    host: string,
+    queued: number,
+    starter: string,
+    options: { noted?: boolean } = {},
+  ): Promise<boolean> {
     this.#call('startGroup');
     const item = this.#hostItem(crawlId, host);
     const g = item.group ?? { ...IDLE_GROUP };
     if (g.queued > 0 && g.starter !== starter) return false;
-    item.group = { ...g, queued, starter };
+    item.group = { ...g, queued, starter, version: g.version + (options.noted === true ? 1 : 0) };
     return true;
   }
   #hostItem(crawlId: string, host: string): HostRecord {

@@ -31,11 +31,12 @@ const put = (pk: string, sk: string, bytes = 10) => ({
 });
 
 describe('units by item family', () => {
-  it('names each charge by table, operation and the sort key (or short partition key) prefix', () => {
+  it('names each charge by table, operation and a short partition key prefix, else the sort key prefix', () => {
     const r = recorder({ ms: 0 });
     r.dynamo('PutItem', put('crawl-1', 'host#a.example'), 200, {});
     r.dynamo('PutItem', put('crawl-1', 'host#b.example', 1500), 200, {});
-    r.dynamo('PutItem', put('bq', 'x'), 200, {});
+    r.dynamo('PutItem', put('0f3a9c21-77', 'x#1'), 200, {});
+    r.dynamo('PutItem', put('bq#c1#a.example', '3fe0#ab'), 200, {});
     r.dynamo('GetItem', { TableName: 'urls', Key: { pk: { S: 'bq#c1#a.example' } } }, 200, {
       Item: { pk: { S: 'bq#c1#a.example' } },
     });
@@ -43,6 +44,7 @@ describe('units by item family', () => {
     const families = r.snapshot().dynamodb.byFamily;
     assert.deepEqual(families[`${TABLE} PutItem host`], { writeRequestUnits: 3, readRequestUnits: 0 });
     assert.deepEqual(families[`${TABLE} PutItem x`], { writeRequestUnits: 1, readRequestUnits: 0 });
+    assert.deepEqual(families[`${TABLE} PutItem bq`], { writeRequestUnits: 1, readRequestUnits: 0 });
     assert.deepEqual(families['urls GetItem bq'], { writeRequestUnits: 0, readRequestUnits: 0.5 });
     assert.equal(families['urls GetItem -']?.writeRequestUnits, 0);
   });
