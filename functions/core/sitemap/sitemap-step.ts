@@ -17,7 +17,7 @@ import {
   type Followed,
   knownForm,
   linkSkip,
-  type UrlRuleChecks,
+  type UrlRuleLookup,
 } from '../step/admit-urls.ts';
 import type { CrawlTask, OutLink, PageRecord, SitemapFileRecord, SkipReason } from '../types.ts';
 import type { UrlCanonicalizer } from '../url/canonicalize.ts';
@@ -39,8 +39,8 @@ export interface SitemapStepDeps {
   scope: ScopeRules;
   /** Trap and near-duplicate defences; absent = none. */
   quality?: QualityChecks;
-  /** The hosts' duplicate-URL rules (docs/duplicate-urls.md); absent = none learned or applied. */
-  urlRules?: UrlRuleChecks;
+  /** The hosts' duplicate-URL rule book (docs/duplicate-urls.md); absent = none applied. */
+  urlRules?: UrlRuleLookup;
   /** Inflates a sitemap that came gzipped (`.xml.gz`); absent: such sitemaps are recorded, not read. */
   gunzip?: Gunzip;
 }

@@ -69,6 +69,8 @@ import { type Readmitted, readmitted, readmitUrls } from './readmit-urls.ts';
  * file's step needs is {@link SitemapStepDeps}.
  */
 export interface CrawlPageDeps extends SitemapStepDeps {
+  /** The hosts' duplicate-URL rules, applied and taught (docs/duplicate-urls.md); absent = none. */
+  urlRules?: UrlRuleChecks;
   random: () => number;
   fetcher: Fetcher;
   robots: RobotsCache;
