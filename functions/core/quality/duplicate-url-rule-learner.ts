@@ -244,14 +244,33 @@ export class DuplicateUrlRuleLearner implements UrlRuleLearner {
       }
     }
     // what this origin's memory saw may refute a rule learned elsewhere
-    const memory = this.#s.memory.get(origin);
-    if (memory !== undefined) {
-      for (const entry of [...rules.entries.values()])
-        this.#indexOf(origin, rules, memory, entry, changes, false);
-      this.#refreshComposite(origin, rules, memory, changes);
-    }
+    this.#reindex(origin, rules, changes);
     this.#keepGivenBack(origin, changes);
     return changes;
+  }
+
+  /**
+   * Builds the image indexes of every origin whose memory was restored (a snapshot keeps the
+   * remembered URLs, not the indexes): without them `heldAs` finds no held form until the origin's
+   * next page. Rules the memory refutes are blocked, their URLs kept for `takeGivenBack`.
+   */
+  reindexRestored(): void {
+    for (const origin of [...this.#s.memory.keys()]) {
+      const rules = this.#s.rules.peek(origin);
+      if (rules === undefined) continue;
+      const changes: RuleChange[] = [];
+      this.#reindex(origin, rules, changes);
+      this.#keepGivenBack(origin, changes);
+    }
+  }
+
+  /** Files the origin's memory under each rule's index and the active rules' composite. */
+  #reindex(origin: string, rules: HostRules, changes: RuleChange[]): void {
+    const memory = this.#s.memory.get(origin);
+    if (memory === undefined) return;
+    for (const entry of [...rules.entries.values()])
+      this.#indexOf(origin, rules, memory, entry, changes, false);
+    this.#refreshComposite(origin, rules, memory, changes);
   }
 
   /**

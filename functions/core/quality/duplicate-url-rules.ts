@@ -89,7 +89,10 @@ export class DuplicateUrlRules implements UrlRuleBook, UrlRuleLearner, UrlRuleSn
     this.#state = new DuplicateUrlRuleState(options);
     this.#book = new DuplicateUrlRuleBook(this.#state);
     this.#learner = new DuplicateUrlRuleLearner(this.#state);
-    if (snapshot !== undefined) restoreRules(this.#state, snapshot);
+    if (snapshot !== undefined) {
+      restoreRules(this.#state, snapshot);
+      this.#learner.reindexRestored();
+    }
   }
 
   // the rule book
