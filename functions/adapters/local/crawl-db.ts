@@ -3,11 +3,12 @@
  * the URL-seen set (8-byte fingerprints), the frontier, content hashes, robots.txt entries and
  * checkpoints. Memory stays flat as the crawl grows: rows live on disk, SQLite caches pages.
  */
-import { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
 import type { RobotsEntry } from '../../core/ports.ts';
 import { SEED_OWNER } from '../../core/step/crawl-page.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import { fingerprint } from '../../core/url/fingerprint.ts';
+import { openSqlite } from './open-sqlite.ts';
 
 /** Fingerprint (16 hex chars) as the signed 64-bit integer SQLite stores in 8 bytes. */
 export function fpToInt(fp: Fingerprint): bigint {
@@ -193,14 +194,7 @@ export class CrawlDb {
 
   constructor(path: string, options: { prioritize?: Prioritize } = {}) {
     this.prioritize = options.prioritize ?? breadthFirst;
-    this.#db = new DatabaseSync(path);
-    try {
-      this.#db.exec(SCHEMA);
-    } catch (error) {
-      // Locked by another process, or not a database: leave nothing open.
-      this.#db.close();
-      throw error;
-    }
+    this.#db = openSqlite(path, SCHEMA);
     const columnsOf = (table: string) =>
       (this.#db.prepare(`PRAGMA table_info(${table})`).all() as { name: string; type: string }[]).map(
         (c) => `${c.name}:${c.type}`,
