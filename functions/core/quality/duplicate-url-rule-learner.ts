@@ -261,6 +261,8 @@ export class DuplicateUrlRuleLearner implements UrlRuleLearner {
       const changes: RuleChange[] = [];
       this.#reindex(origin, rules, changes);
       this.#keepGivenBack(origin, changes);
+      // the indexes count against the memory's budget, as they do while learning
+      this.#s.trim(origin);
     }
   }
 
