@@ -531,7 +531,8 @@ export class MemoryObjects implements ObjectStore, ObjectReader, ObjectLinks {
   async read(key: string, from: number): Promise<Uint8Array> {
     const object = this.objects.get(key);
     if (object === undefined) throw Object.assign(new Error(`no object ${key}`), { name: 'NoSuchKey' });
-    return object.subarray(from);
+    // a copy, as bytes that came over the network: a caller that changes them changes no object
+    return object.slice(from);
   }
   async list(prefix: string, startAfter: string | undefined, max: number): Promise<StoredObject[]> {
     const keys = await this.keys(prefix, startAfter, max);
