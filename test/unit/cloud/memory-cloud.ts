@@ -602,7 +602,9 @@ export class MemoryParkedUrls implements ParkedUrls {
     let n = 0;
     for (const fp of fps) {
       const id = `${crawlId}#${fp}`;
-      if (this.entries.delete(id)) n += 1;
+      // as the UrlTable's conditional update: only a parked URL is taken out, and only it is admitted
+      if (!this.entries.delete(id)) continue;
+      n += 1;
       this.claims.delete(id);
       this.admitted.add(id);
       this.#seen(crawlId).parkedSet.delete(fp);
