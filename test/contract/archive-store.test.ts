@@ -1,8 +1,8 @@
-import { after, before, describe } from 'node:test';
+import { describe } from 'node:test';
 import { DynamoArchiveStore } from '../../functions/adapters/aws/dynamo-archive-store.ts';
 import { MemoryArchiveStore } from '../unit/cloud/memory-cloud.ts';
 import { archiveStoreContract } from './archive-store.contract.ts';
-import { type AwsBackend, openAwsBackend } from './backends.ts';
+import { awsSuite } from './aws-suite.ts';
 
 describe("ArchiveStore contract: MemoryArchiveStore (the unit tests' fake)", () => {
   const store = new MemoryArchiveStore();
@@ -10,12 +10,7 @@ describe("ArchiveStore contract: MemoryArchiveStore (the unit tests' fake)", () 
 });
 
 describe('ArchiveStore contract: DynamoArchiveStore', () => {
-  let aws: AwsBackend;
-  let store: DynamoArchiveStore;
-  before(async () => {
-    aws = await openAwsBackend();
-    store = new DynamoArchiveStore(aws.clients.doc, await aws.crawlTable());
-  });
-  after(() => aws.close());
-  archiveStoreContract(async () => store);
+  archiveStoreContract(
+    awsSuite(async (aws) => new DynamoArchiveStore(aws.clients.doc, await aws.crawlTable())),
+  );
 });

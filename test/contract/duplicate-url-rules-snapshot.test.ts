@@ -11,7 +11,8 @@ import {
   type DuplicateUrlRulesSnapshot,
 } from '../../functions/core/quality/duplicate-url-rules.ts';
 import { MemoryCrawlTable } from '../unit/cloud/memory-cloud.ts';
-import { type AwsBackend, openAwsBackend, uniqueName } from './backends.ts';
+import { awsSuite } from './aws-suite.ts';
+import { uniqueName } from './backends.ts';
 import { type RuleSnapshotStore, ruleSnapshotContract } from './duplicate-url-rules-snapshot.contract.ts';
 
 describe('duplicate-URL rules snapshot contract: the snapshot as JSON', () => {
@@ -94,14 +95,6 @@ describe("duplicate-URL rules snapshot contract: MemoryCrawlTable (the unit test
 });
 
 describe('duplicate-URL rules snapshot contract: DynamoCrawlTable', () => {
-  let aws: AwsBackend;
-  let table: string;
-  before(async () => {
-    aws = await openAwsBackend();
-    table = await aws.crawlTable();
-  });
-  after(() => aws.close());
-  ruleSnapshotContract(async () =>
-    crawlTableStore(new DynamoCrawlTable(aws.clients.doc, table), uniqueName('crawl')),
-  );
+  const table = awsSuite(async (aws) => new DynamoCrawlTable(aws.clients.doc, await aws.crawlTable()));
+  ruleSnapshotContract(async () => crawlTableStore(await table(), uniqueName('crawl')));
 });

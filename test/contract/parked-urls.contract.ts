@@ -46,6 +46,19 @@ function task(crawlId: string): CrawlTask {
 
 const fps = (parked: readonly { task: CrawlTask }[]) => parked.map((p) => p.task.fp).sort();
 
+/** A new crawl with `a` (key 1) and `b` (key 2) claimed by OWNER and parked; `never` neither. */
+async function parkTwo(open: () => Promise<ParkedUrlsHarness>) {
+  const harness = await open();
+  const crawl = newCrawl();
+  const [a, b, never] = [task(crawl), task(crawl), task(crawl)];
+  await harness.claim(crawl, [a.fp, b.fp], OWNER);
+  await harness.parked.park(crawl, [
+    { task: a, owner: OWNER, key: 1 },
+    { task: b, owner: OWNER, key: 2 },
+  ]);
+  return { ...harness, crawl, a, b, never };
+}
+
 /** Registers the contract's tests. */
 export function parkedUrlsContract(open: () => Promise<ParkedUrlsHarness>): void {
   it('parks only the URLs its owner claimed, with the task and key given; richest lists them most cash first', async () => {
@@ -81,14 +94,7 @@ export function parkedUrlsContract(open: () => Promise<ParkedUrlsHarness>): void
   });
 
   it('credits add to parked URLs and name those not parked', async () => {
-    const { parked, claim } = await open();
-    const crawl = newCrawl();
-    const [a, b, never] = [task(crawl), task(crawl), task(crawl)];
-    await claim(crawl, [a.fp, b.fp], OWNER);
-    await parked.park(crawl, [
-      { task: a, owner: OWNER, key: 1 },
-      { task: b, owner: OWNER, key: 2 },
-    ]);
+    const { parked, crawl, a, b, never } = await parkTwo(open);
     const missing = await parked.credit(
       crawl,
       new Map([
@@ -104,14 +110,8 @@ export function parkedUrlsContract(open: () => Promise<ParkedUrlsHarness>): void
   });
 
   it('unpark takes URLs out and counts those that were parked; an admitted URL is never parked again', async () => {
-    const { parked, claim } = await open();
-    const crawl = newCrawl();
-    const [a, b, never] = [task(crawl), task(crawl), task(crawl)];
-    await claim(crawl, [a.fp, b.fp, never.fp], OWNER);
-    await parked.park(crawl, [
-      { task: a, owner: OWNER, key: 1 },
-      { task: b, owner: OWNER, key: 2 },
-    ]);
+    const { parked, claim, crawl, a, b, never } = await parkTwo(open);
+    await claim(crawl, [never.fp], OWNER);
     assert.equal(await parked.unpark(crawl, [a.fp, never.fp]), 1);
     assert.deepEqual(fps(await parked.richest(crawl, 10)), [b.fp]);
     assert.equal(await parked.unpark(crawl, [a.fp]), 0, 'once');
@@ -125,14 +125,7 @@ export function parkedUrlsContract(open: () => Promise<ParkedUrlsHarness>): void
   });
 
   it('an admission claim holds against other admissions until ADMISSION_CLAIM_MS passed; its own admitter may claim again', async () => {
-    const { parked, claim, setNow } = await open();
-    const crawl = newCrawl();
-    const [a, b, never] = [task(crawl), task(crawl), task(crawl)];
-    await claim(crawl, [a.fp, b.fp], OWNER);
-    await parked.park(crawl, [
-      { task: a, owner: OWNER, key: 1 },
-      { task: b, owner: OWNER, key: 2 },
-    ]);
+    const { parked, setNow, crawl, a, b, never } = await parkTwo(open);
     setNow(1_000_000);
     const first = await parked.claimAdmission(crawl, [a.fp, a.fp, never.fp], 'admission-1');
     assert.deepEqual(first, [a.fp], 'a parked URL once; one not parked is not given');

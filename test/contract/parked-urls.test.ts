@@ -1,8 +1,8 @@
-import { after, before, describe } from 'node:test';
+import { describe } from 'node:test';
 import { DynamoParkedUrls } from '../../functions/adapters/aws/dynamo-parked-urls.ts';
 import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
 import { MemoryCloud } from '../unit/cloud/memory-cloud.ts';
-import { type AwsBackend, openAwsBackend } from './backends.ts';
+import { awsSuite } from './aws-suite.ts';
 import { parkedUrlsContract } from './parked-urls.contract.ts';
 
 describe("ParkedUrls contract: MemoryParkedUrls (the unit tests' fake)", () => {
@@ -19,21 +19,18 @@ describe("ParkedUrls contract: MemoryParkedUrls (the unit tests' fake)", () => {
 });
 
 describe('ParkedUrls contract: DynamoParkedUrls', () => {
-  let aws: AwsBackend;
-  let table: string;
+  const backend = awsSuite(async (aws) => ({ doc: aws.clients.doc, table: await aws.urlTable() }));
   let now = 0;
-  before(async () => {
-    aws = await openAwsBackend();
-    table = await aws.urlTable();
+  parkedUrlsContract(async () => {
+    const { doc, table } = await backend();
+    return {
+      parked: new DynamoParkedUrls(doc, table, () => now),
+      claim: async (crawlId, fps, owner) => {
+        await new DynamoSeenStore(doc, table, crawlId).claim(fps, owner);
+      },
+      setNow: (ms) => {
+        now = ms;
+      },
+    };
   });
-  after(() => aws.close());
-  parkedUrlsContract(async () => ({
-    parked: new DynamoParkedUrls(aws.clients.doc, table, () => now),
-    claim: async (crawlId, fps, owner) => {
-      await new DynamoSeenStore(aws.clients.doc, table, crawlId).claim(fps, owner);
-    },
-    setNow: (ms) => {
-      now = ms;
-    },
-  }));
 });
