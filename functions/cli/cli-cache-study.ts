@@ -6,25 +6,16 @@ import { missRateChartSvg, sizeLabel } from '../cache-study/miss-rate-chart.ts';
 import { crawlConfigSchema } from '../core/config.ts';
 import { safeJson } from '../core/text/safe-text.ts';
 import { denseTrace, TRACE_RECORD_BYTES } from '../core/url-seen/url-seen-trace.ts';
-import {
-  formatRows,
-  HELP_OPTION,
-  type OptionSpec,
-  optionRows,
-  parseCommand,
-  UsageError,
-} from './cli-options.ts';
+import { folderOptions, optionsHelp, parseFolderCommand, UsageError } from './cli-options.ts';
 import { print } from './terminal-text.ts';
 
-const CACHE_STUDY_OPTIONS: Record<string, OptionSpec> = {
-  out: { type: 'string', short: 'o', arg: 'DIR', help: "the crawl's output folder" },
+const CACHE_STUDY_OPTIONS = folderOptions({
   sizes: { type: 'string', arg: 'A-B', help: 'cache sizes 2^A .. 2^B (default 8-20)' },
   seed: { type: 'string', arg: 'N', help: "RANDOM's seed (default 1)" },
   label: { type: 'string', arg: 'TEXT', help: 'names the crawl on the chart' },
   chart: { type: 'string', arg: 'FILE', help: 'where the SVG goes (default DIR/cache-study.svg)' },
   json: { type: 'boolean', help: 'print the study as JSON' },
-  help: HELP_OPTION,
-};
+});
 
 export const CACHE_STUDY_HELP = `usage: crawlstack cache-study --out DIR [--sizes 8-20] [--seed N] [--label TEXT] [--chart FILE] [--json]
 
@@ -33,7 +24,7 @@ through the cache policies LRU, CLOCK, RANDOM, STATIC and the clairvoyant MIN at
 2^8 .. 2^20 URLs, prints the miss rates and writes a chart (DIR/cache-study.svg).
 
 options:
-${formatRows(optionRows(CACHE_STUDY_OPTIONS))}`;
+${optionsHelp(CACHE_STUDY_OPTIONS)}`;
 
 /** What `cache-study` computed and where it wrote the chart. */
 export interface CacheStudyReport {
@@ -46,15 +37,10 @@ export interface CacheStudyReport {
 
 /** `crawlstack cache-study --out DIR ...` */
 export function cacheStudyCommand(argv: string[]): number {
-  const { values, positionals } = parseCommand(argv, CACHE_STUDY_OPTIONS, { configFlags: false });
-  if (positionals.length > 0 && !values.help) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  if (values.help) {
-    print(CACHE_STUDY_HELP);
-    return 0;
-  }
-  if (typeof values.out !== 'string')
-    throw new UsageError(`--out is required (see crawlstack cache-study --help)`);
-  const report = studyCrawl(values.out, {
+  const command = parseFolderCommand(argv, 'cache-study', CACHE_STUDY_OPTIONS, CACHE_STUDY_HELP);
+  if (command === undefined) return 0;
+  const { out, values } = command;
+  const report = studyCrawl(out, {
     sizes: values.sizes as string | undefined,
     seed: values.seed as string | undefined,
     label: values.label as string | undefined,
@@ -64,7 +50,7 @@ export function cacheStudyCommand(argv: string[]): number {
     print(safeJson(report, 2));
     return 0;
   }
-  print(formatStudy(report, readCrawlHitRate(values.out)));
+  print(formatStudy(report, readCrawlHitRate(out)));
   return 0;
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuplicateUrlRuleError, ruleKey } from '../core/quality/duplicate-url-rule.ts';
+import type { UrlRuleBook } from '../core/quality/duplicate-url-rule-book.ts';
 import { DuplicateUrlRules, type RuleRecord } from '../core/quality/duplicate-url-rules.ts';
 import { type CanonicalResult, UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { fingerprint } from '../core/url/fingerprint.ts';
@@ -85,7 +86,7 @@ export function canonicalizeCommand(argv: string[]): number {
 
 /** Whether the crawl took two canonical URLs for one page, and why. */
 function verdict(
-  rules: DuplicateUrlRules,
+  rules: UrlRuleBook,
   a: Extract<CanonicalResult, { ok: true }>,
   b: Extract<CanonicalResult, { ok: true }>,
 ): string {
@@ -107,7 +108,7 @@ function verdict(
 }
 
 /** The rules a crawl wrote to DIR/rules.json (when it ended), as a learner that applies them. */
-function loadRules(dir: string): DuplicateUrlRules {
+function loadRules(dir: string): UrlRuleBook {
   const path = join(dir, RULES_FILE);
   if (!existsSync(path)) {
     throw new UsageError(

@@ -4,18 +4,10 @@ import { basename, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { csvRecord } from '../core/dataset/csv.ts';
 import { escapeJsonText, safeJson } from '../core/text/safe-text.ts';
-import {
-  formatRows,
-  HELP_OPTION,
-  type OptionSpec,
-  optionRows,
-  parseCommand,
-  UsageError,
-} from './cli-options.ts';
-import { print, printError } from './terminal-text.ts';
+import { folderOptions, optionsHelp, parseFolderCommand, UsageError } from './cli-options.ts';
+import { printError } from './terminal-text.ts';
 
-const EXPORT_OPTIONS: Record<string, OptionSpec> = {
-  out: { type: 'string', short: 'o', arg: 'DIR', help: "the crawl's output folder" },
+const EXPORT_OPTIONS = folderOptions({
   format: { type: 'string', arg: 'F', help: 'jsonl (default) or csv' },
   source: {
     type: 'string',
@@ -33,8 +25,7 @@ const EXPORT_OPTIONS: Record<string, OptionSpec> = {
     type: 'boolean',
     help: "write CSV cells that begin with = + - @ or tab as they are (default: prefixed with ', so a spreadsheet does not run them)",
   },
-  help: HELP_OPTION,
-};
+});
 
 export const EXPORT_HELP = `usage: crawlstack export --out DIR [--format jsonl|csv] [--source pages|dataset] [--fields a,b] [--output FILE] [--bom] [--csv-raw-formulas]
 
@@ -44,7 +35,7 @@ Control and bidi characters from pages are escaped (JSON: \\uXXXX; CSV: \\xNN sh
 CSV cells that begin like a formula get a ' in front (--csv-raw-formulas: not).
 
 options:
-${formatRows(optionRows(EXPORT_OPTIONS))}`;
+${optionsHelp(EXPORT_OPTIONS)}`;
 
 /** What `export` wrote. */
 export interface ExportResult {
@@ -67,14 +58,9 @@ interface ExportOptions {
 
 /** `crawlstack export --out DIR ...` */
 export async function exportCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(argv, EXPORT_OPTIONS, { configFlags: false });
-  if (positionals.length > 0 && !values.help) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  if (values.help) {
-    print(EXPORT_HELP);
-    return 0;
-  }
-  if (typeof values.out !== 'string')
-    throw new UsageError(`--out is required (see crawlstack export --help)`);
+  const command = parseFolderCommand(argv, 'export', EXPORT_OPTIONS, EXPORT_HELP);
+  if (command === undefined) return 0;
+  const { out, values } = command;
   const format = (values.format ?? 'jsonl') as string;
   if (format !== 'jsonl' && format !== 'csv')
     throw new UsageError(`--format is jsonl or csv, got "${format}"`);
@@ -89,7 +75,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
     fields = values.fields.split(',').map((f) => f.trim());
     if (fields.some((f) => f === '')) throw new UsageError(`--fields has an empty name: "${values.fields}"`);
   }
-  const path = sourcePath(values.out, source);
+  const path = sourcePath(out, source);
   const file = typeof values.output === 'string' ? values.output : undefined;
   let output: Writable = process.stdout;
   // Opened once the columns are known: a failed --fields check leaves no file behind.

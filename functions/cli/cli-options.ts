@@ -13,6 +13,7 @@ import {
 } from '../core/config.ts';
 import { extractSelectors } from '../core/dataset/extract-fields.ts';
 import { NETWORK_NAMES, networkList } from '../core/net/address-policy.ts';
+import { print } from './terminal-text.ts';
 
 /** `off`: a `--no-...` flag that sets a setting whose default is true to false. */
 type FlagType = 'int' | 'number' | 'string' | 'boolean' | 'off' | 'list' | 'csv' | 'pairs' | 'networks';
@@ -231,6 +232,51 @@ export interface OptionSpec {
 
 /** `--help` / `-h`, which every command takes. */
 export const HELP_OPTION: OptionSpec = { type: 'boolean', short: 'h', help: 'show this help' };
+
+/**
+ * The options of a command that reads one crawl's folder: `--out DIR` (`outHelp` says which crawl
+ * it takes), the command's own, then `--help`, in the order its help lists them.
+ */
+export function folderOptions(
+  own: Record<string, OptionSpec>,
+  outHelp = "the crawl's output folder",
+): Record<string, OptionSpec> {
+  return { out: { type: 'string', short: 'o', arg: 'DIR', help: outHelp }, ...own, help: HELP_OPTION };
+}
+
+/** The help lines of a command's own options. */
+export function optionsHelp(options: Record<string, OptionSpec>): string {
+  return formatRows(optionRows(options));
+}
+
+/** What a command that reads one crawl's folder was given: the folder and its own options. */
+export interface FolderCommand {
+  out: string;
+  values: ParsedCommand['values'];
+}
+
+/**
+ * Parses a command that reads one crawl's folder (`--out DIR` and its own `options`; no config
+ * flags, no positional argument). With `--help` it prints `help` and returns undefined. Throws
+ * UsageError for an argument it does not take, or without `--out` (`missing`; by default a pointer
+ * to the command's help).
+ */
+export function parseFolderCommand(
+  argv: string[],
+  command: string,
+  options: Record<string, OptionSpec>,
+  help: string,
+  missing = `--out is required (see crawlstack ${command} --help)`,
+): FolderCommand | undefined {
+  const { values, positionals } = parseCommand(argv, options, { configFlags: false });
+  if (values.help) {
+    print(help);
+    return undefined;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (typeof values.out !== 'string') throw new UsageError(missing);
+  return { out: values.out, values };
+}
 const CONFIG_OPTION: OptionSpec = {
   type: 'string',
   arg: 'FILE',

@@ -8,27 +8,16 @@ import { AopicLedger, type AopicState } from '../core/scheduling/aopic.ts';
 import { safeJson } from '../core/text/safe-text.ts';
 import type { LinkRecord, PageRecord } from '../core/types.ts';
 import { fingerprint } from '../core/url/fingerprint.ts';
-import {
-  formatRows,
-  HELP_OPTION,
-  type OptionSpec,
-  optionRows,
-  parseCommand,
-  UsageError,
-} from './cli-options.ts';
+import { folderOptions, optionsHelp, parseFolderCommand, UsageError } from './cli-options.ts';
 import { print } from './terminal-text.ts';
 
-const RANK_OPTIONS: Record<string, OptionSpec> = {
-  out: {
-    type: 'string',
-    short: 'o',
-    arg: 'DIR',
-    help: 'the --out folder of a crawl (finished or interrupted)',
+const RANK_OPTIONS = folderOptions(
+  {
+    top: { type: 'string', arg: 'N', help: 'pages listed (default 50)' },
+    json: { type: 'boolean', help: 'print the ranking as JSON' },
   },
-  top: { type: 'string', arg: 'N', help: 'pages listed (default 50)' },
-  json: { type: 'boolean', help: 'print the ranking as JSON' },
-  help: HELP_OPTION,
-};
+  'the --out folder of a crawl (finished or interrupted)',
+);
 
 export const RANK_HELP = `usage: crawlstack rank --out DIR [--top N] [--json]
 
@@ -36,7 +25,7 @@ Lists the pages a crawl fetched by the AOPIC importance recorded when each was f
 the true PageRank of the crawled link graph (damping 0.85) and the Spearman correlation of the two.
 
 options:
-${formatRows(optionRows(RANK_OPTIONS))}`;
+${optionsHelp(RANK_OPTIONS)}`;
 
 /** One crawled page with both importance figures. */
 export interface RankedPage {
@@ -139,18 +128,19 @@ export function rankCrawl(outDir: string): Ranking {
 
 /** `crawlstack rank --out DIR [--top N] [--json]` */
 export function rankCommand(argv: string[]): number {
-  const { values, positionals } = parseCommand(argv, RANK_OPTIONS, { configFlags: false });
-  if (values.help) {
-    print(RANK_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  if (typeof values.out !== 'string')
-    throw new UsageError('usage: crawlstack rank --out DIR [--top N] [--json]');
+  const command = parseFolderCommand(
+    argv,
+    'rank',
+    RANK_OPTIONS,
+    RANK_HELP,
+    'usage: crawlstack rank --out DIR [--top N] [--json]',
+  );
+  if (command === undefined) return 0;
+  const { out, values } = command;
   const top = values.top === undefined ? 50 : Number(values.top);
   if (!Number.isInteger(top) || top < 1)
     throw new UsageError(`--top expects a positive whole number, got "${values.top}"`);
-  const ranking = rankCrawl(values.out);
+  const ranking = rankCrawl(out);
   if (values.json) {
     print(safeJson({ ...ranking, pages: ranking.pages.slice(0, top) }, 2));
     return 0;

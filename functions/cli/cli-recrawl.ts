@@ -7,38 +7,32 @@ import { join } from 'node:path';
 import type { CrawlConfigInput } from '../core/config.ts';
 import type { EmbeddedCrawler } from '../embedded/embedded-crawler.ts';
 import { RecrawlConfigError, type RecrawlSummary, recrawl } from '../embedded/recrawl.ts';
-import {
-  formatRows,
-  HELP_OPTION,
-  type OptionSpec,
-  optionRows,
-  parseCommand,
-  UsageError,
-} from './cli-options.ts';
+import { folderOptions, optionsHelp, parseFolderCommand, UsageError } from './cli-options.ts';
 import { print, printError, terminalSafe } from './terminal-text.ts';
 
-const RECRAWL_OPTIONS: Record<string, OptionSpec> = {
-  out: { type: 'string', short: 'o', arg: 'DIR', help: 'the --out folder of a finished crawl' },
-  schedule: {
-    type: 'string',
-    arg: 'S',
-    help: 'adaptive (default): pages due by their change rate, likeliest changed first; uniform: least recently visited first; full: every page',
+const RECRAWL_OPTIONS = folderOptions(
+  {
+    schedule: {
+      type: 'string',
+      arg: 'S',
+      help: 'adaptive (default): pages due by their change rate, likeliest changed first; uniform: least recently visited first; full: every page',
+    },
+    budget: { type: 'string', arg: 'N', help: 'pages the round fetches at most (revisits and new pages)' },
+    'min-interval-ms': {
+      type: 'string',
+      arg: 'MS',
+      help: 'shortest revisit interval of a page (default 3600000)',
+    },
+    'max-interval-ms': {
+      type: 'string',
+      arg: 'MS',
+      help: 'longest revisit interval of a page (default 30 days)',
+    },
+    'no-warc': { type: 'boolean', help: 'do not write WARC files' },
+    json: { type: 'boolean', help: 'print the summary as JSON' },
   },
-  budget: { type: 'string', arg: 'N', help: 'pages the round fetches at most (revisits and new pages)' },
-  'min-interval-ms': {
-    type: 'string',
-    arg: 'MS',
-    help: 'shortest revisit interval of a page (default 3600000)',
-  },
-  'max-interval-ms': {
-    type: 'string',
-    arg: 'MS',
-    help: 'longest revisit interval of a page (default 30 days)',
-  },
-  'no-warc': { type: 'boolean', help: 'do not write WARC files' },
-  json: { type: 'boolean', help: 'print the summary as JSON' },
-  help: HELP_OPTION,
-};
+  'the --out folder of a finished crawl',
+);
 
 export const RECRAWL_HELP = `usage: crawlstack recrawl --out DIR [options]
 
@@ -50,21 +44,21 @@ warc/, recrawl-summary.json); an interrupted round resumes when the same command
 The crawl's own settings apply (seeds, scope, politeness); the options below change this round.
 
 options:
-${formatRows(optionRows(RECRAWL_OPTIONS))}
+${optionsHelp(RECRAWL_OPTIONS)}
 
 exit codes: 0 done, 1 bad usage or folder, 2 failed, 130 interrupted (resumable)`;
 
 /** Runs `crawlstack recrawl`; returns the exit code. */
 export async function recrawlCommand(args: string[]): Promise<number> {
-  const parsed = parseCommand(args, RECRAWL_OPTIONS, { configFlags: false });
-  if (parsed.values.help) {
-    print(RECRAWL_HELP);
-    return 0;
-  }
-  const outDir = parsed.values.out;
-  if (typeof outDir !== 'string')
-    throw new UsageError('--out DIR is required: the folder of a finished crawl');
-  if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${parsed.positionals[0]}`);
+  const parsed = parseFolderCommand(
+    args,
+    'recrawl',
+    RECRAWL_OPTIONS,
+    RECRAWL_HELP,
+    '--out DIR is required: the folder of a finished crawl',
+  );
+  if (parsed === undefined) return 0;
+  const outDir = parsed.out;
   const overrides: Partial<CrawlConfigInput> = {};
   const schedule = parsed.values.schedule;
   if (typeof schedule === 'string')

@@ -4,26 +4,17 @@ import type { DashboardSnapshot } from '../core/dashboard-snapshot.ts';
 import { CrawlFolderReader } from '../dashboard/crawl-folder-reader.ts';
 import { type DashboardServer, startDashboard } from '../dashboard/dashboard-server.ts';
 import { publishStatus } from '../dashboard/status-publisher.ts';
-import {
-  formatRows,
-  HELP_OPTION,
-  type OptionSpec,
-  optionRows,
-  parseCommand,
-  UsageError,
-} from './cli-options.ts';
+import { folderOptions, optionsHelp, parseFolderCommand, UsageError } from './cli-options.ts';
 import { print } from './terminal-text.ts';
 
-const UI_OPTIONS: Record<string, OptionSpec> = {
-  out: { type: 'string', short: 'o', arg: 'DIR', help: "the crawl's output folder" },
+const UI_OPTIONS = folderOptions({
   port: { type: 'string', arg: 'N', help: 'port (default 8484; 0: any free port)' },
   host: {
     type: 'string',
     arg: 'ADDR',
     help: 'address to listen on (default 127.0.0.1; the page has no login: keep it on loopback)',
   },
-  help: HELP_OPTION,
-};
+});
 
 export const UI_HELP = `usage: crawlstack ui --out DIR [--port N] [--host ADDR]
 
@@ -31,21 +22,16 @@ Serves the dashboard of a crawl folder, finished or running (a running crawl pub
 DIR/status.json every second), on http://127.0.0.1:8484/ until Ctrl-C.
 
 options:
-${formatRows(optionRows(UI_OPTIONS))}`;
+${optionsHelp(UI_OPTIONS)}`;
 
 /** The dashboard's port when none is given. */
 export const DEFAULT_UI_PORT = 8484;
 
 /** `crawlstack ui --out DIR [--port N]`: serves until SIGINT or SIGTERM. */
 export async function uiCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(argv, UI_OPTIONS, { configFlags: false });
-  if (positionals.length > 0 && !values.help) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  if (values.help) {
-    print(UI_HELP);
-    return 0;
-  }
-  if (typeof values.out !== 'string') throw new UsageError(`--out is required (see crawlstack ui --help)`);
-  const outDir = values.out;
+  const command = parseFolderCommand(argv, 'ui', UI_OPTIONS, UI_HELP);
+  if (command === undefined) return 0;
+  const { out: outDir, values } = command;
   if (!existsSync(join(outDir, 'pages.jsonl')) && !existsSync(join(outDir, 'status.json'))) {
     throw new UsageError(
       `ui: ${outDir} holds no crawl (no pages.jsonl or status.json); give the --out of a crawl`,

@@ -4,22 +4,17 @@
  * Expected outcomes of pages are values (PageRecord reasons), not errors.
  */
 import { join } from 'node:path';
+import { PermanentError } from '../core/permanent-error.ts';
 
 /** The `--out` folder cannot hold this crawl: a file, busy with another crawl, not writable. */
-export class CrawlFolderError extends Error {
+export class CrawlFolderError extends PermanentError<
+  | 'CRAWL_FOLDER_BUSY'
+  | 'CRAWL_FOLDER_NOT_A_FOLDER'
+  | 'CRAWL_FOLDER_UNUSABLE'
+  /** `recrawl` was pointed at a folder that holds no finished crawl. */
+  | 'CRAWL_FOLDER_NOT_A_CRAWL'
+> {
   override readonly name = 'CrawlFolderError';
-  readonly code:
-    | 'CRAWL_FOLDER_BUSY'
-    | 'CRAWL_FOLDER_NOT_A_FOLDER'
-    | 'CRAWL_FOLDER_UNUSABLE'
-    /** `recrawl` was pointed at a folder that holds no finished crawl. */
-    | 'CRAWL_FOLDER_NOT_A_CRAWL';
-  readonly retryable = false;
-
-  constructor(code: CrawlFolderError['code'], message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.code = code;
-  }
 }
 
 /**

@@ -10,7 +10,9 @@
  */
 
 import type { CrawlQuality, QualityChecks } from '../core/quality/crawl-quality.ts';
-import type { DuplicateUrlRules, PageObservation } from '../core/quality/duplicate-url-rules.ts';
+import type { UrlRuleBook } from '../core/quality/duplicate-url-rule-book.ts';
+import type { UrlRuleLearner } from '../core/quality/duplicate-url-rule-learner.ts';
+import type { PageObservation } from '../core/quality/duplicate-url-rule-state.ts';
 import type { ProbeAnswer } from '../core/quality/soft-404.ts';
 import { mayNameDate } from '../core/quality/url-template.ts';
 import type { UrlRuleChecks } from '../core/step/admit-urls.ts';
@@ -111,15 +113,18 @@ export class StepQuality implements QualityChecks {
   }
 }
 
+/** The rule book and the learner: what a step checks and observes, and what its lessons replay. */
+type BookAndLearner = UrlRuleBook & UrlRuleLearner;
+
 /**
  * One step's view of the hosts' duplicate-URL rules: what it observes is noted in `lessons` (the
  * step's, shared with its StepQuality), to be committed with the step.
  */
 export class StepUrlRules implements UrlRuleChecks {
-  readonly #rules: DuplicateUrlRules;
+  readonly #rules: BookAndLearner;
   readonly #lessons: Lesson[];
 
-  constructor(rules: DuplicateUrlRules, lessons: Lesson[]) {
+  constructor(rules: BookAndLearner, lessons: Lesson[]) {
     this.#rules = rules;
     this.#lessons = lessons;
   }
@@ -168,7 +173,7 @@ export class StepUrlRules implements UrlRuleChecks {
 
 /** Asks `rules` a step's check again, so that its merge logs and audit lists grow as they did. */
 function replayCheck(
-  rules: DuplicateUrlRules | undefined,
+  rules: UrlRuleBook | undefined,
   url: string,
   check: 'r' | 'h' | 'a',
   queued: boolean,
@@ -185,7 +190,7 @@ function replayCheck(
 export async function replayLessons(
   quality: CrawlQuality,
   steps: readonly (readonly Lesson[])[],
-  rules?: DuplicateUrlRules,
+  rules?: BookAndLearner,
 ): Promise<number> {
   let replayed = 0;
   for (const lessons of steps) {

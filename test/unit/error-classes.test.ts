@@ -41,6 +41,8 @@ const EXAMPLES: Record<string, (Class: new (...args: never[]) => Error) => Error
   InjectedFailureError: (C) => new (C as unknown as new (u: string) => Error)('http://a.test/poison'),
   SimhashFormatError: (C) => new (C as unknown as new (v: string) => Error)('xyz'),
   DuplicateUrlRuleError: (C) => new (C as unknown as new (m: string) => Error)('not a rule'),
+  PermanentError: (C) =>
+    new (C as unknown as new (c: string, m: string) => Error)('SOME_CODE', 'cannot be helped'),
   WarcFormatError: (C) =>
     new (C as unknown as new (c: string, m: string) => Error)('INVALID_DATE', 'not a date'),
   TraceFormatError: (C) => new (C as unknown as new (m: string) => Error)('odd length'),

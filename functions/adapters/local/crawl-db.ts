@@ -3,11 +3,12 @@
  * the URL-seen set (8-byte fingerprints), the frontier, content hashes, robots.txt entries and
  * checkpoints. Memory stays flat as the crawl grows: rows live on disk, SQLite caches pages.
  */
-import { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { RobotsEntry } from '../../core/ports.ts';
 import { SEED_OWNER } from '../../core/step/crawl-page.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import { fingerprint } from '../../core/url/fingerprint.ts';
+import { openSqlite } from './open-sqlite.ts';
 
 /** Fingerprint (16 hex chars) as the signed 64-bit integer SQLite stores in 8 bytes. */
 export function fpToInt(fp: Fingerprint): bigint {
@@ -193,14 +194,7 @@ export class CrawlDb {
 
   constructor(path: string, options: { prioritize?: Prioritize } = {}) {
     this.prioritize = options.prioritize ?? breadthFirst;
-    this.#db = new DatabaseSync(path);
-    try {
-      this.#db.exec(SCHEMA);
-    } catch (error) {
-      // Locked by another process, or not a database: leave nothing open.
-      this.#db.close();
-      throw error;
-    }
+    this.#db = openSqlite(path, SCHEMA);
     const columnsOf = (table: string) =>
       (this.#db.prepare(`PRAGMA table_info(${table})`).all() as { name: string; type: string }[]).map(
         (c) => `${c.name}:${c.type}`,
@@ -417,21 +411,20 @@ export class CrawlDb {
 
   /** Queued task counts per host (to rebuild the scheduler after a restart). */
   hostCounts(): Map<string, number> {
-    this.#mergeJournal();
-    const counts = new Map<string, number>();
-    for (const row of this.#stmt.hostCounts.iterate() as Iterable<{ host: string; n: number }>) {
-      counts.set(row.host, row.n);
-    }
-    return counts;
+    return this.#countsByHost(this.#stmt.hostCounts);
   }
 
   /** Pages requested per host so far (the per-host budget survives a restart). */
   hostFetchedCounts(): Map<string, number> {
+    return this.#countsByHost(this.#stmt.hostsFetched);
+  }
+
+  /** The rows `(host, n)` of a per-host count, the committed steps merged first. */
+  #countsByHost(statement: StatementSync): Map<string, number> {
     this.#mergeJournal();
     const counts = new Map<string, number>();
-    for (const row of this.#stmt.hostsFetched.iterate() as Iterable<{ host: string; fetched: number }>) {
-      counts.set(row.host, row.fetched);
-    }
+    for (const row of statement.iterate() as Iterable<{ host: string; n: number }>)
+      counts.set(row.host, row.n);
     return counts;
   }
 
@@ -796,7 +789,7 @@ function prepareStatements(db: DatabaseSync) {
     seqBounds: db.prepare('SELECT coalesce(max(seq), 0) AS hi, coalesce(min(seq), 0) AS lo FROM frontier'),
     contentGet: db.prepare('SELECT url FROM content WHERE hash = ?'),
     contentAdd: db.prepare('INSERT OR IGNORE INTO content (hash, url) VALUES (?, ?)'),
-    hostsFetched: db.prepare('SELECT host, fetched FROM hosts'),
+    hostsFetched: db.prepare('SELECT host, fetched AS n FROM hosts'),
     robotsGet: db.prepare('SELECT entry FROM robots WHERE origin = ?'),
     qualityAppend: db.prepare('INSERT INTO quality_log (events) VALUES (?)'),
     qualityRows: db.prepare('SELECT events FROM quality_log ORDER BY id'),

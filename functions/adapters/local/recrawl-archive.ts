@@ -4,10 +4,11 @@
  * in one transaction that also marks the round merged, so a crash before or during it leaves the
  * round to merge again, and never merges it twice.
  */
-import { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
 import type { RevisitLookup } from '../../core/ports.ts';
 import { type ArchivedPage, previousFetch } from '../../core/recrawl/archived-page.ts';
 import type { PreviousFetch } from '../../core/recrawl/revisit-verdict.ts';
+import { openSqlite } from './open-sqlite.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS pages (url TEXT PRIMARY KEY, state TEXT NOT NULL) WITHOUT ROWID;
@@ -27,13 +28,7 @@ export class RecrawlArchive implements RevisitLookup {
   readonly #put;
 
   constructor(path: string) {
-    this.#db = new DatabaseSync(path);
-    try {
-      this.#db.exec(SCHEMA);
-    } catch (error) {
-      this.#db.close();
-      throw error;
-    }
+    this.#db = openSqlite(path, SCHEMA);
     this.#get = this.#db.prepare('SELECT state FROM pages WHERE url = ?');
     this.#put = this.#db.prepare('INSERT OR REPLACE INTO pages (url, state) VALUES (?, ?)');
   }

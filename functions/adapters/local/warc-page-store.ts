@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import packageJson from '../../../package.json' with { type: 'json' };
+import { PermanentError } from '../../core/permanent-error.ts';
 import type { Capture, Clock, PageStore } from '../../core/ports.ts';
 import type { StoredRef } from '../../core/types.ts';
 import { captureToWarcRecords } from '../../core/warc/capture-records.ts';
@@ -62,15 +63,8 @@ export interface LocalWarcPageStoreOptions {
 export type WarcStoreErrorCode = 'STORE_CLOSED' | 'INVALID_OPTION' | 'RESUME_MISMATCH';
 
 /** The store cannot do what was asked. None of these is helped by retrying the same call. */
-export class WarcStoreError extends Error {
-  readonly code: WarcStoreErrorCode;
-  readonly retryable = false;
-
-  constructor(code: WarcStoreErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'WarcStoreError';
-    this.code = code;
-  }
+export class WarcStoreError extends PermanentError<WarcStoreErrorCode> {
+  override readonly name = 'WarcStoreError';
 }
 
 /** Name of the CDXJ index inside the store's folder. */

@@ -1,4 +1,5 @@
-import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
+import type { TokenizerCallbacks } from 'htmlparser2';
+import { tokenize } from './tokenize.ts';
 
 /**
  * The deepest element nesting a DOM is built with. Browsers bound it too: Blink's HTML parser
@@ -114,9 +115,7 @@ const INTEGRATION = new Set([
  */
 export function boundNesting(html: string, maxDepth: number = MAX_DOM_DEPTH): BoundedNesting {
   const bounder = new NestingBounder(html, maxDepth);
-  const tokenizer = new Tokenizer({ decodeEntities: false }, bounder);
-  tokenizer.write(html);
-  tokenizer.end();
+  tokenize(html, bounder, false);
   return bounder.result();
 }
 

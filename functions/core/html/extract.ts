@@ -1,4 +1,4 @@
-import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
+import type { TokenizerCallbacks } from 'htmlparser2';
 import type { LinkKind } from '../types.ts';
 import { classifyLink } from './classify.ts';
 import { parseMetaRefresh } from './meta-refresh.ts';
@@ -6,6 +6,7 @@ import { NameTable } from './name-table.ts';
 import { addRobotsDirectives, type RobotsDirectives } from './robots-directives.ts';
 import { parseSrcset } from './srcset.ts';
 import { TextBuffer } from './text-buffer.ts';
+import { tokenize } from './tokenize.ts';
 
 /** One link found in a page, before resolution, canonicalization and dedupe. */
 export interface ExtractedLink {
@@ -200,9 +201,7 @@ const CANONICAL = /(?:^|[\t\n\f\r ])canonical(?:[\t\n\f\r ]|$)/i;
  */
 export function extractPage(html: string, pageUrl: string, options?: ExtractOptions): PageFacts {
   const collector = new FactsCollector(html, pageUrl, options ?? {});
-  const tokenizer = new Tokenizer({ decodeEntities: true }, collector);
-  tokenizer.write(html);
-  tokenizer.end();
+  tokenize(html, collector, true);
   return collector.facts();
 }
 

@@ -8,6 +8,8 @@
  * its suite's `ID_Encoding` expects that and is the one record we knowingly fail.
  */
 
+import { hexValue } from '../url/hex-digit.ts';
+
 const PERCENT = 0x25;
 const DOLLAR = 0x24;
 const HEX = '0123456789ABCDEF';
@@ -76,13 +78,6 @@ function normalizeEscape(text: string, i: number): string | undefined {
   // Already upper-case (or digits): leave it, and allocate nothing.
   if (text.charCodeAt(i + 1) < 0x61 && text.charCodeAt(i + 2) < 0x61) return undefined;
   return `%${HEX[hi]}${HEX[lo]}`;
-}
-
-function hexValue(c: number): number {
-  if (c >= 0x30 && c <= 0x39) return c - 0x30;
-  if (c >= 0x41 && c <= 0x46) return c - 0x37;
-  if (c >= 0x61 && c <= 0x66) return c - 0x57;
-  return -1;
 }
 
 function isUnreserved(c: number): boolean {

@@ -1,49 +1,22 @@
-/**
- * Sitemaps in the crawl step (docs/sitemaps.md, "For the runtimes"): the files a site's
- * robots.txt leads to, queued as sitemap tasks when it is first read; a fetched sitemap file
- * read, inflated when it came gzipped, and its entries sent down the link path (canonical form,
- * duplicate-URL rules, scope, traps, URL-seen, frontier) with their AOPIC shares; and the root
- * page's cash split between its links and its site's sitemaps.
- */
-
-import type { CrawlConfig } from '../config.ts';
-import type { Clock, FetchResponse, Frontier, Gunzip, ResultSink, RobotsEntry } from '../ports.ts';
-import type { QualityChecks } from '../quality/crawl-quality.ts';
+import type { FetchResponse, RobotsEntry } from '../ports.ts';
 import { robotsUrlFor, rulesFromEntry } from '../robots/policy.ts';
 import type { CashFlow } from '../scheduling/aopic.ts';
-import {
-  type Admission,
-  admitUrls,
-  type Followed,
-  knownForm,
-  linkSkip,
-  type UrlRuleChecks,
-} from '../step/admit-urls.ts';
+import { type Admission, admitUrls, type Followed, knownForm, linkSkip } from '../step/admit-urls.ts';
+import type { AdmissionDeps, FetchDeps, LinkPathDeps, StepBasics } from '../step/step-deps.ts';
 import type { CrawlTask, OutLink, PageRecord, SitemapFileRecord, SkipReason } from '../types.ts';
-import type { UrlCanonicalizer } from '../url/canonicalize.ts';
 import { fingerprint } from '../url/fingerprint.ts';
-import type { ScopeRules } from '../url/scope.ts';
-import type { UrlSeen } from '../url-seen/url-seen.ts';
 import { sitemapEntryShares } from './sitemap-cash.ts';
 import { followSitemap, readsFirst, type SitemapFetch, sitemapPlan } from './sitemap-plan.ts';
 import { readSitemap, type SitemapRead } from './sitemap-reader.ts';
 
-/** What a sitemap file's step touches: the part of the crawl step's dependencies it uses. */
-export interface SitemapStepDeps {
-  config: CrawlConfig;
-  clock: Clock;
-  seen: UrlSeen;
-  frontier: Frontier;
-  results: ResultSink;
-  canonicalizer: UrlCanonicalizer;
-  scope: ScopeRules;
-  /** Trap and near-duplicate defences; absent = none. */
-  quality?: QualityChecks;
-  /** The hosts' duplicate-URL rules (docs/duplicate-urls.md); absent = none learned or applied. */
-  urlRules?: UrlRuleChecks;
-  /** Inflates a sitemap that came gzipped (`.xml.gz`); absent: such sitemaps are recorded, not read. */
-  gunzip?: Gunzip;
-}
+/** What planning a site's sitemap files reads: the settings and the gates of a link. */
+export type SitemapPlanDeps = Pick<StepBasics, 'config'> & Pick<AdmissionDeps, 'canonicalizer' | 'scope'>;
+
+/** What queueing a site's sitemap files touches: the plan, then the URL-seen claim and the frontier. */
+export type SitemapQueueDeps = SitemapPlanDeps & Pick<AdmissionDeps, 'seen' | 'frontier'>;
+
+/** What a sitemap file's step touches: the link path, and the inflater of a gzipped file. */
+export type SitemapStepDeps = LinkPathDeps & Pick<FetchDeps, 'gunzip'>;
 /** Depth of a site's own sitemap files: virtual pages linked from the site's root page. */
 const SITEMAP_DEPTH = 1;
 
@@ -54,7 +27,7 @@ const SITEMAP_DEPTH = 1;
  * the gates of a link (`ScopeRules.check`: scope, include/exclude, depth, URL length), so that
  * nothing is asked of a host the crawl leaves out, not even its robots.txt.
  */
-export function plannedSitemaps(deps: SitemapStepDeps, origin: string, entry: RobotsEntry): SitemapFetch[] {
+export function plannedSitemaps(deps: SitemapPlanDeps, origin: string, entry: RobotsEntry): SitemapFetch[] {
   const { config } = deps;
   if (!config.sitemaps || entry.status === 'disallow-all') return [];
   if (!deps.scope.hostInScope(new URL(origin).hostname)) return [];
@@ -78,7 +51,7 @@ export function plannedSitemaps(deps: SitemapStepDeps, origin: string, entry: Ro
  * named for sitemaps (`sitemapHosts`).
  */
 function sitemapFileSkip(
-  deps: SitemapStepDeps,
+  deps: Pick<SitemapPlanDeps, 'config' | 'scope'>,
   url: string,
   host: string,
   depth: number,
@@ -94,7 +67,7 @@ function sitemapFileSkip(
  * (`rootSitemaps`, `admitRootSitemaps`). Returns the tasks queued.
  */
 export async function queueSitemaps(
-  deps: SitemapStepDeps,
+  deps: SitemapQueueDeps,
   task: CrawlTask,
   origin: string,
   entry: RobotsEntry,
@@ -115,7 +88,7 @@ export async function queueSitemaps(
  * and cost the early PageRank mass 1-2 points (docs/quality-bench.md, issue 11's third pass).
  */
 export async function admitRootSitemaps(
-  deps: SitemapStepDeps,
+  deps: Pick<AdmissionDeps, 'seen' | 'frontier'>,
   task: CrawlTask,
   sitemaps: readonly SitemapFetch[],
   share: number,
@@ -141,7 +114,7 @@ function sitemapAdmissions(files: readonly SitemapFetch[], cash: number): Admiss
  * guessed `/sitemap.xml` (files the site names are queued when robots.txt is read), else none.
  */
 export function rootSitemaps(
-  deps: SitemapStepDeps,
+  deps: SitemapPlanDeps,
   task: CrawlTask,
   origin: string,
   entry: RobotsEntry,

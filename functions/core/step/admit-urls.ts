@@ -9,23 +9,22 @@
 
 import type { Clock, Frontier } from '../ports.ts';
 import type { QualityChecks } from '../quality/crawl-quality.ts';
-import { DUPLICATE_URL_RULE_REASON, type DuplicateUrlRules } from '../quality/duplicate-url-rules.ts';
+import { DUPLICATE_URL_RULE_REASON, type UrlRuleBook } from '../quality/duplicate-url-rule-book.ts';
+import type { UrlRuleLearner } from '../quality/duplicate-url-rule-learner.ts';
 import type { CashFlow } from '../scheduling/aopic.ts';
 import type { CrawlTask, Fingerprint, SkipReason } from '../types.ts';
 import type { ScopeRules } from '../url/scope.ts';
 import type { UrlSeen } from '../url-seen/url-seen.ts';
 
-/** What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper of it). */
-export type UrlRuleChecks = Pick<
-  DuplicateUrlRules,
-  | 'rewrite'
-  | 'heldAs'
-  | 'aliasNamespace'
-  | 'observePage'
-  | 'observeRedirect'
-  | 'observeDeclared'
-  | 'takeGivenBack'
->;
+/** What a link's path asks of the duplicate-URL rule book: the form a URL is known by, and whether a rule holds it. */
+export type UrlRuleLookup = Pick<UrlRuleBook, 'rewrite' | 'heldAs' | 'aliasNamespace'>;
+
+/**
+ * What the crawl step asks of the duplicate-URL rules (DuplicateUrlRules, or a runtime's wrapper
+ * of it): the rule book's lookups, and the learner's lessons from the page it fetched.
+ */
+export type UrlRuleChecks = UrlRuleLookup &
+  Pick<UrlRuleLearner, 'observePage' | 'observeRedirect' | 'observeDeclared' | 'takeGivenBack'>;
 
 /** A URL that passed canonicalization, the duplicate-URL rules, scope and the trap checks. */
 export interface Admission {
@@ -101,10 +100,10 @@ export async function admitUrls(
 
 /**
  * `duplicate-url-rule` for a link to a page already fetched under another form, which the host's
- * rules merge into this URL (see `DuplicateUrlRules.heldAs`), or to a URL of one of the host's
+ * rules merge into this URL (see `UrlRuleBook.heldAs`), or to a URL of one of the host's
  * alias namespaces (`aliasNamespace`): not claimed, not fetched.
  */
-export function heldLink(rules: UrlRuleChecks | undefined, url: string): SkipReason | undefined {
+export function heldLink(rules: UrlRuleLookup | undefined, url: string): SkipReason | undefined {
   if (rules === undefined) return undefined;
   return rules.heldAs(url) === undefined && rules.aliasNamespace(url) === undefined
     ? undefined
@@ -116,7 +115,7 @@ export function heldLink(rules: UrlRuleChecks | undefined, url: string): SkipRea
  * (`linkedAs` is then the form the page or sitemap named).
  */
 export function knownForm(
-  rules: UrlRuleChecks | undefined,
+  rules: Pick<UrlRuleBook, 'rewrite'> | undefined,
   canonical: { url: string; host: string },
 ): { url: string; linkedAs?: string } {
   const rewritten = rules?.rewrite(canonical.url);
@@ -127,7 +126,7 @@ export function knownForm(
 export interface LinkRuleDeps {
   clock: Clock;
   scope: ScopeRules;
-  urlRules?: UrlRuleChecks;
+  urlRules?: UrlRuleLookup;
   quality?: Pick<QualityChecks, 'checkLink'>;
 }
 

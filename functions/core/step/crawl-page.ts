@@ -13,18 +13,7 @@ import { decodeBody, isHtml, mediaType } from '../html/charset.ts';
 import { classifyLink } from '../html/classify.ts';
 import { extractPage, type PageFacts } from '../html/extract.ts';
 import { parseXRobotsTag } from '../html/x-robots-tag.ts';
-import type {
-  Capture,
-  ContentSeenStore,
-  Fetcher,
-  FetchFailure,
-  FetchRequest,
-  FetchResponse,
-  PageStore,
-  RevisitLookup,
-  RobotsCache,
-  RobotsEntry,
-} from '../ports.ts';
+import type { Capture, FetchFailure, FetchRequest, FetchResponse, RobotsEntry } from '../ports.ts';
 import { contentHash } from '../quality/content-hash.ts';
 import { type RuleRewrite, ruleKey } from '../quality/duplicate-url-rule.ts';
 import { DUPLICATE_URL_RULE_REASON } from '../quality/duplicate-url-rules.ts';
@@ -47,7 +36,7 @@ import {
   queueSitemaps,
   readSitemapFile,
   rootSitemaps,
-  type SitemapStepDeps,
+  type SitemapQueueDeps,
 } from '../sitemap/sitemap-step.ts';
 import type { CrawlTask, DroppedCounts, Fingerprint, LinkKind, OutLink, PageRecord } from '../types.ts';
 import type { UrlCanonicalizer } from '../url/canonicalize.ts';
@@ -62,37 +51,26 @@ import {
 } from './admit-urls.ts';
 import { RETRIED_FETCH_ERRORS } from './error-policy.ts';
 import { type FinishReason, unfetchedRecord } from './page-record.ts';
-import { type Readmitted, readmitted, readmitUrls } from './readmit-urls.ts';
+import { type ReadmitDeps, type Readmitted, readmitted, readmitUrls } from './readmit-urls.ts';
+import type {
+  AdmissionDeps,
+  CrawlPageDeps,
+  DefenceDeps,
+  FetchDeps,
+  LinkPathDeps,
+  OutputDeps,
+  RobotsDeps,
+  StepBasics,
+} from './step-deps.ts';
 
-/**
- * Everything a crawl step touches. Time, randomness and I/O all come in here; the part a sitemap
- * file's step needs is {@link SitemapStepDeps}.
- */
-export interface CrawlPageDeps extends SitemapStepDeps {
-  random: () => number;
-  fetcher: Fetcher;
-  robots: RobotsCache;
-  contentSeen: ContentSeenStore;
-  pages: PageStore;
-  /** Where robots.txt responses are archived too, as Heritrix does (absent: they are not). */
-  robotsPages?: PageStore;
-  /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
-  importanceOf?: (cash: number) => number;
-  /**
-   * Called once the page's response is in and the step needs nothing more from the host (no
-   * retry, no Retry-After): the runtime may start the host's next request, after the gap this
-   * feedback gives, while this step stores and parses the page. The step's outcome carries the
-   * same feedback. The step waits for the returned promise (a runtime can yield to its event loop
-   * so that the next request goes out before this step's CPU work).
-   */
-  hostReleased?: (feedback: RequestFeedback) => void | Promise<void>;
-  /**
-   * A recrawl: the archive's last fetch of each page. Its validators are sent back, the response
-   * is judged against it (`record.change`), an unchanged payload is stored as a revisit record,
-   * and a 304's links are those of the last fetch (docs/recrawl.md).
-   */
-  revisits?: RevisitLookup;
-}
+/** Everything a crawl step touches, by group (step-deps.ts); each part below takes only what it uses. */
+export type { CrawlPageDeps } from './step-deps.ts';
+
+/** What following a page's links (or a redirect's target) touches: the link path, and the rules' lessons. */
+type FollowDeps = LinkPathDeps & Pick<DefenceDeps, 'urlRules'>;
+
+/** What ending a task that failed (a retry, or a record of the failure) touches. */
+type RetryDeps = Pick<StepBasics, 'config'> & Pick<OutputDeps, 'results'>;
 
 /** What the runtime needs to schedule the host's next request (defined with the politeness rules). */
 export type { RequestFeedback } from '../scheduling/politeness.ts';
@@ -341,7 +319,7 @@ export async function crawlPage(
  * the last fetch are followed again: a page reachable only through unchanged pages is reached.
  */
 async function notModified(
-  deps: CrawlPageDeps,
+  deps: FollowDeps & Pick<DefenceDeps, 'contentSeen'>,
   task: CrawlTask,
   record: PageRecord,
   previous: PreviousFetch,
@@ -428,7 +406,11 @@ export const SEED_OWNER: Fingerprint = '0000000000000000';
 // ---------------------------------------------------------------------------------------------
 
 async function fetchRobots(
-  deps: CrawlPageDeps,
+  deps: StepBasics &
+    Pick<FetchDeps, 'fetcher' | 'random'> &
+    RobotsDeps &
+    SitemapQueueDeps &
+    Pick<OutputDeps, 'results'>,
   task: CrawlTask,
   origin: string,
   previous: RobotsEntry | undefined,
@@ -513,7 +495,7 @@ async function fetchRobots(
  * no retry can succeed, and nothing was sent.
  */
 async function robotsUnavailable(
-  deps: CrawlPageDeps,
+  deps: RetryDeps,
   task: CrawlTask,
   entry: RobotsEntry,
   feedback?: RequestFeedback,
@@ -539,7 +521,7 @@ function robotsRules(entry: RobotsEntry, config: CrawlConfig): ParsedRobots {
 }
 
 async function fetchFailed(
-  deps: CrawlPageDeps,
+  deps: StepBasics & Pick<FetchDeps, 'random'> & Pick<OutputDeps, 'results'>,
   task: CrawlTask,
   failure: FetchFailure,
   crawlDelayMs: number | undefined,
@@ -566,7 +548,7 @@ async function fetchFailed(
 
 /** Records a URL that ends without a page to follow; its cash goes to the lambda page. */
 async function finish(
-  deps: CrawlPageDeps,
+  deps: Pick<OutputDeps, 'results'>,
   record: PageRecord,
   feedback?: RequestFeedback,
   cash = 0,
@@ -595,7 +577,10 @@ function dropCash(task: CrawlTask): CashFlow {
  * answered; like robots.txt, it is the step's one request and the task runs again after the gap.
  */
 async function probeSite(
-  deps: CrawlPageDeps,
+  deps: Pick<StepBasics, 'config'> &
+    Pick<FetchDeps, 'fetcher'> &
+    Pick<AdmissionDeps, 'canonicalizer'> &
+    Pick<DefenceDeps, 'quality'>,
   probe: string,
   entry: RobotsEntry,
   crawlDelayMs: number | undefined,
@@ -622,7 +607,7 @@ async function probeSite(
 }
 
 async function retryOrGiveUp(
-  deps: CrawlPageDeps,
+  deps: RetryDeps,
   task: CrawlTask,
   reason: FinishReason,
   detail: string,
@@ -645,7 +630,7 @@ async function retryOrGiveUp(
  * the cash. The URLs of a rule the redirect blocked are queued again.
  */
 async function followRedirect(
-  deps: CrawlPageDeps,
+  deps: FollowDeps,
   task: CrawlTask,
   response: FetchResponse,
   record: PageRecord,
@@ -657,7 +642,7 @@ async function followRedirect(
 
 /** `followRedirect`'s work; `readmit` receives the URLs of a rule the redirect blocked. */
 async function followRedirectTarget(
-  deps: CrawlPageDeps,
+  deps: FollowDeps,
   task: CrawlTask,
   response: FetchResponse,
   record: PageRecord,
@@ -718,7 +703,7 @@ async function followRedirectTarget(
  * queued may merge or skip it): none for a redirect's target (the server named that form) nor a
  * sitemap file.
  */
-function queuedUnderRules(deps: CrawlPageDeps, task: CrawlTask): UrlRuleChecks | undefined {
+function queuedUnderRules(deps: Pick<DefenceDeps, 'urlRules'>, task: CrawlTask): UrlRuleChecks | undefined {
   return task.redirects > 0 || task.sitemap !== undefined ? undefined : deps.urlRules;
 }
 
@@ -738,7 +723,7 @@ function skippedByRule(rules: UrlRuleChecks, task: CrawlTask): string | undefine
  * the URL it is merged into: queued with the task's cash when new, credited when known.
  */
 async function mergeQueued(
-  deps: CrawlPageDeps,
+  deps: Pick<AdmissionDeps, 'scope' | 'seen' | 'frontier'> & Pick<OutputDeps, 'results'>,
   task: CrawlTask,
   merged: RuleRewrite,
 ): Promise<CrawlPageOutcome> {
@@ -780,7 +765,7 @@ export function isWholePage(record: PageRecord): boolean {
  * 2xx page (a miss otherwise: another status, a soft 404, a body cut at the cap).
  */
 function observePage(
-  deps: CrawlPageDeps,
+  deps: Pick<DefenceDeps, 'urlRules'>,
   task: CrawlTask,
   record: PageRecord,
   genuine: boolean,
@@ -804,7 +789,7 @@ function observePage(
 
 /** `followed` with the tasks `readmitUrls` queued added. */
 async function withReadmitted(
-  deps: CrawlPageDeps,
+  deps: ReadmitDeps,
   task: CrawlTask,
   urls: readonly Readmitted[],
   followed: Followed,
@@ -832,7 +817,7 @@ interface DeclaredCanonical {
 
 /** The URL of the page's host its `<link rel=canonical>` names, if any. */
 function declaredCanonical(
-  deps: CrawlPageDeps,
+  deps: Pick<AdmissionDeps, 'canonicalizer'> & Pick<DefenceDeps, 'urlRules'>,
   task: CrawlTask,
   facts: PageFacts,
 ): DeclaredCanonical | undefined {
@@ -853,7 +838,7 @@ function declaredCanonical(
  * sitemap (`sitemaps`), which takes `sitemapShare` of a link's share and is queued after the links.
  */
 async function followLinks(
-  deps: CrawlPageDeps,
+  deps: FollowDeps,
   task: CrawlTask,
   facts: Pick<PageFacts, 'links' | 'base'>,
   nofollowPage: boolean,

@@ -6,16 +6,20 @@
  */
 import type { RuleChange } from '../quality/duplicate-url-rules.ts';
 import type { CashFlow } from '../scheduling/aopic.ts';
-import type { SitemapStepDeps } from '../sitemap/sitemap-step.ts';
 import type { CrawlTask } from '../types.ts';
 import { fingerprint } from '../url/fingerprint.ts';
-import { type Admission, admitUrls, type Followed, knownForm, linkSkip } from './admit-urls.ts';
+import {
+  type Admission,
+  admitUrls,
+  type Followed,
+  knownForm,
+  type LinkRuleDeps,
+  linkSkip,
+} from './admit-urls.ts';
+import type { AdmissionDeps } from './step-deps.ts';
 
 /** What readmission needs of the crawl step's dependencies. */
-export type ReadmitDeps = Pick<
-  SitemapStepDeps,
-  'canonicalizer' | 'urlRules' | 'scope' | 'quality' | 'clock' | 'seen' | 'frontier'
->;
+export type ReadmitDeps = LinkRuleDeps & Pick<AdmissionDeps, 'canonicalizer' | 'seen' | 'frontier'>;
 
 /** A URL a blocked rule had merged, to crawl after all; `queued`: a queued task's (claimed). */
 export interface Readmitted {

@@ -9,6 +9,8 @@
  * segments (also `%2e`), backslashes, tabs and newlines. This file adds what WHATWG leaves alone.
  */
 
+import { hexValue } from './hex-digit.ts';
+
 /** Settings of a {@link UrlCanonicalizer}; the crawl configuration has the same names. */
 export interface CanonicalizeOptions {
   /**
@@ -38,14 +40,6 @@ for (let c = 0; c < 128; c++) {
   if (/[A-Za-z0-9\-._~]/.test(ch)) UNRESERVED[c] = 1;
 }
 const HEX_UPPER = '0123456789ABCDEF';
-
-/** Value of an ASCII hex digit, or -1. */
-function hexValue(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  if (code >= 65 && code <= 70) return code - 55;
-  if (code >= 97 && code <= 102) return code - 87;
-  return -1;
-}
 
 /**
  * Decodes escapes of unreserved characters, upper-cases the hex of the others and escapes a `%`

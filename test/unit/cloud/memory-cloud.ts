@@ -537,7 +537,8 @@ export class MemoryObjects implements ObjectStore, ObjectReader, ObjectLinks {
   async read(key: string, from: number): Promise<Uint8Array> {
     const object = this.objects.get(key);
     if (object === undefined) throw Object.assign(new Error(`no object ${key}`), { name: 'NoSuchKey' });
-    return object.subarray(from);
+    // a copy, as bytes that came over the network: a caller that changes them changes no object
+    return object.slice(from);
   }
   async list(prefix: string, startAfter: string | undefined, max: number): Promise<StoredObject[]> {
     const keys = await this.keys(prefix, startAfter, max);
@@ -607,7 +608,9 @@ export class MemoryParkedUrls implements ParkedUrls {
     let n = 0;
     for (const fp of fps) {
       const id = `${crawlId}#${fp}`;
-      if (this.entries.delete(id)) n += 1;
+      // as the UrlTable's conditional update: only a parked URL is taken out, and only it is admitted
+      if (!this.entries.delete(id)) continue;
+      n += 1;
       this.claims.delete(id);
       this.admitted.add(id);
       this.#seen(crawlId).parkedSet.delete(fp);

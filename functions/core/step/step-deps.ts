@@ -1,0 +1,102 @@
+/**
+ * The crawl step's dependencies, grouped by what they serve, so that each part of the step (and
+ * each test or runtime that calls one part) names only the group it uses. `CrawlPageDeps` is their
+ * union: what a runtime hands `crawlPage`.
+ */
+
+import type { CrawlConfig } from '../config.ts';
+import type {
+  Clock,
+  ContentSeenStore,
+  Fetcher,
+  Frontier,
+  Gunzip,
+  PageStore,
+  ResultSink,
+  RevisitLookup,
+  RobotsCache,
+} from '../ports.ts';
+import type { QualityChecks } from '../quality/crawl-quality.ts';
+import type { RequestFeedback } from '../scheduling/politeness.ts';
+import type { UrlCanonicalizer } from '../url/canonicalize.ts';
+import type { ScopeRules } from '../url/scope.ts';
+import type { UrlSeen } from '../url-seen/url-seen.ts';
+import type { UrlRuleChecks, UrlRuleLookup } from './admit-urls.ts';
+
+/** What every part of the step reads: the crawl's settings and the time. */
+export interface StepBasics {
+  config: CrawlConfig;
+  clock: Clock;
+}
+
+/** Fetching: the step's one request, and the runtime's hooks around it. */
+export interface FetchDeps {
+  fetcher: Fetcher;
+  /** Jitter of retry back-off. */
+  random: () => number;
+  /**
+   * Called once the page's response is in and the step needs nothing more from the host (no
+   * retry, no Retry-After): the runtime may start the host's next request, after the gap this
+   * feedback gives, while this step stores and parses the page. The step's outcome carries the
+   * same feedback. The step waits for the returned promise (a runtime can yield to its event loop
+   * so that the next request goes out before this step's CPU work).
+   */
+  hostReleased?: (feedback: RequestFeedback) => void | Promise<void>;
+  /**
+   * A recrawl: the archive's last fetch of each page. Its validators are sent back, the response
+   * is judged against it (`record.change`), an unchanged payload is stored as a revisit record,
+   * and a 304's links are those of the last fetch (docs/recrawl.md).
+   */
+  revisits?: RevisitLookup;
+  /** Inflates a sitemap that came gzipped (`.xml.gz`); absent: such sitemaps are recorded, not read. */
+  gunzip?: Gunzip;
+}
+
+/** Politeness: each origin's robots.txt, read once and cached. */
+export interface RobotsDeps {
+  robots: RobotsCache;
+  /** Where robots.txt responses are archived too, as Heritrix does (absent: they are not). */
+  robotsPages?: PageStore;
+}
+
+/** URL-seen and admission: the link path from a URL's canonical form to the frontier. */
+export interface AdmissionDeps {
+  canonicalizer: UrlCanonicalizer;
+  scope: ScopeRules;
+  seen: UrlSeen;
+  frontier: Frontier;
+}
+
+/** Quality and defences: trap checks, content-seen, the duplicate-URL rules. */
+export interface DefenceDeps {
+  /** Trap and near-duplicate defences; absent = none. */
+  quality?: QualityChecks;
+  contentSeen: ContentSeenStore;
+  /** The hosts' duplicate-URL rules, applied and taught (docs/duplicate-urls.md); absent = none. */
+  urlRules?: UrlRuleChecks;
+}
+
+/** Output: the archive and the record sink. */
+export interface OutputDeps {
+  pages: PageStore;
+  results: ResultSink;
+  /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
+  importanceOf?: (cash: number) => number;
+}
+
+/**
+ * The link path of a page, a redirect, a sitemap's entries or a rule's readmitted URLs: canonical
+ * form, the rule book's lookups, scope and trap checks, the URL-seen claim and the frontier, and
+ * the record sink for what the links were.
+ */
+export type LinkPathDeps = StepBasics &
+  AdmissionDeps &
+  Pick<OutputDeps, 'results'> & {
+    /** Trap and near-duplicate defences; absent = none. */
+    quality?: QualityChecks;
+    /** The hosts' duplicate-URL rule book (docs/duplicate-urls.md); absent = none applied. */
+    urlRules?: UrlRuleLookup;
+  };
+
+/** Everything a crawl step touches. Time, randomness and I/O all come in here. */
+export type CrawlPageDeps = StepBasics & FetchDeps & RobotsDeps & AdmissionDeps & DefenceDeps & OutputDeps;

@@ -1,0 +1,36 @@
+import { describe } from 'node:test';
+import { DynamoParkedUrls } from '../../functions/adapters/aws/dynamo-parked-urls.ts';
+import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
+import { MemoryCloud } from '../unit/cloud/memory-cloud.ts';
+import { awsSuite } from './aws-suite.ts';
+import { parkedUrlsContract } from './parked-urls.contract.ts';
+
+describe("ParkedUrls contract: MemoryParkedUrls (the unit tests' fake)", () => {
+  const cloud = new MemoryCloud();
+  parkedUrlsContract(async () => ({
+    parked: cloud.parked,
+    claim: async (crawlId, fps, owner) => {
+      await cloud.seen(crawlId).claim(fps, owner);
+    },
+    setNow: (ms) => {
+      cloud.parked.now = () => ms;
+    },
+  }));
+});
+
+describe('ParkedUrls contract: DynamoParkedUrls', () => {
+  const backend = awsSuite(async (aws) => ({ doc: aws.clients.doc, table: await aws.urlTable() }));
+  let now = 0;
+  parkedUrlsContract(async () => {
+    const { doc, table } = await backend();
+    return {
+      parked: new DynamoParkedUrls(doc, table, () => now),
+      claim: async (crawlId, fps, owner) => {
+        await new DynamoSeenStore(doc, table, crawlId).claim(fps, owner);
+      },
+      setNow: (ms) => {
+        now = ms;
+      },
+    };
+  });
+});
