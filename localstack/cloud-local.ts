@@ -9,6 +9,8 @@
  *   SQS event source mapping ──► SqsEventSource (pollers) ──► worker containers
  *   Function URL (AWS_IAM)   ──► FunctionUrlServer (bearer token | SigV4) ──► api containers
  *   Events::Rule rate(...)   ──► ScheduleTimer ──► scheduler containers
+ *   Scheduler schedules made at run time (the API's recrawl schedules) ──► the endpoint's
+ *     SchedulerService ──► the target's containers, as the schedule's role
  *
  * Every call a function makes (and its event source makes for it) carries the function's own
  * access key, which the stand-in endpoint maps to the function's execution role and its policies.
@@ -43,6 +45,7 @@ import type { ObservedActions } from './iam-enforcer.ts';
 import { AccountConcurrency, type FunctionStats, LocalLambda } from './local-lambda.ts';
 import { type LambdaFunctionSpec, type ProvisionResult, provision } from './provision.ts';
 import { type ScheduleStats, ScheduleTimer } from './schedule-timer.ts';
+import type { ScheduleInvoker } from './scheduler-service.ts';
 import type { SigV4Key } from './sigv4-verifier.ts';
 import { type EventSourceStats, SqsEventSource } from './sqs-event-source.ts';
 
@@ -233,6 +236,41 @@ export async function synthesizedTemplate(
   };
 }
 
+/**
+ * What a Scheduler schedule of the stand-in invokes: the local function with the target's ARN,
+ * after the schedule's role is allowed `lambda:InvokeFunction` on it (its policies from the
+ * template), as Scheduler assumes the role to invoke.
+ */
+function scheduleInvoker(
+  endpoint: Endpoint,
+  provisioned: ProvisionResult,
+  lambdas: Record<string, LocalLambda>,
+  region: string,
+): ScheduleInvoker {
+  return async ({ arn, roleArn, input }) => {
+    const role = Object.values(provisioned.roles).find((r) => r.arn === roleArn);
+    if (role === undefined) return { ok: false, detail: `role ${roleArn} is not a role of the template` };
+    const key = `scheduler-role:${roleArn}`;
+    const accountId = roleArn.split(':')[4] ?? '000000000000';
+    if (endpoint.iam.caller(key) === undefined) {
+      endpoint.iam.register(key, {
+        name: role.logicalId,
+        sessionArn: `arn:aws:sts::${accountId}:assumed-role/${role.name}/scheduler`,
+        roleArn,
+        accountId,
+        policies: role.policies,
+      });
+    }
+    const denial = await endpoint.iam.check(key, [{ action: 'lambda:InvokeFunction', resource: arn }], region);
+    if (denial !== undefined) return { ok: false, detail: denial.message };
+    const logicalId = Object.entries(provisioned.functions).find(([, spec]) => spec.arn === arn)?.[0];
+    const lambda = logicalId === undefined ? undefined : lambdas[logicalId];
+    if (lambda === undefined) return { ok: false, detail: `no function ${arn} runs in this stack` };
+    const outcome = await lambda.invoke(input);
+    return outcome.kind === 'ok' ? { ok: true } : { ok: false, detail: JSON.stringify(outcome) };
+  };
+}
+
 /** Starts the whole stack locally; see the file comment. */
 export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<CloudLocal> {
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
@@ -387,6 +425,12 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
       });
       stoppers.push(() => lambda.stop());
       lambdas[logicalId] = lambda;
+    }
+
+    if (endpoint !== undefined) {
+      const scheduler = endpoint.scheduler;
+      scheduler.setInvoker(scheduleInvoker(endpoint, provisioned, lambdas, region));
+      stoppers.push(async () => scheduler.setInvoker(undefined));
     }
 
     // Before any trigger runs, so the first poll, tick or request finds a container.
