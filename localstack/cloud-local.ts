@@ -41,7 +41,7 @@ import type { ChaosOptions } from './chaos.ts';
 import { type Endpoint, startEndpoint } from './endpoint.ts';
 import type { EndpointMetrics } from './endpoint-metrics.ts';
 import { FunctionUrlServer } from './function-url-server.ts';
-import type { ObservedActions } from './iam-enforcer.ts';
+import type { IamEnforcer, ObservedActions } from './iam-enforcer.ts';
 import { AccountConcurrency, type FunctionStats, LocalLambda } from './local-lambda.ts';
 import { type LambdaFunctionSpec, type ProvisionResult, provision } from './provision.ts';
 import { type ScheduleStats, ScheduleTimer } from './schedule-timer.ts';
@@ -159,6 +159,8 @@ export interface CloudLocal {
   lambdas: Record<string, LocalLambda>;
   /** The dashboard's URL, when one was asked for (`dashboard`) and the API takes the token. */
   dashboard?: string;
+  /** The stand-in's IAM (tests register callers with a role's policies); absent for an external endpoint. */
+  iam?: IamEnforcer;
   metrics(): CloudLocalMetrics;
   /** Stops triggers (waiting for running invocations), then the endpoint if it was started here. */
   stop(): Promise<void>;
@@ -545,6 +547,7 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
       provisioned,
       lambdas,
       ...(dashboard === undefined ? {} : { dashboard }),
+      ...(endpoint === undefined ? {} : { iam: endpoint.iam }),
       metrics,
       stop: () => {
         stopping ??= stopAll();
