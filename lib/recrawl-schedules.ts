@@ -35,7 +35,8 @@ export class RecrawlSchedules extends Construct {
     this.group.overrideLogicalId('RecrawlScheduleGroup');
 
     this.role = new iam.Role(this, 'RecrawlScheduleRole', {
-      description: "crawlstack: EventBridge Scheduler invokes the scheduler function with a crawl's recrawl input",
+      description:
+        "crawlstack: EventBridge Scheduler invokes the scheduler function with a crawl's recrawl input",
       // Only this account's schedules may use the role (the confused-deputy condition AWS advises).
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
         conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },

@@ -263,7 +263,11 @@ function scheduleInvoker(
         policies: role.policies,
       });
     }
-    const denial = await endpoint.iam.check(key, [{ action: 'lambda:InvokeFunction', resource: arn }], region);
+    const denial = await endpoint.iam.check(
+      key,
+      [{ action: 'lambda:InvokeFunction', resource: arn }],
+      region,
+    );
     if (denial !== undefined) return { ok: false, detail: denial.message };
     const logicalId = Object.entries(provisioned.functions).find(([, spec]) => spec.arn === arn)?.[0];
     const lambda = logicalId === undefined ? undefined : lambdas[logicalId];

@@ -36,7 +36,6 @@ import {
   s3Authorizations,
   sqsAuthorizations,
 } from './iam-actions.ts';
-import { SchedulerService } from './scheduler-service.ts';
 import {
   accessKeyIdOf,
   type IamDenial,
@@ -44,6 +43,7 @@ import {
   presignedRefusal,
   signingRegionOf,
 } from './iam-enforcer.ts';
+import { SchedulerService } from './scheduler-service.ts';
 
 /** Where to listen. */
 export interface EndpointOptions {

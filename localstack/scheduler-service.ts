@@ -117,7 +117,9 @@ export class SchedulerService {
       res.end(text);
     } catch (error) {
       const e =
-        error instanceof SchedulerError ? error : new SchedulerError(500, 'InternalServerException', String(error));
+        error instanceof SchedulerError
+          ? error
+          : new SchedulerError(500, 'InternalServerException', String(error));
       const text = JSON.stringify({ Message: e.message });
       res.writeHead(e.status, {
         'content-type': 'application/json',
@@ -130,10 +132,12 @@ export class SchedulerService {
 
   /** The operation a request names (for the endpoint's counts). */
   static operationOf(method: string, path: string): string {
-    if (!path.startsWith('/schedules/')) return path.startsWith('/schedule-groups') ? 'ScheduleGroup' : 'Unknown';
+    if (!path.startsWith('/schedules/'))
+      return path.startsWith('/schedule-groups') ? 'ScheduleGroup' : 'Unknown';
     return (
-      { POST: 'CreateSchedule', PUT: 'UpdateSchedule', GET: 'GetSchedule', DELETE: 'DeleteSchedule' }[method] ??
-      'Unknown'
+      { POST: 'CreateSchedule', PUT: 'UpdateSchedule', GET: 'GetSchedule', DELETE: 'DeleteSchedule' }[
+        method
+      ] ?? 'Unknown'
     );
   }
 
@@ -154,7 +158,11 @@ export class SchedulerService {
       );
     const name = decodeURIComponent(url.pathname.slice('/schedules/'.length));
     if (!NAME.test(name))
-      throw new SchedulerError(400, 'ValidationException', `Name ${JSON.stringify(name)}: 1 to 64 of [0-9a-zA-Z-_.]`);
+      throw new SchedulerError(
+        400,
+        'ValidationException',
+        `Name ${JSON.stringify(name)}: 1 to 64 of [0-9a-zA-Z-_.]`,
+      );
     let request: Record<string, unknown> = {};
     if (body !== '') {
       try {
@@ -164,7 +172,8 @@ export class SchedulerService {
       }
     }
     const group =
-      (typeof request.GroupName === 'string' ? request.GroupName : url.searchParams.get('groupName')) || 'default';
+      (typeof request.GroupName === 'string' ? request.GroupName : url.searchParams.get('groupName')) ||
+      'default';
     const arn = `arn:aws:scheduler:${region}:${this.#options.accountId}:schedule/${group}/${name}`;
     const authorizations: IamAuthorization[] = [{ action: `scheduler:${operation}`, resource: arn }];
     const roleArn = (request.Target as { RoleArn?: unknown } | undefined)?.RoleArn;
@@ -212,7 +221,9 @@ export class SchedulerService {
           Name: name,
           GroupName: group,
           ScheduleExpression: r.ScheduleExpression,
-          ...(r.ScheduleExpressionTimezone === undefined ? {} : { ScheduleExpressionTimezone: r.ScheduleExpressionTimezone }),
+          ...(r.ScheduleExpressionTimezone === undefined
+            ? {}
+            : { ScheduleExpressionTimezone: r.ScheduleExpressionTimezone }),
           ...(r.StartDate === undefined ? {} : { StartDate: r.StartDate }),
           ...(r.EndDate === undefined ? {} : { EndDate: r.EndDate }),
           ...(r.Description === undefined ? {} : { Description: r.Description }),
@@ -240,7 +251,8 @@ export class SchedulerService {
     if (typeof expression !== 'string' || !/^(rate|cron|at)\(.*\)$/.test(expression))
       problems.push('ScheduleExpression: rate(...), cron(...) or at(...)');
     const window = request.FlexibleTimeWindow as { Mode?: unknown } | undefined;
-    if (window?.Mode !== 'OFF' && window?.Mode !== 'FLEXIBLE') problems.push('FlexibleTimeWindow.Mode: OFF or FLEXIBLE');
+    if (window?.Mode !== 'OFF' && window?.Mode !== 'FLEXIBLE')
+      problems.push('FlexibleTimeWindow.Mode: OFF or FLEXIBLE');
     const target = request.Target as { Arn?: unknown; RoleArn?: unknown } | undefined;
     if (typeof target?.Arn !== 'string' || typeof target.RoleArn !== 'string')
       problems.push('Target: Arn and RoleArn are required');
@@ -290,7 +302,9 @@ export class SchedulerService {
           );
     if (!outcome.ok) {
       schedule.stats.failed += 1;
-      this.#options.log?.(`scheduler: ${schedule.arn} could not invoke ${target.Arn}: ${outcome.detail ?? 'failed'}`);
+      this.#options.log?.(
+        `scheduler: ${schedule.arn} could not invoke ${target.Arn}: ${outcome.detail ?? 'failed'}`,
+      );
     }
   }
 }

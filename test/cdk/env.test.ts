@@ -112,7 +112,7 @@ describe('functions/cloud/env.ts', () => {
     );
   });
 
-  it('reads the recrawl schedules\' minimum interval, 60 minutes when unset', () => {
+  it("reads the recrawl schedules' minimum interval, 60 minutes when unset", () => {
     assert.equal(readRecrawlMinInterval({}), 60);
     assert.equal(readRecrawlMinInterval({ RECRAWL_MIN_INTERVAL_MINUTES: '1440' }), 1440);
     assert.throws(

@@ -20,7 +20,7 @@ function statements(roleId: string): RawStatement[] {
   for (const resource of Object.values(resources)) {
     const roles = (resource.Properties?.Roles ?? []) as { Ref?: string }[];
     if (resource.Type === 'AWS::IAM::Policy' && roles.some((r) => r.Ref === roleId))
-      out.push(...list((resource.Properties?.PolicyDocument as { Statement: RawStatement[] }).Statement));
+      out.push(...list((resource.Properties!.PolicyDocument as { Statement: RawStatement[] }).Statement));
   }
   for (const policy of (resources[roleId]?.Properties?.Policies ?? []) as {
     PolicyDocument: { Statement: RawStatement[] };
@@ -39,12 +39,14 @@ describe('recurring recrawls: EventBridge Scheduler, granted exactly', () => {
   it("lets Scheduler (this account's only) assume the schedule role, which may only invoke the scheduler", () => {
     const role = resources.RecrawlScheduleRole;
     assert.equal(role?.Type, 'AWS::IAM::Role');
-    const trust = (role?.Properties?.AssumeRolePolicyDocument as { Statement: RawStatement[] }).Statement;
+    const trust = (role!.Properties!.AssumeRolePolicyDocument as { Statement: RawStatement[] }).Statement;
     assert.deepEqual(
       trust.map((s) => ({ action: s.Action, principal: (s as { Principal?: unknown }).Principal })),
       [{ action: 'sts:AssumeRole', principal: { Service: 'scheduler.amazonaws.com' } }],
     );
-    assert.deepEqual(trust[0]?.Condition, { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } });
+    assert.deepEqual(trust[0]?.Condition, {
+      StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+    });
     assert.deepEqual(
       statements('RecrawlScheduleRole').map((s) => ({ action: s.Action, resource: s.Resource })),
       [{ action: 'lambda:InvokeFunction', resource: { 'Fn::GetAtt': ['Scheduler', 'Arn'] } }],

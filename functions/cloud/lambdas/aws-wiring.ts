@@ -4,6 +4,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { LRUCache } from 'lru-cache';
 import type { AwsClients } from '../../adapters/aws/clients.ts';
 import { DynamoArchiveStore } from '../../adapters/aws/dynamo-archive-store.ts';
@@ -37,11 +38,10 @@ import { cloudFetchSettings } from '../fetch-budget.ts';
 import { ADMIT_STARTER, BackQueueFrontier, SEEDS_STARTER } from '../frontier/back-queues.ts';
 import type { CrawlStores } from '../ports/cloud-ports.ts';
 import type { ArchiverDeps, CrawlInfo } from '../use-cases/archive-captures.ts';
-import type { SchedulerClient } from '@aws-sdk/client-scheduler';
-import type { SchedulerDeps } from './scheduler/handler.ts';
 import { type RedistributeCreditDeps, redistributeCredit } from '../use-cases/redistribute-credit.ts';
 import type { FrontierWorkerDeps } from '../worker/batch-model.ts';
 import type { ApiDeps } from './api/api-app.ts';
+import type { SchedulerDeps } from './scheduler/handler.ts';
 
 const systemClock: Clock = { now: () => Date.now() };
 // Not `crawlstack/<version>` from package.json: importing it would inline the whole file into

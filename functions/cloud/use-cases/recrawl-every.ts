@@ -60,7 +60,8 @@ function rate(value: string, unitText: string, written: string, minMs: number): 
   if (!/^\d+$/.test(value) || size === undefined)
     return { ok: false, problem: `every: ${JSON.stringify(written)} is not "<n> <unit>"` };
   const n = Number(value);
-  if (n < 1) return { ok: false, problem: `every: ${JSON.stringify(written)}: the number must be at least 1` };
+  if (n < 1)
+    return { ok: false, problem: `every: ${JSON.stringify(written)}: the number must be at least 1` };
   const ms = n * size;
   if (ms < minMs)
     return {
@@ -126,7 +127,10 @@ export function parseRecrawlEvery(
   const crond = /^cron\((.*)\)$/.exec(text);
   if (crond !== null) return cron(crond[1]!, text, minMs);
   if (/^at\(/.test(text))
-    return { ok: false, problem: `every: ${JSON.stringify(text)}: a one-time at(...) is not recurring; use POST /crawls/{id}/recrawl` };
+    return {
+      ok: false,
+      problem: `every: ${JSON.stringify(text)}: a one-time at(...) is not recurring; use POST /crawls/{id}/recrawl`,
+    };
   return {
     ok: false,
     problem: `every: ${JSON.stringify(text)} is not "<n> <unit>" (e.g. "7 days"), rate(...) or cron(...)`,

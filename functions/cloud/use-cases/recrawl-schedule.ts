@@ -5,11 +5,7 @@
  * check them, so a schedule never starts rounds that are refused one after another.
  */
 import type { CrawlTableStore } from '../ports/cloud-ports.ts';
-import type {
-  RecrawlSchedules,
-  ScheduledRun,
-  ScheduledRunLog,
-} from '../ports/recrawl-schedules.ts';
+import type { RecrawlSchedules, ScheduledRun, ScheduledRunLog } from '../ports/recrawl-schedules.ts';
 import { DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES, parseRecrawlEvery } from './recrawl-every.ts';
 import { archiveOf, roundSettings, unarchivedProblem } from './start-recrawl.ts';
 
@@ -51,12 +47,12 @@ export async function scheduleRecrawl(
   const from = await deps.table.getCrawl(crawlId);
   if (from === undefined) return { kind: 'not-found' };
   if (body === null || typeof body !== 'object' || Array.isArray(body))
-    return { kind: 'invalid', problems: ['body: expected an object { "every": "7 days", ...settings of the rounds }'] };
+    return {
+      kind: 'invalid',
+      problems: ['body: expected an object { "every": "7 days", ...settings of the rounds }'],
+    };
   const { every: everyText, ...settings } = body as Record<string, unknown>;
-  const every = parseRecrawlEvery(
-    everyText,
-    deps.minIntervalMinutes ?? DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES,
-  );
+  const every = parseRecrawlEvery(everyText, deps.minIntervalMinutes ?? DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES);
   const round = roundSettings(from, settings);
   const problems = [...(every.ok ? [] : [every.problem]), ...(round.ok ? [] : round.problems)];
   if (!every.ok || problems.length > 0) return { kind: 'invalid', problems };
@@ -81,7 +77,9 @@ export async function scheduleRecrawl(
 export async function showRecrawlSchedule(
   deps: RecrawlScheduleDeps,
   crawlId: string,
-): Promise<{ kind: 'schedule'; view: RecrawlScheduleView } | { kind: 'none'; archive: string } | { kind: 'not-found' }> {
+): Promise<
+  { kind: 'schedule'; view: RecrawlScheduleView } | { kind: 'none'; archive: string } | { kind: 'not-found' }
+> {
   const from = await deps.table.getCrawl(crawlId);
   if (from === undefined) return { kind: 'not-found' };
   const archive = archiveOf(from);

@@ -16,7 +16,9 @@ export interface ScheduledRecrawlDeps extends StartRecrawlDeps {
 /** Whether a Lambda event is a schedule's {@link ScheduledRecrawl} input. */
 export function isScheduledRecrawl(event: unknown): event is ScheduledRecrawl {
   const value = event as Partial<ScheduledRecrawl> | null | undefined;
-  return typeof value?.recrawl === 'string' && (value.settings === undefined || typeof value.settings === 'object');
+  return (
+    typeof value?.recrawl === 'string' && (value.settings === undefined || typeof value.settings === 'object')
+  );
 }
 
 /** Starts the next round of `input.recrawl` (or skips it), records and returns the run. */

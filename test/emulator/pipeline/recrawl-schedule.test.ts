@@ -16,7 +16,11 @@ import { EXTERNAL_ENDPOINT, type Pipeline, startPipeline } from './helpers.ts';
 const SPEEDUP = 1200; // rate(1 hour) -> every 3 s
 const PERIOD_MS = 3_600_000 / SPEEDUP;
 
-async function eventually<T>(read: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+async function eventually<T>(
+  read: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -34,7 +38,9 @@ type ScheduleView = {
   last?: { kind: string; crawlId?: string; round?: number; reason?: string };
 };
 
-describe('pipeline: a recurring recrawl (EventBridge Scheduler)', { skip: EXTERNAL_ENDPOINT !== undefined && 'stand-in only' }, () => {
+describe('pipeline: a recurring recrawl (EventBridge Scheduler)', {
+  skip: EXTERNAL_ENDPOINT !== undefined && 'stand-in only',
+}, () => {
   let pipeline: Pipeline;
   let site: SiteServer;
   before(async () => {
@@ -51,11 +57,18 @@ describe('pipeline: a recurring recrawl (EventBridge Scheduler)', { skip: EXTERN
   it('starts rounds by itself at its rate, each a crawl of its own, until the schedule is removed', async () => {
     const first = await pipeline.startCrawl({ ...base, seeds: [`${site.origin}/`], keepArchive: true });
     await pipeline.waitForStatus(first, ['done'], 30_000);
-    await eventually(async () => ((await pipeline.pages(first)).length >= 5 ? true : undefined), 20_000, 'index');
+    await eventually(
+      async () => ((await pipeline.pages(first)).length >= 5 ? true : undefined),
+      20_000,
+      'index',
+    );
 
     const tooOften = await pipeline.api('POST', `/crawls/${first}/schedule`, { every: '5 minutes' });
     assert.equal(tooOften.status, 400);
-    assert.match(String((tooOften.json.problems as string[])[0]), /shorter than this stack's minimum interval of 1 hour/);
+    assert.match(
+      String((tooOften.json.problems as string[])[0]),
+      /shorter than this stack's minimum interval of 1 hour/,
+    );
     assert.equal((await pipeline.api('GET', `/crawls/${first}/schedule`)).status, 404);
 
     const created = await pipeline.api('POST', `/crawls/${first}/schedule`, {
@@ -130,7 +143,10 @@ describe('pipeline: a recurring recrawl (EventBridge Scheduler)', { skip: EXTERN
     try {
       await assert.rejects(create('other-group', scheduleRole), (error: Error) => {
         assert.equal(error.name, 'AccessDeniedException');
-        assert.match(error.message, /scheduler:CreateSchedule on resource: arn:aws:scheduler:[^:]+:000000000000:schedule\/other-group\/exactness/);
+        assert.match(
+          error.message,
+          /scheduler:CreateSchedule on resource: arn:aws:scheduler:[^:]+:000000000000:schedule\/other-group\/exactness/,
+        );
         return true;
       });
       await assert.rejects(create(undefined, scheduleRole), /schedule\/default\/exactness/);

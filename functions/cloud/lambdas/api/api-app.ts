@@ -46,13 +46,13 @@ import {
   listPages,
   type PageCursor,
 } from '../../use-cases/list-pages.ts';
-import { type StartCrawlDeps, startCrawl } from '../../use-cases/start-crawl.ts';
 import {
   type RecrawlScheduleDeps,
   removeRecrawlSchedule,
   scheduleRecrawl,
   showRecrawlSchedule,
 } from '../../use-cases/recrawl-schedule.ts';
+import { type StartCrawlDeps, startCrawl } from '../../use-cases/start-crawl.ts';
 import { startRecrawl } from '../../use-cases/start-recrawl.ts';
 
 /** What the API touches. */
@@ -301,7 +301,9 @@ export function createApiApp(deps: ApiDeps): Hono {
     if (outcome.kind === 'invalid')
       return c.json({ error: 'invalid recrawl schedule', problems: outcome.problems }, 400);
     if (outcome.kind === 'conflict') return c.json({ error: outcome.problem }, 409);
-    log(`recrawl schedule of ${outcome.view.archive} ${outcome.replaced ? 'replaced' : 'created'}: ${outcome.view.expression}`);
+    log(
+      `recrawl schedule of ${outcome.view.archive} ${outcome.replaced ? 'replaced' : 'created'}: ${outcome.view.expression}`,
+    );
     return c.json(outcome.view, outcome.replaced ? 200 : 201);
   });
 
@@ -311,7 +313,10 @@ export function createApiApp(deps: ApiDeps): Hono {
     const shown = await showRecrawlSchedule(using, c.req.param('id'));
     if (shown.kind === 'not-found') return c.json({ error: 'no such crawl' }, 404);
     if (shown.kind === 'none')
-      return c.json({ error: `the archive ${shown.archive} has no recrawl schedule`, archive: shown.archive }, 404);
+      return c.json(
+        { error: `the archive ${shown.archive} has no recrawl schedule`, archive: shown.archive },
+        404,
+      );
     return c.json(shown.view);
   });
 
@@ -321,7 +326,10 @@ export function createApiApp(deps: ApiDeps): Hono {
     const removed = await removeRecrawlSchedule(using, c.req.param('id'));
     if (removed.kind === 'not-found') return c.json({ error: 'no such crawl' }, 404);
     if (removed.kind === 'none')
-      return c.json({ error: `the archive ${removed.archive} has no recrawl schedule`, archive: removed.archive }, 404);
+      return c.json(
+        { error: `the archive ${removed.archive} has no recrawl schedule`, archive: removed.archive },
+        404,
+      );
     log(`recrawl schedule of ${removed.archive} removed`);
     return c.json({ archive: removed.archive, removed: true });
   });
