@@ -12,13 +12,17 @@ import {
   HELP_OPTION,
   type OptionSpec,
   optionRows,
+  type ParsedCommand,
   parseCommand,
   UsageError,
 } from './cli-options.ts';
 import { print, printError, terminalSafe } from './terminal-text.ts';
 
-const RECRAWL_OPTIONS: Record<string, OptionSpec> = {
-  out: { type: 'string', short: 'o', arg: 'DIR', help: 'the --out folder of a finished crawl' },
+/**
+ * The settings of one round, as flags: `crawlstack recrawl`, and `crawlstack cloud recrawl` and
+ * `cloud schedule` (which send them as the API's body).
+ */
+export const ROUND_OPTIONS: Record<string, OptionSpec> = {
   schedule: {
     type: 'string',
     arg: 'S',
@@ -35,6 +39,11 @@ const RECRAWL_OPTIONS: Record<string, OptionSpec> = {
     arg: 'MS',
     help: 'longest revisit interval of a page (default 30 days)',
   },
+};
+
+const RECRAWL_OPTIONS: Record<string, OptionSpec> = {
+  out: { type: 'string', short: 'o', arg: 'DIR', help: 'the --out folder of a finished crawl' },
+  ...ROUND_OPTIONS,
   'no-warc': { type: 'boolean', help: 'do not write WARC files' },
   json: { type: 'boolean', help: 'print the summary as JSON' },
   help: HELP_OPTION,
@@ -54,17 +63,8 @@ ${formatRows(optionRows(RECRAWL_OPTIONS))}
 
 exit codes: 0 done, 1 bad usage or folder, 2 failed, 130 interrupted (resumable)`;
 
-/** Runs `crawlstack recrawl`; returns the exit code. */
-export async function recrawlCommand(args: string[]): Promise<number> {
-  const parsed = parseCommand(args, RECRAWL_OPTIONS, { configFlags: false });
-  if (parsed.values.help) {
-    print(RECRAWL_HELP);
-    return 0;
-  }
-  const outDir = parsed.values.out;
-  if (typeof outDir !== 'string')
-    throw new UsageError('--out DIR is required: the folder of a finished crawl');
-  if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${parsed.positionals[0]}`);
+/** The settings the {@link ROUND_OPTIONS} flags give (the schema checks their values). */
+export function roundOverrides(parsed: ParsedCommand): Partial<CrawlConfigInput> {
   const overrides: Partial<CrawlConfigInput> = {};
   const schedule = parsed.values.schedule;
   if (typeof schedule === 'string')
@@ -82,6 +82,21 @@ export async function recrawlCommand(args: string[]): Promise<number> {
   if (min !== undefined) overrides.recrawlMinIntervalMs = min;
   const max = number('max-interval-ms');
   if (max !== undefined) overrides.recrawlMaxIntervalMs = max;
+  return overrides;
+}
+
+/** Runs `crawlstack recrawl`; returns the exit code. */
+export async function recrawlCommand(args: string[]): Promise<number> {
+  const parsed = parseCommand(args, RECRAWL_OPTIONS, { configFlags: false });
+  if (parsed.values.help) {
+    print(RECRAWL_HELP);
+    return 0;
+  }
+  const outDir = parsed.values.out;
+  if (typeof outDir !== 'string')
+    throw new UsageError('--out DIR is required: the folder of a finished crawl');
+  if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${parsed.positionals[0]}`);
+  const overrides = roundOverrides(parsed);
   const log = (line: string) => process.stderr.write(`${terminalSafe(line)}\n`);
   let crawler: EmbeddedCrawler | undefined;
   let interrupts = 0;

@@ -1,6 +1,7 @@
 /**
- * A crawl's recurring recrawl on the stand-in (docs/recrawl.md, cloud): POST /crawls/{id}/schedule
- * creates an EventBridge Scheduler schedule through the API's own role; the stand-in fires it
+ * `crawlstack cloud recrawl` and a crawl's recurring recrawl on the stand-in (docs/recrawl.md,
+ * cloud): `crawlstack cloud schedule` (POST /crawls/{id}/schedule) creates an EventBridge Scheduler
+ * schedule through the API's own role; the stand-in fires it
  * (CRAWLSTACK_LOCAL_SCHEDULE_SPEEDUP: `rate(1 hour)` every 3 s) through the schedule's role into the
  * scheduler function, which starts the archive's rounds by themselves; DELETE removes it and no
  * round follows. And the grants are exact: the API's role may not touch another group's schedules
@@ -9,10 +10,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { runCli } from '../../e2e/helpers.ts';
 import { route } from '../../fixtures/recrawl-site.ts';
 import { type SiteServer, startSite } from '../../fixtures/site-server.ts';
 import { EXTERNAL_ENDPOINT, type Pipeline, startPipeline } from './helpers.ts';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SPEEDUP = 1200; // rate(1 hour) -> every 3 s
 const PERIOD_MS = 3_600_000 / SPEEDUP;
 
@@ -63,6 +66,18 @@ describe('pipeline: a recurring recrawl (EventBridge Scheduler)', {
       'index',
     );
 
+    // crawlstack cloud recrawl: a round now; a second while it runs is refused, saying why.
+    const target = ['--api', pipeline.local.api, '--token', pipeline.local.token];
+    const now = await runCli(['cloud', 'recrawl', first, '--schedule', 'full', ...target]);
+    assert.equal(now.code, 0, now.stderr);
+    const manual = now.stdout.trim();
+    assert.match(manual, UUID);
+    assert.match(now.stderr, new RegExp(`recrawl round 1 of archive ${first} started as crawl ${manual}`));
+    const again = await runCli(['cloud', 'recrawl', first, ...target]);
+    assert.equal(again.code, 1, again.stderr);
+    assert.match(again.stderr, /\(409\): round 1 \(crawl [0-9a-f-]+\) is still running/);
+    await pipeline.waitForStatus(manual, ['done'], 30_000);
+
     const tooOften = await pipeline.api('POST', `/crawls/${first}/schedule`, { every: '5 minutes' });
     assert.equal(tooOften.status, 400);
     assert.match(
@@ -71,14 +86,22 @@ describe('pipeline: a recurring recrawl (EventBridge Scheduler)', {
     );
     assert.equal((await pipeline.api('GET', `/crawls/${first}/schedule`)).status, 404);
 
-    const created = await pipeline.api('POST', `/crawls/${first}/schedule`, {
-      every: '1 hour',
-      recrawlSchedule: 'full',
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.json));
-    assert.equal(created.json.expression, 'rate(1 hour)');
-    assert.equal(created.json.archive, first);
-    assert.deepEqual(created.json.settings, { recrawlSchedule: 'full' });
+    const created = await runCli([
+      'cloud',
+      'schedule',
+      first,
+      '--every',
+      '1 hour',
+      '--schedule',
+      'full',
+      '--json',
+      ...target,
+    ]);
+    assert.equal(created.code, 0, created.stderr);
+    const view = JSON.parse(created.stdout) as ScheduleView & { settings: unknown };
+    assert.equal(view.expression, 'rate(1 hour)');
+    assert.equal(view.archive, first);
+    assert.deepEqual(view.settings, { recrawlSchedule: 'full' });
 
     const two = await eventually(
       async () => {
@@ -94,12 +117,19 @@ describe('pipeline: a recurring recrawl (EventBridge Scheduler)', {
     assert.equal(round.recrawl?.archive, first);
     assert.equal(round.recrawl?.round, two.last!.round);
     assert.equal(round.recrawl?.schedule, 'full', "the schedule's settings");
-    assert.ok(two.last!.round! >= 2);
+    assert.ok(two.last!.round! >= 3, 'after the manual round 1');
+    const shown = await runCli(['cloud', 'schedule', first, '--show', ...target]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^recrawl schedule of archive \S+: rate\(1 hour\) \(UTC\), enabled$/m);
+    assert.match(shown.stdout, /^ {2}rounds {7}\d+ started/m);
 
-    const removed = await pipeline.api('DELETE', `/crawls/${first}/schedule`);
-    assert.equal(removed.status, 200, JSON.stringify(removed.json));
+    const removed = await runCli(['cloud', 'schedule', first, '--remove', ...target]);
+    assert.equal(removed.code, 0, removed.stderr);
     assert.equal((await pipeline.api('GET', `/crawls/${first}/schedule`)).status, 404);
     assert.equal((await pipeline.api('DELETE', `/crawls/${first}/schedule`)).status, 404);
+    const none = await runCli(['cloud', 'schedule', first, '--show', ...target]);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /has no recrawl schedule/);
     // A run already invoked may still be starting its round: count after it.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const listed = async () =>
