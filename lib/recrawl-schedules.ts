@@ -51,7 +51,10 @@ export class RecrawlSchedules extends Construct {
     api.addEnvironment(ENV.recrawlScheduleGroup, this.group.ref);
     api.addEnvironment(ENV.recrawlScheduleRoleArn, this.role.roleArn);
     api.addEnvironment(ENV.recrawlTargetArn, props.target.functionArn);
-    if (props.minIntervalMinutes !== undefined)
+    const min = props.minIntervalMinutes;
+    if (min !== undefined && (!Number.isInteger(min) || min < 1 || min > 366 * 24 * 60))
+      throw new Error(`recrawlMinIntervalMinutes must be an integer from 1 to 527040 (a year), got ${min}`);
+    if (min !== undefined)
       api.addEnvironment(TUNING_ENV.recrawlMinIntervalMinutes, String(props.minIntervalMinutes));
     // POST (CreateSchedule, UpdateSchedule when the archive has one), GET and DELETE
     // /crawls/{id}/schedule: schedules are named after archives, so only `<group>/*` names them.

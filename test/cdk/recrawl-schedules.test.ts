@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { App } from 'aws-cdk-lib';
+import { readStackContext } from '../../lib/context.ts';
 import { type CfnResource, roleOf, synthStack } from './synth.ts';
 
 const built = synthStack({}, { bundle: false, validate: false });
@@ -92,5 +94,24 @@ describe('recurring recrawls: EventBridge Scheduler, granted exactly', () => {
       const actions = statements(roleOf(built.template, fn)).flatMap((s) => list(s.Action));
       assert.ok(!actions.some((a) => a.startsWith('scheduler:') || a === 'iam:PassRole'), fn);
     }
+  });
+
+  it('sets the minimum interval of the API (crawlstack:recrawlMinIntervalMinutes), and refuses a bad one', () => {
+    const daily = synthStack({ recrawlMinIntervalMinutes: 1440 }, { bundle: false, validate: false });
+    try {
+      const api = daily.template.toJSON().Resources.Api as CfnResource;
+      const vars = (api.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      assert.equal(vars.RECRAWL_MIN_INTERVAL_MINUTES, '1440');
+    } finally {
+      daily.dispose();
+    }
+    const api = resources.Api!.Properties?.Environment as { Variables: Record<string, unknown> };
+    assert.equal(api.Variables.RECRAWL_MIN_INTERVAL_MINUTES, undefined, "unset: the API's default, 60");
+    const app = new App({ context: { 'crawlstack:recrawlMinIntervalMinutes': '1440' } });
+    assert.equal(readStackContext(app.node).recrawlMinIntervalMinutes, 1440);
+    assert.throws(
+      () => synthStack({ recrawlMinIntervalMinutes: 0 }, { bundle: false, validate: false }),
+      /recrawlMinIntervalMinutes must be an integer from 1 to 527040 \(a year\), got 0/,
+    );
   });
 });
