@@ -27,7 +27,10 @@ export async function runScheduledRecrawl(
   input: ScheduledRecrawl,
 ): Promise<ScheduledRun> {
   const archive = input.recrawl;
-  const outcome = await startRecrawl(deps, archive, input.settings ?? {});
+  // From the archive's last round when it has one: crawl items expire (retentionDays) after their
+  // last write, and the last round's is the newest (the first crawl's may be long gone).
+  const from = (await deps.archives.rounds(archive))?.last ?? archive;
+  const outcome = await startRecrawl(deps, from, input.settings ?? {});
   const at = deps.clock.now();
   const run: ScheduledRun =
     outcome.kind === 'started'
