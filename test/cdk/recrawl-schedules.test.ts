@@ -100,7 +100,7 @@ describe('recurring recrawls: EventBridge Scheduler, granted exactly', () => {
     const daily = synthStack({ recrawlMinIntervalMinutes: 1440 }, { bundle: false, validate: false });
     try {
       const api = daily.template.toJSON().Resources.Api as CfnResource;
-      const vars = (api.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      const vars = (api.Properties!.Environment as { Variables: Record<string, unknown> }).Variables;
       assert.equal(vars.RECRAWL_MIN_INTERVAL_MINUTES, '1440');
     } finally {
       daily.dispose();

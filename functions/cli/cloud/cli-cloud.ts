@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import type { CrawlProgressView } from '../../cloud/use-cases/crawl-progress.ts';
+import type { RecrawlScheduleView as ScheduleView } from '../../cloud/use-cases/recrawl-schedule.ts';
 import { safeJson } from '../../core/text/safe-text.ts';
 import { CloudApiError, startCloudDashboard } from '../../dashboard/cloud-dashboard.ts';
 import {
@@ -397,17 +398,6 @@ async function scheduleCommand(parsed: ParsedCommand, connect: () => Promise<Clo
   }
   print(parsed.values.json === true ? safeJson(view, 2) : formatSchedule(view));
   return EXIT.ok;
-}
-
-/** A recrawl schedule as GET /crawls/{id}/schedule shows it. */
-interface ScheduleView {
-  archive: string;
-  expression: string;
-  state: string;
-  settings: Record<string, unknown>;
-  nextRun?: string;
-  rounds: { started: number; skipped: number; failed: number };
-  last?: { kind: string; at: number; crawlId?: string; round?: number; reason?: string };
 }
 
 /** The schedule in a few lines. */

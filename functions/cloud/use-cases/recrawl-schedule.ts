@@ -102,11 +102,11 @@ export async function showRecrawlSchedule(
 export async function removeRecrawlSchedule(
   deps: RecrawlScheduleDeps,
   crawlId: string,
-): Promise<{ kind: 'removed' | 'none'; archive: string } | { kind: 'not-found' }> {
+): Promise<{ kind: 'removed'; archive: string } | { kind: 'none'; archive: string } | { kind: 'not-found' }> {
   const from = await deps.table.getCrawl(crawlId);
   if (from === undefined) return { kind: 'not-found' };
   const archive = archiveOf(from);
-  return { kind: (await deps.schedules.remove(archive)) ? 'removed' : 'none', archive };
+  return (await deps.schedules.remove(archive)) ? { kind: 'removed', archive } : { kind: 'none', archive };
 }
 
 /** The next run of a rate schedule that started (or starts) at `startAt`; undefined for cron. */

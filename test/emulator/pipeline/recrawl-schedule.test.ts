@@ -12,26 +12,12 @@ import { after, before, describe, it } from 'node:test';
 import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { runCli } from '../../e2e/helpers.ts';
 import { route } from '../../fixtures/recrawl-site.ts';
-import { type SiteServer, startSite } from '../../fixtures/site-server.ts';
+import { eventually, type SiteServer, startSite } from '../../fixtures/site-server.ts';
 import { EXTERNAL_ENDPOINT, type Pipeline, startPipeline } from './helpers.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SPEEDUP = 1200; // rate(1 hour) -> every 3 s
 const PERIOD_MS = 3_600_000 / SPEEDUP;
-
-async function eventually<T>(
-  read: () => Promise<T | undefined>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 type ScheduleView = {
   archive: string;

@@ -307,16 +307,20 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json(outcome.view, outcome.replaced ? 200 : 201);
   });
 
+  /** The 404 of GET and DELETE: no crawl, or a crawl whose archive has no schedule. */
+  const noSchedule = (c: Context, outcome: { kind: 'not-found' } | { kind: 'none'; archive: string }) =>
+    outcome.kind === 'not-found'
+      ? c.json({ error: 'no such crawl' }, 404)
+      : c.json(
+          { error: `the archive ${outcome.archive} has no recrawl schedule`, archive: outcome.archive },
+          404,
+        );
+
   app.get('/crawls/:id/schedule', async (c) => {
     const using = scheduleDeps(c);
     if (using instanceof Response) return using;
     const shown = await showRecrawlSchedule(using, c.req.param('id'));
-    if (shown.kind === 'not-found') return c.json({ error: 'no such crawl' }, 404);
-    if (shown.kind === 'none')
-      return c.json(
-        { error: `the archive ${shown.archive} has no recrawl schedule`, archive: shown.archive },
-        404,
-      );
+    if (shown.kind !== 'schedule') return noSchedule(c, shown);
     return c.json(shown.view);
   });
 
@@ -324,12 +328,7 @@ export function createApiApp(deps: ApiDeps): Hono {
     const using = scheduleDeps(c);
     if (using instanceof Response) return using;
     const removed = await removeRecrawlSchedule(using, c.req.param('id'));
-    if (removed.kind === 'not-found') return c.json({ error: 'no such crawl' }, 404);
-    if (removed.kind === 'none')
-      return c.json(
-        { error: `the archive ${removed.archive} has no recrawl schedule`, archive: removed.archive },
-        404,
-      );
+    if (removed.kind !== 'removed') return noSchedule(c, removed);
     log(`recrawl schedule of ${removed.archive} removed`);
     return c.json({ archive: removed.archive, removed: true });
   });
