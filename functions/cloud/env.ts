@@ -10,7 +10,6 @@ import {
   FRONTIER_GROUP_LIMIT,
   MAX_HOSTS_PER_INVOCATION,
 } from './lambda-settings.ts';
-import { DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES } from './use-cases/recrawl-every.ts';
 
 /** Environment variable names, keyed by the property name `readEnv` returns. */
 export const ENV = {
@@ -74,6 +73,9 @@ export const TUNING_ENV = {
    */
   recrawlMinIntervalMinutes: 'RECRAWL_MIN_INTERVAL_MINUTES',
 } as const;
+
+/** The shortest interval of a recurring recrawl when the stack sets none (recrawl-every.ts). */
+export const DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES = 60;
 
 /** Thrown at cold start when a tunable variable is set to something the code cannot use. */
 export class InvalidEnvError extends Error {

@@ -12,6 +12,8 @@
  * so a schedule cannot start a round every minute. Pure: no clock, no I/O.
  */
 
+import { DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES } from '../env.ts';
+
 /** A valid `every`: Scheduler's expression, and its period when it is a rate. */
 export type RecrawlEvery =
   | { ok: true; expression: string; intervalMs?: number }
@@ -25,8 +27,7 @@ const UNIT_MS: Record<string, number> = {
   week: 7 * 24 * 60 * MINUTE_MS,
 };
 
-/** The shortest interval a stack allows unless set otherwise (RECRAWL_MIN_INTERVAL_MINUTES). */
-export const DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES = 60;
+export { DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES };
 
 /** The longest rate taken: a round a year apart is a cron(...) schedule's job. */
 const MAX_INTERVAL_MS = 366 * UNIT_MS.day!;
