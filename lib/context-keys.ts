@@ -19,6 +19,7 @@ export const CONTEXT_KEYS = {
   archiveStorageClass: 'crawlstack:archiveStorageClass',
   archiveTransitionDays: 'crawlstack:archiveTransitionDays',
   allowPrivateAddresses: 'crawlstack:allowPrivateAddresses',
+  recrawlMinIntervalMinutes: 'crawlstack:recrawlMinIntervalMinutes',
   tracing: 'crawlstack:tracing',
   throttleAlarm: 'crawlstack:throttleAlarm',
   alarmTopicArn: 'crawlstack:alarmTopicArn',

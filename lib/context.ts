@@ -19,6 +19,7 @@ export interface StackContext
     | 'archiveStorageClass'
     | 'archiveTransitionDays'
     | 'allowPrivateAddresses'
+    | 'recrawlMinIntervalMinutes'
     | 'tracing'
     | 'throttleAlarm'
     | 'alarmTopicArn'
@@ -74,6 +75,7 @@ export function readStackContext(node: Node): StackContext {
     archiveStorageClass: archiveClass(node, CONTEXT_KEYS.archiveStorageClass),
     archiveTransitionDays: int(node, CONTEXT_KEYS.archiveTransitionDays),
     allowPrivateAddresses: bool(node, CONTEXT_KEYS.allowPrivateAddresses),
+    recrawlMinIntervalMinutes: int(node, CONTEXT_KEYS.recrawlMinIntervalMinutes),
     tracing: bool(node, CONTEXT_KEYS.tracing),
     throttleAlarm: bool(node, CONTEXT_KEYS.throttleAlarm),
     alarmTopicArn: str(node, CONTEXT_KEYS.alarmTopicArn),

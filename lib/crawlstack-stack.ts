@@ -43,6 +43,11 @@ export interface CrawlstackStackProps extends StackProps, WorkerScaleProps {
    * worker keeps the guard. Only for deployments whose API callers are trusted. @default false
    */
   readonly allowPrivateAddresses?: boolean;
+  /**
+   * The shortest interval between two rounds of a crawl's recurring recrawl, in minutes (the API
+   * refuses a shorter `every`). @default 60
+   */
+  readonly recrawlMinIntervalMinutes?: number;
   /** Log retention of the three functions. @default ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** X-Ray active tracing on the functions. @default false */
@@ -120,6 +125,9 @@ export class CrawlstackStack extends Stack {
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       logRemovalPolicy: removalPolicy,
       tracing: props.tracing ?? false,
+      ...(props.recrawlMinIntervalMinutes === undefined
+        ? {}
+        : { recrawlMinIntervalMinutes: props.recrawlMinIntervalMinutes }),
     });
     this.alarms = new Alarms(this, 'Alarms', {
       dlq: this.frontier.dlq,

@@ -13,6 +13,7 @@ import type { Frontier } from './frontier.ts';
 import { useBucket, useQueue, useTable } from './grants.ts';
 import { pinLogicalId } from './logical-id.ts';
 import { createNodeFunction } from './node-function.ts';
+import { RecrawlSchedules } from './recrawl-schedules.ts';
 import type { Storage } from './storage.ts';
 import { type WorkerScaleProps, workerScale } from './worker-scale.ts';
 
@@ -52,6 +53,8 @@ export interface FunctionsProps extends WorkerScaleProps {
   readonly logRemovalPolicy: RemovalPolicy;
   /** X-Ray active tracing on all three functions. */
   readonly tracing: boolean;
+  /** The shortest interval of a recurring recrawl, minutes (default: the API's, 60). */
+  readonly recrawlMinIntervalMinutes?: number;
 }
 
 /** The four Lambda functions, their triggers and their permissions. */
@@ -66,6 +69,8 @@ export class Functions extends Construct {
   readonly scheduler: nodejs.NodejsFunction;
   /** Writes captures as WARC and index objects, fed by the capture queue (`Archiver`). */
   readonly archiver: nodejs.NodejsFunction;
+  /** The recurring recrawls' schedule group and role, and the API's grants on them. */
+  readonly recrawlSchedules: RecrawlSchedules;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -180,20 +185,36 @@ export class Functions extends Construct {
     // The registry and counters (Query), crawl items (GetItem), watch, AOPIC state and the end of
     // a crawl (UpdateItem), leaving the registry (DeleteItem); admitted URLs go through their
     // hosts' back queues (BatchWriteItem, Query, UpdateItem of the host items).
+    // A recurring recrawl's round (run-scheduled-recrawl.ts): the archive's rounds item
+    // (BatchGetItem), its pages (Query), the round's crawl item (PutItem) and the run log
+    // (UpdateItem).
     useTable(scheduler, ENV.crawlTable, storage.crawlTable, [
       'GetItem',
+      'BatchGetItem',
       'Query',
+      'PutItem',
       'UpdateItem',
       'DeleteItem',
       'BatchWriteItem',
     ]);
-    // Admission: the richest parked URLs (Query of ParkedIndex), unparking them (UpdateItem).
-    useTable(scheduler, ENV.urlTable, storage.urlTable, ['UpdateItem'], {
+    // Admission: the richest parked URLs (Query of ParkedIndex), unparking them (UpdateItem); a
+    // round's seeds are claimed as the API claims a crawl's (BatchGetItem, then UpdateItem).
+    useTable(scheduler, ENV.urlTable, storage.urlTable, ['BatchGetItem', 'UpdateItem'], {
       indexes: [TABLE_KEYS.parkedIndex],
     });
     // Admits parked URLs; an empty frontier is one sign a crawl is done.
     useQueue(scheduler, ENV.frontierQueueUrl, frontier.queue, ['SendMessage', 'GetQueueAttributes']);
     scheduler.addEnvironment(ENV.retentionDays, retention);
+    // A recurring recrawl's round is started here (RecrawlSchedules below): its settings are
+    // checked as the API checks them.
+    scheduler.addEnvironment(ENV.privateAddresses, privateAddresses);
+    this.recrawlSchedules = new RecrawlSchedules(this, 'RecrawlSchedules', {
+      api,
+      target: scheduler,
+      ...(props.recrawlMinIntervalMinutes === undefined
+        ? {}
+        : { minIntervalMinutes: props.recrawlMinIntervalMinutes }),
+    });
     const rule = new events.Rule(this, 'ScheduleRule', {
       description: 'crawlstack: runs the scheduler every minute',
       schedule: events.Schedule.rate(Duration.minutes(1)),

@@ -9,6 +9,10 @@
  * | `CRAWLSTACK_LOCAL_FIFO_INFLIGHT`      | 120,000   | in-flight messages of a FIFO queue             |
  * | `CRAWLSTACK_LOCAL_RETENTION_S`        | the queue's `MessageRetentionPeriod` | retention from the send |
  * | `CRAWLSTACK_LOCAL_ACCOUNT_CONCURRENCY`| 1,000     | concurrent invocations of the whole account    |
+ * | `CRAWLSTACK_LOCAL_SCHEDULE_SPEEDUP`   | 1         | divides EventBridge Scheduler schedules' rates |
+ *
+ * The last is not a limit but time: 3600 fires a `rate(1 hour)` schedule every second, so a test
+ * sees a crawl's recurring recrawl (scheduler-service.ts) run twice in seconds.
  */
 
 /** The limits in force; see the module comment. */
@@ -19,6 +23,8 @@ export interface AwsLimits {
   /** Seconds; absent: each queue's `MessageRetentionPeriod` alone. */
   retentionSeconds?: number;
   accountConcurrency: number;
+  /** Scheduler schedules run this many times faster than their expression says. */
+  scheduleSpeedup: number;
 }
 
 /** AWS's own values. */
@@ -27,6 +33,7 @@ export const AWS_LIMITS: Readonly<AwsLimits> = {
   fifoScanWindow: 120_000,
   fifoInflight: 120_000,
   accountConcurrency: 1000,
+  scheduleSpeedup: 1,
 };
 
 const KNOBS = {
@@ -35,6 +42,7 @@ const KNOBS = {
   fifoInflight: 'CRAWLSTACK_LOCAL_FIFO_INFLIGHT',
   retentionSeconds: 'CRAWLSTACK_LOCAL_RETENTION_S',
   accountConcurrency: 'CRAWLSTACK_LOCAL_ACCOUNT_CONCURRENCY',
+  scheduleSpeedup: 'CRAWLSTACK_LOCAL_SCHEDULE_SPEEDUP',
 } as const satisfies Record<keyof AwsLimits, string>;
 
 /**

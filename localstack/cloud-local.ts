@@ -9,6 +9,8 @@
  *   SQS event source mapping ──► SqsEventSource (pollers) ──► worker containers
  *   Function URL (AWS_IAM)   ──► FunctionUrlServer (bearer token | SigV4) ──► api containers
  *   Events::Rule rate(...)   ──► ScheduleTimer ──► scheduler containers
+ *   Scheduler schedules made at run time (the API's recrawl schedules) ──► the endpoint's
+ *     SchedulerService ──► the target's containers, as the schedule's role
  *
  * Every call a function makes (and its event source makes for it) carries the function's own
  * access key, which the stand-in endpoint maps to the function's execution role and its policies.
@@ -39,10 +41,11 @@ import type { ChaosOptions } from './chaos.ts';
 import { type Endpoint, startEndpoint } from './endpoint.ts';
 import type { EndpointMetrics } from './endpoint-metrics.ts';
 import { FunctionUrlServer } from './function-url-server.ts';
-import type { ObservedActions } from './iam-enforcer.ts';
+import type { IamEnforcer, ObservedActions } from './iam-enforcer.ts';
 import { AccountConcurrency, type FunctionStats, LocalLambda } from './local-lambda.ts';
 import { type LambdaFunctionSpec, type ProvisionResult, provision } from './provision.ts';
 import { type ScheduleStats, ScheduleTimer } from './schedule-timer.ts';
+import type { ScheduleInvoker } from './scheduler-service.ts';
 import type { SigV4Key } from './sigv4-verifier.ts';
 import { type EventSourceStats, SqsEventSource } from './sqs-event-source.ts';
 
@@ -156,6 +159,8 @@ export interface CloudLocal {
   lambdas: Record<string, LocalLambda>;
   /** The dashboard's URL, when one was asked for (`dashboard`) and the API takes the token. */
   dashboard?: string;
+  /** The stand-in's IAM (tests register callers with a role's policies); absent for an external endpoint. */
+  iam?: IamEnforcer;
   metrics(): CloudLocalMetrics;
   /** Stops triggers (waiting for running invocations), then the endpoint if it was started here. */
   stop(): Promise<void>;
@@ -230,6 +235,45 @@ export async function synthesizedTemplate(
   return {
     template: JSON.parse(readFileSync(DEFAULT_TEMPLATE, 'utf8')) as CfnTemplate,
     assemblyDir: dirname(DEFAULT_TEMPLATE),
+  };
+}
+
+/**
+ * What a Scheduler schedule of the stand-in invokes: the local function with the target's ARN,
+ * after the schedule's role is allowed `lambda:InvokeFunction` on it (its policies from the
+ * template), as Scheduler assumes the role to invoke.
+ */
+function scheduleInvoker(
+  endpoint: Endpoint,
+  provisioned: ProvisionResult,
+  lambdas: Record<string, LocalLambda>,
+  region: string,
+): ScheduleInvoker {
+  return async ({ arn, roleArn, input }) => {
+    const role = Object.values(provisioned.roles).find((r) => r.arn === roleArn);
+    if (role === undefined) return { ok: false, detail: `role ${roleArn} is not a role of the template` };
+    const key = `scheduler-role:${roleArn}`;
+    const accountId = roleArn.split(':')[4] ?? '000000000000';
+    if (endpoint.iam.caller(key) === undefined) {
+      endpoint.iam.register(key, {
+        name: role.logicalId,
+        sessionArn: `arn:aws:sts::${accountId}:assumed-role/${role.name}/scheduler`,
+        roleArn,
+        accountId,
+        policies: role.policies,
+      });
+    }
+    const denial = await endpoint.iam.check(
+      key,
+      [{ action: 'lambda:InvokeFunction', resource: arn }],
+      region,
+    );
+    if (denial !== undefined) return { ok: false, detail: denial.message };
+    const logicalId = Object.entries(provisioned.functions).find(([, spec]) => spec.arn === arn)?.[0];
+    const lambda = logicalId === undefined ? undefined : lambdas[logicalId];
+    if (lambda === undefined) return { ok: false, detail: `no function ${arn} runs in this stack` };
+    const outcome = await lambda.invoke(input);
+    return outcome.kind === 'ok' ? { ok: true } : { ok: false, detail: JSON.stringify(outcome) };
   };
 }
 
@@ -389,6 +433,12 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
       lambdas[logicalId] = lambda;
     }
 
+    if (endpoint !== undefined) {
+      const scheduler = endpoint.scheduler;
+      scheduler.setInvoker(scheduleInvoker(endpoint, provisioned, lambdas, region));
+      stoppers.push(async () => scheduler.setInvoker(undefined));
+    }
+
     // Before any trigger runs, so the first poll, tick or request finds a container.
     if (options.prewarm !== false) await Promise.all(Object.values(lambdas).map((l) => l.prewarm()));
 
@@ -501,6 +551,7 @@ export async function startCloudLocal(options: CloudLocalOptions = {}): Promise<
       provisioned,
       lambdas,
       ...(dashboard === undefined ? {} : { dashboard }),
+      ...(endpoint === undefined ? {} : { iam: endpoint.iam }),
       metrics,
       stop: () => {
         stopping ??= stopAll();

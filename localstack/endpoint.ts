@@ -5,11 +5,12 @@
  *
  *   client ──HTTP──► 127.0.0.1:4566 ─┬─ X-Amz-Target: DynamoDB_* ─► dynalite (in process)
  *                                    ├─ X-Amz-Target: AmazonSQS.* ─► fauxqs  (in process)
+ *                                    ├─ signed for `scheduler`     ─► EventBridge Scheduler (scheduler-service.ts)
  *                                    ├─ anything else (S3 REST)   ─► fauxqs  (in process)
  *                                    ├─ GET /_localstack/health
  *                                    └─ GET /_crawlstack/metrics, POST /_crawlstack/metrics/reset
  *
- * Every DynamoDB, SQS and S3 call of a registered caller (a Lambda function's credentials, see
+ * Every DynamoDB, SQS, S3 and Scheduler call of a registered caller (a Lambda function's credentials, see
  * `iam-enforcer.ts`) is authorized against its role's policies before it reaches an emulator, and
  * refused as AWS refuses it.
  *
@@ -42,6 +43,7 @@ import {
   presignedRefusal,
   signingRegionOf,
 } from './iam-enforcer.ts';
+import { SchedulerService } from './scheduler-service.ts';
 
 /** Where to listen. */
 export interface EndpointOptions {
@@ -65,6 +67,8 @@ export interface Endpoint {
   resetMetrics(): void;
   /** Callers (access key id -> role) and resource policies; requests of other keys are admin. */
   iam: IamEnforcer;
+  /** EventBridge Scheduler: its schedules fire through the invoker the local stack sets. */
+  scheduler: SchedulerService;
   /** Ends long polls, closes every connection and releases the in-memory stores. */
   close(): Promise<void>;
 }
@@ -179,6 +183,12 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** The service of a SigV4 `Authorization` header's credential scope (`.../region/service/aws4_request`). */
+function signingServiceOf(headers: IncomingMessage['headers']): string | undefined {
+  const header = Array.isArray(headers.authorization) ? headers.authorization[0] : headers.authorization;
+  return header === undefined ? undefined : /Credential=[^/]+\/\d{8}\/[^/]+\/([^/]+)\//.exec(header)?.[1];
+}
+
 /** Starts fauxqs and dynalite in memory behind one listener on `host:port`. */
 export async function startEndpoint(options: EndpointOptions = {}): Promise<Endpoint> {
   const host = options.host ?? '127.0.0.1';
@@ -217,6 +227,11 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
   });
   const regionOf = (headers: IncomingMessage['headers'], rawUrl?: string) =>
     signingRegionOf(headers, rawUrl) ?? options.region ?? 'us-east-1';
+  const scheduler = new SchedulerService({
+    accountId: dynamoAccount,
+    speedup: limits.scheduleSpeedup,
+    authorize: (accessKeyId, authorizations, region) => iam.check(accessKeyId, authorizations, region),
+  });
   // fauxqs' own startFauxqs() binds 0.0.0.0; its app is used here without listening at all:
   // requests are handed to its router in process, which also saves a hop per request.
   const fauxqs = buildApp({
@@ -496,6 +511,23 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       sendJson(res, 200, { reset: true });
       return;
     }
+    if (signingServiceOf(req.headers) === 'scheduler') {
+      // REST-JSON, no X-Amz-Target: the credential scope names the service.
+      recorder.count('other', `Scheduler.${SchedulerService.operationOf(method, url.split('?')[0] ?? url)}`);
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('error', () => res.destroy());
+      req.on('end', () => {
+        void scheduler.handle(
+          req,
+          res,
+          Buffer.concat(chunks).toString('utf8'),
+          accessKeyIdOf(req.headers),
+          regionOf(req.headers),
+        );
+      });
+      return;
+    }
     const target = req.headers['x-amz-target'];
     const targetName = Array.isArray(target) ? target[0] : target;
     if (targetName?.startsWith('DynamoDB')) {
@@ -559,9 +591,11 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     metrics: () => recorder.snapshot(),
     resetMetrics: () => recorder.reset(),
     iam,
+    scheduler,
     close() {
       closing ??= (async () => {
         stopping = true;
+        scheduler.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // fauxqs' preClose hook ends waiting ReceiveMessage calls with an empty answer.
         await fauxqs.close();

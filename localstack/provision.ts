@@ -153,6 +153,8 @@ const QUIETLY_IGNORED = new Set([
   'AWS::Lambda::Permission',
   'AWS::Events::Rule',
   'AWS::Scheduler::Schedule',
+  // The stand-in's Scheduler keeps schedules in any group named (scheduler-service.ts).
+  'AWS::Scheduler::ScheduleGroup',
   'AWS::IAM::Role',
   'AWS::IAM::Policy',
   'AWS::IAM::ManagedPolicy',
@@ -340,6 +342,13 @@ class Provisioner {
         return {
           ref: name,
           attributes: { Arn: `arn:aws:iam::${this.#accountId}:role/${name}`, RoleId: name },
+        };
+      }
+      case 'AWS::Scheduler::ScheduleGroup': {
+        const name = functionName(this.#prefix, logicalId);
+        return {
+          ref: name,
+          attributes: { Arn: `arn:aws:scheduler:${this.#region}:${this.#accountId}:schedule-group/${name}` },
         };
       }
       case 'AWS::IAM::ManagedPolicy': {

@@ -7,27 +7,42 @@ import { join } from 'node:path';
 import type { CrawlConfigInput } from '../core/config.ts';
 import type { EmbeddedCrawler } from '../embedded/embedded-crawler.ts';
 import { RecrawlConfigError, type RecrawlSummary, recrawl } from '../embedded/recrawl.ts';
-import { folderOptions, optionsHelp, parseFolderCommand, UsageError } from './cli-options.ts';
+import {
+  folderOptions,
+  type OptionSpec,
+  optionsHelp,
+  type ParsedCommand,
+  parseFolderCommand,
+  UsageError,
+} from './cli-options.ts';
 import { print, printError, terminalSafe } from './terminal-text.ts';
+
+/**
+ * The settings of one round, as flags: `crawlstack recrawl`, and `crawlstack cloud recrawl` and
+ * `cloud schedule` (which send them as the API's body).
+ */
+export const ROUND_OPTIONS: Record<string, OptionSpec> = {
+  schedule: {
+    type: 'string',
+    arg: 'S',
+    help: 'adaptive (default): pages due by their change rate, likeliest changed first; uniform: least recently visited first; full: every page',
+  },
+  budget: { type: 'string', arg: 'N', help: 'pages the round fetches at most (revisits and new pages)' },
+  'min-interval-ms': {
+    type: 'string',
+    arg: 'MS',
+    help: 'shortest revisit interval of a page (default 3600000)',
+  },
+  'max-interval-ms': {
+    type: 'string',
+    arg: 'MS',
+    help: 'longest revisit interval of a page (default 30 days)',
+  },
+};
 
 const RECRAWL_OPTIONS = folderOptions(
   {
-    schedule: {
-      type: 'string',
-      arg: 'S',
-      help: 'adaptive (default): pages due by their change rate, likeliest changed first; uniform: least recently visited first; full: every page',
-    },
-    budget: { type: 'string', arg: 'N', help: 'pages the round fetches at most (revisits and new pages)' },
-    'min-interval-ms': {
-      type: 'string',
-      arg: 'MS',
-      help: 'shortest revisit interval of a page (default 3600000)',
-    },
-    'max-interval-ms': {
-      type: 'string',
-      arg: 'MS',
-      help: 'longest revisit interval of a page (default 30 days)',
-    },
+    ...ROUND_OPTIONS,
     'no-warc': { type: 'boolean', help: 'do not write WARC files' },
     json: { type: 'boolean', help: 'print the summary as JSON' },
   },
@@ -48,17 +63,8 @@ ${optionsHelp(RECRAWL_OPTIONS)}
 
 exit codes: 0 done, 1 bad usage or folder, 2 failed, 130 interrupted (resumable)`;
 
-/** Runs `crawlstack recrawl`; returns the exit code. */
-export async function recrawlCommand(args: string[]): Promise<number> {
-  const parsed = parseFolderCommand(
-    args,
-    'recrawl',
-    RECRAWL_OPTIONS,
-    RECRAWL_HELP,
-    '--out DIR is required: the folder of a finished crawl',
-  );
-  if (parsed === undefined) return 0;
-  const outDir = parsed.out;
+/** The settings the {@link ROUND_OPTIONS} flags give (the schema checks their values). */
+export function roundOverrides(parsed: { values: ParsedCommand['values'] }): Partial<CrawlConfigInput> {
   const overrides: Partial<CrawlConfigInput> = {};
   const schedule = parsed.values.schedule;
   if (typeof schedule === 'string')
@@ -76,6 +82,21 @@ export async function recrawlCommand(args: string[]): Promise<number> {
   if (min !== undefined) overrides.recrawlMinIntervalMs = min;
   const max = number('max-interval-ms');
   if (max !== undefined) overrides.recrawlMaxIntervalMs = max;
+  return overrides;
+}
+
+/** Runs `crawlstack recrawl`; returns the exit code. */
+export async function recrawlCommand(args: string[]): Promise<number> {
+  const parsed = parseFolderCommand(
+    args,
+    'recrawl',
+    RECRAWL_OPTIONS,
+    RECRAWL_HELP,
+    '--out DIR is required: the folder of a finished crawl',
+  );
+  if (parsed === undefined) return 0;
+  const outDir = parsed.out;
+  const overrides = roundOverrides(parsed);
   const log = (line: string) => process.stderr.write(`${terminalSafe(line)}\n`);
   let crawler: EmbeddedCrawler | undefined;
   let interrupts = 0;

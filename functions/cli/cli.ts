@@ -74,7 +74,10 @@ ${formatRows([
   ['crawlstack cache-study --out DIR', 'replay the URL-seen trace through LRU, CLOCK, RANDOM, STATIC, MIN'],
   ['crawlstack ui --out DIR', 'the dashboard of a running or finished crawl'],
   ['crawlstack export --out DIR', 'pages or the dataset as JSON Lines or CSV'],
-  ['crawlstack cloud <command>', 'start, watch, list, download crawls of a deployed crawler'],
+  [
+    'crawlstack cloud <command>',
+    'start, watch, list, download, recrawl, schedule crawls of a deployed crawler',
+  ],
   ['crawlstack help [command]', 'this help, or a command’s'],
   ['crawlstack --version', 'the version'],
 ])}

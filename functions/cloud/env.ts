@@ -42,6 +42,12 @@ export const ENV = {
    * worker never lifts the SSRF guard); `allowed`: crawls may (the local stand-in crawls loopback).
    */
   privateAddresses: 'PRIVATE_ADDRESSES',
+  /** Name of the stack's EventBridge Scheduler group: every crawl's recrawl schedule is in it. */
+  recrawlScheduleGroup: 'RECRAWL_SCHEDULE_GROUP',
+  /** ARN of the role Scheduler invokes a recrawl schedule's target with (the API passes it). */
+  recrawlScheduleRoleArn: 'RECRAWL_SCHEDULE_ROLE_ARN',
+  /** ARN of the function a recrawl schedule invokes (the scheduler: it starts the round). */
+  recrawlTargetArn: 'RECRAWL_TARGET_ARN',
 } as const;
 
 /**
@@ -60,7 +66,16 @@ export const TUNING_ENV = {
    * its retention; the stand-in's tests raise it to show that (docs/cloud-local.md).
    */
   groupLimit: 'FRONTIER_GROUP_LIMIT',
+  /**
+   * The shortest interval between two rounds of a recurring recrawl, in minutes (the API refuses a
+   * shorter schedule). Default {@link DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES}; CDK sets it from
+   * `crawlstack:recrawlMinIntervalMinutes` when given.
+   */
+  recrawlMinIntervalMinutes: 'RECRAWL_MIN_INTERVAL_MINUTES',
 } as const;
+
+/** The shortest interval of a recurring recrawl when the stack sets none (recrawl-every.ts). */
+export const DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES = 60;
 
 /** Thrown at cold start when a tunable variable is set to something the code cannot use. */
 export class InvalidEnvError extends Error {
@@ -99,6 +114,16 @@ export function readGroupLimit(env: RawEnv): number {
   return readTuning(env, TUNING_ENV.groupLimit, FRONTIER_GROUP_LIMIT, 100_000);
 }
 
+/** The API's minimum interval of a recurring recrawl from `env`; the default when unset or empty. */
+export function readRecrawlMinInterval(env: RawEnv): number {
+  return readTuning(
+    env,
+    TUNING_ENV.recrawlMinIntervalMinutes,
+    DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES,
+    366 * 24 * 60,
+  );
+}
+
 /** A property name of {@link ENV}. */
 export type EnvKey = keyof typeof ENV;
 
@@ -125,8 +150,26 @@ export const FUNCTION_ENV = {
     'retentionDays',
     'privateAddresses',
   ],
-  api: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'pageBucket', 'retentionDays', 'privateAddresses'],
-  scheduler: ['urlTable', 'crawlTable', 'frontierQueueUrl', 'captureQueueUrl', 'pageBucket', 'retentionDays'],
+  api: [
+    'urlTable',
+    'crawlTable',
+    'frontierQueueUrl',
+    'pageBucket',
+    'retentionDays',
+    'privateAddresses',
+    'recrawlScheduleGroup',
+    'recrawlScheduleRoleArn',
+    'recrawlTargetArn',
+  ],
+  scheduler: [
+    'urlTable',
+    'crawlTable',
+    'frontierQueueUrl',
+    'captureQueueUrl',
+    'pageBucket',
+    'retentionDays',
+    'privateAddresses',
+  ],
   archiver: ['crawlTable', 'captureDlqUrl', 'pageBucket'],
 } as const satisfies Record<string, readonly EnvKey[]>;
 

@@ -19,7 +19,7 @@ const FUNCTIONS: Record<FunctionRole, string> = {
   archiver: 'Archiver',
 };
 /** What each environment variable must hold: a reference to a resource, or a setting's value. */
-const ENV_TARGET: Record<keyof typeof ENV, string | { value: string }> = {
+const ENV_TARGET: Record<keyof typeof ENV, string | { value: unknown }> = {
   urlTable: 'UrlTable',
   crawlTable: 'CrawlTable',
   frontierQueueUrl: 'FrontierQueue',
@@ -30,6 +30,9 @@ const ENV_TARGET: Record<keyof typeof ENV, string | { value: string }> = {
   frontierMaxReceives: { value: '10' },
   retentionDays: { value: '90' },
   privateAddresses: { value: 'forbidden' },
+  recrawlScheduleGroup: 'RecrawlScheduleGroup',
+  recrawlScheduleRoleArn: { value: { 'Fn::GetAtt': ['RecrawlScheduleRole', 'Arn'] } },
+  recrawlTargetArn: { value: { 'Fn::GetAtt': ['Scheduler', 'Arn'] } },
 };
 const byType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const props = (id: string) => {
@@ -392,12 +395,16 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
       CaptureDlq: [],
     },
     Scheduler: {
-      UrlTable: ['dynamodb:Query', 'dynamodb:UpdateItem'],
-      // Admitted URLs go through their hosts' back queues (BatchWriteItem).
+      // A recurring recrawl's round claims its seeds (BatchGetItem, UpdateItem).
+      UrlTable: ['dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      // Admitted URLs go through their hosts' back queues (BatchWriteItem); a round's rounds item
+      // (BatchGetItem) and crawl item (PutItem).
       CrawlTable: [
+        'dynamodb:BatchGetItem',
         'dynamodb:BatchWriteItem',
         'dynamodb:DeleteItem',
         'dynamodb:GetItem',
+        'dynamodb:PutItem',
         'dynamodb:Query',
         'dynamodb:UpdateItem',
       ],
@@ -441,7 +448,8 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
 
   it("writes logs only to the function's own log group; no managed policy, no wildcard", () => {
     const roles = byType('AWS::IAM::Role').map(([id]) => id);
-    assert.equal(roles.length, 4);
+    // The four functions' and the recrawl schedules' (test/cdk/recrawl-schedules.test.ts).
+    assert.equal(roles.length, 5);
     for (const [fnRole, fn] of Object.values(FUNCTIONS).map((fn) => [roleOf(template, fn), fn])) {
       const role = resources[fnRole!]!;
       assert.equal(

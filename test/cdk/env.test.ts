@@ -9,6 +9,7 @@ import {
   readFunctionEnv,
   readGroupLimit,
   readHostsPerInvocation,
+  readRecrawlMinInterval,
   TUNING_ENV,
 } from '../../functions/cloud/env.ts';
 import { FRONTIER_GROUP_LIMIT } from '../../functions/cloud/lambda-settings.ts';
@@ -24,6 +25,9 @@ const full = {
   FRONTIER_MAX_RECEIVES: '10',
   RETENTION_DAYS: '90',
   PRIVATE_ADDRESSES: 'forbidden',
+  RECRAWL_SCHEDULE_GROUP: 'recrawls',
+  RECRAWL_SCHEDULE_ROLE_ARN: 'arn:aws:iam::123456789012:role/recrawls',
+  RECRAWL_TARGET_ARN: 'arn:aws:lambda:us-east-1:123456789012:function:scheduler',
 };
 
 describe('functions/cloud/env.ts', () => {
@@ -45,6 +49,9 @@ describe('functions/cloud/env.ts', () => {
       frontierMaxReceives: '10',
       retentionDays: '90',
       privateAddresses: 'forbidden',
+      recrawlScheduleGroup: 'recrawls',
+      recrawlScheduleRoleArn: 'arn:aws:iam::123456789012:role/recrawls',
+      recrawlTargetArn: 'arn:aws:lambda:us-east-1:123456789012:function:scheduler',
     });
   });
 
@@ -57,6 +64,7 @@ describe('functions/cloud/env.ts', () => {
       captureQueueUrl: 'https://sqs.example/captures',
       pageBucket: 'pages',
       retentionDays: '90',
+      privateAddresses: 'forbidden',
     });
     assert.throws(() => readFunctionEnv(schedulerOnly, 'frontierWorker'), /FRONTIER_DLQ_URL/);
     assert.deepEqual(Object.keys(readFunctionEnv(full, 'api')).sort(), [...FUNCTION_ENV.api].sort());
@@ -101,6 +109,15 @@ describe('functions/cloud/env.ts', () => {
     assert.throws(
       () => readGroupLimit({ FRONTIER_GROUP_LIMIT: '0' }),
       /FRONTIER_GROUP_LIMIT="0": expected an integer from 1 to 100000/,
+    );
+  });
+
+  it("reads the recrawl schedules' minimum interval, 60 minutes when unset", () => {
+    assert.equal(readRecrawlMinInterval({}), 60);
+    assert.equal(readRecrawlMinInterval({ RECRAWL_MIN_INTERVAL_MINUTES: '1440' }), 1440);
+    assert.throws(
+      () => readRecrawlMinInterval({ RECRAWL_MIN_INTERVAL_MINUTES: '1h' }),
+      /RECRAWL_MIN_INTERVAL_MINUTES="1h": expected an integer from 1 to 527040/,
     );
   });
 });

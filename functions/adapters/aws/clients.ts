@@ -69,6 +69,29 @@ function endpointCredentials(env: Record<string, string | undefined>) {
 }
 
 /**
+ * What every client is built with: the region, and for an emulator endpoint (`AWS_ENDPOINT_URL`)
+ * the endpoint and its credentials (see {@link createAwsClients}). Clients that only one function
+ * needs (EventBridge Scheduler: the API) are built from it where they are used, so that the other
+ * bundles do not carry their SDK.
+ */
+export function clientBase(env: Record<string, string | undefined>): {
+  region: string;
+  endpoint?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+} {
+  const region = nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION) ?? 'us-east-1';
+  const endpoint = nonEmpty(env.AWS_ENDPOINT_URL);
+  if (endpoint === undefined) return { region };
+  const credentials = endpointCredentials(env);
+  return credentials === undefined ? { region, endpoint } : { region, endpoint, credentials };
+}
+
+/** A request handler with the keep-alive and timeouts every client here uses. */
+export function clientRequestHandler(): NodeHttpHandler {
+  return requestHandler();
+}
+
+/**
  * Builds the SQS, DynamoDB (plain and document) and S3 clients from an environment map.
  *
  * - `AWS_ENDPOINT_URL` set: `endpoint` is passed to every client explicitly, because the SQS
@@ -80,15 +103,8 @@ function endpointCredentials(env: Record<string, string | undefined>) {
  * Region: `AWS_REGION`, then `AWS_DEFAULT_REGION`, then `us-east-1`.
  */
 export function createAwsClients(env: Record<string, string | undefined>): AwsClients {
-  const region = nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION) ?? 'us-east-1';
-  const endpoint = nonEmpty(env.AWS_ENDPOINT_URL);
-  const base =
-    endpoint === undefined
-      ? { region }
-      : (() => {
-          const credentials = endpointCredentials(env);
-          return credentials === undefined ? { region, endpoint } : { region, endpoint, credentials };
-        })();
+  const base = clientBase(env);
+  const { region, endpoint } = base;
 
   const sqs = new SQSClient({ ...base, requestHandler: requestHandler() });
   const dynamo = new DynamoDBClient({ ...base, requestHandler: requestHandler() });

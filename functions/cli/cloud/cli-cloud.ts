@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import type { CrawlProgressView } from '../../cloud/use-cases/crawl-progress.ts';
+import type { RecrawlScheduleView as ScheduleView } from '../../cloud/use-cases/recrawl-schedule.ts';
 import { safeJson } from '../../core/text/safe-text.ts';
 import { CloudApiError, startCloudDashboard } from '../../dashboard/cloud-dashboard.ts';
 import {
@@ -22,13 +23,15 @@ import {
   UsageError,
   validateConfig,
 } from '../cli-options.ts';
+import { ROUND_OPTIONS, roundOverrides } from '../cli-recrawl.ts';
 import { DEFAULT_UI_PORT, parsePort } from '../cli-ui.ts';
 import { formatProgress, formatSummary, ProgressReporter, type ProgressView } from '../progress.ts';
 import { print, printError, terminalSafe } from '../terminal-text.ts';
 import { PageWalk } from './answer-bounds.ts';
-import { CloudApi } from './cloud-api.ts';
+import { apiError, CloudApi } from './cloud-api.ts';
 import { CloudCliError } from './cloud-cli-error.ts';
 import { downloadCrawl } from './cloud-download.ts';
+import { scheduleAction } from './cloud-schedule-args.ts';
 import { resolveTarget } from './cloud-target.ts';
 import { PollRate, progressOfView, summaryOfView } from './cloud-views.ts';
 
@@ -110,6 +113,34 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "the crawl's page records as JSON Lines (all of them, through the API's cursor)",
     options: {},
     run: pagesCommand,
+  },
+  recrawl: {
+    usage: 'recrawl <id> [--schedule S] [--budget N] [--watch]',
+    summary: "start the next recrawl round of a finished crawl's archive (a crawl of its own); prints its id",
+    options: {
+      ...ROUND_OPTIONS,
+      watch: { type: 'boolean', help: 'then watch the round as crawlstack cloud watch does' },
+      quiet: { type: 'boolean', short: 'q', help: 'with --watch: no progress line' },
+      json: { type: 'boolean', help: 'with --watch: print the summary as JSON' },
+    },
+    run: recrawlCommand,
+  },
+  schedule: {
+    usage: 'schedule <id> --every "7 days" [--schedule S] [--budget N] | --show | --remove',
+    summary:
+      "a recurring recrawl of the crawl's archive (EventBridge Scheduler): create or replace, show, remove",
+    options: {
+      every: {
+        type: 'string',
+        arg: 'WHEN',
+        help: '"<n> minutes|hours|days|weeks", rate(...) or cron(min hour day month weekday year), UTC; at least the stack\'s minimum interval (default 1 hour)',
+      },
+      ...ROUND_OPTIONS,
+      show: { type: 'boolean', help: 'show the schedule, its next run and what its runs did' },
+      remove: { type: 'boolean', help: 'remove the schedule (rounds already started keep running)' },
+      json: { type: 'boolean', help: "print the API's JSON" },
+    },
+    run: scheduleCommand,
   },
   cancel: {
     usage: 'cancel <id>',
@@ -317,6 +348,77 @@ async function watchCommand(parsed: ParsedCommand, connect: () => Promise<CloudA
   }
   if (view.status === 'cancelled') printError(`crawl ${id} was cancelled`);
   return EXIT.ok;
+}
+
+async function recrawlCommand(parsed: ParsedCommand, connect: () => Promise<CloudApi>): Promise<number> {
+  const id = crawlIdOf(parsed, 'recrawl <id>');
+  if (parsed.values.watch !== true && (parsed.values.quiet === true || parsed.values.json === true))
+    throw new UsageError('--quiet and --json go with --watch');
+  const body = roundOverrides(parsed);
+  const api = await connect();
+  const started = await api.post<{
+    id: string;
+    recrawl: { archive: string; round: number; planned: number; known: number };
+  }>(`/crawls/${id}/recrawl`, body, { crawlId: id });
+  const { recrawl } = started;
+  print(started.id);
+  printError(
+    `recrawl round ${recrawl.round} of archive ${recrawl.archive} started as crawl ${started.id} on ${api.target.api}: ` +
+      `${recrawl.planned} of ${recrawl.known} known pages planned` +
+      (parsed.values.watch === true ? '' : `; watch it with: crawlstack cloud watch ${started.id}`),
+  );
+  if (parsed.values.watch !== true) return EXIT.ok;
+  return watchCommand({ positionals: [started.id], values: { ...parsed.values } }, async () => api);
+}
+
+async function scheduleCommand(parsed: ParsedCommand, connect: () => Promise<CloudApi>): Promise<number> {
+  const action = scheduleAction(parsed);
+  const id = action.crawlId;
+  const api = await connect();
+  const path = `/crawls/${id}/schedule`;
+  let view: ScheduleView;
+  if (action.kind === 'create') {
+    view = await api.post<ScheduleView>(path, action.body, { crawlId: id });
+  } else {
+    const method = action.kind === 'show' ? 'GET' : 'DELETE';
+    const answer = await api.call(method, path);
+    const error = (answer.json as { error?: string } | undefined)?.error;
+    if (answer.status === 404 && error !== undefined && error !== 'no such crawl') {
+      // The crawl is there; its archive has no schedule.
+      printError(`crawl ${id}: ${error}`);
+      return action.kind === 'remove' ? EXIT.ok : EXIT.failed;
+    }
+    if (answer.status < 200 || answer.status >= 300)
+      throw apiError(answer, { request: `${method} ${path}`, target: api.target, crawlId: id });
+    if (action.kind === 'remove') {
+      print(`recrawl schedule of crawl ${id}'s archive removed (rounds already started keep running)`);
+      return EXIT.ok;
+    }
+    view = answer.json as ScheduleView;
+  }
+  print(parsed.values.json === true ? safeJson(view, 2) : formatSchedule(view));
+  return EXIT.ok;
+}
+
+/** The schedule in a few lines. */
+export function formatSchedule(view: ScheduleView): string {
+  const settings = Object.entries(view.settings)
+    .map(([key, value]) => `${key}=${JSON.stringify(value)}`)
+    .join(' ');
+  const last = view.last;
+  return [
+    `recrawl schedule of archive ${view.archive}: ${view.expression} (UTC), ${view.state.toLowerCase()}`,
+    `  next run     ${view.nextRun ?? '(as the cron expression says)'}`,
+    `  rounds       ${view.rounds.started} started, ${view.rounds.skipped} skipped (the last still running), ${view.rounds.failed} failed`,
+    `  settings     ${settings === '' ? "the crawl's own" : settings}`,
+    ...(last === undefined
+      ? []
+      : [
+          `  last run     ${new Date(last.at).toISOString()} ${last.kind}${
+            last.kind === 'started' ? `: round ${last.round} as crawl ${last.crawlId}` : `: ${last.reason}`
+          }`,
+        ]),
+  ].join('\n');
 }
 
 async function listCommand(parsed: ParsedCommand, connect: () => Promise<CloudApi>): Promise<number> {

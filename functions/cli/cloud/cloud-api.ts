@@ -320,6 +320,11 @@ export function apiError(
           ? `the API at ${target.api} has no ${where.request} (404: ${body.error ?? 'not found'})`
           : `no crawl ${where.crawlId} at ${target.api} (crawlstack cloud list shows the crawls there)`,
       );
+    case 409:
+      return new CloudCliError(
+        'CONFLICT',
+        `the API cannot do ${where.request} now (409): ${body.error ?? 'conflict'}`,
+      );
     default: {
       if (body.code === 'access-denied') {
         const action = /perform: (\S+) on resource: (\S+)/.exec(body.detail ?? '');

@@ -18,6 +18,8 @@ export type CloudCliErrorCode =
   | 'NOT_FOUND'
   /** The API refused the request (400): its problems are listed. */
   | 'INVALID'
+  /** Not now (409): e.g. a recrawl while the crawl or its last round still runs. */
+  | 'CONFLICT'
   /** Nothing answered at the URL (connection refused, name not found, timeout). */
   | 'UNREACHABLE'
   /** Where the API is could not be found out (no --api, no stack output, ...). */

@@ -4,6 +4,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { LRUCache } from 'lru-cache';
 import type { AwsClients } from '../../adapters/aws/clients.ts';
 import { DynamoArchiveStore } from '../../adapters/aws/dynamo-archive-store.ts';
@@ -12,10 +13,15 @@ import { DynamoCrawlTable } from '../../adapters/aws/dynamo-crawl-table.ts';
 import { DynamoHostBacklog } from '../../adapters/aws/dynamo-host-backlog.ts';
 import { DynamoParkedUrls } from '../../adapters/aws/dynamo-parked-urls.ts';
 import { createRobotsWarmCache, DynamoRobotsCache } from '../../adapters/aws/dynamo-robots-cache.ts';
+import { DynamoScheduledRunLog } from '../../adapters/aws/dynamo-scheduled-run-log.ts';
 import { DynamoSeenStore } from '../../adapters/aws/dynamo-seen-store.ts';
 import { retentionOf } from '../../adapters/aws/retention.ts';
 import { S3ObjectLinks } from '../../adapters/aws/s3-object-links.ts';
 import { S3Objects } from '../../adapters/aws/s3-objects.ts';
+import {
+  createSchedulerClient,
+  SchedulerRecrawlSchedules,
+} from '../../adapters/aws/scheduler-recrawl-schedules.ts';
 import { SqsCaptureQueue } from '../../adapters/aws/sqs-capture-queue.ts';
 import {
   SqsDeadLetterQueue,
@@ -32,10 +38,10 @@ import { cloudFetchSettings } from '../fetch-budget.ts';
 import { ADMIT_STARTER, BackQueueFrontier, GroupHints, SEEDS_STARTER } from '../frontier/back-queues.ts';
 import type { CrawlStores } from '../ports/cloud-ports.ts';
 import type { ArchiverDeps, CrawlInfo } from '../use-cases/archive-captures.ts';
-import type { CompleteCrawlsDeps } from '../use-cases/complete-crawls.ts';
 import { type RedistributeCreditDeps, redistributeCredit } from '../use-cases/redistribute-credit.ts';
 import type { FrontierWorkerDeps } from '../worker/batch-model.ts';
 import type { ApiDeps } from './api/api-app.ts';
+import type { SchedulerDeps } from './scheduler/handler.ts';
 
 const systemClock: Clock = { now: () => Date.now() };
 // Not `crawlstack/<version>` from package.json: importing it would inline the whole file into
@@ -134,7 +140,15 @@ function groupLimitOf(options: GroupLimitOption): GroupLimitOption {
 export function createAwsApiDeps(
   clients: AwsClients,
   env: FunctionEnv<'api'>,
-  options: WiringOptions & GroupLimitOption & Pick<ApiDeps, 'metric'> & { newId?: () => string } = {},
+  options: WiringOptions &
+    GroupLimitOption &
+    Pick<ApiDeps, 'metric'> & {
+      newId?: () => string;
+      /** The EventBridge Scheduler client; default: one for the clients' region and endpoint. */
+      scheduler?: SchedulerClient;
+      /** The shortest interval of a recurring recrawl, minutes (env RECRAWL_MIN_INTERVAL_MINUTES). */
+      recrawlMinIntervalMinutes?: number;
+    } = {},
 ): ApiDeps {
   const retention = retentionOf(Number(env.retentionDays), options.clock ?? systemClock);
   const table = new DynamoCrawlTable(clients.doc, env.crawlTable, { retention });
@@ -154,6 +168,21 @@ export function createAwsApiDeps(
     pages: new S3Objects(clients.s3, env.pageBucket),
     archive: new S3ObjectLinks(clients.s3, env.pageBucket),
     archives: new DynamoArchiveStore(clients.doc, env.crawlTable),
+    recrawlSchedules: {
+      schedules: new SchedulerRecrawlSchedules(
+        options.scheduler ??
+          createSchedulerClient({ AWS_REGION: clients.region, AWS_ENDPOINT_URL: clients.endpoint }),
+        {
+          group: env.recrawlScheduleGroup,
+          roleArn: env.recrawlScheduleRoleArn,
+          targetArn: env.recrawlTargetArn,
+        },
+      ),
+      runs: new DynamoScheduledRunLog(clients.doc, env.crawlTable),
+      ...(options.recrawlMinIntervalMinutes === undefined
+        ? {}
+        : { minIntervalMinutes: options.recrawlMinIntervalMinutes }),
+    },
     clock: options.clock ?? systemClock,
     newId: options.newId ?? randomUUID,
     forbidPrivate: env.privateAddresses !== 'allowed',
@@ -163,12 +192,15 @@ export function createAwsApiDeps(
   return deps;
 }
 
-/** The scheduler over DynamoDB and SQS: the AOPIC step and crawl completion. */
+/**
+ * The scheduler over DynamoDB and SQS: the AOPIC step and crawl completion, and the rounds of the
+ * recurring recrawls its schedules invoke it for.
+ */
 export function createAwsSchedulerDeps(
   clients: AwsClients,
   env: FunctionEnv<'scheduler'>,
-  options: WiringOptions & GroupLimitOption & { frontierTarget?: number } = {},
-): CompleteCrawlsDeps {
+  options: WiringOptions & GroupLimitOption & { frontierTarget?: number; newId?: () => string } = {},
+): SchedulerDeps {
   const retention = retentionOf(Number(env.retentionDays), options.clock ?? systemClock);
   const table = new DynamoCrawlTable(clients.doc, env.crawlTable, { retention });
   const frontier = new SqsFrontier(clients.sqs, env.frontierQueueUrl);
@@ -188,7 +220,27 @@ export function createAwsSchedulerDeps(
   };
   if (options.frontierTarget !== undefined) aopicDeps.frontierTarget = options.frontierTarget;
   if (options.log !== undefined) aopicDeps.log = options.log;
-  const deps: CompleteCrawlsDeps = {
+  const deps: SchedulerDeps = {
+    // A round's seeds go through their hosts' back queues, as a crawl's do (createAwsApiDeps).
+    recrawl: {
+      table,
+      frontier: new BackQueueFrontier(
+        {
+          table,
+          backlog: new DynamoHostBacklog(clients.doc, env.crawlTable, retention),
+          queue: frontier,
+          ...groupLimitOf(options),
+        },
+        SEEDS_STARTER,
+      ),
+      seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+      archives: new DynamoArchiveStore(clients.doc, env.crawlTable),
+      runs: new DynamoScheduledRunLog(clients.doc, env.crawlTable),
+      clock: options.clock ?? systemClock,
+      newId: options.newId ?? randomUUID,
+      forbidPrivate: env.privateAddresses !== 'allowed',
+      ...(options.log === undefined ? {} : { log: options.log }),
+    },
     // A crawl ends only when no host's back queue holds a task.
     backQueues: {
       table,

@@ -37,25 +37,13 @@ export async function startRecrawl(
 ): Promise<StartRecrawlOutcome> {
   const from = await deps.table.getCrawl(fromId);
   if (from === undefined) return { kind: 'not-found' };
-  const overrides = input ?? {};
-  if (typeof overrides !== 'object' || Array.isArray(overrides))
-    return { kind: 'invalid', problems: ['body: expected an object of settings to override'] };
-  // The archive is its seeds' (the round's tasks come from the archive's pages, not from seeds).
-  if ('seeds' in overrides)
-    return {
-      kind: 'invalid',
-      problems: ["seeds: a round keeps its archive's seeds (start a new crawl instead)"],
-    };
-  const parsed = parseCrawlConfig({ ...from.config, ...overrides });
-  if (!parsed.ok) return { kind: 'invalid', problems: parsed.problems };
+  const settings = roundSettings(from, input);
+  if (!settings.ok) return { kind: 'invalid', problems: settings.problems };
+  const { overrides, parsed } = settings;
   if (from.status === 'running') return { kind: 'conflict', problem: `crawl ${fromId} is still running` };
-  if (!from.config.keepArchive && from.recrawl === undefined) {
-    return {
-      kind: 'conflict',
-      problem: `crawl ${fromId} did not keep its pages' validators and links (keepArchive: false); start it again with "keepArchive": true to recrawl it`,
-    };
-  }
-  const archive = from.recrawl?.archive ?? from.id;
+  const unarchived = unarchivedProblem(from);
+  if (unarchived !== undefined) return { kind: 'conflict', problem: unarchived };
+  const archive = archiveOf(from);
   const rounds = await deps.archives.rounds(archive);
   if (rounds?.last !== undefined) {
     const last = await deps.table.getCrawl(rounds.last);
@@ -68,7 +56,7 @@ export async function startRecrawl(
       kind: 'conflict',
       problem: `the archive of ${archive} holds no page yet (still being indexed?)`,
     };
-  const config: CrawlConfig = { ...parsed.config };
+  const config: CrawlConfig = { ...parsed };
   // The budget is the round's page budget too: new pages found on the way share it.
   if (config.recrawlBudget !== undefined) config.maxPages = config.recrawlBudget;
   else if (!('maxPages' in overrides)) delete config.maxPages;
@@ -105,4 +93,34 @@ export async function startRecrawl(
   await seen.claim(plan.known, SEED_OWNER);
   await deps.frontier.enqueue(tasks.filter((_, i) => claimed[i]));
   return { kind: 'started', id, recrawl };
+}
+
+/**
+ * The settings of a round of `from`'s archive: the crawl's own with `input`'s overrides, by the one
+ * config schema; a round keeps its archive's seeds. Also what a recurring schedule is checked with.
+ */
+export function roundSettings(
+  from: CrawlRecord,
+  input: unknown,
+): { ok: true; overrides: object; parsed: CrawlConfig } | { ok: false; problems: string[] } {
+  const overrides = input ?? {};
+  if (typeof overrides !== 'object' || Array.isArray(overrides))
+    return { ok: false, problems: ['body: expected an object of settings to override'] };
+  // The archive is its seeds' (the round's tasks come from the archive's pages, not from seeds).
+  if ('seeds' in overrides)
+    return { ok: false, problems: ["seeds: a round keeps its archive's seeds (start a new crawl instead)"] };
+  const parsed = parseCrawlConfig({ ...from.config, ...overrides });
+  if (!parsed.ok) return { ok: false, problems: parsed.problems };
+  return { ok: true, overrides, parsed: parsed.config };
+}
+
+/** Why `from` has no archive to recrawl (it did not keep its pages' validators), or undefined. */
+export function unarchivedProblem(from: CrawlRecord): string | undefined {
+  if (from.config.keepArchive || from.recrawl !== undefined) return undefined;
+  return `crawl ${from.id} did not keep its pages' validators and links (keepArchive: false); start it again with "keepArchive": true to recrawl it`;
+}
+
+/** The archive `from` belongs to: its first crawl's id. */
+export function archiveOf(from: CrawlRecord): string {
+  return from.recrawl?.archive ?? from.id;
 }

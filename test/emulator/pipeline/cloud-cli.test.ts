@@ -373,7 +373,7 @@ describe('crawlstack cloud on the stand-in (bearer token)', () => {
     assert.equal(typo.code, 1);
     assert.match(
       typo.stderr,
-      /no cloud command "strat" \(commands: start, status, watch, list, pages, cancel, ui, download\)/,
+      /no cloud command "strat" \(commands: start, status, watch, list, pages, recrawl, schedule, cancel, ui, download\)/,
     );
     const help = await cli(['help', 'cloud']);
     assert.equal(help.code, 0);

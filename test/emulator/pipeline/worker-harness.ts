@@ -30,7 +30,7 @@ import { type AwsBackend, openAwsBackend } from '../../contract/backends.ts';
 /** A worker and everything around it. */
 export interface WorkerHarness {
   aws: AwsBackend;
-  env: FunctionEnv<'frontierWorker'> & FunctionEnv<'archiver'>;
+  env: FunctionEnv<'frontierWorker'> & FunctionEnv<'archiver'> & FunctionEnv<'api'>;
   table: DynamoCrawlTable;
   objects: S3Objects;
   logs: string[];
@@ -85,6 +85,10 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
     retentionDays: '90',
     // The stand-in crawls loopback fixtures; a deployment forbids it by default.
     privateAddresses: 'allowed',
+    // No schedule is created through this harness's API (test/emulator/stand-in/recrawl-schedule.test.ts does).
+    recrawlScheduleGroup: 'harness-recrawls',
+    recrawlScheduleRoleArn: 'arn:aws:iam::000000000000:role/harness-recrawls',
+    recrawlTargetArn: 'arn:aws:lambda:us-east-1:000000000000:function:harness-scheduler',
   };
   const table = new DynamoCrawlTable(aws.clients.doc, crawlTable);
   const objects = new S3Objects(aws.clients.s3, pageBucket);

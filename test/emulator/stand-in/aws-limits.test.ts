@@ -69,10 +69,16 @@ describe('the knobs', () => {
       fifoScanWindow: 120_000,
       fifoInflight: 120_000,
       accountConcurrency: 1000,
+      scheduleSpeedup: 1,
     });
-    const scaled = awsLimits({ CRAWLSTACK_LOCAL_RECURSION_LIMIT: '4', CRAWLSTACK_LOCAL_RETENTION_S: '2' });
+    const scaled = awsLimits({
+      CRAWLSTACK_LOCAL_RECURSION_LIMIT: '4',
+      CRAWLSTACK_LOCAL_RETENTION_S: '2',
+      CRAWLSTACK_LOCAL_SCHEDULE_SPEEDUP: '3600',
+    });
     assert.equal(scaled.recursionLimit, 4);
     assert.equal(scaled.retentionSeconds, 2);
+    assert.equal(scaled.scheduleSpeedup, 3600);
     assert.throws(
       () => awsLimits({ CRAWLSTACK_LOCAL_FIFO_INFLIGHT: '0' }),
       /CRAWLSTACK_LOCAL_FIFO_INFLIGHT must be a positive integer, got "0"/,

@@ -15,6 +15,10 @@
  *   POST   /crawls/{id}/recrawl    body = settings of the round (recrawlSchedule, recrawlBudget,
  *                                  ...; may be empty)  -> 201 { id, recrawl }: the next round of
  *                                  the crawl's archive, a crawl of its own (docs/recrawl.md)
+ *   POST   /crawls/{id}/schedule   body = { every: "7 days" | rate(...) | cron(...), settings of the
+ *                                  rounds }  -> 201 (200 replaced) the archive's recurring recrawl
+ *   GET    /crawls/{id}/schedule   the schedule, its next run and what its runs did (404: none)
+ *   DELETE /crawls/{id}/schedule   removes it (404: none)
  *
  * Errors are JSON: `{ "error": "...", "problems": [...] }` (problems only for 400). An AWS call the
  * API's own role may not make is a 500 with `code: "access-denied"` and AWS's message, which
@@ -42,6 +46,12 @@ import {
   listPages,
   type PageCursor,
 } from '../../use-cases/list-pages.ts';
+import {
+  type RecrawlScheduleDeps,
+  removeRecrawlSchedule,
+  scheduleRecrawl,
+  showRecrawlSchedule,
+} from '../../use-cases/recrawl-schedule.ts';
 import { type StartCrawlDeps, startCrawl } from '../../use-cases/start-crawl.ts';
 import { startRecrawl } from '../../use-cases/start-recrawl.ts';
 
@@ -49,6 +59,8 @@ import { startRecrawl } from '../../use-cases/start-recrawl.ts';
 export interface ApiDeps extends StartCrawlDeps {
   /** The archives' per-URL state (recrawl rounds); absent: POST /crawls/{id}/recrawl answers 501. */
   archives?: ArchiveStore;
+  /** Recurring recrawls (EventBridge Scheduler); absent: /crawls/{id}/schedule answers 501. */
+  recrawlSchedules?: Pick<RecrawlScheduleDeps, 'schedules' | 'runs' | 'minIntervalMinutes'>;
   table: CrawlTableStore;
   /** The page bucket: the crawl's index objects. */
   pages: ObjectReader;
@@ -273,6 +285,54 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json({ id: outcome.id, recrawl: outcome.recrawl }, 201);
   });
 
+  /** The schedule routes' deps, or the 501 of a stack without them. */
+  const scheduleDeps = (c: Context): RecrawlScheduleDeps | Response =>
+    deps.recrawlSchedules === undefined
+      ? c.json({ error: 'recurring recrawls are not wired in this API' }, 501)
+      : { ...deps.recrawlSchedules, table: deps.table, clock: deps.clock };
+
+  app.post('/crawls/:id/schedule', async (c) => {
+    const using = scheduleDeps(c);
+    if (using instanceof Response) return using;
+    const body = await jsonBody(c);
+    if (body instanceof Response) return body;
+    const outcome = await scheduleRecrawl(using, c.req.param('id'), body.value);
+    if (outcome.kind === 'not-found') return c.json({ error: 'no such crawl' }, 404);
+    if (outcome.kind === 'invalid')
+      return c.json({ error: 'invalid recrawl schedule', problems: outcome.problems }, 400);
+    if (outcome.kind === 'conflict') return c.json({ error: outcome.problem }, 409);
+    log(
+      `recrawl schedule of ${outcome.view.archive} ${outcome.replaced ? 'replaced' : 'created'}: ${outcome.view.expression}`,
+    );
+    return c.json(outcome.view, outcome.replaced ? 200 : 201);
+  });
+
+  /** The 404 of GET and DELETE: no crawl, or a crawl whose archive has no schedule. */
+  const noSchedule = (c: Context, outcome: { kind: 'not-found' } | { kind: 'none'; archive: string }) =>
+    outcome.kind === 'not-found'
+      ? c.json({ error: 'no such crawl' }, 404)
+      : c.json(
+          { error: `the archive ${outcome.archive} has no recrawl schedule`, archive: outcome.archive },
+          404,
+        );
+
+  app.get('/crawls/:id/schedule', async (c) => {
+    const using = scheduleDeps(c);
+    if (using instanceof Response) return using;
+    const shown = await showRecrawlSchedule(using, c.req.param('id'));
+    if (shown.kind !== 'schedule') return noSchedule(c, shown);
+    return c.json(shown.view);
+  });
+
+  app.delete('/crawls/:id/schedule', async (c) => {
+    const using = scheduleDeps(c);
+    if (using instanceof Response) return using;
+    const removed = await removeRecrawlSchedule(using, c.req.param('id'));
+    if (removed.kind !== 'removed') return noSchedule(c, removed);
+    log(`recrawl schedule of ${removed.archive} removed`);
+    return c.json({ archive: removed.archive, removed: true });
+  });
+
   app.delete('/crawls/:id', async (c) => {
     const id = c.req.param('id');
     const status = await deps.table.cancelCrawl(id);
@@ -291,6 +351,7 @@ export function createApiApp(deps: ApiDeps): Hono {
     '/crawls/:id/snapshot',
     '/crawls/:id/rules',
     '/crawls/:id/recrawl',
+    '/crawls/:id/schedule',
   ]) {
     app.all(path, (c) => c.json({ error: `method ${c.req.method} not allowed on ${c.req.path}` }, 405));
   }
