@@ -65,6 +65,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createAwsClients } from '../functions/adapters/aws/clients.ts';
 import { readHostsPerInvocation, TUNING_ENV } from '../functions/cloud/env.ts';
 import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
+import { type ArchiveLifecycle, DEFAULT_ARCHIVE } from '../lib/storage.ts';
 import { startCloudLocal } from '../localstack/cloud-local.ts';
 import {
   type CostBreakdown,
@@ -448,7 +449,10 @@ function crawlRows(
     'CloudWatch Logs ingestion': logDollars(logs, costs, CRAWL_FUNCTIONS),
     'DynamoDB storage, 1 month': ((tableBytes + indexBytes) / GB) * p.dynamoStorageGbMonth,
     'DynamoDB PITR, 1 month': (tableBytes / GB) * p.dynamoPitrGbMonth,
-    'S3 Standard storage, 1 month': (objectBytes / GB) * p.s3StandardGbMonth,
+    // WARC objects under the deploy's default lifecycle (lib/storage.ts), the rest in Standard.
+    [S3_STORAGE_ROW]:
+      ((objectBytes - (storage.objects.warc?.bytes ?? 0)) / GB) * p.s3StandardGbMonth +
+      archiveMonthly(storage.objects.warc, DEFAULT_ARCHIVE),
     [`status polling every ${POLL_SECONDS} s`]:
       (seconds / POLL_SECONDS) * (poll.dollars.total + logDollars({}, poll, ['Api'])),
   };
@@ -464,23 +468,46 @@ function crawlRows(
  * $0.03 per GB) are the user's downloads and not counted.
  */
 function archiveClassLines(r: Result): string[] {
-  const p = LIST_PRICES;
-  const warc = r.storage.objects.warc ?? { objects: 0, bytes: 0 };
-  const days = 90;
+  const warc = r.storage.objects.warc;
   const perMillion = (usd: number) => (usd / Math.max(1, r.pages)) * 1e6;
-  const option = (name: string, after: number, gbMonth: number, transition: number) => {
-    const standardDays = Math.min(after, days);
-    const gbDays = (warc.bytes / GB) * (standardDays * p.s3StandardGbMonth + (days - standardDays) * gbMonth);
-    const monthly = gbDays / days + (after < days ? (warc.objects * transition) / (days / 30) : 0);
-    return `${name} $${fmt(perMillion(monthly), 3)}`;
-  };
+  const option = (name: string, archive: ArchiveLifecycle) =>
+    `${name} $${fmt(perMillion(archiveMonthly(warc, archive)), 3)}`;
   return [
-    `    WARC storage per month over ${days} days of retention, $/M pages: ${[
-      option('Standard', days, p.s3StandardGbMonth, 0),
-      option('Standard-IA after 30 d (default)', 30, p.s3StandardIaGbMonth, p.s3TransitionToIa),
-      option('Glacier IR after 0 d', 0, p.s3GlacierIrGbMonth, p.s3TransitionToGlacierIr),
+    `    WARC storage per month over ${RETENTION_DAYS} days of retention, $/M pages: ${[
+      option('Standard', { storageClass: 'STANDARD', afterDays: RETENTION_DAYS }),
+      option('Standard-IA after 30 d (default)', { storageClass: 'STANDARD_IA', afterDays: 30 }),
+      option('Glacier IR after 0 d', { storageClass: 'GLACIER_IR', afterDays: 0 }),
     ].join('; ')}`,
   ];
+}
+
+/** The retention default: a crawl's objects are stored this long, so a month is a third of it. */
+const RETENTION_DAYS = 90;
+
+/** The row of the objects' month of storage. */
+const S3_STORAGE_ROW = `S3 storage, 1 month (WARC ${DEFAULT_ARCHIVE.storageClass} after ${DEFAULT_ARCHIVE.afterDays} d)`;
+
+/**
+ * A month of the WARC objects' storage under a lifecycle, averaged over the retention: its days
+ * in Standard, then its class, plus one transition request per object.
+ */
+function archiveMonthly(
+  warc: { objects: number; bytes: number } | undefined,
+  archive: ArchiveLifecycle,
+): number {
+  if (warc === undefined) return 0;
+  const p = LIST_PRICES;
+  const [gbMonth, transition] =
+    archive.storageClass === 'GLACIER_IR'
+      ? [p.s3GlacierIrGbMonth, p.s3TransitionToGlacierIr]
+      : archive.storageClass === 'STANDARD_IA'
+        ? [p.s3StandardIaGbMonth, p.s3TransitionToIa]
+        : [p.s3StandardGbMonth, 0];
+  const standardDays = Math.min(archive.afterDays, RETENTION_DAYS);
+  const gbDays =
+    (warc.bytes / GB) * (standardDays * p.s3StandardGbMonth + (RETENTION_DAYS - standardDays) * gbMonth);
+  const moves = standardDays < RETENTION_DAYS ? (warc.objects * transition) / (RETENTION_DAYS / 30) : 0;
+  return gbDays / RETENTION_DAYS + moves;
 }
 
 /** USD per month whatever the crawls: alarms, the scheduler every minute, idle event-source polls. */
@@ -624,9 +651,7 @@ function table(results: Result[]): void {
   for (const r of results) {
     const m = (usd: number) => `$${fmt((usd / r.pages) * 1e6)}`;
     const storage =
-      r.rows['DynamoDB storage, 1 month']! +
-      r.rows['DynamoDB PITR, 1 month']! +
-      r.rows['S3 Standard storage, 1 month']!;
+      r.rows['DynamoDB storage, 1 month']! + r.rows['DynamoDB PITR, 1 month']! + r.rows[S3_STORAGE_ROW]!;
     const polling = r.rows[`status polling every ${POLL_SECONDS} s`]!;
     const logs = r.rows['CloudWatch Logs ingestion']!;
     const rates = containerRates(r);
