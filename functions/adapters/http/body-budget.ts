@@ -49,7 +49,9 @@ export class BodyBudget {
   constructor(options: BodyBudgetOptions) {
     const threshold = options.thresholdBytes ?? BODY_THRESHOLD_BYTES;
     if (!Number.isSafeInteger(options.budgetBytes) || options.budgetBytes < 1) {
-      throw new BodyBudgetError(`budgetBytes must be a positive integer of bytes, got ${options.budgetBytes}`);
+      throw new BodyBudgetError(
+        `budgetBytes must be a positive integer of bytes, got ${options.budgetBytes}`,
+      );
     }
     if (!Number.isSafeInteger(threshold) || threshold < 1) {
       throw new BodyBudgetError(`thresholdBytes must be a positive integer of bytes, got ${threshold}`);

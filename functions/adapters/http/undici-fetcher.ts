@@ -24,6 +24,7 @@ import type {
   HeaderList,
 } from '../../core/ports.ts';
 import { BlockedAddressError, guardConnector, guardLookup, type LookupFunction } from './address-guard.ts';
+import type { BodyBudget } from './body-budget.ts';
 import { type BodyStop, DecodedBody } from './decoded-body.ts';
 import { describeError, fetchErrorCode } from './fetch-error-code.ts';
 
@@ -64,6 +65,12 @@ export interface FetcherOptions {
    * the connect-time check alone stops a name that resolves to a blocked address.
    */
   lookupGuard?: boolean;
+  /**
+   * The large-body budget this fetcher shares with the process's other fetches (body-budget.ts):
+   * a body past its threshold is paused until it holds a share as large as its cap. Absent: every
+   * body may grow to its cap at once.
+   */
+  bodyBudget?: BodyBudget;
 }
 
 const ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -299,11 +306,18 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#statusText = statusMessage ?? '';
     this.#headers = toHeaderList(controller.rawHeaders);
     this.#rawHeaders = toRawHeaderList(controller.rawHeaders);
-    this.#body = new DecodedBody(headerValue(this.#headers, 'content-encoding'), this.#request.maxBytes, {
-      done: (stop) => this.#onBodyDone(stop),
-      failed: (error) => this.#onBodyFailed(error),
-      drain: () => this.#controller?.resume(),
-    });
+    // A body waiting for a share of the budget is paused: undici's idle (body) timeout does not
+    // run while the parser is paused, and the total timeout still ends the wait.
+    this.#body = new DecodedBody(
+      headerValue(this.#headers, 'content-encoding'),
+      this.#request.maxBytes,
+      {
+        done: (stop) => this.#onBodyDone(stop),
+        failed: (error) => this.#onBodyFailed(error),
+        drain: () => this.#controller?.resume(),
+      },
+      this.#options.bodyBudget,
+    );
     this.#watchTransferRate(this.#body);
   }
 
@@ -318,10 +332,14 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (rate <= 0 || windowMs <= 0) return;
     const needed = Math.ceil((rate * windowMs) / 1000);
     let atWindowStart = 0;
+    let waitsAtWindowStart = 0;
     this.#rateTimer = setInterval(() => {
       const received = body.wireLength - atWindowStart;
       atWindowStart = body.wireLength;
-      if (received >= needed || this.#settled) return;
+      // A window in which we paused the body for a share of the budget says nothing of the server.
+      const waited = body.waitingForShare || body.shareWaits !== waitsAtWindowStart;
+      waitsAtWindowStart = body.shareWaits;
+      if (received >= needed || waited || this.#settled) return;
       body.destroy();
       this.#respond(
         'time',

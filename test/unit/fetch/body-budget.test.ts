@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BODY_THRESHOLD_BYTES, BodyBudget, BodyBudgetError } from '../../../functions/adapters/http/body-budget.ts';
+import {
+  BODY_THRESHOLD_BYTES,
+  BodyBudget,
+  BodyBudgetError,
+} from '../../../functions/adapters/http/body-budget.ts';
 
 const MiB = 1024 * 1024;
 
@@ -88,7 +92,10 @@ describe('BodyBudget', () => {
 
   it('refuses a budget or threshold that is not a positive number of bytes, saying which', () => {
     assert.throws(() => new BodyBudget({ budgetBytes: 0 }), BodyBudgetError);
-    assert.throws(() => new BodyBudget({ budgetBytes: Number.NaN }), /budgetBytes must be a positive integer/);
+    assert.throws(
+      () => new BodyBudget({ budgetBytes: Number.NaN }),
+      /budgetBytes must be a positive integer/,
+    );
     assert.throws(
       () => new BodyBudget({ budgetBytes: MiB, thresholdBytes: -1 }),
       /thresholdBytes must be a positive integer of bytes, got -1/,
