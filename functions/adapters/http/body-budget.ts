@@ -21,6 +21,12 @@ export interface BodyBudgetOptions {
   budgetBytes: number;
   /** Bytes a body may hold without a share (default {@link BODY_THRESHOLD_BYTES}). */
   thresholdBytes?: number;
+  /**
+   * Memory a large body costs per byte of its cap while it holds its share (default 1: the body
+   * alone). A share kept until its crawl step ends (body-share-scope.ts) also pays for what the
+   * step builds from the body: its copy, the decoded text, the WARC record and its gzip.
+   */
+  costPerByte?: number;
 }
 
 /** Gives back a share, or withdraws a claim still waiting; a second call does nothing. */
@@ -42,6 +48,7 @@ export class BodyBudgetError extends Error {
 export class BodyBudget {
   readonly #budgetBytes: number;
   readonly #thresholdBytes: number;
+  readonly #costPerByte: number;
   readonly #waiting: Claim[] = [];
   #heldBytes = 0;
   #holders = 0;
@@ -56,8 +63,13 @@ export class BodyBudget {
     if (!Number.isSafeInteger(threshold) || threshold < 1) {
       throw new BodyBudgetError(`thresholdBytes must be a positive integer of bytes, got ${threshold}`);
     }
+    const cost = options.costPerByte ?? 1;
+    if (!(cost >= 1 && Number.isFinite(cost))) {
+      throw new BodyBudgetError(`costPerByte must be a finite number of at least 1, got ${cost}`);
+    }
     this.#budgetBytes = options.budgetBytes;
     this.#thresholdBytes = threshold;
+    this.#costPerByte = cost;
   }
 
   /** Bytes a body may hold without a share. */
@@ -90,18 +102,19 @@ export class BodyBudget {
    * claim larger than the whole budget is granted alone.
    */
   slotsFor(capBytes: number): number {
-    return Math.max(1, Math.floor(this.#budgetBytes / Math.max(1, capBytes)));
+    return Math.max(1, Math.floor(this.#budgetBytes / Math.max(1, capBytes * this.#costPerByte)));
   }
 
   /**
-   * Claims a share of `bytes` (cut to the whole budget, so that any claim can be met).
+   * Claims the share of a body of cap `capBytes`: `capBytes` × `costPerByte`, cut to the whole
+   * budget (so that any claim can be met).
    * `granted` is called once the share is held: at once, inside this call, if it is free and no
    * claim waits before it, else later, in the order of the claims. The returned function gives the
    * share back, or withdraws the claim if it still waits (then `granted` is never called).
    */
-  claim(bytes: number, granted: () => void): ReleaseShare {
+  claim(capBytes: number, granted: () => void): ReleaseShare {
     const claim: Claim = {
-      bytes: Math.min(this.#budgetBytes, Math.max(1, Math.ceil(bytes))),
+      bytes: Math.min(this.#budgetBytes, Math.max(1, Math.ceil(capBytes * this.#costPerByte))),
       granted,
       state: 'waiting',
     };

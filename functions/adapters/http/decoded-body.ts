@@ -14,6 +14,7 @@ import {
   inflateSync,
 } from 'node:zlib';
 import type { BodyBudget, ReleaseShare } from './body-budget.ts';
+import type { BodyShareScope } from './body-share-scope.ts';
 import { ByteBlocks } from './byte-blocks.ts';
 import { GunzipMembers, gunzipMembersSync } from './gunzip-members.ts';
 
@@ -31,6 +32,13 @@ export interface DecodedBodyEvents {
 }
 
 type Coding = 'gzip' | 'deflate' | 'br';
+
+/** The large-body budget a body draws on, and the crawl step that keeps its share, if any. */
+export interface BodyShares {
+  budget: BodyBudget;
+  /** Given the share when the body is over, to give back when its step ends. */
+  scope?: BodyShareScope | undefined;
+}
 
 /**
  * Extra wire bytes allowed beyond `maxBytes` when the body is encoded. Incompressible data grows a
@@ -105,7 +113,7 @@ function decoderFor(coding: Coding, sniffed: 'zlib' | 'raw'): Transform {
  * wait (the decoders are paused, so `write` returns false and the owner pauses the socket) until
  * the share is granted. The share is given back when the body is done, failed or destroyed, after
  * the owner has taken the bytes (`done` and `failed` are called first), so it also covers the one
- * copy `bytes()` makes.
+ * copy `bytes()` makes; or, in a crawl step's scope, when that step ends.
  */
 export class DecodedBody {
   readonly #codings: Coding[];
@@ -124,6 +132,7 @@ export class DecodedBody {
   #flushScheduled = false;
   #over = false;
   readonly #budget: BodyBudget | undefined;
+  readonly #scope: BodyShareScope | undefined;
   /** Whether this body holds a share of the budget, waits for one, or has not needed one. */
   #share: 'none' | 'waiting' | 'held' = 'none';
   #releaseShare: ReleaseShare | undefined;
@@ -135,19 +144,21 @@ export class DecodedBody {
 
   /**
    * `contentEncoding` is the response's Content-Encoding header (all values joined with ", ");
-   * `budget`, the process's large-body budget, if any.
+   * `shares`, the process's large-body budget, if any.
    */
   constructor(
     contentEncoding: string | undefined,
     maxBytes: number,
     events: DecodedBodyEvents,
-    budget?: BodyBudget,
+    shares?: BodyShares,
   ) {
     this.#codings = parseContentEncoding(contentEncoding) ?? [];
     this.#maxBytes = maxBytes;
     this.#events = events;
     // A cap within the threshold never needs a share.
+    const budget = shares?.budget;
     this.#budget = budget !== undefined && maxBytes > budget.thresholdBytes ? budget : undefined;
+    this.#scope = shares?.scope;
   }
 
   /** Whether the body is paused waiting for a share of the budget. */
@@ -367,7 +378,10 @@ export class DecodedBody {
     this.#parked = [];
     const release = this.#releaseShare;
     this.#releaseShare = undefined;
-    release?.();
+    if (release === undefined) return;
+    // A share held to the end goes to the step, whose copies of the body it also pays for.
+    if (this.#share === 'held' && this.#scope !== undefined) this.#scope.keep(release);
+    else release();
   }
 
   #finish(stop: BodyStop): void {

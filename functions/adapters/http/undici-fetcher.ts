@@ -25,7 +25,8 @@ import type {
 } from '../../core/ports.ts';
 import { BlockedAddressError, guardConnector, guardLookup, type LookupFunction } from './address-guard.ts';
 import type { BodyBudget } from './body-budget.ts';
-import { type BodyStop, DecodedBody } from './decoded-body.ts';
+import { type BodyShareScope, currentBodyShareScope } from './body-share-scope.ts';
+import { type BodyShares, type BodyStop, DecodedBody } from './decoded-body.ts';
 import { describeError, fetchErrorCode } from './fetch-error-code.ts';
 
 /** How the fetcher connects, identifies itself and gives up. */
@@ -200,8 +201,16 @@ export class UndiciFetcher implements Fetcher {
       }
     }
     if (this.#closed) return failNow('connect', 'the fetcher is closed');
+    const budget = this.#options.bodyBudget;
+    let shares: BodyShares | undefined;
+    if (budget !== undefined) {
+      // Read here, in the caller's async context: the crawl step this fetch belongs to, if any.
+      const scope: BodyShareScope | undefined = currentBodyShareScope();
+      scope?.fetchStarts();
+      shares = { budget, scope };
+    }
     return new Promise<FetchResult>((resolve) => {
-      new Attempt(url, request, this.#options, startedAt, t0, resolve).start(this.#agent);
+      new Attempt(url, request, this.#options, shares, startedAt, t0, resolve).start(this.#agent);
     });
   }
 
@@ -224,6 +233,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   readonly #url: URL;
   readonly #request: FetchRequest;
   readonly #options: FetcherOptions;
+  readonly #shares: BodyShares | undefined;
   readonly #startedAt: number;
   readonly #t0: number;
   readonly #resolve: (result: FetchResult) => void;
@@ -247,6 +257,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     url: URL,
     request: FetchRequest,
     options: FetcherOptions,
+    shares: BodyShares | undefined,
     startedAt: number,
     t0: number,
     resolve: (result: FetchResult) => void,
@@ -254,6 +265,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#url = url;
     this.#request = request;
     this.#options = options;
+    this.#shares = shares;
     this.#startedAt = startedAt;
     this.#t0 = t0;
     this.#resolve = resolve;
@@ -316,7 +328,7 @@ class Attempt implements Dispatcher.DispatchHandler {
         failed: (error) => this.#onBodyFailed(error),
         drain: () => this.#controller?.resume(),
       },
-      this.#options.bodyBudget,
+      this.#shares,
     );
     this.#watchTransferRate(this.#body);
   }

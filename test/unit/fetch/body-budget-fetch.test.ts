@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { BodyBudget, type ReleaseShare } from '../../../functions/adapters/http/body-budget.ts';
+import { withBodyShareScope } from '../../../functions/adapters/http/body-share-scope.ts';
 import { type FetcherOptions, UndiciFetcher } from '../../../functions/adapters/http/undici-fetcher.ts';
 import { ok } from '../../fixtures/fetch-results.ts';
 import { routes, type SiteServer, startSite } from '../../fixtures/site-server.ts';
@@ -203,6 +204,39 @@ describe('UndiciFetcher with a shared body budget', () => {
       assert.equal(capped.body.length, CAP);
       assert.deepEqual(budget.log, ['claim 1', 'grant 1', 'release 1']);
       assert.equal(budget.heldBytes, 0);
+    } finally {
+      await fetcher.close();
+    }
+  });
+
+  it("keeps a large body's share until the crawl step that fetched it ends", async () => {
+    const budget = new LoggedBudget();
+    const fetcher = new UndiciFetcher({ ...OPTIONS, bodyBudget: budget });
+    try {
+      await withBodyShareScope(async () => {
+        const page = ok(await fetcher.fetch({ url: url('/big'), maxBytes: CAP }));
+        assert.equal(page.body.length, BIG.length);
+        await new Promise((resolve) => setTimeout(resolve, 20)); // the step parses, stores...
+        assert.equal(budget.holders, 1, 'the share pays for the step, not only the transfer');
+        ok(await fetcher.fetch({ url: url('/small'), maxBytes: CAP }));
+      });
+      assert.equal(budget.heldBytes, 0, 'given back when the step ended');
+      assert.deepEqual(budget.log, ['claim 1', 'grant 1', 'release 1']);
+    } finally {
+      await fetcher.close();
+    }
+  });
+
+  it("gives a step's first share back when the same step fetches again, so it never waits on itself", async () => {
+    const budget = new LoggedBudget();
+    const fetcher = new UndiciFetcher({ ...OPTIONS, totalTimeoutMs: 1500, bodyBudget: budget });
+    try {
+      await withBodyShareScope(async () => {
+        ok(await fetcher.fetch({ url: url('/big'), maxBytes: CAP }));
+        const again = ok(await fetcher.fetch({ url: url('/big-2'), maxBytes: CAP }));
+        assert.equal(again.truncated, undefined, 'with one slot, it would wait for its own share');
+      });
+      assert.deepEqual(budget.log, ['claim 1', 'grant 1', 'release 1', 'claim 2', 'grant 2', 'release 2']);
     } finally {
       await fetcher.close();
     }

@@ -101,4 +101,12 @@ describe('BodyBudget', () => {
       /thresholdBytes must be a positive integer of bytes, got -1/,
     );
   });
+
+  it('charges a claim its cap times the cost per byte: the slots of a share kept through the step', () => {
+    const budget = new BodyBudget({ budgetBytes: 100 * MiB, costPerByte: 5 });
+    assert.equal(budget.slotsFor(10 * MiB), 2);
+    budget.claim(10 * MiB, () => {});
+    assert.equal(budget.heldBytes, 50 * MiB);
+    assert.throws(() => new BodyBudget({ budgetBytes: MiB, costPerByte: 0.5 }), /costPerByte must be/);
+  });
 });
