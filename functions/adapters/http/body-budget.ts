@@ -12,8 +12,12 @@
  * finish (its own bytes, bounded by its cap and the fetch's timeouts), so every share comes back.
  */
 
-/** Default bytes a body may hold without a share: 1 MiB, far above a typical page. */
-export const BODY_THRESHOLD_BYTES = 1024 * 1024;
+/**
+ * Default bytes a body may hold without a share: 256 KiB, several times a typical page (the
+ * realistic bench's are 30-100 KB), small enough that a host's page below it costs little even
+ * with the copies its crawl step makes (about 5 × its size: `npm run bench:worker-memory`).
+ */
+export const BODY_THRESHOLD_BYTES = 256 * 1024;
 
 /** What a budget is sized with. */
 export interface BodyBudgetOptions {
