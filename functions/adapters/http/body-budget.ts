@@ -19,6 +19,20 @@
  */
 export const BODY_THRESHOLD_BYTES = 256 * 1024;
 
+/**
+ * What a large body costs per byte of its cap from its fetch to the end of its crawl step (the
+ * body, the copy handed over, the decoded text, the WARC record and its gzip): 10 MiB pages
+ * measured 45 MiB each (`npm run bench:worker-memory -- --hostile-every 1 --hosts 1,2,4,8 --modes
+ * none`). The cloud's memory model uses the same figure (lambda-settings.ts, BODY_COST_PER_BYTE).
+ */
+export const STEP_COST_PER_BYTE = 5;
+
+/**
+ * Large bodies the embedded crawler lets run at once (of its `concurrency` fetches): at the default
+ * 10 MiB cap, 4 × 50 MiB while they are parsed and stored, where 16 fetches at once could take 800.
+ */
+export const EMBEDDED_LARGE_BODIES = 4;
+
 /** What a budget is sized with. */
 export interface BodyBudgetOptions {
   /** Bytes the large bodies together may hold beyond their thresholds; at least 1. */

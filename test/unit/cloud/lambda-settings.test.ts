@@ -3,7 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BODY_THRESHOLD_BYTES } from '../../../functions/adapters/http/body-budget.ts';
+import { BODY_THRESHOLD_BYTES, STEP_COST_PER_BYTE } from '../../../functions/adapters/http/body-budget.ts';
 import { readFunctionMemoryMb } from '../../../functions/cloud/env.ts';
 import {
   BODY_COST_PER_BYTE,
@@ -95,5 +95,6 @@ describe('Lambda settings', () => {
     assert.equal(budget.budgetBytes, 58 * MiB);
     assert.equal(budget.slotsFor(10 * MiB), 1, 'one 10 MiB page at a time in the default 320 MB');
     assert.equal(workerBodyBudget(448, DEFAULT_HOSTS_PER_INVOCATION).slotsFor(10 * MiB), 3);
+    assert.equal(BODY_COST_PER_BYTE, STEP_COST_PER_BYTE, "the model charges what the fetcher's budget does");
   });
 });
