@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { BodyBudget, type ReleaseShare } from '../../../functions/adapters/http/body-budget.ts';
 import { withBodyShareScope } from '../../../functions/adapters/http/body-share-scope.ts';
 import { type FetcherOptions, UndiciFetcher } from '../../../functions/adapters/http/undici-fetcher.ts';
+import type { FetchResult } from '../../../functions/core/ports.ts';
 import { ok } from '../../fixtures/fetch-results.ts';
 import { routes, type SiteServer, startSite } from '../../fixtures/site-server.ts';
 
@@ -101,14 +102,37 @@ describe('UndiciFetcher with a shared body budget', () => {
     await site.close();
   });
 
-  it('reads two large bodies one after the other with one slot, and both complete', async () => {
+  /**
+   * Runs `test` with a fetcher on a one-slot budget, after a body from `holdPath` took the slot and
+   * one from `waitPath` queued for it.
+   */
+  async function withWaiter(
+    paths: { hold: string; wait: string },
+    test: (t: {
+      budget: LoggedBudget;
+      fetcher: UndiciFetcher;
+      holder: Promise<FetchResult>;
+      waiter: Promise<FetchResult>;
+      waitingSince: number;
+    }) => Promise<void>,
+    options: Partial<FetcherOptions> = {},
+  ): Promise<void> {
     const budget = new LoggedBudget();
-    const fetcher = new UndiciFetcher({ ...OPTIONS, bodyBudget: budget });
+    const fetcher = new UndiciFetcher({ ...OPTIONS, ...options, bodyBudget: budget });
     try {
-      const holder = fetcher.fetch({ url: url('/hold-600'), maxBytes: CAP });
+      const holder = fetcher.fetch({ url: url(paths.hold), maxBytes: CAP });
       await until('the first body to hold the slot', () => budget.holders === 1);
-      const waiter = fetcher.fetch({ url: url('/big'), maxBytes: CAP });
+      const waitingSince = Date.now();
+      const waiter = fetcher.fetch({ url: url(paths.wait), maxBytes: CAP });
       await until('the second body to wait', () => budget.waiting === 1);
+      await test({ budget, fetcher, holder, waiter, waitingSince });
+    } finally {
+      await fetcher.close();
+    }
+  }
+
+  it('reads two large bodies one after the other with one slot, and both complete', () =>
+    withWaiter({ hold: '/hold-600', wait: '/big' }, async ({ budget, holder, waiter }) => {
       const [first, second] = [ok(await holder), ok(await waiter)];
       assert.equal(first.truncated, undefined);
       assert.equal(second.truncated, undefined);
@@ -116,63 +140,36 @@ describe('UndiciFetcher with a shared body budget', () => {
       assert.deepEqual(Buffer.from(second.body), BIG);
       assert.deepEqual(budget.log, ['claim 1', 'grant 1', 'claim 2', 'release 1', 'grant 2', 'release 2']);
       assert.equal(budget.heldBytes, 0);
-    } finally {
-      await fetcher.close();
-    }
-  });
+    }));
 
-  it('makes a gzip body that decodes past the threshold wait too, then keeps all of it', async () => {
-    const budget = new LoggedBudget();
-    const fetcher = new UndiciFetcher({ ...OPTIONS, bodyBudget: budget });
-    try {
-      const holder = fetcher.fetch({ url: url('/hold-600'), maxBytes: CAP });
-      await until('the first body to hold the slot', () => budget.holders === 1);
-      const waiter = fetcher.fetch({ url: url('/gzip'), maxBytes: CAP });
-      await until('the gzip body to wait', () => budget.waiting === 1);
+  it('makes a gzip body that decodes past the threshold wait too, then keeps all of it', () =>
+    withWaiter({ hold: '/hold-600', wait: '/gzip' }, async ({ budget, holder, waiter }) => {
       ok(await holder);
       assert.deepEqual(Buffer.from(ok(await waiter).body), TEXT);
       assert.equal(budget.heldBytes, 0);
-    } finally {
-      await fetcher.close();
-    }
-  });
+    }));
 
-  it('never delays a small body behind large ones waiting for a slot', async () => {
-    const budget = new LoggedBudget();
-    const fetcher = new UndiciFetcher({ ...OPTIONS, bodyBudget: budget });
-    try {
-      const holder = fetcher.fetch({ url: url('/hold-1200'), maxBytes: CAP });
-      await until('the first body to hold the slot', () => budget.holders === 1);
-      const waiter = fetcher.fetch({ url: url('/big'), maxBytes: CAP });
-      await until('the second body to wait', () => budget.waiting === 1);
+  it('never delays a small body behind large ones waiting for a slot', () =>
+    withWaiter({ hold: '/hold-1200', wait: '/big' }, async ({ budget, fetcher, holder, waiter }) => {
       const small = ok(await fetcher.fetch({ url: url('/small'), maxBytes: CAP }));
       assert.equal(small.body.length, 10 * KiB);
       assert.equal(budget.waiting, 1, 'the large body still waits: the small one went past it');
       assert.equal(budget.log.filter((e) => e.startsWith('claim')).length, 2, 'no claim for a small body');
       await Promise.all([holder, waiter]);
-    } finally {
-      await fetcher.close();
-    }
-  });
+    }));
 
-  it('does not fail a body paused for a slot with the idle timeout', async () => {
-    const budget = new LoggedBudget();
-    const fetcher = new UndiciFetcher({ ...OPTIONS, idleTimeoutMs: 300, bodyBudget: budget });
-    try {
-      const holder = fetcher.fetch({ url: url('/hold-1200'), maxBytes: CAP });
-      await until('the first body to hold the slot', () => budget.holders === 1);
-      const started = Date.now();
-      const waiter = fetcher.fetch({ url: url('/big-2'), maxBytes: CAP });
-      await until('the second body to wait', () => budget.waiting === 1);
-      const second = ok(await waiter);
-      assert.ok(Date.now() - started > 600, 'the body waited for longer than the idle timeout');
-      assert.equal(second.truncated, undefined);
-      assert.deepEqual(Buffer.from(second.body), BIG);
-      ok(await holder);
-    } finally {
-      await fetcher.close();
-    }
-  });
+  it('does not fail a body paused for a slot with the idle timeout', () =>
+    withWaiter(
+      { hold: '/hold-1200', wait: '/big-2' },
+      async ({ holder, waiter, waitingSince }) => {
+        const second = ok(await waiter);
+        assert.ok(Date.now() - waitingSince > 600, 'the body waited for longer than the idle timeout');
+        assert.equal(second.truncated, undefined);
+        assert.deepEqual(Buffer.from(second.body), BIG);
+        ok(await holder);
+      },
+      { idleTimeoutMs: 300 },
+    ));
 
   it('ends a body stuck waiting at its total timeout, and withdraws its claim', async () => {
     const budget = new LoggedBudget();
