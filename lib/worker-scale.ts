@@ -29,7 +29,7 @@ export interface WorkerScaleProps {
   readonly workerMaxConcurrency?: number;
   /**
    * Hosts one invocation holds at once (1-500); the worker's memory is sized for them
-   * (lambda-settings.ts, workerMemoryMb). @default 10
+   * (lambda-settings.ts, workerMemoryMb). @default 20
    */
   readonly workerHostsPerInvocation?: number;
   /**

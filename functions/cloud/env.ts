@@ -8,6 +8,7 @@
 import {
   DEFAULT_HOSTS_PER_INVOCATION,
   FRONTIER_GROUP_LIMIT,
+  LAMBDA_MAX_MEMORY_MB,
   MAX_HOSTS_PER_INVOCATION,
 } from './lambda-settings.ts';
 
@@ -107,6 +108,19 @@ export function readHostsPerInvocation(env: RawEnv): number {
     DEFAULT_HOSTS_PER_INVOCATION,
     MAX_HOSTS_PER_INVOCATION,
   );
+}
+
+/** Set by Lambda in every execution environment (and by the stand-in): the function's memory, MB. */
+export const LAMBDA_MEMORY_ENV = 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE';
+
+/**
+ * The function's memory from `env` (Lambda's own variable); undefined outside Lambda. The worker
+ * sizes its body budget from it (lambda-settings.ts, workerBodyBudgetMb).
+ */
+export function readFunctionMemoryMb(env: RawEnv): number | undefined {
+  const value = env[LAMBDA_MEMORY_ENV];
+  if (value === undefined || value === '') return undefined;
+  return readTuning(env, LAMBDA_MEMORY_ENV, 0, LAMBDA_MAX_MEMORY_MB);
 }
 
 /** The worker's group limit from `env`; the default when unset or empty. */

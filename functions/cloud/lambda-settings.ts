@@ -24,20 +24,48 @@ export const WORKER_MEMORY_MODEL = {
   /** The crawl contexts a container keeps (container-state.ts weighs them against this). */
   contextsMb: 96,
   /**
-   * One host in flight: the runner fetches one page per host at a time, and a body costs its
-   * length plus at most one 1 MiB block (docs/safety.md) at the default 10 MiB body cap. A crawl
-   * that raises `maxBodyBytes` (up to 16 MiB) raises this figure for its hosts.
+   * What the garbage collector lets pile up above the live pages (finished steps' copies not yet
+   * collected): the fixed part of the bench's peaks (`npm run bench:worker-memory`, 2026-11-28:
+   * 26 MiB above the baseline at 10 hosts of 30-100 KB pages, 81 MiB at 80: 18 MiB + 0.8 per host).
    */
-  hostMb: 11,
+  workingSetMb: 24,
+  /**
+   * One host in flight: the runner fetches one page per host at a time, and a body up to the body
+   * budget's threshold (256 KiB, body-budget.ts) needs no share. Its socket and parser, and the
+   * page while its crawl step runs (the body, its copy, the decoded text, the WARC record and its
+   * gzip: about 5 × the body), plus its batch's gzipped captures until the commit: 0.8 MiB per
+   * host measured at 30-100 KB pages; 1.5 MiB covers a host whose pages sit just below 256 KiB.
+   */
+  hostMb: 1.5,
+  /**
+   * A body past the threshold, at the default 10 MiB cap, from its fetch to the end of its crawl
+   * step: {@link BODY_COST_PER_BYTE} × the cap (45 MiB measured for a 10 MiB page). Such bodies
+   * share the container's body budget (the fetcher's large-body slots), so they cost this many at
+   * once whatever the hosts; a crawl that raises `maxBodyBytes` to 16 MiB takes a larger share.
+   */
+  largeBodyMb: 50,
+  /** Large bodies the default memory pays for at once: the body budget's slots. */
+  largeBodies: 1,
   /** Memory sizes are rounded up to this step. */
   stepMb: 64,
 } as const;
 
+/**
+ * Memory a body past the threshold costs per byte of its cap until its crawl step ends (the
+ * fetcher's BodyBudget `costPerByte`): the body as received, the copy handed over, the decoded
+ * text, the WARC record and its gzip. 10 MiB pages measured 45 MiB each (`npm run
+ * bench:worker-memory -- --hostile-every 1 --hosts 1,2,4,8 --modes none`).
+ */
+export const BODY_COST_PER_BYTE = 5;
+
 /** Lambda's largest memory size. */
 export const LAMBDA_MAX_MEMORY_MB = 10_240;
 
-/** Hosts one worker invocation holds at once unless the stack says otherwise (frontier-runner.ts). */
-export const DEFAULT_HOSTS_PER_INVOCATION = 10;
+/**
+ * Hosts one worker invocation holds at once unless the stack says otherwise (frontier-runner.ts):
+ * twice the 10 of the 11-MiB-per-host model, in the same 320 MB ({@link workerMemoryMb}).
+ */
+export const DEFAULT_HOSTS_PER_INVOCATION = 20;
 
 /**
  * Hosts one invocation may hold at most, whatever its memory: an execution environment has 1,024
@@ -46,14 +74,30 @@ export const DEFAULT_HOSTS_PER_INVOCATION = 10;
  */
 export const MAX_HOSTS_PER_INVOCATION = 500;
 
+/** Memory of the worker but for its large bodies: runtime, contexts, working set and hosts. */
+function workerBaseMb(hosts: number): number {
+  const { runtimeMb, contextsMb, workingSetMb, hostMb } = WORKER_MEMORY_MODEL;
+  return runtimeMb + contextsMb + workingSetMb + hosts * hostMb;
+}
+
 /**
- * The worker's memory for `hosts` hosts per invocation: runtime + crawl contexts + hosts × one
- * body at the default cap, rounded up to 64 MiB. 10 hosts (the default): 112 + 96 + 110 = 318 ->
- * 320 MB; 40 hosts: 648 -> 704 MB.
+ * The worker's memory for `hosts` hosts per invocation: runtime + crawl contexts + working set +
+ * hosts × a host's page + the large bodies of the body budget, rounded up to 64 MiB. 20 hosts
+ * (the default): 112 + 96 + 24 + 30 + 50 = 312 -> 320 MB; 40 hosts: 342 -> 384 MB.
  */
 export function workerMemoryMb(hosts: number): number {
-  const { runtimeMb, contextsMb, hostMb, stepMb } = WORKER_MEMORY_MODEL;
-  return Math.ceil((runtimeMb + contextsMb + hosts * hostMb) / stepMb) * stepMb;
+  const { largeBodyMb, largeBodies, stepMb } = WORKER_MEMORY_MODEL;
+  return Math.ceil((workerBaseMb(hosts) + largeBodies * largeBodyMb) / stepMb) * stepMb;
+}
+
+/**
+ * The body budget of a worker container of `memoryMb` holding `hosts` hosts: what its memory
+ * leaves beyond runtime, contexts, working set and hosts, and at least one large body (so a
+ * container of less memory than its model still fetches large bodies, one at a time). 320 MB and
+ * 20 hosts: 58 MiB, one 10 MiB body at a time at {@link BODY_COST_PER_BYTE}.
+ */
+export function workerBodyBudgetMb(memoryMb: number, hosts: number): number {
+  return Math.max(WORKER_MEMORY_MODEL.largeBodyMb, memoryMb - workerBaseMb(hosts));
 }
 
 /** Every function of the stack. */

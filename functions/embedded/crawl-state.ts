@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { BodyBudget, EMBEDDED_LARGE_BODIES, STEP_COST_PER_BYTE } from '../adapters/http/body-budget.ts';
 import { UndiciFetcher } from '../adapters/http/undici-fetcher.ts';
 import { CrawlDb } from '../adapters/local/crawl-db.ts';
 import {
@@ -280,7 +281,16 @@ export class CrawlState {
       quality,
       urlRules,
       nearIndex,
-      fetcher: options.fetcher ?? new UndiciFetcher(config),
+      fetcher:
+        options.fetcher ??
+        new UndiciFetcher({
+          ...config,
+          // Bodies past the threshold take turns (docs/safety.md, "Memory per body").
+          bodyBudget: new BodyBudget({
+            budgetBytes: EMBEDDED_LARGE_BODIES * STEP_COST_PER_BYTE * config.maxBodyBytes,
+            costPerByte: STEP_COST_PER_BYTE,
+          }),
+        }),
       ownsFetcher: options.fetcher === undefined,
       resumed: stored !== undefined,
       inflight,

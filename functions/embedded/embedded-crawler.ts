@@ -11,6 +11,7 @@
  */
 
 import type { LookupFunction } from '../adapters/http/address-guard.ts';
+import { withBodyShareScope } from '../adapters/http/body-share-scope.ts';
 import { gunzipFile } from '../adapters/http/gunzip-file.ts';
 import type { QueuedTask } from '../adapters/local/crawl-db.ts';
 import { PendingClaims, StepUnit } from '../adapters/local/step-unit.ts';
@@ -438,7 +439,8 @@ export class EmbeddedCrawler {
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
         const deps = this.#deps(state, unit, quality, urlRules, hostReleased);
-        outcome = await crawlPage(deps, task, this.#pageOptions());
+        // A large body keeps its share of the fetcher's body budget until the step is done with it.
+        outcome = await withBodyShareScope(() => crawlPage(deps, task, this.#pageOptions()));
       }
     } catch (error) {
       unit.release();

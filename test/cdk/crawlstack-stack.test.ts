@@ -76,7 +76,7 @@ describe('logical IDs (the contract with the local stand-in)', () => {
     }
     assert.deepEqual(
       Object.fromEntries(fns.map(([id, fn]) => [id, [fn.Properties?.MemorySize, fn.Properties?.Timeout]])),
-      // The worker's memory is sized for its 10 hosts per invocation (lambda-settings.ts).
+      // The worker's memory is sized for its 20 hosts per invocation (lambda-settings.ts).
       { FrontierWorker: [320, 45], Api: [256, 15], Scheduler: [256, 60], Archiver: [256, 60] },
     );
   });
@@ -341,7 +341,7 @@ describe('environment variables', () => {
         expected[ENV[key]] = typeof target === 'string' ? { Ref: target } : target.value;
       }
       // The tunables CDK sets from its context (with their defaults here).
-      if (role === 'frontierWorker') expected[TUNING_ENV.hostsPerInvocation] = '10';
+      if (role === 'frontierWorker') expected[TUNING_ENV.hostsPerInvocation] = '20';
       assert.deepEqual(vars, expected);
     });
   }

@@ -80,12 +80,13 @@ describe('stack props', () => {
   it('runs workerHostsPerInvocation hosts per invocation, with the memory they need, and reserves the pollers', () => {
     assert.equal(envOf(custom, 'FrontierWorker').WORKER_HOSTS_PER_INVOCATION, '40');
     const worker = resourcesOf(custom).FrontierWorker?.Properties;
-    // 112 MiB runtime + 96 MiB crawl contexts + 40 hosts × 11 MiB = 648, rounded up to 64 MiB.
-    assert.equal(worker?.MemorySize, 704);
+    // 112 MiB runtime + 96 contexts + 24 working set + 40 hosts × 1.5 + one 50 MiB large body
+    // = 342, rounded up to 64 MiB (lambda-settings.ts, workerMemoryMb).
+    assert.equal(worker?.MemorySize, 384);
     assert.equal(worker?.ReservedConcurrentExecutions, 50);
-    // The defaults: 10 hosts in 320 MB, nothing reserved (a new account may have nothing to reserve).
+    // The defaults: 20 hosts in 320 MB, nothing reserved (a new account may have nothing to reserve).
     const byDefault = resourcesOf(dev).FrontierWorker?.Properties;
-    assert.equal(envOf(dev, 'FrontierWorker').WORKER_HOSTS_PER_INVOCATION, '10');
+    assert.equal(envOf(dev, 'FrontierWorker').WORKER_HOSTS_PER_INVOCATION, '20');
     assert.equal(byDefault?.MemorySize, 320);
     assert.equal(byDefault?.ReservedConcurrentExecutions, undefined);
     for (const s of [custom, dev]) {
@@ -224,7 +225,7 @@ describe('stack props', () => {
     // The top of each range synthesizes.
     const widest = synthStack({ workerMaxConcurrency: 900, workerHostsPerInvocation: 500 }, fast);
     try {
-      assert.equal(resourcesOf(widest).FrontierWorker?.Properties?.MemorySize, 5760);
+      assert.equal(resourcesOf(widest).FrontierWorker?.Properties?.MemorySize, 1088); // 112 + 96 + 24 + 500 × 1.5 + 50 = 1,032
     } finally {
       widest.dispose();
     }

@@ -42,12 +42,19 @@ export class ByteBlocks {
     }
   }
 
-  /** Everything appended, as one buffer (a view of the only block, or one copy of them all). */
+  /**
+   * Everything appended, as one buffer (a view of the only block, or one copy of them all). The
+   * copy then replaces the blocks, so they are garbage at once and a second call copies nothing.
+   */
   toBuffer(): Buffer {
     const last = this.#blocks.length - 1;
     if (last < 0) return Buffer.alloc(0);
     if (last === 0) return this.#blocks[0]!.subarray(0, this.#used);
     const parts = this.#blocks.map((block, i) => (i === last ? block.subarray(0, this.#used) : block));
-    return Buffer.concat(parts, this.#length);
+    const whole = Buffer.concat(parts, this.#length);
+    this.#blocks.length = 0;
+    this.#blocks.push(whole);
+    this.#used = whole.length;
+    return whole;
   }
 }

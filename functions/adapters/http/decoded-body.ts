@@ -13,6 +13,8 @@ import {
   inflateRawSync,
   inflateSync,
 } from 'node:zlib';
+import type { BodyBudget, ReleaseShare } from './body-budget.ts';
+import type { BodyShareScope } from './body-share-scope.ts';
 import { ByteBlocks } from './byte-blocks.ts';
 import { GunzipMembers, gunzipMembersSync } from './gunzip-members.ts';
 
@@ -30,6 +32,13 @@ export interface DecodedBodyEvents {
 }
 
 type Coding = 'gzip' | 'deflate' | 'br';
+
+/** The large-body budget a body draws on, and the crawl step that keeps its share, if any. */
+export interface BodyShares {
+  budget: BodyBudget;
+  /** Given the share when the body is over, to give back when its step ends. */
+  scope?: BodyShareScope | undefined;
+}
 
 /**
  * Extra wire bytes allowed beyond `maxBytes` when the body is encoded. Incompressible data grows a
@@ -98,6 +107,13 @@ function decoderFor(coding: Coding, sniffed: 'zlib' | 'raw'): Transform {
  * Collects one response body. Feed it wire bytes with `write` (honour a `false` return by pausing
  * until `events.drain`), then `end`. The owner reads `bytes()` after `done`, or at any moment when
  * it gives up (total timeout) to keep what was decoded so far.
+ *
+ * With a {@link BodyBudget}, a body whose cap is above the budget's threshold keeps at most the
+ * threshold until it holds a share of the budget as large as its cap: past it, the decoded bytes
+ * wait (the decoders are paused, so `write` returns false and the owner pauses the socket) until
+ * the share is granted. The share is given back when the body is done, failed or destroyed, after
+ * the owner has taken the bytes (`done` and `failed` are called first), so it also covers the one
+ * copy `bytes()` makes; or, in a crawl step's scope, when that step ends.
  */
 export class DecodedBody {
   readonly #codings: Coding[];
@@ -115,12 +131,44 @@ export class DecodedBody {
   #gathered = new ByteBlocks();
   #flushScheduled = false;
   #over = false;
+  readonly #budget: BodyBudget | undefined;
+  readonly #scope: BodyShareScope | undefined;
+  /** Whether this body holds a share of the budget, waits for one, or has not needed one. */
+  #share: 'none' | 'waiting' | 'held' = 'none';
+  #releaseShare: ReleaseShare | undefined;
+  /** Decoded bytes past the threshold that wait for the share (copies). */
+  #parked: Buffer[] = [];
+  /** The wire ended while the body waited for its share (identity coding). */
+  #endPending = false;
+  #shareWaits = 0;
 
-  /** `contentEncoding` is the response's Content-Encoding header (all values joined with ", "). */
-  constructor(contentEncoding: string | undefined, maxBytes: number, events: DecodedBodyEvents) {
+  /**
+   * `contentEncoding` is the response's Content-Encoding header (all values joined with ", ");
+   * `shares`, the process's large-body budget, if any.
+   */
+  constructor(
+    contentEncoding: string | undefined,
+    maxBytes: number,
+    events: DecodedBodyEvents,
+    shares?: BodyShares,
+  ) {
     this.#codings = parseContentEncoding(contentEncoding) ?? [];
     this.#maxBytes = maxBytes;
     this.#events = events;
+    // A cap within the threshold never needs a share.
+    const budget = shares?.budget;
+    this.#budget = budget !== undefined && maxBytes > budget.thresholdBytes ? budget : undefined;
+    this.#scope = shares?.scope;
+  }
+
+  /** Whether the body is paused waiting for a share of the budget. */
+  get waitingForShare(): boolean {
+    return this.#share === 'waiting';
+  }
+
+  /** How many times the body has begun to wait for a share (0 or 1). */
+  get shareWaits(): number {
+    return this.#shareWaits;
   }
 
   /** Decoded bytes received so far (at most `maxBytes`). */
@@ -144,7 +192,7 @@ export class DecodedBody {
     this.#wireLength += chunk.length;
     if (this.#codings.length === 0) {
       this.#accept(chunk);
-      return true;
+      return this.#share !== 'waiting';
     }
     if (this.#wireLength > this.#maxBytes + WIRE_SLACK) {
       this.#finish('length');
@@ -181,6 +229,10 @@ export class DecodedBody {
   /** The wire body is complete. */
   end(): void {
     if (this.#over) return;
+    if (this.#codings.length === 0 && this.#share === 'waiting') {
+      this.#endPending = true;
+      return;
+    }
     if (this.#codings.length === 0 || this.#wireLength === 0) {
       this.#finish('end');
       return;
@@ -215,7 +267,9 @@ export class DecodedBody {
   #decodeWhole(): boolean {
     if (!this.#decodesWhole()) return false;
     const wire = Buffer.concat(this.#pending, this.#pendingLength);
-    const options = { maxOutputLength: Math.max(1, this.#maxBytes) };
+    // Without a share, at most the threshold: a larger result takes the streaming path, which waits.
+    const limit = this.#budget === undefined ? this.#maxBytes : this.#budget.thresholdBytes;
+    const options = { maxOutputLength: Math.max(1, limit) };
     let decoded: Buffer;
     try {
       if (this.#codings[0] === 'gzip') decoded = gunzipMembersSync(wire, options.maxOutputLength).decoded;
@@ -237,6 +291,7 @@ export class DecodedBody {
   destroy(): void {
     this.#over = true;
     this.#teardown();
+    this.#giveShareBack();
   }
 
   #start(): boolean {
@@ -259,6 +314,19 @@ export class DecodedBody {
 
   #accept(chunk: Buffer): void {
     if (this.#over) return;
+    if (this.#share === 'waiting') {
+      this.#parked.push(Buffer.from(chunk));
+      return;
+    }
+    if (this.#share === 'none' && this.#budget !== undefined) {
+      const below = this.#budget.thresholdBytes - this.#kept.length;
+      if (chunk.length > below) {
+        this.#kept.append(chunk.subarray(0, below));
+        this.#parked.push(Buffer.from(chunk.subarray(below)));
+        this.#waitForShare(this.#budget);
+        return;
+      }
+    }
     const room = this.#maxBytes - this.#kept.length;
     if (chunk.length > room) {
       if (room > 0) this.#kept.append(chunk.subarray(0, room));
@@ -268,11 +336,60 @@ export class DecodedBody {
     this.#kept.append(chunk);
   }
 
+  /**
+   * Past the threshold without a share: stop the decoders' output (their backpressure then stops
+   * the wire) and claim a share of the cap. The claim may be granted inside this call.
+   */
+  #waitForShare(budget: BodyBudget): void {
+    this.#share = 'waiting';
+    this.#shareWaits += 1;
+    this.#tail()?.pause();
+    let claiming = true;
+    this.#releaseShare = budget.claim(this.#maxBytes, () => {
+      // A later grant comes from inside another body's events, often inside undici's parser of
+      // another socket, which cannot resume this one's there: continue once that call is over.
+      if (claiming) this.#onShare(true);
+      else queueMicrotask(() => this.#onShare(false));
+    });
+    claiming = false;
+  }
+
+  #onShare(synchronous: boolean): void {
+    if (this.#over) return;
+    this.#share = 'held';
+    const parked = this.#parked;
+    this.#parked = [];
+    for (const chunk of parked) this.#accept(chunk);
+    if (this.#over) return;
+    this.#tail()?.resume();
+    if (this.#endPending) {
+      this.#finish('end');
+      return;
+    }
+    // A share granted later: the owner paused on our `false`, and the decoders may not drain.
+    if (!synchronous) this.#events.drain();
+  }
+
+  #tail(): Transform | undefined {
+    return this.#streams[this.#streams.length - 1];
+  }
+
+  #giveShareBack(): void {
+    this.#parked = [];
+    const release = this.#releaseShare;
+    this.#releaseShare = undefined;
+    if (release === undefined) return;
+    // A share held to the end goes to the step, whose copies of the body it also pays for.
+    if (this.#share === 'held' && this.#scope !== undefined) this.#scope.keep(release);
+    else release();
+  }
+
   #finish(stop: BodyStop): void {
     if (this.#over) return;
     this.#over = true;
     this.#teardown();
     this.#events.done(stop);
+    this.#giveShareBack();
   }
 
   #fail(error: Error): void {
@@ -280,6 +397,7 @@ export class DecodedBody {
     this.#over = true;
     this.#teardown();
     this.#events.failed(error);
+    this.#giveShareBack();
   }
 
   #teardown(): void {

@@ -24,7 +24,9 @@ import type {
   HeaderList,
 } from '../../core/ports.ts';
 import { BlockedAddressError, guardConnector, guardLookup, type LookupFunction } from './address-guard.ts';
-import { type BodyStop, DecodedBody } from './decoded-body.ts';
+import type { BodyBudget } from './body-budget.ts';
+import { type BodyShareScope, currentBodyShareScope } from './body-share-scope.ts';
+import { type BodyShares, type BodyStop, DecodedBody } from './decoded-body.ts';
 import { describeError, fetchErrorCode } from './fetch-error-code.ts';
 
 /** How the fetcher connects, identifies itself and gives up. */
@@ -64,6 +66,12 @@ export interface FetcherOptions {
    * the connect-time check alone stops a name that resolves to a blocked address.
    */
   lookupGuard?: boolean;
+  /**
+   * The large-body budget this fetcher shares with the process's other fetches (body-budget.ts):
+   * a body past its threshold is paused until it holds a share as large as its cap. Absent: every
+   * body may grow to its cap at once.
+   */
+  bodyBudget?: BodyBudget;
 }
 
 const ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -193,8 +201,16 @@ export class UndiciFetcher implements Fetcher {
       }
     }
     if (this.#closed) return failNow('connect', 'the fetcher is closed');
+    const budget = this.#options.bodyBudget;
+    let shares: BodyShares | undefined;
+    if (budget !== undefined) {
+      // Read here, in the caller's async context: the crawl step this fetch belongs to, if any.
+      const scope: BodyShareScope | undefined = currentBodyShareScope();
+      scope?.fetchStarts();
+      shares = { budget, scope };
+    }
     return new Promise<FetchResult>((resolve) => {
-      new Attempt(url, request, this.#options, startedAt, t0, resolve).start(this.#agent);
+      new Attempt(url, request, this.#options, shares, startedAt, t0, resolve).start(this.#agent);
     });
   }
 
@@ -217,6 +233,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   readonly #url: URL;
   readonly #request: FetchRequest;
   readonly #options: FetcherOptions;
+  readonly #shares: BodyShares | undefined;
   readonly #startedAt: number;
   readonly #t0: number;
   readonly #resolve: (result: FetchResult) => void;
@@ -240,6 +257,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     url: URL,
     request: FetchRequest,
     options: FetcherOptions,
+    shares: BodyShares | undefined,
     startedAt: number,
     t0: number,
     resolve: (result: FetchResult) => void,
@@ -247,6 +265,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#url = url;
     this.#request = request;
     this.#options = options;
+    this.#shares = shares;
     this.#startedAt = startedAt;
     this.#t0 = t0;
     this.#resolve = resolve;
@@ -299,11 +318,18 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#statusText = statusMessage ?? '';
     this.#headers = toHeaderList(controller.rawHeaders);
     this.#rawHeaders = toRawHeaderList(controller.rawHeaders);
-    this.#body = new DecodedBody(headerValue(this.#headers, 'content-encoding'), this.#request.maxBytes, {
-      done: (stop) => this.#onBodyDone(stop),
-      failed: (error) => this.#onBodyFailed(error),
-      drain: () => this.#controller?.resume(),
-    });
+    // A body waiting for a share of the budget is paused: undici's idle (body) timeout does not
+    // run while the parser is paused, and the total timeout still ends the wait.
+    this.#body = new DecodedBody(
+      headerValue(this.#headers, 'content-encoding'),
+      this.#request.maxBytes,
+      {
+        done: (stop) => this.#onBodyDone(stop),
+        failed: (error) => this.#onBodyFailed(error),
+        drain: () => this.#controller?.resume(),
+      },
+      this.#shares,
+    );
     this.#watchTransferRate(this.#body);
   }
 
@@ -318,10 +344,14 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (rate <= 0 || windowMs <= 0) return;
     const needed = Math.ceil((rate * windowMs) / 1000);
     let atWindowStart = 0;
+    let waitsAtWindowStart = 0;
     this.#rateTimer = setInterval(() => {
       const received = body.wireLength - atWindowStart;
       atWindowStart = body.wireLength;
-      if (received >= needed || this.#settled) return;
+      // A window in which we paused the body for a share of the budget says nothing of the server.
+      const waited = body.waitingForShare || body.shareWaits !== waitsAtWindowStart;
+      waitsAtWindowStart = body.shareWaits;
+      if (received >= needed || waited || this.#settled) return;
       body.destroy();
       this.#respond(
         'time',

@@ -29,6 +29,7 @@ import {
   SqsMessageControl,
   SqsQueueDepth,
 } from '../../adapters/aws/sqs-frontier.ts';
+import { BodyBudget } from '../../adapters/http/body-budget.ts';
 import { gunzipFile } from '../../adapters/http/gunzip-file.ts';
 import { UndiciFetcher } from '../../adapters/http/undici-fetcher.ts';
 import type { Clock, Fetcher } from '../../core/ports.ts';
@@ -36,6 +37,7 @@ import type { FunctionEnv } from '../env.ts';
 import { NO_FAULTS } from '../fault-hook.ts';
 import { cloudFetchSettings } from '../fetch-budget.ts';
 import { ADMIT_STARTER, BackQueueFrontier, GroupHints, SEEDS_STARTER } from '../frontier/back-queues.ts';
+import { BODY_COST_PER_BYTE, workerBodyBudgetMb } from '../lambda-settings.ts';
 import type { CrawlStores } from '../ports/cloud-ports.ts';
 import type { ArchiverDeps, CrawlInfo } from '../use-cases/archive-captures.ts';
 import { type RedistributeCreditDeps, redistributeCredit } from '../use-cases/redistribute-credit.ts';
@@ -58,6 +60,18 @@ export interface WiringOptions {
 type GroupLimitOption = { groupLimit?: number };
 
 /**
+ * The large-body budget of a worker container of `memoryMb` holding `hosts` hosts at once: what
+ * its memory leaves for bodies past the threshold, each charged BODY_COST_PER_BYTE × its cap
+ * until its crawl step ends (lambda-settings.ts, docs/cloud.md "How many hosts at once").
+ */
+export function workerBodyBudget(memoryMb: number, hosts: number): BodyBudget {
+  return new BodyBudget({
+    budgetBytes: workerBodyBudgetMb(memoryMb, hosts) * 1024 * 1024,
+    costPerByte: BODY_COST_PER_BYTE,
+  });
+}
+
+/**
  * The frontier worker over DynamoDB, SQS and S3. The caches made here (robots entries, per-crawl
  * stores, one fetcher per distinct fetch settings) live as long as the returned object: in Lambda,
  * as long as the container.
@@ -68,7 +82,10 @@ export function createAwsWorkerDeps(
   options: WiringOptions &
     Partial<
       Pick<FrontierWorkerDeps, 'fault' | 'inlineWaitMs' | 'fetcher' | 'creditFlushMs' | 'groupLimit'>
-    > = {},
+    > & {
+      /** Shared by the container's fetchers (see {@link workerBodyBudget}); none: bodies unbounded together. */
+      bodyBudget?: BodyBudget;
+    } = {},
 ): FrontierWorkerDeps {
   const clock = options.clock ?? systemClock;
   const retention = retentionOf(Number(env.retentionDays), clock);
@@ -116,7 +133,10 @@ export function createAwsWorkerDeps(
         const key = JSON.stringify(settings);
         let fetcher = fetchers.get(key);
         if (fetcher === undefined) {
-          fetcher = new UndiciFetcher(settings);
+          // One budget for all: the container's memory is one, whatever each crawl's settings.
+          fetcher = new UndiciFetcher(
+            options.bodyBudget === undefined ? settings : { ...settings, bodyBudget: options.bodyBudget },
+          );
           fetchers.set(key, fetcher);
         }
         return fetcher;

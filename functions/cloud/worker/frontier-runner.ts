@@ -39,8 +39,9 @@ import type { FrontierBatchProcessor, ServedHosts } from './process-frontier-bat
 /**
  * Hosts a runner holds at most in one round unless its settings say otherwise (the stack sets
  * them: crawlstack:workerHostsPerInvocation, and sizes the worker's memory for them,
- * lambda-settings.ts). Ten: at 1 s per host and 300 ms of inline wait per host served, ten hosts
- * keep each host's 1 s gap inside the invocation.
+ * lambda-settings.ts). Twenty: what fits the worker's 320 MB now that bodies past 256 KiB share one
+ * budget (docs/cloud.md, "How many hosts at once"); the more hosts an invocation holds, the more
+ * of them share each second of its waiting.
  */
 export const RUNNER_HOSTS = DEFAULT_HOSTS_PER_INVOCATION;
 /**

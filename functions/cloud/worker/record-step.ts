@@ -8,6 +8,7 @@
  * safe to repeat; the batch commit writes the rest.
  */
 import type { LRUCache } from 'lru-cache';
+import { withBodyShareScope } from '../../adapters/http/body-share-scope.ts';
 import type { CrawlConfig } from '../../core/config.ts';
 import type { Frontier, SeenStore } from '../../core/ports.ts';
 import { type CashFlow, importanceOf } from '../../core/scheduling/aopic.ts';
@@ -196,7 +197,10 @@ async function crawlRecord(
     const graph: { record?: LinkRecord } = {};
     const buffers: StepBuffers = { seenStats, claimed, content, owner, links, graph, gated: true };
     const ports = stepDeps(env, batch, group, buffers);
-    const outcome = await crawlPage(ports, { ...task, cash: cashNow(task, batch.crawl) });
+    // A large body keeps its share of the container's body budget until this step is done with it.
+    const outcome = await withBodyShareScope(() =>
+      crawlPage(ports, { ...task, cash: cashNow(task, batch.crawl) }),
+    );
     stats.crawled += 1;
     if (content.registered) stats.contentClaims += 1;
     group.counts.lookups += seenStats.lookups;

@@ -180,7 +180,7 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
       return most;
     };
     assert.equal(await mostHostsAtOnce({ WORKER_HOSTS_PER_INVOCATION: '2' }), 2);
-    assert.equal(await mostHostsAtOnce({}), 4, 'the default (10): all four hosts side by side');
+    assert.equal(await mostHostsAtOnce({}), 4, 'the default (20): all four hosts side by side');
   });
 
   it('without a deadline (no Lambda context) it is one batch, and receives nothing', async () => {
