@@ -11,6 +11,7 @@
  *   npm run bench:cloud -- --cpu-factor 1.3      # Lambda's core this much slower than the local one
  *   npm run bench:cloud -- --json out.json       # also write the numbers as JSON
  *   npm run bench:cloud -- --worker-pollers 2 --worker-hosts 20   # the worker's scale (below)
+ *   npm run bench:cloud -- --group-limit 12      # URLs of one host in its FIFO group at most
  *
  * Scenarios. `realistic` (the headline): 100 hosts and 2,500 good pages (Zipf 0.5 host sizes),
  * servers that answer after 100-300 ms (seeded per response), pages of 30-100 KB of markup that
@@ -63,7 +64,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createAwsClients } from '../functions/adapters/aws/clients.ts';
-import { readHostsPerInvocation, TUNING_ENV } from '../functions/cloud/env.ts';
+import { readGroupLimit, readHostsPerInvocation, TUNING_ENV } from '../functions/cloud/env.ts';
 import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { type ArchiveLifecycle, DEFAULT_ARCHIVE } from '../lib/storage.ts';
 import { startCloudLocal } from '../localstack/cloud-local.ts';
@@ -112,6 +113,7 @@ const { values } = parseArgs({
      * worker reads); default: the template's. The template's memory stays, and is what is billed.
      */
     'worker-hosts': { type: 'string' },
+    'group-limit': { type: 'string' },
   },
 });
 
@@ -133,6 +135,7 @@ const latencyMs = range('latency', values.latency);
 const pageKb = range('page-kb', values['page-kb'], 1000);
 const POLL_SECONDS = 2;
 // A bad --worker-hosts fails here, not at each worker's cold start.
+if (values['group-limit'] !== undefined) readGroupLimit({ [TUNING_ENV.groupLimit]: values['group-limit'] });
 if (values['worker-hosts'] !== undefined) {
   readHostsPerInvocation({ [TUNING_ENV.hostsPerInvocation]: values['worker-hosts'] });
 }
@@ -277,6 +280,7 @@ async function run(scenario: Scenario): Promise<Result> {
       ...(values['worker-hosts'] === undefined
         ? {}
         : { [TUNING_ENV.hostsPerInvocation]: values['worker-hosts'] }),
+      ...(values['group-limit'] === undefined ? {} : { [TUNING_ENV.groupLimit]: values['group-limit'] }),
     },
     port: 0,
     prefix: `bench${process.pid.toString(36)}${scenario.name.replace(/\W/g, '')}`,
