@@ -93,6 +93,32 @@ describe('cloud worker: sitemaps', () => {
     assert.equal(captured(cloud).find((p) => p.url === `${A}/only`)?.lastmod, '2026-05-06');
   });
 
+  it('the step returns robots.txt and its sitemaps: the sitemaps are sent first; a failed send stores no entry', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${A}/robots.txt`]: { status: 200, headers: { 'content-type': 'text/plain' }, body: `Sitemap: ${A}/s.xml\n` },
+      [`${A}/`]: { status: 200, body: page('home') },
+    });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${A}/`], ...base }, clock);
+    const worker = workerOver(cloud, fetcher, clock);
+    const seed = tasks([`${A}/`])[0]!;
+    const message = messageFor(seed);
+    cloud.frontier.failing = true;
+    const failed = await worker([message]);
+    assert.equal([...failed.verdicts.values()][0]?.kind, 'retry', 'the record failed, to be received again');
+    assert.equal(cloud.table.robots.get(`${id} ${A}`), undefined, 'no entry says its sitemaps were queued');
+    cloud.frontier.failing = false;
+    await worker([{ ...message, receiveCount: 2 }]);
+    assert.equal(fetcher.count(`${A}/robots.txt`), 2, 'robots.txt read again');
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${A}/s.xml`],
+      'its sitemap sent this time (claimed by this message before: still its own)',
+    );
+    assert.equal(cloud.table.robots.get(`${id} ${A}`)?.sitemapsQueued, true);
+  });
+
   it('sitemap files on hosts the scope or --exclude leaves out are never sent, nor an index child excluded', async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();

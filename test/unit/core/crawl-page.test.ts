@@ -227,6 +227,48 @@ describe('crawlPage (in-memory fetcher)', () => {
     assert.equal(relLinks?.links.find((l) => l.url === `${SITE}/r1`)?.skipped, 'nofollow');
   });
 
+  it('effects as a value: robots.txt, its sitemaps, the tasks and links come back, none written by the step', async () => {
+    const t = setup({
+      [`${SITE}/robots.txt`]: { status: 200, body: `User-agent: *\nSitemap: ${SITE}/s.xml\n` },
+      [`${SITE}/`]: { status: 200, body: page('home', ['/a', '/pic.png', '/a', '/b']) },
+    });
+    const seed = t.task(`${SITE}/`);
+    // crawlPage itself, not t.crawl: nothing is committed unless the caller does it
+    const first = await crawlPage(t.deps, seed);
+    assert.equal(first.kind, 'robots');
+    assert.deepEqual(
+      first.enqueued.map((e) => [e.url, e.sitemap?.from]),
+      [[`${SITE}/s.xml`, 'robots']],
+      'the sitemap robots.txt names, to queue',
+    );
+    assert.equal(first.storeRobots?.origin, SITE);
+    assert.equal(first.storeRobots?.entry.sitemapsQueued, true, 'the entry says they were queued');
+    assert.equal(t.robots.size, 0, 'the step did not store the entry');
+    const again = await crawlPage(t.deps, seed);
+    assert.equal(again.kind, 'robots', 'an entry not stored: robots.txt is read again');
+    assert.deepEqual(again.enqueued, [], 'its sitemap is claimed already (by robots.txt): not queued twice');
+    t.robots.set(SITE, first.storeRobots!.entry);
+    const home = await crawlPage(t.deps, seed);
+    assert.equal(home.kind, 'done');
+    if (home.kind !== 'done') return;
+    assert.equal(home.record.url, `${SITE}/`);
+    assert.deepEqual(
+      home.enqueued.map((e) => e.url),
+      [`${SITE}/a`, `${SITE}/b`],
+      'admission order',
+    );
+    assert.deepEqual(home.links, {
+      from: `${SITE}/`,
+      links: [
+        { url: `${SITE}/a`, kind: 'page' },
+        { url: `${SITE}/pic.png`, kind: 'image', skipped: 'kind' },
+        { url: `${SITE}/b`, kind: 'page' },
+      ],
+    });
+    assert.equal(home.storeRobots, undefined);
+    assert.deepEqual([t.pages, t.links, t.enqueued], [[], [], []], 'nothing written through a port');
+  });
+
   /** Runs `task`, first fetching robots.txt (the step's one request) when the origin needs it. */
   async function step(t: ReturnType<typeof setup>, task: CrawlTask) {
     const first = await t.crawl(task);
