@@ -119,6 +119,34 @@ describe('cloud worker: sitemaps', () => {
     assert.equal(cloud.table.robots.get(`${id} ${A}`)?.sitemapsQueued, true);
   });
 
+  it('the link record the step returns: the capture carries it, the counters count its skipped links', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${A}/robots.txt`]: { status: 404 },
+      [`${A}/`]: { status: 200, body: page('home', ['/a', 'http://b.example/', '/pic.png']) },
+    });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${A}/`], ...base, scope: 'host' }, clock);
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([messageFor(tasks([`${A}/`])[0]!)]);
+    const message = cloud.captures.bodies
+      .filter((body) => !isTraceBody(body))
+      .map((body) => decodeCaptureMessage(body))
+      .find((d) => d.ok && d.message.page.url === `${A}/`);
+    assert.ok(message?.ok);
+    assert.deepEqual(message.message.links, [
+      { url: `${A}/a`, kind: 'page' },
+      { url: 'http://b.example/', kind: 'page', skipped: 'scope' },
+      { url: `${A}/pic.png`, kind: 'image', skipped: 'kind' },
+    ]);
+    assert.deepEqual(cloud.table.counters(id).linksSkipped, { scope: 1, kind: 1 });
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${A}/a`, `${A}/sitemap.xml`],
+      'the link, then the guessed sitemap',
+    );
+  });
+
   it('sitemap files on hosts the scope or --exclude leaves out are never sent, nor an index child excluded', async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
