@@ -1,6 +1,6 @@
 /**
- * The embedded crawler's SeenStore, Frontier, ContentSeenStore and ResultSink: the local adapters
- * of one crawl step. Several steps run at once (different hosts), and SQLite transactions cannot
+ * The embedded crawler's SeenStore, Frontier and ContentSeenStore, and the writer of a step's
+ * results (pages.jsonl, links.jsonl, dataset.jsonl lines): the local adapters of one crawl step. Several steps run at once (different hosts), and SQLite transactions cannot
  * interleave, so each step buffers its writes here and the runtime commits them (`write()`) in
  * one transaction when the step ends; a step killed half-way leaves nothing behind. The step
  * claims through it while it runs and returns its effects, which `take` adds to the same commit.
@@ -8,15 +8,8 @@
  */
 
 import { datasetRow } from '../../core/dataset/dataset-row.ts';
+import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../core/ports.ts';
 import type { StepEffects } from '../../core/step/step-effects.ts';
-import type {
-  ContentSeenStore,
-  Frontier,
-  ResultSink,
-  RobotsCache,
-  RobotsEntry,
-  SeenStore,
-} from '../../core/ports.ts';
 import { safeJson } from '../../core/text/safe-text.ts';
 import type { CrawlTask, Fingerprint, LinkRecord, PageRecord } from '../../core/types.ts';
 import type { CrawlDb, StepWrite } from './crawl-db.ts';
@@ -27,7 +20,7 @@ export class PendingClaims {
   readonly hashes = new Map<string, string>();
 }
 
-export class StepUnit implements SeenStore, Frontier, ResultSink {
+export class StepUnit implements SeenStore, Frontier {
   readonly claimed: Fingerprint[] = [];
   readonly enqueued: CrawlTask[] = [];
   readonly contentHashes: { hash: string; url: string }[] = [];
@@ -108,18 +101,10 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
     return undefined;
   }
 
-  async page(record: PageRecord): Promise<void> {
-    this.#page(record);
-  }
-
   #page(record: PageRecord): void {
     this.pageLines.push(safeJson(record));
     const row = datasetRow(record);
     if (row !== undefined) this.datasetLines.push(safeJson(row));
-  }
-
-  async links(record: LinkRecord): Promise<void> {
-    this.#links(record);
   }
 
   #links(record: LinkRecord): void {

@@ -215,7 +215,11 @@ export async function readSitemapFile(
       }),
     );
     const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
-    followed = { enqueued, cashFlow: { cash: task.cash, toLambda, credits }, links: { from: task.url, links } };
+    followed = {
+      enqueued,
+      cashFlow: { cash: task.cash, toLambda, credits },
+      links: { from: task.url, links },
+    };
   } else {
     followed = await followEntries(deps, task, follow.pages, depth, summary);
   }

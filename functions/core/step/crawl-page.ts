@@ -74,11 +74,10 @@ type FollowDeps = LinkPathDeps & Pick<DefenceDeps, 'urlRules'>;
 /** What ending a task that failed (a retry, or a record of the failure) reads. */
 type RetryDeps = Pick<StepBasics, 'config'>;
 
-/** What the step changes, returned with every outcome (step-effects.ts). */
-export type { StepEffects } from './step-effects.ts';
-
 /** What the runtime needs to schedule the host's next request (defined with the politeness rules). */
 export type { RequestFeedback } from '../scheduling/politeness.ts';
+/** What the step changes, returned with every outcome (step-effects.ts). */
+export type { StepEffects } from './step-effects.ts';
 
 /** A fetched page handed to an optional observer (the `hunt` command, saving bodies). */
 export interface FetchedPage {
@@ -99,13 +98,13 @@ export interface CrawlPageOptions {
 
 /** What a crawl step decided, with its effects (every kind carries {@link StepEffects}). */
 export type CrawlPageOutcome = StepEffects &
+  /**
+   * The origin was prepared with this step's request — robots.txt fetched (`entry`, also in
+   * `storeRobots`) or the site's soft-404 probe made (`probe`); run the same task again after
+   * the host's gap. (An unreachable robots.txt comes back as 'retry' or 'done' instead.)
+   * `enqueued`: the site's sitemap files, queued when its robots.txt was first read.
+   */
   (
-    /**
-     * The origin was prepared with this step's request — robots.txt fetched (`entry`, also in
-     * `storeRobots`) or the site's soft-404 probe made (`probe`); run the same task again after
-     * the host's gap. (An unreachable robots.txt comes back as 'retry' or 'done' instead.)
-     * `enqueued`: the site's sitemap files, queued when its robots.txt was first read.
-     */
     | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry; probe?: string }
     /**
      * The URL is finished: fetched, skipped or failed for good; `record` is its page record, to

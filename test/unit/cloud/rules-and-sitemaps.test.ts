@@ -97,7 +97,11 @@ describe('cloud worker: sitemaps', () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
     const fetcher = new MemoryFetcher({
-      [`${A}/robots.txt`]: { status: 200, headers: { 'content-type': 'text/plain' }, body: `Sitemap: ${A}/s.xml\n` },
+      [`${A}/robots.txt`]: {
+        status: 200,
+        headers: { 'content-type': 'text/plain' },
+        body: `Sitemap: ${A}/s.xml\n`,
+      },
       [`${A}/`]: { status: 200, body: page('home') },
     });
     const { id, tasks } = runningCrawl(cloud, { seeds: [`${A}/`], ...base }, clock);
