@@ -36,16 +36,18 @@ function captured(cloud: MemoryCloud): PageItem[] {
     });
 }
 
+/** A robots.txt that names `sitemaps`. */
+function robotsNaming(...sitemaps: string[]) {
+  const body = sitemaps.map((url) => `Sitemap: ${url}\n`).join('');
+  return { status: 200, headers: { 'content-type': 'text/plain' }, body };
+}
+
 describe('cloud worker: sitemaps', () => {
   it('queues the named sitemap at the first robots.txt, reads it as a task, queues its entries with lastmod', async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
     const fetcher = new MemoryFetcher({
-      [`${A}/robots.txt`]: {
-        status: 200,
-        headers: { 'content-type': 'text/plain' },
-        body: `Sitemap: ${A}/s.xml\n`,
-      },
+      [`${A}/robots.txt`]: robotsNaming(`${A}/s.xml`),
       [`${A}/`]: { status: 200, body: page('home', ['/a']) },
       [`${A}/s.xml`]: {
         status: 200,
@@ -97,11 +99,7 @@ describe('cloud worker: sitemaps', () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
     const fetcher = new MemoryFetcher({
-      [`${A}/robots.txt`]: {
-        status: 200,
-        headers: { 'content-type': 'text/plain' },
-        body: `Sitemap: ${A}/s.xml\n`,
-      },
+      [`${A}/robots.txt`]: robotsNaming(`${A}/s.xml`),
       [`${A}/`]: { status: 200, body: page('home') },
     });
     const { id, tasks } = runningCrawl(cloud, { seeds: [`${A}/`], ...base }, clock);
