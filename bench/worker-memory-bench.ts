@@ -134,16 +134,10 @@ async function runChild(job: ChildJob): Promise<ChildResult> {
       clock,
       random: Math.random,
       fetcher,
-      robots: { get: async (o) => robots.get(o), put: async (o, e) => void robots.set(o, e) },
+      robots: { get: async (o) => robots.get(o) },
       seen: new UrlSeen(new ClockCache(4096), new MemorySeenStore(new Map(), new Set())),
       contentSeen: new MemoryContentSeen(),
-      frontier: {
-        enqueue: async (tasks) => {
-          for (const t of tasks) if (t.url.startsWith(`${origin}/`)) queue.push(t);
-        },
-      },
       pages: pageStore,
-      results: { page: async () => {}, links: async () => {} },
       canonicalizer,
       scope: new ScopeRules(config, [`${origin}/`]),
     };
@@ -153,6 +147,10 @@ async function runChild(job: ChildJob): Promise<ChildResult> {
       if (task === undefined) break;
       // As the worker's record step does: a large body's share lasts until its step ends.
       const outcome = await withBodyShareScope(() => crawlPage(deps, task));
+      // As a runtime commits the step's effects: the robots.txt entry, the host's own links.
+      const { storeRobots, enqueued } = outcome;
+      if (storeRobots !== undefined) robots.set(storeRobots.origin, storeRobots.entry);
+      for (const t of enqueued) if (t.url.startsWith(`${origin}/`)) queue.push(t);
       if (outcome.kind === 'robots') {
         queue.unshift(task); // robots.txt was this step's request: the same task again
         continue;

@@ -3,7 +3,7 @@
  * adapter (functions/adapters/local) and an AWS adapter (functions/adapters/aws); the contract
  * suites in test/contract check the semantics written here against both.
  */
-import type { CrawlTask, Fingerprint, LinkRecord, PageRecord, PreviousFetch, StoredRef } from './types.ts';
+import type { CrawlTask, Fingerprint, PreviousFetch, StoredRef } from './types.ts';
 
 /** Wall-clock time in epoch milliseconds. */
 export interface Clock {
@@ -217,12 +217,4 @@ export interface PageStore {
 export interface RevisitLookup {
   /** The page's last fetch, or undefined when the archive does not hold the URL (a new page). */
   previous(url: string): Promise<PreviousFetch | undefined>;
-}
-
-/** The crawl's results: pages.jsonl and links.jsonl locally, items in the cloud. */
-export interface ResultSink {
-  /** Records the outcome for one URL. Idempotent per URL in the cloud; the local log is transactional. */
-  page(record: PageRecord): Promise<void>;
-  /** Records a page's out-links (one record per HTML page). */
-  links(record: LinkRecord): Promise<void>;
 }

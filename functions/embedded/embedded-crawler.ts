@@ -435,7 +435,6 @@ export class EmbeddedCrawler {
         if (blocked === 'crashed') {
           record.detail = `the crawl process died ${crashes} times while this page was in progress; not tried again`;
         }
-        await unit.page(record);
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
         const deps = this.#deps(state, unit, quality, urlRules, hostReleased);
@@ -468,10 +467,10 @@ export class EmbeddedCrawler {
           task: { ...task, attempt: verdict.retry },
           reason: 'internal-error',
           notBefore,
+          enqueued: [],
         };
       } else {
         const record = unfetchedRecord(task, 'internal-error', verdict.error.message);
-        await retry.page(record);
         failed = { kind: 'done', record, enqueued: [] };
       }
       this.#commitOrFail(
@@ -535,7 +534,8 @@ export class EmbeddedCrawler {
       clock: this.#clock,
       random: this.#random,
       fetcher: state.fetcher,
-      // robots.txt entries are stored with the step's commit, with the sitemaps they queued
+      // robots.txt entries are stored with the step's commit (its effects), with the sitemaps
+      // they queued; the step reads the crawl's cache
       robots: unit.robotsCache(state.robots),
       seen: new UrlSeen(
         state.seenCache,
@@ -544,10 +544,8 @@ export class EmbeddedCrawler {
         state.traceFile ? { trace: (fps) => appendAll(unit.lookups, fps) } : {},
       ),
       contentSeen: unit.contentSeen(),
-      frontier: unit,
       pages: state.pages,
       robotsPages: state.pages,
-      results: unit,
       canonicalizer: state.canonicalizer,
       scope: state.scope,
       quality,
@@ -580,6 +578,8 @@ export class EmbeddedCrawler {
   #commit(state: CrawlState, hosts: HostQueues, step: FinishedStep, outcome: CrawlPageOutcome): void {
     const { slot, task, unit, released } = step;
     const now = this.#clock.now();
+    // The step's effects join its claims in the one transaction below.
+    unit.take(outcome, outcome.kind === 'done' ? outcome.record : undefined);
     countStep(state.counters, outcome, unit.enqueued.length, unit.skippedLinks);
     if (task.depth === 0 && slot.fetched === 0) this.#logSeedFailure(task, outcome);
     const gapEnds = this.#applyToHost(slot, task, outcome, released, now);

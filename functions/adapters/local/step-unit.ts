@@ -1,20 +1,15 @@
 /**
- * The embedded crawler's SeenStore, Frontier, ContentSeenStore and ResultSink: the local adapters
- * of one crawl step. Several steps run at once (different hosts), and SQLite transactions cannot
+ * The embedded crawler's SeenStore, Frontier and ContentSeenStore, and the writer of a step's
+ * results (pages.jsonl, links.jsonl, dataset.jsonl lines): the local adapters of one crawl step. Several steps run at once (different hosts), and SQLite transactions cannot
  * interleave, so each step buffers its writes here and the runtime commits them (`write()`) in
- * one transaction when the step ends; a step killed half-way leaves nothing behind. The contract
- * suites run these, one step per call (test/contract).
+ * one transaction when the step ends; a step killed half-way leaves nothing behind. The step
+ * claims through it while it runs and returns its effects, which `take` adds to the same commit.
+ * The contract suites run these, one step per call (test/contract).
  */
 
 import { datasetRow } from '../../core/dataset/dataset-row.ts';
-import type {
-  ContentSeenStore,
-  Frontier,
-  ResultSink,
-  RobotsCache,
-  RobotsEntry,
-  SeenStore,
-} from '../../core/ports.ts';
+import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../core/ports.ts';
+import type { StepEffects } from '../../core/step/step-effects.ts';
 import { safeJson } from '../../core/text/safe-text.ts';
 import type { CrawlTask, Fingerprint, LinkRecord, PageRecord } from '../../core/types.ts';
 import type { CrawlDb, StepWrite } from './crawl-db.ts';
@@ -25,7 +20,7 @@ export class PendingClaims {
   readonly hashes = new Map<string, string>();
 }
 
-export class StepUnit implements SeenStore, Frontier, ResultSink {
+export class StepUnit implements SeenStore, Frontier {
   readonly claimed: Fingerprint[] = [];
   readonly enqueued: CrawlTask[] = [];
   readonly contentHashes: { hash: string; url: string }[] = [];
@@ -74,9 +69,25 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
   }
 
   async enqueue(tasks: readonly CrawlTask[]): Promise<void> {
+    this.#enqueue(tasks);
+  }
+
+  #enqueue(tasks: readonly CrawlTask[]): void {
     // Not push(...tasks): a spread passes every task as an argument, and a page with ~130,000
     // new links overflows the call stack.
     for (const task of tasks) this.enqueued.push(task);
+  }
+
+  /**
+   * Adds a crawl step's effects to this unit's commit: its page record (`record`, a finished
+   * URL's), its link record, the tasks it admitted and the robots.txt entry it fetched.
+   */
+  take(effects: StepEffects, record?: PageRecord): void {
+    if (effects.links !== undefined) this.#links(effects.links);
+    if (record !== undefined) this.#page(record);
+    this.#enqueue(effects.enqueued);
+    if (effects.storeRobots !== undefined)
+      this.robotsEntries.set(effects.storeRobots.origin, effects.storeRobots.entry);
   }
 
   /** ContentSeenStore.claim, under its own name: SeenStore.claim has another signature. */
@@ -90,13 +101,13 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
     return undefined;
   }
 
-  async page(record: PageRecord): Promise<void> {
+  #page(record: PageRecord): void {
     this.pageLines.push(safeJson(record));
     const row = datasetRow(record);
     if (row !== undefined) this.datasetLines.push(safeJson(row));
   }
 
-  async links(record: LinkRecord): Promise<void> {
+  #links(record: LinkRecord): void {
     this.linkLines.push(safeJson(record));
     for (const link of record.links) {
       if (link.skipped !== undefined)
@@ -104,14 +115,9 @@ export class StepUnit implements SeenStore, Frontier, ResultSink {
     }
   }
 
-  /** The robots.txt cache as this step sees it: the crawl's, with what the step stored on top. */
-  robotsCache(shared: RobotsCache): RobotsCache {
-    return {
-      get: async (origin) => this.robotsEntries.get(origin) ?? shared.get(origin),
-      put: async (origin, entry) => {
-        this.robotsEntries.set(origin, entry);
-      },
-    };
+  /** The robots.txt cache as this step reads it: the crawl's, with what the unit stores on top. */
+  robotsCache(shared: Pick<RobotsCache, 'get'>): Pick<RobotsCache, 'get'> {
+    return { get: async (origin) => this.robotsEntries.get(origin) ?? shared.get(origin) };
   }
 
   /** The content-seen port of this step. */

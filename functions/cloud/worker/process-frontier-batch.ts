@@ -152,11 +152,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
       stats,
       // A message carries a task's AOPIC key (see messageTask): the redistributions it waits
       // through are added when it is fetched.
-      frontier: {
-        enqueue: async (tasks) => {
-          for (const t of tasks) plan.sends.push(messageTask(t, state.crawls.get(t.crawlId)));
-        },
-      },
+      sends: plan.sends,
       resend: async (tasks) => {
         for (const t of tasks) plan.resends.push(messageTask(t, state.crawls.get(t.crawlId)));
       },

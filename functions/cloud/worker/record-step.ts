@@ -2,15 +2,16 @@
  * The per-record step of the frontier worker: one message of a FIFO group, in the group's order.
  * It decides from the batch's state in memory (the host's ledger and politeness, the crawl's
  * status and budgets) whether the record is done already, dropped, deferred or crawled; runs the
- * shared crawl step (`crawlPage`: at most one request) with the worker's stores; and records what
- * the step did in the batch's buffers (links to send, URLs to park, the capture, the host's
- * counts). Nothing durable is written here except URL-seen claims and content hashes, which are
- * safe to repeat; the batch commit writes the rest.
+ * shared crawl step (`crawlPage`: at most one request) with the worker's stores; and commits the
+ * effects it returns into the batch's buffers (links to send, URLs to park, the capture, the link
+ * graph, the host's counts). Nothing durable is written here except URL-seen claims and content
+ * hashes, which are safe to repeat, and a robots.txt entry after the sitemap files it names are
+ * sent; the batch commit writes the rest.
  */
 import type { LRUCache } from 'lru-cache';
 import { withBodyShareScope } from '../../adapters/http/body-share-scope.ts';
 import type { CrawlConfig } from '../../core/config.ts';
-import type { Frontier, SeenStore } from '../../core/ports.ts';
+import type { SeenStore } from '../../core/ports.ts';
 import { type CashFlow, importanceOf } from '../../core/scheduling/aopic.ts';
 import { applyRequestFeedback, doublingBackoffMs } from '../../core/scheduling/politeness.ts';
 import {
@@ -23,6 +24,7 @@ import {
 import { judgeStepFailure } from '../../core/step/error-policy.ts';
 import { unfetchedRecord } from '../../core/step/page-record.ts';
 import { type Readmitted, readmitted, readmitUrls } from '../../core/step/readmit-urls.ts';
+import { isRobotsSitemap, type StepEffects } from '../../core/step/step-effects.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../../core/url-seen/url-seen.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
@@ -75,8 +77,11 @@ export interface StepEnv {
   /** The redrive's maxReceiveCount: the worker finishes a message before it (see batch-model.ts). */
   maxReceives: number;
   stats: BatchStats;
-  /** The batch's link sends (buffered; the commit sends them before anything is acknowledged). */
-  frontier: Frontier;
+  /**
+   * The batch's link sends, as messages (see messageTask): the commit sends them before anything
+   * is acknowledged.
+   */
+  sends: CrawlTask[];
   /** Sends again the task of one of the batch's own messages, acknowledged in its place (buffered too). */
   resend: (tasks: readonly CrawlTask[]) => Promise<void>;
   /** Time left in the invocation, ms. */
@@ -192,15 +197,14 @@ async function crawlRecord(
       everyPage: batch.ctx.urlRules?.learnsFrom(origin) ?? false,
     });
     const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
-    // The page's new links wait here until the step tells where its cash went (see admitLinks).
-    const links: CrawlTask[] = [];
-    const graph: { record?: LinkRecord } = {};
-    const buffers: StepBuffers = { seenStats, claimed, content, owner, links, graph, gated: true };
-    const ports = stepDeps(env, batch, group, buffers);
+    const buffers: StepBuffers = { seenStats, claimed, content, owner, gated: true };
+    const ports = stepDeps(env, batch, buffers);
     // A large body keeps its share of the container's body budget until this step is done with it.
     const outcome = await withBodyShareScope(() =>
       crawlPage(ports, { ...task, cash: cashNow(task, batch.crawl) }),
     );
+    // The page's new links wait here until the outcome tells where its cash went (see admitLinks).
+    const links = await takeEffects(env, batch, group, owner, outcome);
     stats.crawled += 1;
     if (content.registered) stats.contentClaims += 1;
     group.counts.lookups += seenStats.lookups;
@@ -235,7 +239,11 @@ async function crawlRecord(
       const back = teachRules(batch.ctx, task, record);
       // claimed without the content gate, which refuses a duplicate page's new links
       buffers.gated = false;
-      if (back.length > 0) readmittedUrls = (await readmitUrls(ports, task, back)).enqueued.length;
+      if (back.length > 0) {
+        const { enqueued } = await readmitUrls(ports, task, back);
+        for (const t of enqueued) links.push(t);
+        readmittedUrls = enqueued.length;
+      }
     }
     batch.claimed.push(...claimed);
     const parked = await admit(env, batch, owner, links, outcome.cashFlow, task.sitemap !== undefined);
@@ -259,7 +267,7 @@ async function crawlRecord(
       outcome.enqueued.length + readmittedUrls,
       record.warc?.file,
       parked,
-      graph.record,
+      outcome.links,
     );
   }
 }
@@ -346,9 +354,43 @@ async function admit(
     owner,
     fromSitemap,
   );
-  if (queue.length > 0) await env.frontier.enqueue(queue);
+  for (const t of queue) env.sends.push(messageTask(t, batch.crawl));
   batch.parks.push(...parks);
   return parks.length;
+}
+
+/**
+ * Commits what the crawl step returned (step-effects.ts) but its links: the sitemap files a
+ * site's robots.txt names are sent at once, before the robots.txt entry that says they were is
+ * stored (a step that dies between them reads robots.txt again; they hold no cash: never parked,
+ * and the guessed /sitemap.xml is a link of the root page, which goes with the links); the link
+ * graph's line is kept for the capture, with the links the defences refused counted per reason
+ * (the cloud's traps report). Resolves the other admitted tasks, in order: the page's new links,
+ * which wait for admitLinks.
+ */
+async function takeEffects(
+  env: StepEnv,
+  batch: CrawlBatch,
+  group: GroupBatch,
+  owner: string,
+  effects: StepEffects,
+): Promise<CrawlTask[]> {
+  const sitemaps = effects.enqueued.filter(isRobotsSitemap);
+  if (sitemaps.length > 0)
+    await offerTasks(
+      backQueueDeps(env.deps),
+      sitemaps.map((t) => messageTask(t, batch.crawl)),
+      () => `sitemaps:${owner}`,
+    );
+  if (effects.storeRobots !== undefined) {
+    const { origin, entry } = effects.storeRobots;
+    await env.deps.stores(batch.crawl.id).robots.put(origin, entry);
+  }
+  const skipped = group.counts.linksSkipped;
+  for (const link of effects.links?.links ?? []) {
+    if (link.skipped !== undefined) skipped[link.skipped] = (skipped[link.skipped] ?? 0) + 1;
+  }
+  return effects.enqueued.filter((t) => !isRobotsSitemap(t));
 }
 
 /**
@@ -456,16 +498,12 @@ interface StepBuffers {
   content: StepContentSeen;
   /** The claim owner: this message (see ownerTag). */
   owner: string;
-  /** The page's new links, before admission. */
-  links: CrawlTask[];
-  /** The page's out-links as crawlPage recorded them (links.jsonl's line). */
-  graph: { record?: LinkRecord };
   /** Claims pass the content gate (the crawl step's); not those of URLs a blocked rule gives back. */
   gated: boolean;
 }
 
 /** The crawl step's ports for one record: the crawl's stores, with the worker's URL-seen rules. */
-function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: StepBuffers): CrawlPageDeps {
+function stepDeps(env: StepEnv, batch: CrawlBatch, buffers: StepBuffers): CrawlPageDeps {
   const { deps, fault } = env;
   const { ctx } = batch;
   const stores = deps.stores(batch.crawl.id);
@@ -501,34 +539,7 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, group: GroupBatch, buffers: S
       ...(ctx.config.seenTrace ? { trace: (fps: readonly string[]) => void batch.lookups.push(...fps) } : {}),
     }),
     contentSeen: buffers.content,
-    frontier: {
-      enqueue: async (tasks) => {
-        // The sitemap files a site names, queued when its robots.txt is first read, are sent at
-        // once, before the robots.txt entry that says they were is stored (crawlPage stores it
-        // after): a step that dies between them reads robots.txt again. They hold no cash: never
-        // parked. (The guessed /sitemap.xml is a link of the root page: it goes with the links.)
-        const sitemaps = tasks.filter((t) => t.sitemap?.from === 'robots');
-        if (sitemaps.length > 0)
-          await offerTasks(
-            backQueueDeps(deps),
-            sitemaps.map((t) => messageTask(t, batch.crawl)),
-            () => `sitemaps:${buffers.owner}`,
-          );
-        for (const t of tasks) if (!sitemaps.includes(t)) buffers.links.push(t);
-      },
-    },
     pages: batch.buffer,
-    results: {
-      page: async () => {},
-      // Links the defences refused are counted per reason (the cloud's traps report).
-      links: async (links: LinkRecord) => {
-        buffers.graph.record = links;
-        const skipped = group.counts.linksSkipped;
-        for (const link of links.links) {
-          if (link.skipped !== undefined) skipped[link.skipped] = (skipped[link.skipped] ?? 0) + 1;
-        }
-      },
-    },
     canonicalizer: ctx.canonicalizer,
     scope: ctx.scope,
     quality: ctx.quality,

@@ -12,8 +12,8 @@ import { readSitemap, type SitemapRead } from './sitemap-reader.ts';
 /** What planning a site's sitemap files reads: the settings and the gates of a link. */
 export type SitemapPlanDeps = Pick<StepBasics, 'config'> & Pick<AdmissionDeps, 'canonicalizer' | 'scope'>;
 
-/** What queueing a site's sitemap files touches: the plan, then the URL-seen claim and the frontier. */
-export type SitemapQueueDeps = SitemapPlanDeps & Pick<AdmissionDeps, 'seen' | 'frontier'>;
+/** What queueing a site's sitemap files touches: the plan, then the URL-seen claim. */
+export type SitemapQueueDeps = SitemapPlanDeps & Pick<AdmissionDeps, 'seen'>;
 
 /** What a sitemap file's step touches: the link path, and the inflater of a gzipped file. */
 export type SitemapStepDeps = LinkPathDeps & Pick<FetchDeps, 'gunzip'>;
@@ -64,7 +64,7 @@ function sitemapFileSkip(
  * is first read: claimed through the URL-seen test with robots.txt as their owner, holding no
  * cash (the lambda page's redistributions give them some), read before the site's pages (see
  * readsFirst). The guessed `/sitemap.xml` is not among them: it is a link of the root page
- * (`rootSitemaps`, `admitRootSitemaps`). Returns the tasks queued.
+ * (`rootSitemaps`, `admitRootSitemaps`). Returns the tasks to queue.
  */
 export async function queueSitemaps(
   deps: SitemapQueueDeps,
@@ -88,7 +88,7 @@ export async function queueSitemaps(
  * and cost the early PageRank mass 1-2 points (docs/quality-bench.md, issue 11's third pass).
  */
 export async function admitRootSitemaps(
-  deps: Pick<AdmissionDeps, 'seen' | 'frontier'>,
+  deps: Pick<AdmissionDeps, 'seen'>,
   task: CrawlTask,
   sitemaps: readonly SitemapFetch[],
   share: number,
@@ -127,7 +127,8 @@ export function rootSitemaps(
  * Reads a fetched sitemap file (a 2xx response to a sitemap task): inflates it when it came
  * gzipped, follows what it leads to within its budget, and records what it gave on `record`.
  * A urlset's entries go down the link path with shares of the file's cash by priority; an index's
- * children are queued as sitemap tasks with equal shares.
+ * children are queued as sitemap tasks with equal shares. The file's entries, with why each is
+ * not followed, come back as `links`.
  */
 export async function readSitemapFile(
   deps: SitemapStepDeps,
@@ -214,8 +215,11 @@ export async function readSitemapFile(
       }),
     );
     const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
-    followed = { enqueued, cashFlow: { cash: task.cash, toLambda, credits } };
-    await deps.results.links({ from: task.url, links });
+    followed = {
+      enqueued,
+      cashFlow: { cash: task.cash, toLambda, credits },
+      links: { from: task.url, links },
+    };
   } else {
     followed = await followEntries(deps, task, follow.pages, depth, summary);
   }
@@ -258,7 +262,6 @@ async function followEntries(
     }
     links.push(out);
   }
-  await deps.results.links({ from: task.url, links });
   const { shares, toLambda } = sitemapEntryShares(
     task.cash,
     accepted.map((a) => a.priority),
@@ -274,7 +277,7 @@ async function followEntries(
     }),
   );
   const { enqueued, credits } = await admitUrls(deps, task, depth, admissions);
-  return { enqueued, cashFlow: { cash: task.cash, toLambda, credits } };
+  return { enqueued, cashFlow: { cash: task.cash, toLambda, credits }, links: { from: task.url, links } };
 }
 
 function notSitemap(reason: string, gzip: boolean): SitemapFileRecord {

@@ -3,16 +3,17 @@
  * entries, a redirect's target and a queued URL that a duplicate-URL rule merged into another.
  * `knownForm` and `linkSkip` judge one link (the form the crawl knows it by, and why it is not
  * followed); `admitUrls` is the last part: the URL-seen claim (with the page, sitemap, redirected
- * or merged task as owner), the new URLs queued carrying their AOPIC cash, and the known ones
- * listed with theirs for the runtime to credit.
+ * or merged task as owner), the new URLs returned as tasks carrying their AOPIC cash (the step's
+ * `enqueued` effect: the runtime queues them), and the known ones listed with theirs for the
+ * runtime to credit.
  */
 
-import type { Clock, Frontier } from '../ports.ts';
+import type { Clock } from '../ports.ts';
 import type { QualityChecks } from '../quality/crawl-quality.ts';
 import { DUPLICATE_URL_RULE_REASON, type UrlRuleBook } from '../quality/duplicate-url-rule-book.ts';
 import type { UrlRuleLearner } from '../quality/duplicate-url-rule-learner.ts';
 import type { CashFlow } from '../scheduling/aopic.ts';
-import type { CrawlTask, Fingerprint, SkipReason } from '../types.ts';
+import type { CrawlTask, Fingerprint, LinkRecord, SkipReason } from '../types.ts';
 import type { ScopeRules } from '../url/scope.ts';
 import type { UrlSeen } from '../url-seen/url-seen.ts';
 
@@ -41,18 +42,21 @@ export interface Admission {
 
 /** What a page's links (or a redirect's target, or a sitemap's entries) received. */
 export interface Followed {
+  /** The tasks admitted, in admission order (the step's `enqueued` effect). */
   enqueued: CrawlTask[];
   cashFlow: CashFlow;
   /** Links left out because their resolved URL is longer than `maxUrlLength`. */
   longUrls?: number;
+  /** The out-links read, with why each is not followed (the step's `links` effect). */
+  links?: LinkRecord;
 }
 
 /**
- * Claims the admitted URLs for `from` (the claim owner and the new tasks' parent), queues the new
- * ones at `depth` and returns them with the credits owed to the known ones.
+ * Claims the admitted URLs for `from` (the claim owner and the new tasks' parent) and returns the
+ * new ones as tasks at `depth`, for the runtime to queue, with the credits owed to the known ones.
  */
 export async function admitUrls(
-  deps: { seen: UrlSeen; frontier: Frontier },
+  deps: { seen: UrlSeen },
   from: CrawlTask,
   depth: number,
   admissions: readonly Admission[],
@@ -91,10 +95,7 @@ export async function admitUrls(
     }
     tasks.push(next);
   }
-  if (tasks.length > 0) {
-    await deps.frontier.enqueue(tasks);
-    deps.seen.remember(tasks.map((t) => t.fp));
-  }
+  if (tasks.length > 0) deps.seen.remember(tasks.map((t) => t.fp));
   return { enqueued: tasks, credits };
 }
 

@@ -1,6 +1,8 @@
 /**
  * The crawl step, shared by the embedded runtime and the cloud worker: one task, at most one
- * request to the task's host (robots.txt or the page itself), then the outcome as a value.
+ * request to the task's host (robots.txt or the page itself), then the outcome as a value, with
+ * the step's effects (the page record, the tasks to queue, the link record, the robots.txt entry
+ * to store: step-effects.ts) for the runtime to commit in its own order.
  *
  * Doing exactly one request per step keeps politeness in one place: the caller (the embedded
  * scheduler, or SQS message visibility in the cloud) decides when the host's next request may
@@ -58,10 +60,10 @@ import type {
   DefenceDeps,
   FetchDeps,
   LinkPathDeps,
-  OutputDeps,
   RobotsDeps,
   StepBasics,
 } from './step-deps.ts';
+import type { StepEffects } from './step-effects.ts';
 
 /** Everything a crawl step touches, by group (step-deps.ts); each part below takes only what it uses. */
 export type { CrawlPageDeps } from './step-deps.ts';
@@ -69,11 +71,13 @@ export type { CrawlPageDeps } from './step-deps.ts';
 /** What following a page's links (or a redirect's target) touches: the link path, and the rules' lessons. */
 type FollowDeps = LinkPathDeps & Pick<DefenceDeps, 'urlRules'>;
 
-/** What ending a task that failed (a retry, or a record of the failure) touches. */
-type RetryDeps = Pick<StepBasics, 'config'> & Pick<OutputDeps, 'results'>;
+/** What ending a task that failed (a retry, or a record of the failure) reads. */
+type RetryDeps = Pick<StepBasics, 'config'>;
 
 /** What the runtime needs to schedule the host's next request (defined with the politeness rules). */
 export type { RequestFeedback } from '../scheduling/politeness.ts';
+/** What the step changes, returned with every outcome (step-effects.ts). */
+export type { StepEffects } from './step-effects.ts';
 
 /** A fetched page handed to an optional observer (the `hunt` command, saving bodies). */
 export interface FetchedPage {
@@ -92,37 +96,40 @@ export interface CrawlPageOptions {
   onPage?: (page: FetchedPage) => void;
 }
 
-export type CrawlPageOutcome =
+/** What a crawl step decided, with its effects (every kind carries {@link StepEffects}). */
+export type CrawlPageOutcome = StepEffects &
   /**
-   * The origin was prepared with this step's request — robots.txt fetched (`entry`) or the site's
-   * soft-404 probe made (`probe`); run the same task again after the host's gap. (An unreachable
-   * robots.txt comes back as 'retry' or 'done' instead.) `enqueued`: the site's sitemap files,
-   * queued when its robots.txt was first read.
+   * The origin was prepared with this step's request — robots.txt fetched (`entry`, also in
+   * `storeRobots`) or the site's soft-404 probe made (`probe`); run the same task again after
+   * the host's gap. (An unreachable robots.txt comes back as 'retry' or 'done' instead.)
+   * `enqueued`: the site's sitemap files, queued when its robots.txt was first read.
    */
-  | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry; probe?: string; enqueued?: CrawlTask[] }
-  /**
-   * The URL is finished: fetched, skipped or failed for good. `feedback` is absent when no request
-   * was made. `cashFlow`: where the task's AOPIC cash went (the runtime credits known out-links).
-   */
-  | {
-      kind: 'done';
-      record: PageRecord;
-      feedback?: RequestFeedback;
-      enqueued: CrawlTask[];
-      cashFlow?: CashFlow;
-    }
-  /**
-   * Try the task again (as `task`, with its attempt counted) no earlier than `notBefore`. `detail`:
-   * what went wrong in the failure's own words, for reports.
-   */
-  | {
-      kind: 'retry';
-      task: CrawlTask;
-      reason: string;
-      detail?: string;
-      notBefore: number;
-      feedback?: RequestFeedback;
-    };
+  (
+    | { kind: 'robots'; feedback: RequestFeedback; entry: RobotsEntry; probe?: string }
+    /**
+     * The URL is finished: fetched, skipped or failed for good; `record` is its page record, to
+     * write. `feedback` is absent when no request was made. `cashFlow`: where the task's AOPIC
+     * cash went (the runtime credits known out-links).
+     */
+    | {
+        kind: 'done';
+        record: PageRecord;
+        feedback?: RequestFeedback;
+        cashFlow?: CashFlow;
+      }
+    /**
+     * Try the task again (as `task`, with its attempt counted) no earlier than `notBefore`.
+     * `detail`: what went wrong in the failure's own words, for reports.
+     */
+    | {
+        kind: 'retry';
+        task: CrawlTask;
+        reason: string;
+        detail?: string;
+        notBefore: number;
+        feedback?: RequestFeedback;
+      }
+  );
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** RFC 9309 §2.3.1.2: follow at least five redirects for robots.txt. */
@@ -147,7 +154,7 @@ export async function crawlPage(
     if (skipped !== undefined) {
       const record = unfetchedRecord(task, DUPLICATE_URL_RULE_REASON);
       record.detail = skipped;
-      return finish(deps, record, undefined, task.cash);
+      return finish(record, undefined, task.cash);
     }
   }
 
@@ -162,12 +169,12 @@ export async function crawlPage(
     return robotsUnavailable(deps, task, entry);
   }
   if (!rules.isAllowed(task.url)) {
-    return finish(deps, unfetchedRecord(task, 'robots'), undefined, task.cash);
+    return finish(unfetchedRecord(task, 'robots'), undefined, task.cash);
   }
   const crawlDelayMs = rules.crawlDelayMs;
   const sitemap = task.sitemap;
   const trap = sitemap === undefined ? deps.quality?.checkTask(task) : undefined;
-  if (trap !== undefined) return finish(deps, unfetchedRecord(task, trap), undefined, task.cash);
+  if (trap !== undefined) return finish(unfetchedRecord(task, trap), undefined, task.cash);
   const probe = deps.quality?.probeFor(origin);
   if (probe !== undefined) {
     if (rules.isAllowed(probe)) return probeSite(deps, probe, entry, crawlDelayMs);
@@ -200,6 +207,7 @@ export async function crawlPage(
         reason: `http-${status}`,
         notBefore: now + wait,
         feedback,
+        enqueued: [],
       };
     }
   } else if (status >= 500 && task.attempt < config.maxRetries) {
@@ -211,6 +219,7 @@ export async function crawlPage(
       reason: `http-${status}`,
       notBefore,
       feedback,
+      enqueued: [],
     };
   }
 
@@ -232,16 +241,14 @@ export async function crawlPage(
 
   if (REDIRECT_STATUSES.has(status)) {
     const { enqueued, cashFlow } = await followRedirect(deps, task, response, record);
-    await deps.results.page(record);
     return { kind: 'done', record, feedback, enqueued, cashFlow };
   }
 
   const body = response.body;
   if (sitemap !== undefined) {
     if (body.length > 0) record.contentHash = contentHash(body);
-    const { enqueued, cashFlow } = await readSitemapFile(deps, task, sitemap, response, record);
-    await deps.results.page(record);
-    return { kind: 'done', record, feedback, enqueued, cashFlow };
+    const followed = await readSitemapFile(deps, task, sitemap, response, record);
+    return done(record, feedback, followed);
   }
   if (task.lastmod !== undefined) record.lastmod = task.lastmod;
   if (previous !== undefined && change === 'not-modified')
@@ -309,8 +316,20 @@ export async function crawlPage(
     followed = await withReadmitted(deps, task, observePage(deps, task, record, true), followed);
     options.onPage?.({ task, record, body });
   }
-  await deps.results.page(record);
-  return { kind: 'done', record, feedback, enqueued: followed.enqueued, cashFlow: followed.cashFlow };
+  return done(record, feedback, followed);
+}
+
+/** A finished URL's outcome: its record, and what its links (or a sitemap's entries) gave. */
+function done(record: PageRecord, feedback: RequestFeedback, followed: Followed): CrawlPageOutcome {
+  const outcome: CrawlPageOutcome = {
+    kind: 'done',
+    record,
+    feedback,
+    enqueued: followed.enqueued,
+    cashFlow: followed.cashFlow,
+  };
+  if (followed.links !== undefined) outcome.links = followed.links;
+  return outcome;
 }
 
 /**
@@ -348,8 +367,7 @@ async function notModified(
     followed = await followLinks(deps, task, { links: carried, base: task.url }, false, undefined);
   }
   observePage(deps, task, record, true);
-  await deps.results.page(record);
-  return { kind: 'done', record, feedback, enqueued: followed.enqueued, cashFlow: followed.cashFlow };
+  return done(record, feedback, followed);
 }
 
 /**
@@ -405,12 +423,13 @@ export const SEED_OWNER: Fingerprint = '0000000000000000';
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Fetches the origin's robots.txt; the entry comes back as the outcome's `storeRobots`, after
+ * the site's sitemap files it queued (`enqueued`): a runtime that stores the entry only once
+ * they are sent reads robots.txt again after a crash in between.
+ */
 async function fetchRobots(
-  deps: StepBasics &
-    Pick<FetchDeps, 'fetcher' | 'random'> &
-    RobotsDeps &
-    SitemapQueueDeps &
-    Pick<OutputDeps, 'results'>,
+  deps: StepBasics & Pick<FetchDeps, 'fetcher' | 'random'> & RobotsDeps & SitemapQueueDeps,
   task: CrawlTask,
   origin: string,
   previous: RobotsEntry | undefined,
@@ -462,31 +481,30 @@ async function fetchRobots(
     entry = robotsEntryFromResponse(outcome, now, config);
   }
   // The site's sitemaps, once (a robots.txt read again a day later names files already known),
-  // and before the entry is stored: a step that dies in between reads robots.txt again.
+  // and queued before the entry is stored (see storeRobots).
   let enqueued: CrawlTask[] = [];
   if (previous?.sitemapsQueued === true) entry.sitemapsQueued = true;
   else if (deps.config.sitemaps && entry.status !== 'disallow-all') {
     enqueued = await queueSitemaps(deps, task, origin, entry);
     entry.sitemapsQueued = true;
   }
-  await deps.robots.put(origin, entry);
+  const storeRobots = { origin, entry };
   const feedback: RequestFeedback = { responseMs };
   if (entry.status === 'disallow-all') {
     // Counted as a failed attempt of this task now rather than on its next step: when the host's
     // gap outlasts robotsErrorTtlMs, the next step would find the entry expired and refetch
     // robots.txt without ever counting an attempt, forever.
-    return robotsUnavailable(
+    const outcome = robotsUnavailable(
       deps,
       task,
       entry,
       entry.detail === 'blocked-address' ? undefined : feedback,
       failure,
     );
+    return { ...outcome, storeRobots };
   }
   if (entry.status === 'rules') feedback.crawlDelayMs = robotsRules(entry, config).crawlDelayMs;
-  return enqueued.length > 0
-    ? { kind: 'robots', feedback, entry, enqueued }
-    : { kind: 'robots', feedback, entry };
+  return { kind: 'robots', feedback, entry, enqueued, storeRobots };
 }
 
 /**
@@ -494,17 +512,17 @@ async function fetchRobots(
  * 'robots-unreachable'. An origin whose address the SSRF guard refuses is 'blocked-address' at once:
  * no retry can succeed, and nothing was sent.
  */
-async function robotsUnavailable(
+function robotsUnavailable(
   deps: RetryDeps,
   task: CrawlTask,
   entry: RobotsEntry,
   feedback?: RequestFeedback,
   failure?: FetchFailure,
-): Promise<CrawlPageOutcome> {
+): CrawlPageOutcome {
   if (entry.detail === 'blocked-address') {
     const record = unfetchedRecord(task, 'blocked-address');
     record.detail = failure?.message ?? 'robots.txt: blocked-address';
-    return finish(deps, record, undefined, task.cash);
+    return finish(record, undefined, task.cash);
   }
   // The fetch error's own words ("connect ECONNREFUSED 127.0.0.1:8080") when this step fetched it.
   const detail = `robots.txt: ${failure === undefined ? entry.detail : `${failure.error}: ${failure.message}`}`;
@@ -520,12 +538,12 @@ function robotsRules(entry: RobotsEntry, config: CrawlConfig): ParsedRobots {
   return rulesFromEntry(entry, config.robotsAgent, config.maxRobotsBytes);
 }
 
-async function fetchFailed(
-  deps: StepBasics & Pick<FetchDeps, 'random'> & Pick<OutputDeps, 'results'>,
+function fetchFailed(
+  deps: StepBasics & Pick<FetchDeps, 'random'>,
   task: CrawlTask,
   failure: FetchFailure,
   crawlDelayMs: number | undefined,
-): Promise<CrawlPageOutcome> {
+): CrawlPageOutcome {
   const { config } = deps;
   const feedback: RequestFeedback = { responseMs: failure.timings.totalMs, crawlDelayMs };
   if (RETRIED_FETCH_ERRORS.has(failure.error) && task.attempt < config.maxRetries) {
@@ -537,23 +555,18 @@ async function fetchFailed(
       detail: failure.message,
       notBefore,
       feedback: { ...feedback, blockedUntil: notBefore },
+      enqueued: [],
     };
   }
   const record = unfetchedRecord(task, failure.error);
   record.detail = failure.message;
   record.fetchedAt = new Date(failure.timings.startedAt).toISOString();
   record.durationMs = Math.round(failure.timings.totalMs);
-  return finish(deps, record, feedback, task.cash);
+  return finish(record, feedback, task.cash);
 }
 
-/** Records a URL that ends without a page to follow; its cash goes to the lambda page. */
-async function finish(
-  deps: Pick<OutputDeps, 'results'>,
-  record: PageRecord,
-  feedback?: RequestFeedback,
-  cash = 0,
-): Promise<CrawlPageOutcome> {
-  await deps.results.page(record);
+/** Finishes a URL that ends without a page to follow; its cash goes to the lambda page. */
+function finish(record: PageRecord, feedback?: RequestFeedback, cash = 0): CrawlPageOutcome {
   const cashFlow: CashFlow = { cash, toLambda: cash, credits: [] };
   return feedback === undefined
     ? { kind: 'done', record, enqueued: [], cashFlow }
@@ -603,26 +616,26 @@ async function probeSite(
       ...(target?.ok ? { location: target.url } : {}),
     });
   }
-  return { kind: 'robots', feedback, entry, probe };
+  return { kind: 'robots', feedback, entry, probe, enqueued: [] };
 }
 
-async function retryOrGiveUp(
+function retryOrGiveUp(
   deps: RetryDeps,
   task: CrawlTask,
   reason: FinishReason,
   detail: string,
   notBefore: number,
   feedback?: RequestFeedback,
-): Promise<CrawlPageOutcome> {
+): CrawlPageOutcome {
   if (task.attempt < deps.config.maxRetries) {
     const next = { ...task, attempt: task.attempt + 1 };
     return feedback === undefined
-      ? { kind: 'retry', task: next, reason, detail, notBefore }
-      : { kind: 'retry', task: next, reason, detail, notBefore, feedback };
+      ? { kind: 'retry', task: next, reason, detail, notBefore, enqueued: [] }
+      : { kind: 'retry', task: next, reason, detail, notBefore, feedback, enqueued: [] };
   }
   const record = unfetchedRecord(task, reason);
   record.detail = detail;
-  return finish(deps, record, feedback, task.cash);
+  return finish(record, feedback, task.cash);
 }
 
 /**
@@ -723,7 +736,7 @@ function skippedByRule(rules: UrlRuleChecks, task: CrawlTask): string | undefine
  * the URL it is merged into: queued with the task's cash when new, credited when known.
  */
 async function mergeQueued(
-  deps: Pick<AdmissionDeps, 'scope' | 'seen' | 'frontier'> & Pick<OutputDeps, 'results'>,
+  deps: Pick<AdmissionDeps, 'scope' | 'seen'>,
   task: CrawlTask,
   merged: RuleRewrite,
 ): Promise<CrawlPageOutcome> {
@@ -732,7 +745,7 @@ async function mergeQueued(
   const skip = deps.scope.check(merged.url, task.host, task.depth);
   if (skip !== undefined) {
     record.detail += ` (${skip})`;
-    return finish(deps, record, undefined, task.cash);
+    return finish(record, undefined, task.cash);
   }
   const admission: Admission = {
     url: merged.url,
@@ -745,7 +758,6 @@ async function mergeQueued(
   if (task.lastmod !== undefined) fields.lastmod = task.lastmod;
   admission.fields = fields;
   const { enqueued, credits } = await admitUrls(deps, task, task.depth, [admission]);
-  await deps.results.page(record);
   return { kind: 'done', record, enqueued, cashFlow: { cash: task.cash, toLambda: 0, credits } };
 }
 
@@ -832,7 +844,7 @@ function declaredCanonical(
 }
 
 /**
- * Records the page's out-links, claims the new in-scope ones and queues them. The page's cash
+ * Reads the page's out-links (returned as `links`), claims the new in-scope ones and returns them to queue. The page's cash
  * goes in equal shares to every in-scope out-link (new ones carry it in their task, known ones
  * are listed for the runtime to credit), less the tax; a site's root page also links its guessed
  * sitemap (`sitemaps`), which takes `sitemapShare` of a link's share and is queued after the links.
@@ -876,7 +888,6 @@ async function followLinks(
     }
     outLinks.push(out);
   }
-  await deps.results.links({ from: task.url, links: outLinks });
   const split = rootCashSplit(
     task.cash,
     candidates.length,
@@ -907,7 +918,12 @@ async function followLinks(
   // The guessed sitemap after the links: in the cloud's FIFO it comes after the site's first pages.
   const guessed = await admitRootSitemaps(deps, task, sitemaps, split.sitemapShare);
   cashFlow.credits.push(...guessed.credits);
-  return { enqueued: [...enqueued, ...guessed.enqueued], cashFlow, longUrls };
+  return {
+    enqueued: [...enqueued, ...guessed.enqueued],
+    cashFlow,
+    longUrls,
+    links: { from: task.url, links: outLinks },
+  };
 }
 
 function baseRecord(task: CrawlTask, response: FetchResponse): PageRecord {

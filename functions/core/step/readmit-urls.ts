@@ -19,7 +19,7 @@ import {
 import type { AdmissionDeps } from './step-deps.ts';
 
 /** What readmission needs of the crawl step's dependencies. */
-export type ReadmitDeps = LinkRuleDeps & Pick<AdmissionDeps, 'canonicalizer' | 'seen' | 'frontier'>;
+export type ReadmitDeps = LinkRuleDeps & Pick<AdmissionDeps, 'canonicalizer' | 'seen'>;
 
 /** A URL a blocked rule had merged, to crawl after all; `queued`: a queued task's (claimed). */
 export interface Readmitted {
@@ -43,7 +43,8 @@ export function readmitted(changes: readonly RuleChange[] | undefined): Readmitt
  * traps). A link it had merged was never claimed: it takes the URL-seen claim like any link (one
  * the crawl holds already is left alone). A queued task it had skipped was claimed when queued:
  * it is queued again directly, unless the rules still active merge it elsewhere. They carry no
- * cash (theirs went to the URL they were merged into).
+ * cash (theirs went to the URL they were merged into). Returns them to queue: the claimed ones,
+ * then the queued ones sent again.
  */
 export async function readmitUrls(
   deps: ReadmitDeps,
@@ -81,6 +82,5 @@ export async function readmitUrls(
     }
   }
   const { enqueued } = await admitUrls(deps, task, depth, admissions);
-  if (requeued.length > 0) await deps.frontier.enqueue(requeued);
   return { enqueued: [...enqueued, ...requeued], cashFlow };
 }

@@ -9,10 +9,8 @@ import type {
   Clock,
   ContentSeenStore,
   Fetcher,
-  Frontier,
   Gunzip,
   PageStore,
-  ResultSink,
   RevisitLookup,
   RobotsCache,
 } from '../ports.ts';
@@ -52,19 +50,24 @@ export interface FetchDeps {
   gunzip?: Gunzip;
 }
 
-/** Politeness: each origin's robots.txt, read once and cached. */
+/**
+ * Politeness: each origin's robots.txt, read once and cached. The step only reads the cache: an
+ * entry it fetches comes back as its `storeRobots` effect (step-effects.ts).
+ */
 export interface RobotsDeps {
-  robots: RobotsCache;
+  robots: Pick<RobotsCache, 'get'>;
   /** Where robots.txt responses are archived too, as Heritrix does (absent: they are not). */
   robotsPages?: PageStore;
 }
 
-/** URL-seen and admission: the link path from a URL's canonical form to the frontier. */
+/**
+ * URL-seen and admission: the link path from a URL's canonical form to its claim. The claim stays
+ * a call (its answer decides admission); the admitted tasks are the step's `enqueued` effect.
+ */
 export interface AdmissionDeps {
   canonicalizer: UrlCanonicalizer;
   scope: ScopeRules;
   seen: UrlSeen;
-  frontier: Frontier;
 }
 
 /** Quality and defences: trap checks, content-seen, the duplicate-URL rules. */
@@ -76,22 +79,22 @@ export interface DefenceDeps {
   urlRules?: UrlRuleChecks;
 }
 
-/** Output: the archive and the record sink. */
+/**
+ * Output: the archive (its answer is the record's WARC reference). The page record and the links
+ * are the step's effects (step-effects.ts), not written here.
+ */
 export interface OutputDeps {
   pages: PageStore;
-  results: ResultSink;
   /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
   importanceOf?: (cash: number) => number;
 }
 
 /**
  * The link path of a page, a redirect, a sitemap's entries or a rule's readmitted URLs: canonical
- * form, the rule book's lookups, scope and trap checks, the URL-seen claim and the frontier, and
- * the record sink for what the links were.
+ * form, the rule book's lookups, scope and trap checks, and the URL-seen claim.
  */
 export type LinkPathDeps = StepBasics &
-  AdmissionDeps &
-  Pick<OutputDeps, 'results'> & {
+  AdmissionDeps & {
     /** Trap and near-duplicate defences; absent = none. */
     quality?: QualityChecks;
     /** The hosts' duplicate-URL rule book (docs/duplicate-urls.md); absent = none applied. */

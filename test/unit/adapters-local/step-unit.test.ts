@@ -61,7 +61,7 @@ describe('StepUnit: claims of steps that have not committed', () => {
 });
 
 describe('StepUnit: robots.txt entries', () => {
-  test('an entry the step stores is written with its commit, and read back by the step before it', async () => {
+  test('an entry the step fetched is written with its commit, and read back through the unit before it', async () => {
     const path = join(tempDir(), 'state.sqlite');
     const db = new CrawlDb(path);
     const shared = new LocalRobotsCache(db);
@@ -74,8 +74,8 @@ describe('StepUnit: robots.txt entries', () => {
       expiresAt: 2,
       sitemapsQueued: true,
     };
-    await robots.put('http://a.test', entry);
-    assert.deepEqual(await robots.get('http://a.test'), entry, 'the step sees what it stored');
+    unit.take({ enqueued: [], storeRobots: { origin: 'http://a.test', entry } });
+    assert.deepEqual(await robots.get('http://a.test'), entry, 'the unit reads what it takes');
     assert.equal(await shared.get('http://a.test'), undefined, 'the crawl does not, before the commit');
     assert.equal(db.robots('http://a.test'), undefined);
     // a step killed here leaves no entry: the next run reads robots.txt (and queues its sitemaps) again

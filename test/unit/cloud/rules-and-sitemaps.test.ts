@@ -36,16 +36,18 @@ function captured(cloud: MemoryCloud): PageItem[] {
     });
 }
 
+/** A robots.txt that names `sitemaps`. */
+function robotsNaming(...sitemaps: string[]) {
+  const body = sitemaps.map((url) => `Sitemap: ${url}\n`).join('');
+  return { status: 200, headers: { 'content-type': 'text/plain' }, body };
+}
+
 describe('cloud worker: sitemaps', () => {
   it('queues the named sitemap at the first robots.txt, reads it as a task, queues its entries with lastmod', async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
     const fetcher = new MemoryFetcher({
-      [`${A}/robots.txt`]: {
-        status: 200,
-        headers: { 'content-type': 'text/plain' },
-        body: `Sitemap: ${A}/s.xml\n`,
-      },
+      [`${A}/robots.txt`]: robotsNaming(`${A}/s.xml`),
       [`${A}/`]: { status: 200, body: page('home', ['/a']) },
       [`${A}/s.xml`]: {
         status: 200,
@@ -91,6 +93,60 @@ describe('cloud worker: sitemaps', () => {
 
     await worker([messageFor(only!)]);
     assert.equal(captured(cloud).find((p) => p.url === `${A}/only`)?.lastmod, '2026-05-06');
+  });
+
+  it('the step returns robots.txt and its sitemaps: the sitemaps are sent first; a failed send stores no entry', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${A}/robots.txt`]: robotsNaming(`${A}/s.xml`),
+      [`${A}/`]: { status: 200, body: page('home') },
+    });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${A}/`], ...base }, clock);
+    const worker = workerOver(cloud, fetcher, clock);
+    const seed = tasks([`${A}/`])[0]!;
+    const message = messageFor(seed);
+    cloud.frontier.failing = true;
+    const failed = await worker([message]);
+    assert.equal([...failed.verdicts.values()][0]?.kind, 'retry', 'the record failed, to be received again');
+    assert.equal(cloud.table.robots.get(`${id} ${A}`), undefined, 'no entry says its sitemaps were queued');
+    cloud.frontier.failing = false;
+    await worker([{ ...message, receiveCount: 2 }]);
+    assert.equal(fetcher.count(`${A}/robots.txt`), 2, 'robots.txt read again');
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${A}/s.xml`],
+      'its sitemap sent this time (claimed by this message before: still its own)',
+    );
+    assert.equal(cloud.table.robots.get(`${id} ${A}`)?.sitemapsQueued, true);
+  });
+
+  it('the link record the step returns: the capture carries it, the counters count its skipped links', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${A}/robots.txt`]: { status: 404 },
+      [`${A}/`]: { status: 200, body: page('home', ['/a', 'http://b.example/', '/pic.png']) },
+    });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${A}/`], ...base, scope: 'host' }, clock);
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([messageFor(tasks([`${A}/`])[0]!)]);
+    const message = cloud.captures.bodies
+      .filter((body) => !isTraceBody(body))
+      .map((body) => decodeCaptureMessage(body))
+      .find((d) => d.ok && d.message.page.url === `${A}/`);
+    assert.ok(message?.ok);
+    assert.deepEqual(message.message.links, [
+      { url: `${A}/a`, kind: 'page' },
+      { url: 'http://b.example/', kind: 'page', skipped: 'scope' },
+      { url: `${A}/pic.png`, kind: 'image', skipped: 'kind' },
+    ]);
+    assert.deepEqual(cloud.table.counters(id).linksSkipped, { scope: 1, kind: 1 });
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${A}/a`, `${A}/sitemap.xml`],
+      'the link, then the guessed sitemap',
+    );
   });
 
   it('sitemap files on hosts the scope or --exclude leaves out are never sent, nor an index child excluded', async () => {

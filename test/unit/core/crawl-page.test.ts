@@ -1,6 +1,8 @@
 /**
  * The crawl step (`crawlPage`) with an in-memory fetcher and in-memory stores: robots.txt 5xx,
- * 429 with Retry-After, redirects, the soft-404 probe, nofollow. (The same step runs against real
+ * 429 with Retry-After, redirects, the soft-404 probe, nofollow. The step writes nothing itself:
+ * `crawl` commits the effects each step returns (records, links, tasks, robots.txt entries) into
+ * arrays the tests read, as a runtime would. (The same step runs against real
  * servers in test/e2e and through the cloud pipeline in test/emulator.)
  */
 import assert from 'node:assert/strict';
@@ -9,7 +11,12 @@ import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import type { RobotsEntry } from '../../../functions/core/ports.ts';
 import { CrawlQuality } from '../../../functions/core/quality/crawl-quality.ts';
 import { DuplicateUrlRules } from '../../../functions/core/quality/duplicate-url-rules.ts';
-import { type CrawlPageDeps, crawlPage, seedTasks } from '../../../functions/core/step/crawl-page.ts';
+import {
+  type CrawlPageDeps,
+  type CrawlPageOutcome,
+  crawlPage,
+  seedTasks,
+} from '../../../functions/core/step/crawl-page.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../../functions/core/types.ts';
 import { UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
 import { ScopeRules } from '../../../functions/core/url/scope.ts';
@@ -45,12 +52,10 @@ function setup(routes: Routes, settings: Record<string, unknown> = {}, withQuali
     clock,
     random: () => 0.5,
     fetcher,
-    robots: { get: async (o) => robots.get(o), put: async (o, e) => void robots.set(o, e) },
+    robots: { get: async (o) => robots.get(o) },
     seen: new UrlSeen(new ClockCache(64), store),
     contentSeen: new MemoryContentSeen(),
-    frontier: { enqueue: async (tasks) => void enqueued.push(...tasks) },
     pages: { put: async () => ({ file: 'w', offset: 0, length: 1 }), flush: async () => {} },
-    results: { page: async (r) => void pages.push(r), links: async (l) => void links.push(l) },
     canonicalizer,
     scope: new ScopeRules(config, [`${SITE}/`]),
     ...(withQuality ? { quality: new CrawlQuality(config, { random: () => 0.5 }) } : {}),
@@ -59,18 +64,38 @@ function setup(routes: Routes, settings: Record<string, unknown> = {}, withQuali
     ...seedTasks('c', [url], canonicalizer).tasks[0]!,
     attempt,
   });
-  return { deps, fetcher, robots, enqueued, pages, links, task, advance: (ms: number) => (now += ms), clock };
+  /** One step, its effects committed (the page record, links, tasks, robots.txt entry). */
+  const crawl = async (task: CrawlTask): Promise<CrawlPageOutcome> => {
+    const outcome = await crawlPage(deps, task);
+    if (outcome.links !== undefined) links.push(outcome.links);
+    if (outcome.kind === 'done') pages.push(outcome.record);
+    enqueued.push(...outcome.enqueued);
+    if (outcome.storeRobots !== undefined) robots.set(outcome.storeRobots.origin, outcome.storeRobots.entry);
+    return outcome;
+  };
+  return {
+    deps,
+    crawl,
+    fetcher,
+    robots,
+    enqueued,
+    pages,
+    links,
+    task,
+    advance: (ms: number) => (now += ms),
+    clock,
+  };
 }
 
 describe('crawlPage (in-memory fetcher)', () => {
   it('robots.txt 5xx: disallow all and retry later; after the retries the URL fails as robots-unreachable', async () => {
     const t = setup({ [`${SITE}/robots.txt`]: { status: 503 } }, { maxRetries: 1 });
-    const first = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    const first = await t.crawl(t.task(`${SITE}/x`));
     assert.equal(first.kind, 'retry');
     assert.equal(first.kind === 'retry' && first.reason, 'robots-unreachable');
     assert.equal(t.robots.get(SITE)?.status, 'disallow-all');
     assert.equal(t.fetcher.count(`${SITE}/x`), 0, 'the page is never requested');
-    const last = await crawlPage(t.deps, t.task(`${SITE}/x`, 1));
+    const last = await t.crawl(t.task(`${SITE}/x`, 1));
     assert.equal(last.kind, 'done');
     assert.equal(last.kind === 'done' && last.record.reason, 'robots-unreachable');
   });
@@ -80,7 +105,7 @@ describe('crawlPage (in-memory fetcher)', () => {
       { [`${SITE}/robots.txt`]: { error: 'connect' } },
       { maxRetries: 2, retryBaseDelayMs: 2000, robotsErrorTtlMs: 300_000 },
     );
-    const first = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    const first = await t.crawl(t.task(`${SITE}/x`));
     assert.equal(first.kind, 'retry');
     if (first.kind !== 'retry') return;
     // retryBackoffMs: 2000 ms for the first retry, x1 with random() = 0.5
@@ -88,10 +113,10 @@ describe('crawlPage (in-memory fetcher)', () => {
     assert.equal(first.detail, 'robots.txt: connect: connect', 'the failure in its own words');
     assert.equal(t.robots.get(SITE)?.neverAnswered, true);
     t.advance(2000);
-    const second = await crawlPage(t.deps, t.task(`${SITE}/x`, 1));
+    const second = await t.crawl(t.task(`${SITE}/x`, 1));
     assert.equal(second.kind === 'retry' && second.notBefore, t.clock.now() + 4000, 'then 4 s');
     t.advance(4000);
-    const last = await crawlPage(t.deps, t.task(`${SITE}/x`, 2));
+    const last = await t.crawl(t.task(`${SITE}/x`, 2));
     assert.equal(last.kind === 'done' && last.record.reason, 'robots-unreachable');
     assert.equal(t.fetcher.count(`${SITE}/robots.txt`), 3);
   });
@@ -101,9 +126,9 @@ describe('crawlPage (in-memory fetcher)', () => {
       { [`${SITE}/robots.txt`]: (n) => (n === 0 ? { status: 404 } : { error: 'connect' }) },
       { maxRetries: 2, retryBaseDelayMs: 2000, robotsErrorTtlMs: 300_000, robotsTtlMs: 1000 },
     );
-    await crawlPage(t.deps, t.task(`${SITE}/x`)); // robots.txt answered 404: allow all
+    await t.crawl(t.task(`${SITE}/x`)); // robots.txt answered 404: allow all
     t.advance(1000); // its entry expired: read again, and now refused
-    const refused = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    const refused = await t.crawl(t.task(`${SITE}/x`));
     assert.equal(refused.kind, 'retry');
     assert.equal(refused.kind === 'retry' && refused.notBefore, t.clock.now() + 300_000);
     assert.equal(t.robots.get(SITE)?.neverAnswered, undefined);
@@ -114,8 +139,8 @@ describe('crawlPage (in-memory fetcher)', () => {
       [`${SITE}/robots.txt`]: { status: 404 },
       [`${SITE}/x`]: { status: 429, headers: { 'retry-after': '7' } },
     });
-    await crawlPage(t.deps, t.task(`${SITE}/x`)); // robots.txt
-    const outcome = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    await t.crawl(t.task(`${SITE}/x`)); // robots.txt
+    const outcome = await t.crawl(t.task(`${SITE}/x`));
     assert.equal(outcome.kind, 'retry');
     if (outcome.kind !== 'retry') return;
     assert.equal(outcome.notBefore, t.clock.now() + 7000);
@@ -129,8 +154,8 @@ describe('crawlPage (in-memory fetcher)', () => {
       [`${SITE}/old`]: { status: 301, headers: { location: '/new' } },
       [`${SITE}/again`]: { status: 302, headers: { location: '/new' } },
     });
-    await crawlPage(t.deps, t.task(`${SITE}/old`));
-    const moved = await crawlPage(t.deps, t.task(`${SITE}/old`));
+    await t.crawl(t.task(`${SITE}/old`));
+    const moved = await t.crawl(t.task(`${SITE}/old`));
     assert.equal(moved.kind, 'done');
     if (moved.kind !== 'done') return;
     assert.equal(moved.record.redirectTo, `${SITE}/new`);
@@ -138,7 +163,7 @@ describe('crawlPage (in-memory fetcher)', () => {
       moved.enqueued.map((e) => [e.url, e.redirects]),
       [[`${SITE}/new`, 1]],
     );
-    const again = await crawlPage(t.deps, t.task(`${SITE}/again`));
+    const again = await t.crawl(t.task(`${SITE}/again`));
     assert.equal(again.kind === 'done' && again.enqueued.length, 0);
     assert.equal(again.kind === 'done' && again.cashFlow?.credits.length, 1, 'the known target is credited');
   });
@@ -166,13 +191,13 @@ describe('crawlPage (in-memory fetcher)', () => {
       t.fetcher.requests.push(url);
       return new MemoryFetcher({ [url]: probeReply }, t.clock).fetch({ url, maxBytes: 1e6 });
     }
-    assert.equal((await crawlPage(t.deps, t.task(`${SITE}/real`))).kind, 'robots'); // robots.txt
-    const probe = await crawlPage(t.deps, t.task(`${SITE}/real`));
+    assert.equal((await t.crawl(t.task(`${SITE}/real`))).kind, 'robots'); // robots.txt
+    const probe = await t.crawl(t.task(`${SITE}/real`));
     assert.equal(probe.kind, 'robots');
     assert.match((probe.kind === 'robots' && probe.probe) || '', /crawlstack-probe-/);
-    const real = await crawlPage(t.deps, t.task(`${SITE}/real`));
+    const real = await t.crawl(t.task(`${SITE}/real`));
     assert.equal(real.kind === 'done' && real.record.reason, undefined);
-    const gone = await crawlPage(t.deps, t.task(`${SITE}/gone`));
+    const gone = await t.crawl(t.task(`${SITE}/gone`));
     assert.equal(gone.kind === 'done' && gone.record.reason, 'soft-404');
     assert.equal(
       t.fetcher.requests.filter((u) => u.includes('crawlstack-probe')).length,
@@ -193,19 +218,61 @@ describe('crawlPage (in-memory fetcher)', () => {
         body: '<!doctype html><title>rel</title><a href="/r1" rel="nofollow">x</a><a href="/r2">y</a>',
       },
     });
-    await crawlPage(t.deps, t.task(`${SITE}/meta`));
-    const meta = await crawlPage(t.deps, t.task(`${SITE}/meta`));
+    await t.crawl(t.task(`${SITE}/meta`));
+    const meta = await t.crawl(t.task(`${SITE}/meta`));
     assert.equal(meta.kind === 'done' && meta.enqueued.length, 0);
-    const rel = await crawlPage(t.deps, t.task(`${SITE}/rel`));
+    const rel = await t.crawl(t.task(`${SITE}/rel`));
     assert.deepEqual(rel.kind === 'done' && rel.enqueued.map((e) => e.url), [`${SITE}/r2`]);
     const relLinks = t.links.find((l) => l.from === `${SITE}/rel`);
     assert.equal(relLinks?.links.find((l) => l.url === `${SITE}/r1`)?.skipped, 'nofollow');
   });
 
+  it('effects as a value: robots.txt, its sitemaps, the tasks and links come back, none written by the step', async () => {
+    const t = setup({
+      [`${SITE}/robots.txt`]: { status: 200, body: `User-agent: *\nSitemap: ${SITE}/s.xml\n` },
+      [`${SITE}/`]: { status: 200, body: page('home', ['/a', '/pic.png', '/a', '/b']) },
+    });
+    const seed = t.task(`${SITE}/`);
+    // crawlPage itself, not t.crawl: nothing is committed unless the caller does it
+    const first = await crawlPage(t.deps, seed);
+    assert.equal(first.kind, 'robots');
+    assert.deepEqual(
+      first.enqueued.map((e) => [e.url, e.sitemap?.from]),
+      [[`${SITE}/s.xml`, 'robots']],
+      'the sitemap robots.txt names, to queue',
+    );
+    assert.equal(first.storeRobots?.origin, SITE);
+    assert.equal(first.storeRobots?.entry.sitemapsQueued, true, 'the entry says they were queued');
+    assert.equal(t.robots.size, 0, 'the step did not store the entry');
+    const again = await crawlPage(t.deps, seed);
+    assert.equal(again.kind, 'robots', 'an entry not stored: robots.txt is read again');
+    assert.deepEqual(again.enqueued, [], 'its sitemap is claimed already (by robots.txt): not queued twice');
+    t.robots.set(SITE, first.storeRobots!.entry);
+    const home = await crawlPage(t.deps, seed);
+    assert.equal(home.kind, 'done');
+    if (home.kind !== 'done') return;
+    assert.equal(home.record.url, `${SITE}/`);
+    assert.deepEqual(
+      home.enqueued.map((e) => e.url),
+      [`${SITE}/a`, `${SITE}/b`],
+      'admission order',
+    );
+    assert.deepEqual(home.links, {
+      from: `${SITE}/`,
+      links: [
+        { url: `${SITE}/a`, kind: 'page' },
+        { url: `${SITE}/pic.png`, kind: 'image', skipped: 'kind' },
+        { url: `${SITE}/b`, kind: 'page' },
+      ],
+    });
+    assert.equal(home.storeRobots, undefined);
+    assert.deepEqual([t.pages, t.links, t.enqueued], [[], [], []], 'nothing written through a port');
+  });
+
   /** Runs `task`, first fetching robots.txt (the step's one request) when the origin needs it. */
   async function step(t: ReturnType<typeof setup>, task: CrawlTask) {
-    const first = await crawlPage(t.deps, task);
-    return first.kind === 'robots' ? crawlPage(t.deps, task) : first;
+    const first = await t.crawl(task);
+    return first.kind === 'robots' ? t.crawl(task) : first;
   }
 
   it('robots.txt allows: the page is fetched; disallows: finished as robots without a request', async () => {
@@ -231,14 +298,14 @@ describe('crawlPage (in-memory fetcher)', () => {
         headers: { location: `/r${i + 1}` },
       };
     const t = setup(routes);
-    const outcome = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    const outcome = await t.crawl(t.task(`${SITE}/x`));
     assert.equal(outcome.kind, 'robots');
     assert.deepEqual(
       [t.robots.get(SITE)?.status, t.robots.get(SITE)?.detail],
       ['allow-all', 'too-many-redirects'],
     );
     assert.equal(t.fetcher.requests.length, 6, 'robots.txt and five redirects, no more');
-    const page = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    const page = await t.crawl(t.task(`${SITE}/x`));
     assert.equal(page.kind === 'done' && page.record.status, 404, 'the page is then fetched');
   });
 
@@ -260,7 +327,7 @@ describe('crawlPage (in-memory fetcher)', () => {
       const [next] = outcome.enqueued;
       if (next === undefined) break;
       assert.equal(next.parent, outcome.kind === 'done' ? fingerprintOf(t, outcome.record.url) : '');
-      outcome = await crawlPage(t.deps, next);
+      outcome = await t.crawl(next);
     }
     assert.deepEqual(hops, [`${SITE}/b`, `${SITE}/c`, 'too-many-redirects']);
     assert.equal(t.fetcher.count(`${SITE}/d`), 0);
@@ -271,9 +338,9 @@ describe('crawlPage (in-memory fetcher)', () => {
     const first = await step(t, t.task(`${SITE}/x`));
     assert.equal(first.kind === 'retry' && first.notBefore, t.clock.now() + 1000);
     assert.equal(first.kind === 'retry' && first.feedback?.blockedUntil, t.clock.now() + 1000);
-    const second = await crawlPage(t.deps, t.task(`${SITE}/x`, 1));
+    const second = await t.crawl(t.task(`${SITE}/x`, 1));
     assert.equal(second.kind === 'retry' && second.notBefore, t.clock.now() + 2000, 'doubled');
-    const last = await crawlPage(t.deps, t.task(`${SITE}/x`, 2));
+    const last = await t.crawl(t.task(`${SITE}/x`, 2));
     assert.equal(last.kind, 'done');
     assert.equal(last.kind === 'done' && last.record.reason, 'gave-up');
     assert.equal(last.kind === 'done' && last.record.detail, 'HTTP 503 after 3 attempts');
@@ -287,7 +354,7 @@ describe('crawlPage (in-memory fetcher)', () => {
       refused.kind === 'retry' && refused.feedback?.blockedUntil,
       refused.kind === 'retry' && refused.notBefore,
     );
-    const tls = await crawlPage(t.deps, t.task(`${SITE}/tls`));
+    const tls = await t.crawl(t.task(`${SITE}/tls`));
     assert.equal(tls.kind === 'done' && tls.record.reason, 'tls');
   });
 
@@ -337,7 +404,7 @@ describe('crawlPage (in-memory fetcher)', () => {
     const one = await step(t, t.task(`${SITE}/one`));
     assert.equal(one.kind === 'done' && one.record.duplicateOf, undefined);
     assert.deepEqual(one.kind === 'done' && one.enqueued.map((e) => e.url), [`${SITE}/from-dup`]);
-    const two = await crawlPage(t.deps, t.task(`${SITE}/two`));
+    const two = await t.crawl(t.task(`${SITE}/two`));
     assert.equal(two.kind === 'done' && two.record.duplicateOf, `${SITE}/one`);
     assert.equal(two.kind === 'done' && two.enqueued.length, 0);
     assert.equal(two.kind === 'done' && two.cashFlow?.toLambda, two.kind === 'done' && two.cashFlow?.cash);
@@ -352,9 +419,9 @@ describe('crawlPage (in-memory fetcher)', () => {
     const meta = await step(t, t.task(`${SITE}/meta`));
     assert.equal(meta.kind === 'done' && meta.record.noindex, true);
     assert.deepEqual(meta.kind === 'done' && meta.enqueued.map((e) => e.url), [`${SITE}/m1`]);
-    const header = await crawlPage(t.deps, t.task(`${SITE}/header`));
+    const header = await t.crawl(t.task(`${SITE}/header`));
     assert.equal(header.kind === 'done' && header.record.noindex, true);
-    const plain = await crawlPage(t.deps, t.task(`${SITE}/plain`));
+    const plain = await t.crawl(t.task(`${SITE}/plain`));
     assert.equal(plain.kind === 'done' && plain.record.noindex, undefined);
   });
 
@@ -402,7 +469,7 @@ describe('crawlPage (in-memory fetcher)', () => {
       { scope: 'host', maxUrlLength: 100 },
     );
     await step(t, t.task(`${SITE}/first`));
-    const outcome = await crawlPage(t.deps, t.task(`${SITE}/links`));
+    const outcome = await t.crawl(t.task(`${SITE}/links`));
     assert.equal(outcome.kind, 'done');
     if (outcome.kind !== 'done') return;
     assert.deepEqual(
@@ -438,20 +505,20 @@ describe('crawlPage (in-memory fetcher)', () => {
       [`${SITE}/go`]: { status: 301, headers: { location: '/item?id=9' } },
     });
     t.deps.urlRules = new DuplicateUrlRules({ minSupport: 2, auditShare: 0 });
-    await crawlPage(t.deps, t.task(`${SITE}/robots.txt`)); // robots.txt
-    for (const n of [1, 2, 3]) await crawlPage(t.deps, t.task(`${SITE}/item?id=${n}`));
+    await t.crawl(t.task(`${SITE}/robots.txt`)); // robots.txt
+    for (const n of [1, 2, 3]) await t.crawl(t.task(`${SITE}/item?id=${n}`));
     // active (two pairs): a task queued before is merged at dispatch, a link before the URL-seen test
-    const queued = await crawlPage(t.deps, t.task(`${SITE}/item?id=5`));
+    const queued = await t.crawl(t.task(`${SITE}/item?id=5`));
     assert.equal(queued.kind === 'done' && queued.record.reason, 'duplicate-url-rule');
     assert.equal(t.fetcher.count(`${SITE}/item?id=5`), 0);
-    const list = await crawlPage(t.deps, t.task(`${SITE}/list`));
+    const list = await t.crawl(t.task(`${SITE}/list`));
     assert.deepEqual(
       list.kind === 'done' && list.enqueued.map((e) => e.url),
       [],
       '/item was claimed already',
     );
     // the server redirects to a URL the rule would rewrite: it is blocked (docs/duplicate-urls.md)
-    const refuting = await crawlPage(t.deps, t.task(`${SITE}/go`));
+    const refuting = await t.crawl(t.task(`${SITE}/go`));
     assert.equal(refuting.kind, 'done');
     if (refuting.kind !== 'done') return;
     const go = t.task(`${SITE}/go`).fp;
@@ -484,8 +551,8 @@ describe('crawlPage (in-memory fetcher)', () => {
     see(other, `${SITE}/item?id=8`, 'cd');
     rules.mergeHost(SITE, other.hostRecords(SITE)!);
     t.deps.urlRules = rules;
-    await crawlPage(t.deps, t.task(`${SITE}/robots.txt`));
-    const next = await crawlPage(t.deps, t.task(`${SITE}/about`));
+    await t.crawl(t.task(`${SITE}/robots.txt`));
+    const next = await t.crawl(t.task(`${SITE}/about`));
     assert.deepEqual(next.kind === 'done' && next.enqueued.map((e) => e.url), [`${SITE}/item?id=7`]);
   });
 });

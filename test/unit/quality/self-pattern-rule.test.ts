@@ -48,15 +48,10 @@ async function crawlAll(routes: Routes, seed: string): Promise<PageRecord[]> {
     clock: { now: () => 0 },
     random: () => 0.5,
     fetcher: new MemoryFetcher({ [`${SITE}/robots.txt`]: { status: 404 }, ...routes }),
-    robots: {
-      get: async (o: string) => robots.get(o),
-      put: async (o: string, e: RobotsEntry) => void robots.set(o, e),
-    },
+    robots: { get: async (o: string) => robots.get(o) },
     seen: new UrlSeen(new ClockCache(1024), new MemorySeenStore(new Map(), new Set())),
     contentSeen: new MemoryContentSeen(),
-    frontier: { enqueue: async (tasks: readonly CrawlTask[]) => void queue.push(...tasks) },
     pages: { put: async () => ({ file: 'w', offset: 0, length: 1 }), flush: async () => {} },
-    results: { page: async (r: PageRecord) => void records.push(r), links: async () => {} },
     canonicalizer,
     scope: new ScopeRules(config, [seed]),
     quality: new CrawlQuality(config, {
@@ -66,7 +61,11 @@ async function crawlAll(routes: Routes, seed: string): Promise<PageRecord[]> {
   };
   for (let task = queue.shift(); task !== undefined; task = queue.shift()) {
     const outcome = await crawlPage(deps, task);
-    if (outcome.kind !== 'done') queue.unshift(task);
+    // the step's effects, committed as a runtime would
+    if (outcome.storeRobots !== undefined) robots.set(outcome.storeRobots.origin, outcome.storeRobots.entry);
+    queue.push(...outcome.enqueued);
+    if (outcome.kind === 'done') records.push(outcome.record);
+    else queue.unshift(task);
   }
   return records;
 }
