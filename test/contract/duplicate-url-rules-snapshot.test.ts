@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
 import { DynamoCrawlTable } from '../../functions/adapters/aws/dynamo-crawl-table.ts';
 import { CrawlDb } from '../../functions/adapters/local/crawl-db.ts';
-import type { CrawlTableStore } from '../../functions/cloud/ports/cloud-ports.ts';
+import type { HostRulesStore } from '../../functions/cloud/ports/cloud-ports.ts';
 import {
   type DuplicateUrlRuleOptions,
   DuplicateUrlRules,
@@ -66,7 +66,7 @@ describe("duplicate-URL rules snapshot contract: CrawlDb (the embedded crawler's
  * version (as host-rules-sync.ts `saveHostRules` does), and merged into a new container's learner
  * (`mergeStoredRules`: `mergeHost`, then `importHeld`).
  */
-function crawlTableStore(table: CrawlTableStore, crawlId: string): RuleSnapshotStore {
+function crawlTableStore(table: HostRulesStore, crawlId: string): RuleSnapshotStore {
   return {
     async save(rules) {
       for (const origin of new Set(rules.report().map((r) => r.origin))) {

@@ -1,5 +1,5 @@
 /**
- * The host item's FIFO group (CrawlTableStore: noteBacklog, startGroup, updateHost's `group`),
+ * The host item's FIFO group (HostItems: noteBacklog, startGroup, updateHost's `group`),
  * as functions/cloud/frontier/back-queues.ts relies on it: one starter wins an idle group (or the
  * same starter again), the group's size moves with the ledger exactly once, and a holder's write
  * that would leave the group idle fails with the group as it is when an offer came meanwhile
@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { emptyHostCounts } from '../../functions/cloud/messages/crawl-records.ts';
-import type { CrawlTableStore } from '../../functions/cloud/ports/cloud-ports.ts';
+import type { BatchStateReader, HostItems } from '../../functions/cloud/ports/cloud-ports.ts';
 
-type GroupTable = Pick<CrawlTableStore, 'noteBacklog' | 'startGroup' | 'updateHost' | 'loadBatchState'>;
+type GroupTable = HostItems & BatchStateReader;
 
 const counts = () => ({ ...emptyHostCounts(), finished: 1 });
 

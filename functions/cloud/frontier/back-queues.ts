@@ -29,7 +29,7 @@ import type { FaultHook } from '../fault-hook.ts';
 import { BACKLOG_TURN, FRONTIER_GROUP_LIMIT } from '../lambda-settings.ts';
 import type { HostGroup } from '../messages/crawl-records.ts';
 import { resendId } from '../messages/task-message.ts';
-import { type BacklogTurn, type CrawlTableStore, type HostBacklog, stateKey } from '../ports/cloud-ports.ts';
+import { type BacklogTurn, type HostBacklog, type HostItems, stateKey } from '../ports/cloud-ports.ts';
 
 /** Names who offers a host's tasks, the same way each time the offer is made again. */
 export type Starter = (crawlId: string, host: string, tasks: readonly CrawlTask[]) => string;
@@ -47,7 +47,7 @@ export const ADMIT_STARTER: Starter = (_crawlId, _host, tasks) =>
 
 /** What offering tasks needs: the host items, the back queues and the raw queue. */
 export interface BackQueueDeps {
-  table: Pick<CrawlTableStore, 'noteBacklog' | 'startGroup' | 'hosts'>;
+  table: HostItems;
   backlog: HostBacklog;
   /** Sends to the FIFO queue itself (group = crawl and host). */
   queue: Frontier;

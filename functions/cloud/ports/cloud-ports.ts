@@ -118,9 +118,13 @@ export interface StoredHostRules {
 /** What a conditional write of a host's rules did: written (the new version), or the stored item it met. */
 export type HostRulesWrite = { written: true; version: number } | { written: false; stored: StoredHostRules };
 
-/** The crawl table: crawl items, the registry, host ledgers (page records live in S3). */
-export interface CrawlTableStore {
-  /** Writes a new crawl item (fails if the id exists) and its registry entry. */
+/**
+ * The crawl items (`sk` crawl) with the registry of running crawls (pk `crawls`) and the catalog of
+ * every crawl (pk `catalog`): how the API starts, lists, shows and cancels crawls, and how the
+ * scheduler watches and ends them.
+ */
+export interface CrawlRegistry {
+  /** Writes a new crawl item (rejects if the id exists), its registry entry and its catalog entry. */
   createCrawl(crawl: CrawlRecord): Promise<void>;
   getCrawl(id: string): Promise<CrawlRecord | undefined>;
   /** Running -> cancelled; resolves the status afterwards, undefined for an unknown crawl. */
@@ -136,12 +140,17 @@ export interface CrawlTableStore {
   /** Crawls in the registry (running, or cancelled and still draining). */
   registeredCrawls(): Promise<string[]>;
   /**
-   * Every crawl, newest first, `limit` at a time; `after` is the `next` of the previous page.
-   * Resolves undefined for an `after` this store did not hand out.
+   * Every crawl, newest first, `limit` at a time; `after` is the `next` of the previous page
+   * (a page may carry a `next` whose page is empty). Resolves undefined for an `after` this store
+   * did not hand out.
    */
   listCrawls(limit: number, after?: string): Promise<{ crawls: CrawlRecord[]; next?: string } | undefined>;
   /** Stores (or clears, with undefined) the scheduler's watch of a crawl. */
   setWatch(id: string, watch: CompletionWatch | undefined): Promise<void>;
+}
+
+/** The AOPIC state a crawl item carries (the scheduler's step publishes it; parked admissions count into it). */
+export interface CrawlAopicStore {
   /**
    * Publishes the crawl's AOPIC state (the scheduler's step), all but `admitted`, which only
    * {@link addAdmitted} changes: two overlapping steps must not overwrite each other's count.
@@ -149,6 +158,19 @@ export interface CrawlTableStore {
   setAopic(id: string, aopic: CloudAopicState): Promise<void>;
   /** Adds to the crawl's count of admitted parked URLs (an atomic increment). */
   addAdmitted(id: string, admitted: number): Promise<void>;
+}
+
+/** The crawl's scope beyond its seeds' hosts, kept on the crawl item (a worker adds a seed's redirect target). */
+export interface AllowedHosts {
+  /** Adds hosts to the crawl item's `allowedHosts` (a set: adding one twice keeps one). */
+  addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void>;
+}
+
+/**
+ * The host items (`sk` host#<host>): each host's politeness state, its ledger (exact counters, counted
+ * once per message sequence) and its FIFO group (HostGroup: size, starter, back queue version).
+ */
+export interface HostItems {
   /**
    * Every host item of a crawl, read after every write that completed before the call (strongly
    * consistent: the scheduler ends a crawl on what it reads): O(hosts), for the exact sum before a
@@ -161,18 +183,10 @@ export interface CrawlTableStore {
    */
   someHosts(crawlId: string, limit: number): Promise<HostRecord[]>;
   /**
-   * The crawl's counter shards (see CounterShard): O(1) running totals, read after every write
-   * that completed before the call (a worker judges from them that a crawl's frontier is dry).
-   */
-  counterShards(crawlId: string): Promise<CounterShard[]>;
-  /** Adds to one counter shard (`shard` in 0 .. COUNTER_SHARDS - 1). */
-  addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void>;
-  /**
    * The ledger position (`doneSeq`, padded) of some hosts of a crawl, read eventually consistent:
    * a stale answer is an older position, which only makes the caller more careful.
    */
   doneSeqs(crawlId: string, hosts: readonly string[]): Promise<Map<string, string>>;
-  loadBatchState(request: BatchStateRequest): Promise<BatchState>;
   /**
    * Resolves whether the counts were added (false: the ledger had counted these records already),
    * and whether this write gave the host its first request.
@@ -196,8 +210,29 @@ export interface CrawlTableStore {
     starter: string,
     options?: { noted?: boolean },
   ): Promise<boolean>;
+}
+
+/**
+ * A crawl's running totals: the counter shards (`sk` counts#<n>, O(1) sums of what the ledgers
+ * counted) and the `budget` item (pages fetched so far, for maxPages; read with the batch state).
+ */
+export interface CrawlCounterStore {
+  /**
+   * The crawl's counter shards (see CounterShard): O(1) running totals, read after every write
+   * that completed before the call (a worker judges from them that a crawl's frontier is dry).
+   */
+  counterShards(crawlId: string): Promise<CounterShard[]>;
+  /** Adds to one counter shard (`shard` in 0 .. COUNTER_SHARDS - 1). */
+  addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void>;
+  /** Adds to the crawl's `budget` item (created by the first addition; adding 0 writes nothing). */
   addBudget(crawlId: string, fetched: number): Promise<void>;
-  addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void>;
+}
+
+/**
+ * The duplicate-URL rules per crawl and origin (`sk` rules#<origin>, versioned: conditional writes)
+ * and the crawl's rules news (`sk` rules-news): docs/duplicate-urls.md.
+ */
+export interface HostRulesStore {
   /** An origin's duplicate-URL rules (eventually consistent); undefined when none were stored. */
   hostRules(crawlId: string, origin: string): Promise<StoredHostRules | undefined>;
   /**
@@ -221,6 +256,28 @@ export interface CrawlTableStore {
   /** Every origin's rules of a crawl (the lines of rules.json): O(origins with rules). */
   crawlRules(crawlId: string): Promise<RuleRecord[]>;
 }
+
+/**
+ * The worker's one read before a batch, across families: crawl items, budgets, host items (strongly
+ * consistent), robots entries, rules and rules news (eventually consistent).
+ */
+export interface BatchStateReader {
+  /** The items the request names that exist (absent ones are missing from the maps). */
+  loadBatchState(request: BatchStateRequest): Promise<BatchState>;
+}
+
+/**
+ * The whole crawl table (page records live in S3): every item family. Only the wiring and the
+ * adapter need all of it; each caller takes the families it uses.
+ */
+export interface CrawlTableStore
+  extends CrawlRegistry,
+    CrawlAopicStore,
+    AllowedHosts,
+    HostItems,
+    CrawlCounterStore,
+    HostRulesStore,
+    BatchStateReader {}
 
 /** Messages in the frontier queue, by state (approximate), and its visibility timeout. */
 export interface QueueDepth {

@@ -18,13 +18,12 @@ import {
 import type {
   BacklogTurn,
   CloudFrontier,
-  CrawlTableStore,
   HostBacklog,
   ObjectReader,
   QueueDepth,
 } from '../ports/cloud-ports.ts';
 import { archivedPages } from './archived-pages.ts';
-import { crawlProgress } from './crawl-progress.ts';
+import { crawlProgress, type ProgressTable } from './crawl-progress.ts';
 import type { AopicStep } from './redistribute-credit.ts';
 
 /** AOPIC's periodic step (see redistribute-credit.ts), behind a seam so tests can do without. */
@@ -43,7 +42,8 @@ export interface CreditRedistribution {
 
 /** What the scheduler touches. */
 export interface CompleteCrawlsDeps {
-  table: CrawlTableStore;
+  /** The registry and crawl items, their progress and host items (group counts, exact sums). */
+  table: ProgressTable;
   frontier: Pick<CloudFrontier, 'depth'>;
   /**
    * The capture queue: a crawl is not done while its last pages wait to be archived (the API

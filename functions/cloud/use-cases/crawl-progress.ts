@@ -12,7 +12,7 @@ import {
   type RecrawlOf,
   type UrlSeenCounters,
 } from '../messages/crawl-records.ts';
-import type { CrawlTableStore } from '../ports/cloud-ports.ts';
+import type { CrawlCounterStore, CrawlRegistry, HostItems } from '../ports/cloud-ports.ts';
 
 /** What GET /crawls/{id} returns. */
 export interface CrawlProgressView {
@@ -39,9 +39,12 @@ export interface RecrawlView extends RecrawlOf {
   new: number;
 }
 
+/** The crawl table's families a crawl's progress is read from: its item, its counter shards or its host items. */
+export type ProgressTable = CrawlRegistry & CrawlCounterStore & HostItems;
+
 /** Reads a crawl and its counters; undefined for an unknown crawl. */
 export async function crawlProgress(
-  table: CrawlTableStore,
+  table: ProgressTable,
   id: string,
   options: { exact?: boolean } = {},
 ): Promise<{ crawl: CrawlRecord; view: CrawlProgressView; aopic: AopicTotals } | undefined> {

@@ -27,8 +27,8 @@ import {
 import type { Clock } from '../../core/ports.ts';
 import type { PageItem } from '../messages/crawl-records.ts';
 import { indexPrefix, stampOf } from '../messages/warc-object.ts';
-import type { CrawlTableStore, ObjectReader } from '../ports/cloud-ports.ts';
-import { crawlProgress } from './crawl-progress.ts';
+import type { ObjectReader } from '../ports/cloud-ports.ts';
+import { crawlProgress, type ProgressTable } from './crawl-progress.ts';
 
 /** How much one snapshot reads at most. */
 export interface SnapshotBounds {
@@ -48,7 +48,8 @@ export interface SnapshotBounds {
 
 /** What the snapshot reads. */
 export interface SnapshotDeps {
-  table: CrawlTableStore;
+  /** The crawl's progress, and some host items for the host table. */
+  table: ProgressTable;
   pages: ObjectReader;
   clock: Clock;
 }

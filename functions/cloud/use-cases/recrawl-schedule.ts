@@ -4,14 +4,14 @@
  * runs did, `DELETE` removes it. The settings of the rounds are checked here as a round would
  * check them, so a schedule never starts rounds that are refused one after another.
  */
-import type { CrawlTableStore } from '../ports/cloud-ports.ts';
+import type { CrawlRegistry } from '../ports/cloud-ports.ts';
 import type { RecrawlSchedules, ScheduledRun, ScheduledRunLog } from '../ports/recrawl-schedules.ts';
 import { DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES, parseRecrawlEvery } from './recrawl-every.ts';
 import { archiveOf, roundSettings, unarchivedProblem } from './start-recrawl.ts';
 
 /** What the schedule routes need. */
 export interface RecrawlScheduleDeps {
-  table: CrawlTableStore;
+  table: CrawlRegistry;
   schedules: RecrawlSchedules;
   runs: ScheduledRunLog;
   clock: { now(): number };

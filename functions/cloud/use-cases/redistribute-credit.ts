@@ -23,10 +23,10 @@ import type { Frontier } from '../../core/ports.ts';
 import { AopicLedger, cashOf } from '../../core/scheduling/aopic.ts';
 import type { CrawlTask } from '../../core/types.ts';
 import type { AopicTotals, CloudAopicState, CrawlCounters, CrawlRecord } from '../messages/crawl-records.ts';
-import type { CrawlTableStore, ParkedUrl, ParkedUrls } from '../ports/cloud-ports.ts';
+import type { CrawlAopicStore, ParkedUrl, ParkedUrls } from '../ports/cloud-ports.ts';
 
 export interface RedistributeCreditDeps {
-  table: Pick<CrawlTableStore, 'setAopic' | 'addAdmitted'>;
+  table: CrawlAopicStore;
   parked: ParkedUrls;
   frontier: Frontier;
   /** Queued URLs a crawl should have before parked ones wait (default {@link FRONTIER_TARGET}). */
@@ -54,7 +54,7 @@ export const EMPTY_AOPIC: CloudAopicState = { bonus: 0, lambdaSpent: 0, admitted
 
 /** What admitting parked URLs touches (the scheduler's step, and a worker that finds the frontier dry). */
 export type AdmissionDeps = Pick<RedistributeCreditDeps, 'parked' | 'frontier'> & {
-  table: Pick<CrawlTableStore, 'addAdmitted'>;
+  table: CrawlAopicStore;
 };
 
 /**

@@ -6,11 +6,11 @@ import { parseCrawlConfig } from '../../core/config.ts';
 import type { Clock, Frontier, SeenStore } from '../../core/ports.ts';
 import { SEED_OWNER, seedTasks } from '../../core/step/crawl-page.ts';
 import { UrlCanonicalizer } from '../../core/url/canonicalize.ts';
-import type { CrawlTableStore } from '../ports/cloud-ports.ts';
+import type { CrawlRegistry } from '../ports/cloud-ports.ts';
 
 /** What starting a crawl needs. */
 export interface StartCrawlDeps {
-  table: CrawlTableStore;
+  table: CrawlRegistry;
   frontier: Frontier;
   /** The URL-seen store of a crawl. */
   seen: (crawlId: string) => SeenStore;

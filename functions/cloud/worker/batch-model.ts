@@ -12,13 +12,18 @@ import type { BackQueueDeps, GroupHints } from '../frontier/back-queues.ts';
 import type { CaptureMessage } from '../messages/capture-message.ts';
 import type { CrawlRecord, HostCounts, HostGroup } from '../messages/crawl-records.ts';
 import type {
+  AllowedHosts,
   ArchiveStore,
+  BatchStateReader,
   CaptureSink,
+  CrawlAopicStore,
+  CrawlCounterStore,
   CrawlStores,
-  CrawlTableStore,
   DeadLetterSink,
   FrontierReceiver,
   HostBacklog,
+  HostItems,
+  HostRulesStore,
   MessageVisibility,
   ObjectStore,
   ParkedUrls,
@@ -103,12 +108,24 @@ export function emptyBatchStats(records: number): BatchStats {
   };
 }
 
+/**
+ * The crawl table's families the worker uses: the batch read, the host items (ledger, politeness,
+ * groups), the counter shards and budget, the crawl's allowed hosts and admitted count (a dry
+ * frontier's admission), the duplicate-URL rules.
+ */
+export type WorkerTable = BatchStateReader &
+  HostItems &
+  CrawlCounterStore &
+  AllowedHosts &
+  CrawlAopicStore &
+  HostRulesStore;
+
 /** Everything the worker touches; the wiring (functions/cloud/lambdas/aws-wiring.ts) passes the AWS adapters. */
 export interface FrontierWorkerDeps {
   clock: Clock;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
-  table: CrawlTableStore;
+  table: WorkerTable;
   frontier: Frontier;
   messages: MessageVisibility;
   /**

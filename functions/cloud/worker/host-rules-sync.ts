@@ -33,7 +33,7 @@
 
 import type { HeldForm, HostRuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import { judgeError } from '../../core/step/error-policy.ts';
-import type { CrawlTableStore, StoredHostRules } from '../ports/cloud-ports.ts';
+import type { HostRulesStore, StoredHostRules } from '../ports/cloud-ports.ts';
 import type { CrawlContext, RuleSync } from './container-state.ts';
 
 /** A container reads an origin's stored rules itself when its batch's read is older than this, ms. */
@@ -61,7 +61,7 @@ export const NEWS_FOLLOWED_PER_BATCH = 16;
 
 /** What the sync needs. */
 export interface RulesSyncEnv {
-  table: CrawlTableStore;
+  table: HostRulesStore;
   now: number;
   log: (line: string) => void;
 }

@@ -27,8 +27,8 @@
 import { type Context, Hono } from 'hono';
 import { sortRuleRecords } from '../../../core/quality/duplicate-url-rules.ts';
 import { METRICS } from '../../metrics.ts';
-import type { ArchiveStore, CrawlTableStore, ObjectLinks, ObjectReader } from '../../ports/cloud-ports.ts';
-import { crawlProgress } from '../../use-cases/crawl-progress.ts';
+import type { ArchiveStore, HostRulesStore, ObjectLinks, ObjectReader } from '../../ports/cloud-ports.ts';
+import { crawlProgress, type ProgressTable } from '../../use-cases/crawl-progress.ts';
 import { cloudCrawlSnapshot } from '../../use-cases/crawl-snapshot.ts';
 import {
   ARCHIVE_KINDS,
@@ -61,7 +61,8 @@ export interface ApiDeps extends StartCrawlDeps {
   archives?: ArchiveStore;
   /** Recurring recrawls (EventBridge Scheduler); absent: /crawls/{id}/schedule answers 501. */
   recrawlSchedules?: Pick<RecrawlScheduleDeps, 'schedules' | 'runs' | 'minIntervalMinutes'>;
-  table: CrawlTableStore;
+  /** Crawls (start, list, show, cancel), their progress and host table, their rules (rules.json). */
+  table: ProgressTable & HostRulesStore;
   /** The page bucket: the crawl's index objects. */
   pages: ObjectReader;
   /** The page bucket's objects as download links (listings and presigned GETs). */
