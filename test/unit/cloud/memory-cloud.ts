@@ -301,7 +301,10 @@ export class MemoryCrawlTable implements CrawlTableStore {
     this.#call('putHostRules');
     const key = stateKey(crawlId, origin);
     const stored = this.rules.get(key);
-    if ((stored?.version ?? 0) !== version) return { written: false, stored: copy(stored!) };
+    if ((stored?.version ?? 0) !== version) {
+      // As DynamoDB: a version that was never stored meets "no rules yet".
+      return { written: false, stored: stored === undefined ? { records: [], version: 0 } : copy(stored) };
+    }
     const item: StoredHostRules = { records: copy([...records]), version: version + 1 };
     if (held.length > 0) item.held = copy([...held]);
     this.rules.set(key, item);
