@@ -13,6 +13,7 @@ import {
   emptyHostCounts,
 } from '../../functions/cloud/messages/crawl-records.ts';
 import type { BatchStateReader, CrawlCounterStore } from '../../functions/cloud/ports/cloud-ports.ts';
+import { readBatchState } from './read-batch-state.ts';
 
 type CounterTable = CrawlCounterStore & BatchStateReader;
 
@@ -23,7 +24,7 @@ const shard = (counts: Partial<CounterShard>): CounterShard => ({
 });
 
 async function budgetOf(table: CounterTable, crawlId: string): Promise<number | undefined> {
-  const state = await table.loadBatchState({ crawlIds: [], budgets: [crawlId], hosts: [], robots: [] });
+  const state = await readBatchState(table, { budgets: [crawlId] });
   return state.budgets.get(crawlId);
 }
 

@@ -9,20 +9,14 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { emptyHostCounts } from '../../functions/cloud/messages/crawl-records.ts';
 import type { BatchStateReader, HostItems } from '../../functions/cloud/ports/cloud-ports.ts';
+import { readBatchState } from './read-batch-state.ts';
 
 type GroupTable = HostItems & BatchStateReader;
 
 const counts = () => ({ ...emptyHostCounts(), finished: 1 });
 
 async function groupOf(table: GroupTable, crawlId: string, host: string) {
-  const state = await table.loadBatchState({
-    crawlIds: [],
-    budgets: [],
-    hosts: [{ crawlId, host }],
-    robots: [],
-    rules: [],
-    rulesNews: [],
-  });
+  const state = await readBatchState(table, { hosts: [{ crawlId, host }] });
   return state.hosts.get(`${crawlId} ${host}`)?.group;
 }
 

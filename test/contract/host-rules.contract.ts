@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { BatchStateReader, HostRulesStore } from '../../functions/cloud/ports/cloud-ports.ts';
 import type { HeldForm, HostRuleRecord } from '../../functions/core/quality/duplicate-url-rules.ts';
+import { readBatchState } from './read-batch-state.ts';
 
 type RulesTable = HostRulesStore & BatchStateReader;
 
@@ -21,13 +22,7 @@ const rule = (status: HostRuleRecord['status'], support: number): HostRuleRecord
 });
 
 async function newsOf(table: RulesTable, crawlId: string): Promise<Map<string, number> | undefined> {
-  const state = await table.loadBatchState({
-    crawlIds: [],
-    budgets: [],
-    hosts: [],
-    robots: [],
-    rulesNews: [crawlId],
-  });
+  const state = await readBatchState(table, { rulesNews: [crawlId] });
   return state.rulesNews.get(crawlId);
 }
 
@@ -94,11 +89,7 @@ export function hostRulesContract(open: () => Promise<RulesTable>): void {
   it('the stored rules are read with the batch state', async () => {
     const table = await open();
     await table.putHostRules('c', 'https://a.example', [rule('active', 4)], 0);
-    const state = await table.loadBatchState({
-      crawlIds: [],
-      budgets: [],
-      hosts: [],
-      robots: [],
+    const state = await readBatchState(table, {
       rules: [
         { crawlId: 'c', origin: 'https://a.example' },
         { crawlId: 'c', origin: 'https://b.example' },
