@@ -17,7 +17,7 @@
  */
 import { judgeError } from '../../core/step/error-policy.ts';
 import { aggregateCounters } from '../messages/crawl-records.ts';
-import type { ParkedUrl } from '../ports/cloud-ports.ts';
+import type { CrawlAopicStore, CrawlCounterStore, ParkedUrl } from '../ports/cloud-ports.ts';
 import { admitParked } from '../use-cases/redistribute-credit.ts';
 import type { BatchPlan, CrawlBatch, FrontierWorkerDeps } from './batch-model.ts';
 
@@ -42,7 +42,7 @@ export function mayBeDry(plan: BatchPlan): CrawlBatch[] {
  * when none is queued. Resolves how many URLs were admitted.
  */
 export async function admitWhenDry(
-  deps: Pick<FrontierWorkerDeps, 'table' | 'parked' | 'frontier'>,
+  deps: Pick<FrontierWorkerDeps, 'parked' | 'frontier'> & { table: CrawlCounterStore & CrawlAopicStore },
   plan: BatchPlan,
   log: (line: string) => void,
 ): Promise<number> {
