@@ -30,6 +30,7 @@ import {
   SqsQueueDepth,
 } from '../../adapters/aws/sqs-frontier.ts';
 import { BodyBudget } from '../../adapters/http/body-budget.ts';
+import { withBodyShareScope } from '../../adapters/http/body-share-scope.ts';
 import { gunzipFile } from '../../adapters/http/gunzip-file.ts';
 import { UndiciFetcher } from '../../adapters/http/undici-fetcher.ts';
 import type { Clock, Fetcher } from '../../core/ports.ts';
@@ -144,6 +145,7 @@ export function createAwsWorkerDeps(
     fault: options.fault ?? NO_FAULTS,
     maxReceives: Number(env.frontierMaxReceives),
     groupHints: new GroupHints(() => clock.now()),
+    stepScope: withBodyShareScope,
   };
   if (options.log !== undefined) deps.log = options.log;
   if (options.inlineWaitMs !== undefined) deps.inlineWaitMs = options.inlineWaitMs;

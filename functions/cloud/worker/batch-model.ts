@@ -150,6 +150,11 @@ export interface FrontierWorkerDeps {
   groupLimit?: number;
   /** Groups this container saw busy lately (back-queues.ts); absent: every offer tries a start first. */
   groupHints?: GroupHints;
+  /**
+   * Runs one crawl step: the wiring's keeps a large body's share of the container's body budget
+   * until the step is done with it (adapters/http/body-share-scope.ts). Absent: the step as is.
+   */
+  stepScope?: <T>(step: () => Promise<T>) => Promise<T>;
   /** The fetcher for a crawl's settings (the worker keeps one per distinct settings). */
   fetcher: (config: CrawlConfig) => Fetcher;
   /** Inflates gzipped sitemap files (`.xml.gz`); absent: they are recorded, not read. */

@@ -9,7 +9,6 @@
  * sent; the batch commit writes the rest.
  */
 import type { LRUCache } from 'lru-cache';
-import { withBodyShareScope } from '../../adapters/http/body-share-scope.ts';
 import type { CrawlConfig } from '../../core/config.ts';
 import type { SeenStore } from '../../core/ports.ts';
 import { type CashFlow, importanceOf } from '../../core/scheduling/aopic.ts';
@@ -200,9 +199,8 @@ async function crawlRecord(
     const buffers: StepBuffers = { seenStats, claimed, content, owner, gated: true };
     const ports = stepDeps(env, batch, buffers);
     // A large body keeps its share of the container's body budget until this step is done with it.
-    const outcome = await withBodyShareScope(() =>
-      crawlPage(ports, { ...task, cash: cashNow(task, batch.crawl) }),
-    );
+    const scope = deps.stepScope ?? ((step) => step());
+    const outcome = await scope(() => crawlPage(ports, { ...task, cash: cashNow(task, batch.crawl) }));
     // The page's new links wait here until the outcome tells where its cash went (see admitLinks).
     const links = await takeEffects(env, batch, group, owner, outcome);
     stats.crawled += 1;
