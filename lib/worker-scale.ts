@@ -6,7 +6,7 @@ import {
 import { CONTEXT_KEYS, ContextValueError } from './context-keys.ts';
 
 /** Event source pollers (worker invocations at once) unless the stack says otherwise: a laptop's stand-in. */
-export const DEFAULT_WORKER_POLLERS = 5;
+export const DEFAULT_WORKER_POLLERS = 3;
 
 /**
  * Account concurrency the stack may reserve unless told otherwise: AWS's default quota of 1,000

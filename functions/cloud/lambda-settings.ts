@@ -149,10 +149,14 @@ export const WORKER_TIMEOUT_MS = LAMBDA_SETTINGS.frontierWorker.timeoutSeconds *
  * A host's FIFO group is refilled while it holds fewer than this many messages (Mercator's back
  * queues: the rest of the host's frontier waits in DynamoDB, richest first). A refill adds whole
  * turns of the back queue (BACKLOG_TURN tasks stored as one item), so a group holds at most
- * FRONTIER_GROUP_LIMIT + BACKLOG_TURN - 1 = 11 messages: at that bound 10,900 hosts with work fill
- * SQS FIFO's 120,000-message scan window and in-flight cap (docs/cloud.md, "Bounded back queues").
+ * FRONTIER_GROUP_LIMIT + BACKLOG_TURN - 1 = 17 messages: at that bound 7,000 hosts with work fill
+ * SQS FIFO's 120,000-message scan window and in-flight cap; more hosts take turns in it, since a
+ * refill goes to the queue's tail (docs/cloud.md, "Bounded back queues"). Twelve, not six: each
+ * batch then holds more of a host's pages, so fewer ledger writes, back-queue turns, receives and
+ * deletes per page (`npm run bench:cloud -- --group-limit 6` vs 12: $4.35 vs $4.14 per million
+ * pages, 2026-11-28).
  */
-export const FRONTIER_GROUP_LIMIT = 6;
+export const FRONTIER_GROUP_LIMIT = 12;
 
 /**
  * Tasks of a host's back queue stored together, as one item (gzipped, about 1 KB: one write unit

@@ -93,7 +93,7 @@ describe('triggers', () => {
       FunctionName: { Ref: 'FrontierWorker' },
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 5 },
+      ScalingConfig: { MaximumConcurrency: 3 },
     });
   });
 

@@ -83,9 +83,9 @@ describe('functions/cloud/env.ts', () => {
     );
   });
 
-  it('reads the hosts per invocation, 10 when unset, and refuses what the runner cannot use', () => {
-    assert.equal(readHostsPerInvocation({}), 10);
-    assert.equal(readHostsPerInvocation({ WORKER_HOSTS_PER_INVOCATION: '' }), 10);
+  it('reads the hosts per invocation, 20 when unset, and refuses what the runner cannot use', () => {
+    assert.equal(readHostsPerInvocation({}), 20);
+    assert.equal(readHostsPerInvocation({ WORKER_HOSTS_PER_INVOCATION: '' }), 20);
     assert.equal(readHostsPerInvocation({ WORKER_HOSTS_PER_INVOCATION: '40' }), 40);
     for (const bad of ['0', '501', '2.5', '-3', 'ten', ' 40']) {
       assert.throws(
