@@ -131,30 +131,18 @@ export async function stepRecord(
       return { kind: 'ack' };
     }
     // Counted, not listed: a cancelled crawl drains its whole queue this way.
-    return finish(group, batch, message, task.fp, {
-      status: null,
-      bytes: 0,
-      reason: 'cancelled',
-      enqueued: 0,
-    });
+    return finish(group, batch, message, task.fp, unfetched('cancelled'));
   }
-  if (config.maxPages !== undefined && batch.budget + batch.fetched >= config.maxPages) {
+  const overBudget =
+    config.maxPages !== undefined && batch.budget + batch.fetched >= config.maxPages
+      ? 'max-pages'
+      : group.fetched >= config.maxPagesPerHost
+        ? 'host-budget'
+        : undefined;
+  if (overBudget !== undefined) {
+    // A page the budgets leave unfetched gives its cash to the lambda page (AOPIC's tax).
     group.counts.lambda += cashNow(task, batch.crawl);
-    return finish(group, batch, message, task.fp, {
-      status: null,
-      bytes: 0,
-      reason: 'max-pages',
-      enqueued: 0,
-    });
-  }
-  if (group.fetched >= config.maxPagesPerHost) {
-    group.counts.lambda += cashNow(task, batch.crawl);
-    return finish(group, batch, message, task.fp, {
-      status: null,
-      bytes: 0,
-      reason: 'host-budget',
-      enqueued: 0,
-    });
+    return finish(group, batch, message, task.fp, unfetched(overBudget));
   }
   try {
     return await crawlRecord(env, entry, group, batch);
@@ -412,6 +400,11 @@ function markHandled(group: GroupBatch, message: FrontierMessage): void {
   if (seq === undefined) return;
   group.firstSeq ??= seq;
   group.lastSeq = seq;
+}
+
+/** A URL finished without a request, for `reason`. */
+function unfetched(reason: string): FinishedUrl {
+  return { status: null, bytes: 0, reason, enqueued: 0 };
 }
 
 /**
