@@ -19,6 +19,7 @@
  *   npm run bench:quality -- --order bfs --budget 3000 --seed 1
  *   npm run bench:quality -- --hosts 20 --pages 4000 --concurrency 16 --json out.json
  *   npm run bench:quality -- --mode cloud           the serverless crawler on the local stand-in
+ *   npm run bench:quality -- --mode cloud --group-limit 2   a host's FIFO group refilled below 2
  *   npm run bench:quality -- --classic              the web as it was before issue 11
  *   npm run bench:quality -- --requests log.jsonl   also write every request with its label
  *   npm run bench:quality -- --out DIR              keep each crawl's folder (DIR/aopic, DIR/bfs;
@@ -84,6 +85,8 @@ const { values } = parseArgs({
     requests: { type: 'string' },
     out: { type: 'string' },
     set: { type: 'string', multiple: true },
+    /** Cloud mode: URLs of one host in its FIFO group at most (FRONTIER_GROUP_LIMIT). */
+    'group-limit': { type: 'string' },
   },
 });
 
@@ -208,7 +211,10 @@ async function crawlCloud(
   const served = await serveWeb(web);
   const local = await startCloudLocal({
     // The fixture servers are on loopback: allowed on the stand-in, forbidden by default on AWS.
-    env: { PRIVATE_ADDRESSES: 'allowed' },
+    env: {
+      PRIVATE_ADDRESSES: 'allowed',
+      ...(values['group-limit'] === undefined ? {} : { FRONTIER_GROUP_LIMIT: values['group-limit'] }),
+    },
     port: 0,
     prefix: `quality${process.pid.toString(36)}${order}`,
     scheduleRateMs: 1000,

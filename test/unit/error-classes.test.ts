@@ -55,6 +55,10 @@ const EXAMPLES: Record<string, (Class: new (...args: never[]) => Error) => Error
       { Id: '0', Code: 'InternalError' },
     ]),
   GzipFormatError: (C) => new (C as unknown as new (m: string) => Error)('bad header'),
+  BodyBudgetError: (C) =>
+    new (C as unknown as new (m: string) => Error)(
+      'costPerByte must be a finite number of at least 1, got 0',
+    ),
   BlockedAddressError: (C) =>
     new (C as unknown as new (a: string, c: string) => Error)('10.0.0.1', 'private'),
   CrawlDbVersionError: (C) => new (C as unknown as new (m: string) => Error)('older crawlstack'),
