@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { FRONTIER_RETENTION_DAYS } from '../functions/cloud/lambda-settings.ts';
 import { pinLogicalId } from './logical-id.ts';
 
 /** Properties of {@link Frontier}. */
@@ -22,7 +23,7 @@ export interface FrontierProps {
 }
 
 /** Longest retention SQS allows: a paused or throttled crawl keeps its frontier for two weeks. */
-const RETENTION = Duration.days(14);
+const RETENTION = Duration.days(FRONTIER_RETENTION_DAYS);
 
 /**
  * The crawl frontier: an SQS FIFO queue with one message group per crawl and host, so SQS itself

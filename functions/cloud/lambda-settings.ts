@@ -149,14 +149,19 @@ export const WORKER_TIMEOUT_MS = LAMBDA_SETTINGS.frontierWorker.timeoutSeconds *
  * A host's FIFO group is refilled while it holds fewer than this many messages (Mercator's back
  * queues: the rest of the host's frontier waits in DynamoDB, richest first). A refill adds whole
  * turns of the back queue (BACKLOG_TURN tasks stored as one item), so a group holds at most
- * FRONTIER_GROUP_LIMIT + BACKLOG_TURN - 1 = 17 messages: at that bound 7,000 hosts with work fill
+ * FRONTIER_GROUP_LIMIT + BACKLOG_TURN - 1 = 13 messages: at that bound 9,200 hosts with work fill
  * SQS FIFO's 120,000-message scan window and in-flight cap; more hosts take turns in it, since a
- * refill goes to the queue's tail (docs/cloud.md, "Bounded back queues"). Twelve, not six: each
- * batch then holds more of a host's pages, so fewer ledger writes, back-queue turns, receives and
- * deletes per page (`npm run bench:cloud -- --group-limit 6` vs 12: $4.35 vs $4.14 per million
- * pages, 2026-11-28).
+ * refill goes to the queue's tail (docs/cloud.md, "Bounded back queues"). The last of 13 waits 12
+ * of its host's gaps: 12 days at the largest gap a crawl may set (a day), inside SQS's 14-day
+ * retention. Eight, not six: each batch holds more of a host's pages, so fewer ledger writes,
+ * back-queue turns, receives and deletes per page (`npm run bench:cloud -- --only realistic
+ * --group-limit N`, 2026-11-28: 6 $4.35, 8 $4.21, 12 $4.14 per million pages); 12 would leave a
+ * day-long gap's last URL 16 days in SQS.
  */
-export const FRONTIER_GROUP_LIMIT = 12;
+export const FRONTIER_GROUP_LIMIT = 8;
+
+/** SQS keeps a frontier message this long after its send (the template's retention, its maximum). */
+export const FRONTIER_RETENTION_DAYS = 14;
 
 /**
  * Tasks of a host's back queue stored together, as one item (gzipped, about 1 KB: one write unit

@@ -10,6 +10,8 @@ import {
   CLOUD_FETCH_BUDGET_MS,
   DEFAULT_HOSTS_PER_INVOCATION,
   FIFO_DEDUPLICATION_WINDOW_SECONDS,
+  FRONTIER_GROUP_MAX,
+  FRONTIER_RETENTION_DAYS,
   FRONTIER_VISIBILITY_SECONDS,
   LAMBDA_MAX_MEMORY_MB,
   LAMBDA_SETTINGS,
@@ -21,9 +23,19 @@ import {
 } from '../../../functions/cloud/lambda-settings.ts';
 import { workerBodyBudget } from '../../../functions/cloud/lambdas/aws-wiring.ts';
 import { CONTEXT_MEMORY_BYTES } from '../../../functions/cloud/worker/container-state.ts';
-import { parseCrawlConfig } from '../../../functions/core/config.ts';
+import { CONFIG_LIMITS, parseCrawlConfig } from '../../../functions/core/config.ts';
 
 describe('Lambda settings', () => {
+  it('the last URL of a full FIFO group is fetched before SQS deletes it, at the largest gap a crawl may set', () => {
+    // It waits behind the group's other messages, one host gap each; a day of margin for deferrals.
+    const dayMs = 86_400_000;
+    const waitMs = (FRONTIER_GROUP_MAX - 1) * CONFIG_LIMITS.waitMs;
+    assert.ok(
+      waitMs <= (FRONTIER_RETENTION_DAYS - 1) * dayMs,
+      `${waitMs / dayMs} days of waiting against ${FRONTIER_RETENTION_DAYS} of retention`,
+    );
+  });
+
   it('a crashed batch is redelivered and re-sends its links inside the FIFO deduplication window', () => {
     // First send: at most one timeout after the receive; the redelivered batch's send: at most
     // visibility + timeout after it. Both in one window, or the second copy is a new message.
