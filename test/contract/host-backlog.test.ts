@@ -1,8 +1,8 @@
-import { after, before, describe } from 'node:test';
+import { describe } from 'node:test';
 import { DynamoHostBacklog } from '../../functions/adapters/aws/dynamo-host-backlog.ts';
 import { KEEP_FOREVER } from '../../functions/adapters/aws/retention.ts';
 import { MemoryHostBacklog } from '../unit/cloud/memory-cloud.ts';
-import { type AwsBackend, openAwsBackend } from './backends.ts';
+import { awsSuite } from './aws-suite.ts';
 import { hostBacklogContract } from './host-backlog.contract.ts';
 
 describe("HostBacklog contract: MemoryHostBacklog (the unit tests' fake)", () => {
@@ -14,15 +14,12 @@ describe("HostBacklog contract: MemoryHostBacklog (the unit tests' fake)", () =>
 });
 
 describe('HostBacklog contract: DynamoHostBacklog', () => {
-  let aws: AwsBackend;
-  let table: string;
-  before(async () => {
-    aws = await openAwsBackend();
-    table = await aws.crawlTable();
+  const backend = awsSuite(async (aws) => ({ doc: aws.clients.doc, table: await aws.crawlTable() }));
+  hostBacklogContract(async () => {
+    const { doc, table } = await backend();
+    return {
+      a: new DynamoHostBacklog(doc, table, KEEP_FOREVER),
+      b: new DynamoHostBacklog(doc, table, KEEP_FOREVER),
+    };
   });
-  after(() => aws.close());
-  hostBacklogContract(async () => ({
-    a: new DynamoHostBacklog(aws.clients.doc, table, KEEP_FOREVER),
-    b: new DynamoHostBacklog(aws.clients.doc, table, KEEP_FOREVER),
-  }));
 });
