@@ -200,7 +200,7 @@ export interface CostBreakdown {
     readUnits: number;
     byTable: Record<string, { writeRequestUnits: number; readRequestUnits: number }>;
     /** By table, operation and item family (endpoint-metrics.ts). */
-    byFamily: Record<string, { writeRequestUnits: number; readRequestUnits: number }>;
+    byFamily: Record<string, { writeRequestUnits: number; readRequestUnits: number; items?: number }>;
     requests: Record<string, number>;
   };
   sqs: SqsLine[];
@@ -315,6 +315,7 @@ export function metricsDelta(after: CloudLocalMetrics, before: CloudLocalMetrics
     for (const [family, units] of Object.entries(a.dynamodb.byFamily ?? {})) {
       units.writeRequestUnits -= b.dynamodb.byFamily?.[family]?.writeRequestUnits ?? 0;
       units.readRequestUnits -= b.dynamodb.byFamily?.[family]?.readRequestUnits ?? 0;
+      units.items = (units.items ?? 0) - (b.dynamodb.byFamily?.[family]?.items ?? 0);
     }
     a.s3.bytesUploaded -= b.s3.bytesUploaded;
     a.sqs.billedRequests -= b.sqs.billedRequests;

@@ -34,7 +34,8 @@ export interface EndpointMetrics {
      * Units per table, operation and item family (`CrawlTable UpdateItem host`: the sort key's, or
      * a short partition key's, text before its first `#`): where a bill's units come from.
      */
-    byFamily: Record<string, TableUnits>;
+    /** By table, operation and item family, with the items charged (units per item = size). */
+    byFamily: Record<string, TableUnits & { items?: number }>;
     /**
      * The base-table partition keys that took the most writes in one second, busiest first (at
      * most {@link HOT_KEYS}): AWS serves at most 1,000 WCU a second to one partition key. Since
@@ -540,9 +541,10 @@ export class EndpointMetricsRecorder {
       table.readRequestUnits += charge.readRequestUnits;
       totals.byTable[charge.table] = table;
       const name = `${charge.table} ${operation} ${itemFamily(firstKey(asObject(requestBody)))}`;
-      const family = totals.byFamily[name] ?? { writeRequestUnits: 0, readRequestUnits: 0 };
+      const family = totals.byFamily[name] ?? { writeRequestUnits: 0, readRequestUnits: 0, items: 0 };
       family.writeRequestUnits += charge.writeRequestUnits;
       family.readRequestUnits += charge.readRequestUnits;
+      family.items = (family.items ?? 0) + 1;
       totals.byFamily[name] = family;
       if (charge.item !== undefined) this.#tallyKey(charge.table, charge.item, charge.writeRequestUnits);
     }
