@@ -46,6 +46,34 @@ export function hostGroupContract(open: () => Promise<GroupTable>): void {
     assert.equal((await groupOf(table, 'c', 'm.example'))?.version, 1, 'a failed start notes nothing');
   });
 
+  it("the back queue's credits are stored with a counted ledger write only, replaced whole, removed when empty", async () => {
+    const table = await open();
+    await table.startGroup('c', 'k.example', 2, 'first');
+    const credits = new Map([
+      ['00ff00ff00ff00ff', { amount: 0.125, misses: 0 }],
+      ['0123456789abcdef', { amount: 1e-7, misses: 3 }],
+    ]);
+    const write = (firstSeq: string, owed: typeof credits) => ({
+      nextAllowedAt: 0,
+      counts: counts(),
+      ledger: { firstSeq, lastSeq: firstSeq },
+      group: { queuedDelta: 0, credits: owed },
+    });
+    assert.equal((await table.updateHost('c', 'k.example', write('10', credits))).counted, true);
+    assert.deepEqual((await groupOf(table, 'c', 'k.example'))?.credits, credits);
+    const later = new Map([['00ff00ff00ff00ff', { amount: 0.5, misses: 1 }]]);
+    assert.equal((await table.updateHost('c', 'k.example', write('10', later))).counted, false);
+    assert.deepEqual(
+      (await groupOf(table, 'c', 'k.example'))?.credits,
+      credits,
+      'a redelivered batch writes none',
+    );
+    await table.updateHost('c', 'k.example', write('11', later));
+    assert.deepEqual((await groupOf(table, 'c', 'k.example'))?.credits, later, 'replaced, not merged');
+    await table.updateHost('c', 'k.example', write('12', new Map()));
+    assert.equal((await groupOf(table, 'c', 'k.example'))?.credits, undefined);
+  });
+
   it('the ledger write moves the group once and ends the start; a redelivered one is not counted', async () => {
     const table = await open();
     await table.noteBacklog('c', 'g.example');

@@ -28,6 +28,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { TABLE_KEYS } from '../../cloud/env.ts';
 import {
+  type BacklogCredits,
   type CloudAopicState,
   type CompletionWatch,
   type CounterShard,
@@ -512,6 +513,14 @@ export class DynamoCrawlTable implements CrawlTableStore {
       // The holder's write ends a start: a starter that comes back later must not start again.
       use('#gs');
       remove.push('#gs');
+      if (group.credits !== undefined) {
+        use('#gc');
+        if (group.credits.size === 0) remove.push('#gc');
+        else {
+          values[':gc'] = encodeCredits(group.credits);
+          set.push('#gc = :gc');
+        }
+      }
       if (group.idleAt !== undefined) {
         use('#gv');
         values[':gi'] = group.idleAt;
@@ -880,7 +889,36 @@ const GROUP_NAMES = {
   '#gv': 'backlogVersion',
   '#gd': 'backlogDrained',
   '#gs': 'groupStarter',
+  '#gc': 'backlogCredits',
 };
+
+/** Bytes of one credit: the fingerprint's 8 bytes, the amount (float64) and the misses (uint8). */
+const CREDIT_BYTES = 17;
+
+/** Back-queue credits as one binary attribute (17 bytes each: 24 of them stay below 420 bytes). */
+export function encodeCredits(credits: BacklogCredits): Uint8Array {
+  const out = Buffer.alloc(credits.size * CREDIT_BYTES);
+  let at = 0;
+  for (const [fp, { amount, misses }] of credits) {
+    out.write(fp, at, 8, 'hex');
+    out.writeDoubleBE(amount, at + 8);
+    out.writeUInt8(Math.min(255, misses), at + 16);
+    at += CREDIT_BYTES;
+  }
+  return out;
+}
+
+export function decodeCredits(bytes: Uint8Array): BacklogCredits {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const credits: BacklogCredits = new Map();
+  for (let at = 0; at + CREDIT_BYTES <= buf.length; at += CREDIT_BYTES) {
+    credits.set(buf.toString('hex', at, at + 8), {
+      amount: buf.readDoubleBE(at + 8),
+      misses: buf.readUInt8(at + 16),
+    });
+  }
+  return credits;
+}
 
 function groupFromItem(item: DocItem): HostGroup {
   const group: HostGroup = {
@@ -889,6 +927,7 @@ function groupFromItem(item: DocItem): HostGroup {
     drained: Number(item.backlogDrained ?? 0),
   };
   if (typeof item.groupStarter === 'string') group.starter = item.groupStarter;
+  if (item.backlogCredits instanceof Uint8Array) group.credits = decodeCredits(item.backlogCredits);
   return group;
 }
 

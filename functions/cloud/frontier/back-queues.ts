@@ -24,10 +24,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { Frontier } from '../../core/ports.ts';
-import type { CrawlTask } from '../../core/types.ts';
+import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import type { FaultHook } from '../fault-hook.ts';
 import { BACKLOG_TURN, FRONTIER_GROUP_LIMIT } from '../lambda-settings.ts';
-import type { HostGroup } from '../messages/crawl-records.ts';
+import type { BacklogCredits, HostGroup } from '../messages/crawl-records.ts';
 import { resendId } from '../messages/task-message.ts';
 import { type BacklogTurn, type HostBacklog, type HostItems, stateKey } from '../ports/cloud-ports.ts';
 
@@ -254,7 +254,7 @@ function takeTurns(turns: readonly BacklogTurn[], room: number): BacklogTurn[] {
 
 /** What the holder of a group sends at its commit, and what waits. */
 export interface RefillPlan {
-  /** Tasks for the group now. */
+  /** Tasks for the group now (each with the credits it was owed added to its cash). */
   send: CrawlTask[];
   /** The back queue's turns whose tasks are in `send` (taken out after the ledger write). */
   taken: BacklogTurn[];
@@ -262,13 +262,41 @@ export interface RefillPlan {
   wait: CrawlTask[];
   /** The back queue was read and held nothing more: its version then counts as drained. */
   drained: boolean;
+  /** The credits the host's back queue is owed after this refill (see {@link nextCredits}). */
+  credits: BacklogCredits;
+  /** Credits that can no longer reach a waiting URL: their cash goes to the lambda page. */
+  toLambda: number;
 }
+
+/**
+ * Turns read to refill a group that is owed credits: enough to find the credited URLs among the
+ * host's richest waiting ones (a consistent read of 6 turns of about 1 KB is 2 read units).
+ */
+export const CREDIT_WINDOW_TURNS = 6;
+
+/**
+ * Credits kept per host: a host item stays below 1 KB (one write unit) with 24 entries of 17
+ * bytes. The smallest go to the lambda page first.
+ */
+export const BACKLOG_CREDIT_SLOTS = 24;
+
+/**
+ * Refills that read a window of the back queue without finding a credited URL before its credit
+ * goes to the lambda page: it was fetched or is in the group already, or waits too deep to matter.
+ */
+export const BACKLOG_CREDIT_MISSES = 4;
 
 /**
  * The refill of a held group: `inGroup` messages stay in it after this batch (deferred ones, and
  * re-sent ones), so the group is filled while it holds fewer than `limit`: the richer first of the
  * batch's own new links for the host (one by one) and of its back queue (a whole turn at a time,
  * compared by its richest task; read only when the host item says it may hold something).
+ *
+ * AOPIC credits (cash that pages found to link to a URL after it was queued, `owed`: the host
+ * item's and this batch's) are added to the waiting URLs they reach in the turns read, so a URL
+ * that many pages link to rises to the front of its host as it does in the embedded crawler
+ * (without them, 20 points of PageRank mass early: docs/quality-bench.md). The credits of the URLs
+ * sent go with them; the rest are kept for the next refill, within bounds (see {@link nextCredits}).
  */
 export async function refillPlan(
   backlog: Pick<HostBacklog, 'richest'>,
@@ -278,22 +306,31 @@ export async function refillPlan(
   inGroup: number,
   group: HostGroup,
   limit: number = FRONTIER_GROUP_LIMIT,
+  owed: BacklogCredits = new Map(),
 ): Promise<RefillPlan> {
   let room = Math.max(0, limit - inGroup);
-  const asked = turnsFor(room);
+  const asked = owed.size > 0 ? Math.max(turnsFor(room), CREDIT_WINDOW_TURNS) : turnsFor(room);
   const read = room > 0 && group.version > group.drained;
-  const turns = read ? await backlog.richest(crawlId, host, asked) : [];
+  const found = new Set<Fingerprint>();
+  const turns = (read ? await backlog.richest(crawlId, host, asked) : []).map((turn) =>
+    creditedTurn(turn, owed, found),
+  );
+  const complete = read && turns.length < asked;
+  // Richest first by the cash with credits (stable: equal keys keep the stored order).
+  const ordered = [...turns].sort((a, b) => richestFirst(a.tasks[0]!, b.tasks[0]!));
   const mine = [...own].sort(richestFirst);
   const send: CrawlTask[] = [];
   const taken: BacklogTurn[] = [];
+  const consumed = new Set<Fingerprint>();
   let o = 0;
   let t = 0;
-  while (room > 0 && (o < mine.length || t < turns.length)) {
+  while (room > 0 && (o < mine.length || t < ordered.length)) {
     const link = mine[o];
-    const turn = turns[t];
+    const turn = ordered[t];
     if (turn !== undefined && (link === undefined || (turn.tasks[0]?.cash ?? 0) > link.cash)) {
       send.push(...turn.tasks);
-      taken.push(turn);
+      taken.push(turn.stored);
+      for (const task of turn.tasks) consumed.add(task.fp);
       room -= turn.tasks.length;
       t += 1;
     } else if (link !== undefined) {
@@ -302,13 +339,79 @@ export async function refillPlan(
       o += 1;
     }
   }
+  // Not read: a full group (the credits wait as they are), or a back queue known empty.
+  const empty = !read && group.version <= group.drained;
+  const next =
+    read || empty
+      ? nextCredits(owed, { found, consumed, complete: complete || empty })
+      : { credits: owed, toLambda: 0 };
   return {
     send,
     taken,
     wait: mine.slice(o),
     // Read to its end, and all of it taken: nothing waits there now.
-    drained: read && turns.length < asked && t === turns.length,
+    drained: complete && t === ordered.length,
+    credits: next.credits,
+    toLambda: next.toLambda,
   };
+}
+
+/** A turn as read (`stored`, to take out by its key) and its tasks with their credits, richest first. */
+function creditedTurn(
+  turn: BacklogTurn,
+  owed: BacklogCredits,
+  found: Set<Fingerprint>,
+): { stored: BacklogTurn; tasks: CrawlTask[] } {
+  if (owed.size === 0) return { stored: turn, tasks: turn.tasks };
+  const tasks = turn.tasks.map((task) => {
+    const credit = owed.get(task.fp);
+    if (credit === undefined) return task;
+    found.add(task.fp);
+    return { ...task, cash: task.cash + credit.amount };
+  });
+  return { stored: turn, tasks: tasks.sort(richestFirst) };
+}
+
+/**
+ * The credits a host's back queue is owed after a refill: those of the URLs sent leave (their
+ * tasks carry them); a credit whose URL was not in the turns read counts a miss, and after
+ * BACKLOG_CREDIT_MISSES misses, or when the read covered the whole back queue (or it is known
+ * empty), it goes to the lambda page; beyond BACKLOG_CREDIT_SLOTS the smallest go there too.
+ * Cash is conserved: what leaves the credits is in a task or in `toLambda`.
+ */
+export function nextCredits(
+  owed: BacklogCredits,
+  refill: { found: ReadonlySet<Fingerprint>; consumed: ReadonlySet<Fingerprint>; complete: boolean },
+  slots: number = BACKLOG_CREDIT_SLOTS,
+): { credits: BacklogCredits; toLambda: number } {
+  let toLambda = 0;
+  const kept: [Fingerprint, { amount: number; misses: number }][] = [];
+  for (const [fp, credit] of owed) {
+    if (refill.consumed.has(fp)) continue;
+    if (refill.found.has(fp)) {
+      kept.push([fp, { amount: credit.amount, misses: 0 }]);
+      continue;
+    }
+    const misses = credit.misses + 1;
+    if (refill.complete || misses >= BACKLOG_CREDIT_MISSES) toLambda += credit.amount;
+    else kept.push([fp, { amount: credit.amount, misses }]);
+  }
+  kept.sort((a, b) => b[1].amount - a[1].amount);
+  for (const [, credit] of kept.slice(slots)) toLambda += credit.amount;
+  return { credits: new Map(kept.slice(0, slots)), toLambda };
+}
+
+/** Adds a batch's credits (fingerprint to amount) to those a host's back queue is owed. */
+export function owedWith(
+  stored: BacklogCredits | undefined,
+  batch: ReadonlyMap<Fingerprint, number>,
+): BacklogCredits {
+  const owed: BacklogCredits = new Map(stored ?? []);
+  for (const [fp, amount] of batch) {
+    const was = owed.get(fp);
+    owed.set(fp, { amount: (was?.amount ?? 0) + amount, misses: was?.misses ?? 0 });
+  }
+  return owed;
 }
 
 /** A frontier whose sends go through the hosts' back queues (the API's seeds, the scheduler's admissions). */

@@ -185,7 +185,15 @@ export interface HostGroup {
   drained: number;
   /** Who started the group while it was idle; cleared by the group's next ledger write. */
   starter?: string;
+  /** AOPIC credits owed to URLs waiting in the back queue (see back-queues.ts, `refillPlan`). */
+  credits?: BacklogCredits;
 }
+
+/**
+ * Cash owed to URLs of a host's back queue by pages that linked to them after they were queued,
+ * by fingerprint, with the refills that looked for the URL in vain (`misses`).
+ */
+export type BacklogCredits = Map<Fingerprint, { amount: number; misses: number }>;
 
 /**
  * SQS FIFO sequence numbers are decimal strings of up to 128 bits: padded to 40 digits they

@@ -12,6 +12,7 @@ import type { ArchivedPage } from '../../core/recrawl/archived-page.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import type { ArchiveEntry, ArchiveRounds } from '../messages/archive-records.ts';
 import type {
+  BacklogCredits,
   CloudAopicState,
   CompletionWatch,
   CounterShard,
@@ -91,8 +92,16 @@ export interface HostUpdate {
    * and, when the write leaves the group idle, the version it saw: an offer since then fails the
    * write (`moved`), so the holder reads the back queue again before letting the group go idle.
    * `added`: the holder put some of its own links in the back queue (its version moves).
+   * `credits`: the credits the back queue is owed now (replaces the stored ones; written only
+   * with the counts, so a redelivered batch does not add its credits twice).
    */
-  group?: { queuedDelta: number; drained?: number; added?: boolean; idleAt?: number };
+  group?: {
+    queuedDelta: number;
+    drained?: number;
+    added?: boolean;
+    idleAt?: number;
+    credits?: BacklogCredits;
+  };
 }
 
 /** What a host item write did. */

@@ -87,12 +87,15 @@ export function admitLinks(
 }
 
 /**
- * Where a finished page's cash went: the tax, and credits to URLs that cannot use them (queued
- * or fetched: SQS cannot reorder a message), to the host's lambda total; credits to parked URLs
- * to the crawl's pending credits, for the next flush. A fetched page's cash becomes history.
+ * Where a finished page's cash went: the tax to the host's lambda total; credits to parked URLs
+ * to the crawl's pending credits, for the next flush; credits to other URLs of the page's own
+ * host to the batch's credits for that host's back queue (`group`: its refill adds them to the
+ * URLs that wait there, see back-queues.ts); credits to other hosts' URLs to the lambda total
+ * (SQS cannot reorder a message, and another host's back queue is not this batch's to write). A
+ * fetched page's cash becomes history.
  */
 export function routeCash(
-  counts: HostCounts,
+  group: { host: string; counts: HostCounts; credits: Map<Fingerprint, number> },
   ctx: CrawlContext,
   record: PageRecord,
   flow: CashFlow | undefined,
@@ -100,15 +103,18 @@ export function routeCash(
   now: number,
 ): void {
   if (flow === undefined) return;
+  const { counts } = group;
   counts.lambda += flow.toLambda;
   if (record.status !== null) counts.history += flow.cash;
-  for (const { fp, amount } of flow.credits) {
-    if (!(ctx.parked.has(fp) || isParked(fp))) {
+  for (const { fp, amount, host } of flow.credits) {
+    if (ctx.parked.has(fp) || isParked(fp)) {
+      if (ctx.credits.size === 0) ctx.creditsSince = now;
+      ctx.credits.set(fp, (ctx.credits.get(fp) ?? 0) + amount);
+    } else if (host === group.host) {
+      group.credits.set(fp, (group.credits.get(fp) ?? 0) + amount);
+    } else {
       counts.lambda += amount;
-      continue;
     }
-    if (ctx.credits.size === 0) ctx.creditsSince = now;
-    ctx.credits.set(fp, (ctx.credits.get(fp) ?? 0) + amount);
   }
 }
 

@@ -26,6 +26,7 @@ import {
   BackQueueFrontier,
   byHost,
   offerTasks,
+  owedWith,
   PARENT_STARTER,
   refillPlan,
 } from '../frontier/back-queues.ts';
@@ -35,6 +36,7 @@ import {
   type CaptureMessage,
   encodeCaptureMessage,
 } from '../messages/capture-message.ts';
+import type { BacklogCredits } from '../messages/crawl-records.ts';
 import {
   addHostCounts,
   COUNTER_SHARDS,
@@ -176,6 +178,8 @@ interface GroupRefill {
   drained?: number;
   /** Some own links went to the back queue. */
   added: boolean;
+  /** The credits the back queue is owed now, when they changed (written with the ledger). */
+  credits?: BacklogCredits;
 }
 
 /**
@@ -219,7 +223,25 @@ async function sendLinks(
     // send them twice. Unless the group would go idle, it reads the back queue at its next batch.
     const fresh = group.state.starter !== undefined && staying + own.length > 0;
     const state = fresh ? { ...group.state, version: group.state.drained } : group.state;
-    const refill = await refillPlan(deps.backlog, group.crawlId, group.host, own, staying, state, limit);
+    // Credits to this batch's own URLs reach nothing that waits: they go to the lambda page.
+    for (const fp of inBatch) {
+      group.counts.lambda += group.credits.get(fp) ?? 0;
+      group.credits.delete(fp);
+    }
+    const owed = owedWith(group.state.credits, group.credits);
+    const refill = await refillPlan(
+      deps.backlog,
+      group.crawlId,
+      group.host,
+      own,
+      staying,
+      state,
+      limit,
+      fresh ? undefined : owed,
+    );
+    group.counts.lambda += refill.toLambda;
+    const credits = fresh ? owed : refill.credits;
+    const creditsChanged = credits.size > 0 || (group.state.credits?.size ?? 0) > 0;
     if (refill.wait.length > 0) await deps.backlog.add(group.crawlId, group.host, refill.wait);
     sends.push(...asTurn(refill.send, `refill ${key} ${group.firstSeq}`));
     refills.set(key, {
@@ -230,6 +252,7 @@ async function sendLinks(
       taken: refill.taken,
       ...(refill.drained ? { drained: group.state.version } : {}),
       added: refill.wait.length > 0,
+      ...(creditsChanged ? { credits } : {}),
     });
     env.stats.backlogged += refill.wait.length;
   }
@@ -310,6 +333,7 @@ function groupUpdate(refill: GroupRefill, version: number): NonNullable<HostUpda
     ...(refill.added ? { added: true } : {}),
     // Left empty: only if no offer came since the version this batch acted on.
     ...(refill.inGroup === 0 ? { idleAt: version } : {}),
+    ...(refill.credits === undefined ? {} : { credits: refill.credits }),
   };
 }
 

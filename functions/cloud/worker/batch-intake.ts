@@ -191,6 +191,7 @@ export function planBatch(
           lastSeq: undefined,
           touched: false,
           probes: {},
+          credits: new Map(),
           state: host?.group ?? IDLE_GROUP,
         },
         entries: [],

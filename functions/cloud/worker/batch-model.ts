@@ -6,7 +6,7 @@
 import type { CrawlConfig } from '../../core/config.ts';
 import type { Clock, Fetcher, Frontier, Gunzip } from '../../core/ports.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
-import type { CrawlTask } from '../../core/types.ts';
+import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import type { FaultHook } from '../fault-hook.ts';
 import type { BackQueueDeps, GroupHints } from '../frontier/back-queues.ts';
 import type { CaptureMessage } from '../messages/capture-message.ts';
@@ -233,6 +233,8 @@ export interface GroupBatch {
   probes: Record<string, ProbeAnswer>;
   /** The host's FIFO group and back queue as the batch read them (see back-queues.ts). */
   state: HostGroup;
+  /** AOPIC credits this batch's pages gave to other URLs of the host (for its back queue). */
+  credits: Map<Fingerprint, number>;
 }
 
 /** A batch after intake and its state read: its crawls, its groups, and its buffered link sends. */

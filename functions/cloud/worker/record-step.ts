@@ -234,7 +234,7 @@ async function crawlRecord(
     batch.claimed.push(...claimed);
     const parked = await admit(env, batch, owner, links, outcome.cashFlow, task.sitemap !== undefined);
     routeCash(
-      group.counts,
+      group,
       batch.ctx,
       record,
       outcome.cashFlow,

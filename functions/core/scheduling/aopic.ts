@@ -55,9 +55,10 @@ export interface CashFlow {
   toLambda: number;
   /**
    * Shares for eligible out-links that were already known, for the runtime to add. (New links
-   * carry their share in the `cash` of the tasks the step enqueued.)
+   * carry their share in the `cash` of the tasks the step enqueued.) `host`: the URL's host, for a
+   * runtime that keeps credits per host (the cloud's back queues).
    */
-  credits: { fp: Fingerprint; amount: number }[];
+  credits: { fp: Fingerprint; amount: number; host?: string }[];
 }
 
 /**

@@ -71,7 +71,7 @@ export async function admitUrls(
   for (let i = 0; i < admissions.length; i++) {
     const a = admissions[i]!;
     if (!claimed[i]) {
-      credits.push({ fp: a.fp, amount: a.cash });
+      credits.push({ fp: a.fp, amount: a.cash, host: a.host });
       continue;
     }
     const next: CrawlTask = {

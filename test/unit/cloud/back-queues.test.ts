@@ -10,8 +10,10 @@ import { describe, it } from 'node:test';
 import { type FaultStep, InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
 import {
   ADMIT_STARTER,
+  BACKLOG_CREDIT_MISSES,
   BackQueueFrontier,
   GroupHints,
+  nextCredits,
   offerTasks,
   refillPlan,
   SEEDS_STARTER,
@@ -103,6 +105,122 @@ describe('refillPlan', () => {
       full.wait.map((t) => t.url),
       [`${SITE}/x`],
     );
+  });
+});
+
+describe('credits to URLs in a back queue', () => {
+  it('a credited URL lifts its turn above richer ones, carries its credit, and leaves the credits', async () => {
+    const backlog = new MemoryHostBacklog();
+    const tasks = Array.from({ length: 60 }, (_, i) => task(`${SITE}/p${i}`, 1 - i / 100));
+    await backlog.add('c1', 'a.example', tasks);
+    const last = tasks[30]!;
+    const owed = new Map([
+      [last.fp, { amount: 0.5, misses: 0 }],
+      ['ffffffffffffffff', { amount: 0.2, misses: 1 }],
+    ]);
+    const plan = await refillPlan(
+      backlog,
+      'c1',
+      'a.example',
+      [],
+      6,
+      { queued: 6, version: 1, drained: 0 },
+      8,
+      owed,
+    );
+    assert.equal(plan.send[0]?.url, `${SITE}/p30`, 'the credited URL first (in the sixth turn of ten)');
+    assert.equal(plan.send[0]?.cash, last.cash + 0.5, 'with its credit in its cash');
+    assert.equal(plan.send.length, 6, 'its whole turn');
+    assert.deepEqual([...plan.credits.keys()], ['ffffffffffffffff'], 'its credit left with it');
+    assert.equal(
+      plan.credits.get('ffffffffffffffff')?.misses,
+      2,
+      'a URL the read did not find counts a miss',
+    );
+    assert.equal(plan.toLambda, 0);
+  });
+
+  it('credits that can reach no waiting URL go to the lambda page; the rest are bounded', () => {
+    const owed = new Map([
+      ['a', { amount: 0.4, misses: 0 }],
+      ['b', { amount: 0.3, misses: BACKLOG_CREDIT_MISSES - 1 }],
+      ['c', { amount: 0.2, misses: 0 }],
+      ['d', { amount: 0.1, misses: 0 }],
+    ]);
+    const partial = nextCredits(
+      owed,
+      { found: new Set(['c']), consumed: new Set(['a']), complete: false },
+      2,
+    );
+    assert.deepEqual([...partial.credits.keys()], ['c', 'd'], 'sent: gone; too many misses: to lambda');
+    assert.equal(partial.credits.get('c')?.misses, 0);
+    assert.ok(Math.abs(partial.toLambda - 0.3) < 1e-12);
+    const whole = nextCredits(owed, { found: new Set(['c']), consumed: new Set(), complete: true });
+    assert.deepEqual(
+      [...whole.credits.keys()],
+      ['c'],
+      'the whole back queue read: who is not there is nowhere',
+    );
+    assert.ok(Math.abs(whole.toLambda - 0.8) < 1e-12, 'cash is conserved');
+    const bounded = nextCredits(
+      owed,
+      { found: new Set(['a', 'b', 'c', 'd']), consumed: new Set(), complete: false },
+      3,
+    );
+    assert.deepEqual([...bounded.credits.keys()], ['a', 'b', 'c'], 'the smallest leave first');
+    assert.ok(Math.abs(bounded.toLambda - 0.1) < 1e-12);
+  });
+
+  it('a group with no room keeps its credits as they are; a back queue known empty gives them up', async () => {
+    const backlog = new MemoryHostBacklog();
+    const owed = new Map([['a', { amount: 0.4, misses: 1 }]]);
+    const full = await refillPlan(
+      backlog,
+      'c1',
+      'a.example',
+      [],
+      8,
+      { queued: 8, version: 2, drained: 1 },
+      8,
+      owed,
+    );
+    assert.deepEqual(full.credits, owed);
+    const empty = await refillPlan(
+      backlog,
+      'c1',
+      'a.example',
+      [],
+      0,
+      { queued: 1, version: 2, drained: 2 },
+      8,
+      owed,
+    );
+    assert.equal(empty.credits.size, 0);
+    assert.equal(empty.toLambda, 0.4);
+    assert.deepEqual(backlog.calls, [], 'neither read the back queue');
+  });
+
+  it('pages that link to a waiting URL bring it forward, as in the embedded crawler', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const links = Array.from({ length: 30 }, (_, i) => `/p${i}`);
+    const routes: Record<string, { status: number; body?: string }> = {
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/`]: { status: 200, body: page('home', links) },
+    };
+    // Every page links to the last one: AOPIC's estimate of PageRank says it matters most.
+    for (const l of links) routes[`${SITE}${l}`] = { status: 200, body: page(l, ['/p29']) };
+    const fetcher = new MemoryFetcher(routes);
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base, order: 'aopic' }, clock);
+    cloud.frontier.sent.push(...crawl.tasks([`${SITE}/`]));
+    const worker = workerOver(cloud, fetcher, clock, { groupLimit: 4 });
+    await drain(cloud, (m) => worker(m));
+    const pages = fetcher.requests.filter((u) => /\/p\d+$/.test(u));
+    assert.equal(pages.length, 30, 'every page once');
+    const at = pages.indexOf(`${SITE}/p29`);
+    assert.ok(at < 10, `/p29 fetched ${at + 1}th of 30 (last without credits)`);
+    const group = cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.group;
+    assert.equal(group?.credits, undefined, 'no credit left once the back queue drained');
   });
 });
 

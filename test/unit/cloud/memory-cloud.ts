@@ -243,6 +243,10 @@ export class MemoryCrawlTable implements CrawlTableStore {
       g.queued += group.queuedDelta;
       if (group.drained !== undefined) g.drained = group.drained;
       if (group.added) g.version += 1;
+      if (group.credits !== undefined) {
+        if (group.credits.size === 0) delete g.credits;
+        else g.credits = copy(group.credits);
+      }
       delete g.starter;
       item.group = g;
     }
