@@ -246,43 +246,38 @@ export class DynamoCrawlTable implements CrawlTableStore {
 
   /** Stores (or clears, with undefined) the scheduler's watch of a crawl. */
   async setWatch(id: string, watch: CompletionWatch | undefined): Promise<void> {
-    await this.#doc.send(
-      new UpdateCommand({
-        TableName: this.#table,
-        Key: { pk: id, sk: 'crawl' },
-        UpdateExpression: watch === undefined ? 'REMOVE #w' : 'SET #w = :w',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#w': 'watch' },
-        ...(watch === undefined ? {} : { ExpressionAttributeValues: { ':w': watch } }),
-      }),
-    );
+    await this.#updateCrawlAttribute(id, watch === undefined ? 'REMOVE' : 'SET', 'watch', watch);
   }
 
   /** Publishes the crawl's AOPIC state (the scheduler's step). */
   async setAopic(id: string, aopic: CloudAopicState): Promise<void> {
-    await this.#doc.send(
-      new UpdateCommand({
-        TableName: this.#table,
-        Key: { pk: id, sk: 'crawl' },
-        UpdateExpression: 'SET #a = :a',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#a': 'aopic' },
-        ExpressionAttributeValues: { ':a': aopic },
-      }),
-    );
+    await this.#updateCrawlAttribute(id, 'SET', 'aopic', aopic);
   }
 
   /** Adds to the admitted count, kept beside the AOPIC map (`aopicAdmitted`) so setAopic cannot overwrite it. */
   async addAdmitted(id: string, admitted: number): Promise<void> {
     if (admitted <= 0) return;
+    await this.#updateCrawlAttribute(id, 'ADD', 'aopicAdmitted', admitted);
+  }
+
+  /**
+   * Sets, adds to or removes (`value` unused) one attribute of the crawl's item; a crawl that does
+   * not exist is not created (ConditionalCheckFailedException).
+   */
+  async #updateCrawlAttribute(
+    id: string,
+    action: 'SET' | 'ADD' | 'REMOVE',
+    attribute: string,
+    value: unknown,
+  ): Promise<void> {
     await this.#doc.send(
       new UpdateCommand({
         TableName: this.#table,
         Key: { pk: id, sk: 'crawl' },
-        UpdateExpression: 'ADD #n :n',
+        UpdateExpression: action === 'REMOVE' ? 'REMOVE #v' : action === 'SET' ? 'SET #v = :v' : 'ADD #v :v',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#n': 'aopicAdmitted' },
-        ExpressionAttributeValues: { ':n': admitted },
+        ExpressionAttributeNames: { '#v': attribute },
+        ...(action === 'REMOVE' ? {} : { ExpressionAttributeValues: { ':v': value } }),
       }),
     );
   }
