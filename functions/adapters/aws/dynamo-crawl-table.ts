@@ -380,18 +380,12 @@ export class DynamoCrawlTable implements CrawlTableStore {
 
   async crawlRules(crawlId: string): Promise<RuleRecord[]> {
     const out: RuleRecord[] = [];
-    await this.#queryAll(
-      {
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'rules#' },
-      },
-      (item) => {
-        // an item `rules#<host>` from before rules were kept per origin is left unread (learned again)
-        const origin = (item.sk as string).slice(6);
-        if (!origin.includes('://')) return;
-        for (const record of rulesFromItem(item).records) out.push({ origin, ...record });
-      },
-    );
+    await this.#queryPrefix(crawlId, 'rules#', (item) => {
+      // an item `rules#<host>` from before rules were kept per origin is left unread (learned again)
+      const origin = (item.sk as string).slice(6);
+      if (!origin.includes('://')) return;
+      for (const record of rulesFromItem(item).records) out.push({ origin, ...record });
+    });
     return out;
   }
 
@@ -418,15 +412,8 @@ export class DynamoCrawlTable implements CrawlTableStore {
   /** Every host item of a crawl (to sum its counters). */
   async hosts(crawlId: string): Promise<HostRecord[]> {
     const hosts: HostRecord[] = [];
-    await this.#queryAll(
-      {
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'host#' },
-        // The end of a crawl is decided on it: no stale group size or ledger.
-        ConsistentRead: true,
-      },
-      (item) => hosts.push(hostFromItem(item)),
-    );
+    // The end of a crawl is decided on it: no stale group size or ledger.
+    await this.#queryPrefix(crawlId, 'host#', (item) => hosts.push(hostFromItem(item)), { consistent: true });
     return hosts;
   }
 
@@ -615,14 +602,12 @@ export class DynamoCrawlTable implements CrawlTableStore {
   /** Every counter shard of a crawl (one Query of at most COUNTER_SHARDS small items). */
   async counterShards(crawlId: string): Promise<CounterShard[]> {
     const shards: CounterShard[] = [];
-    await this.#queryAll(
-      {
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'counts#' },
-        // A worker decides from them that a crawl's frontier is dry: it must see its own write.
-        ConsistentRead: true,
-      },
+    // A worker decides from them that a crawl's frontier is dry: it must see its own write.
+    await this.#queryPrefix(
+      crawlId,
+      'counts#',
       (item) => shards.push({ ...hostFromItem(item), hosts: Number(item.hosts ?? 0) }),
+      { consistent: true },
     );
     return shards;
   }
@@ -707,6 +692,26 @@ export class DynamoCrawlTable implements CrawlTableStore {
       }
     }
     return state;
+  }
+
+  /**
+   * Every item of `crawlId` whose sort key starts with `prefix`, in sort-key order; `consistent`: a
+   * strongly consistent read, for a caller that decides on what it reads.
+   */
+  async #queryPrefix(
+    crawlId: string,
+    prefix: string,
+    each: (item: DocItem) => void,
+    { consistent = false }: { consistent?: boolean } = {},
+  ): Promise<void> {
+    await this.#queryAll(
+      {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': crawlId, ':p': prefix },
+        ...(consistent ? { ConsistentRead: true } : {}),
+      },
+      each,
+    );
   }
 
   async #queryAll(
