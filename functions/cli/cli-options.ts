@@ -658,7 +658,7 @@ export function optionRows(options: Record<string, OptionSpec>): HelpRow[] {
 }
 
 /** Rows for the config flags and `--config`. */
-export function configFlagRows(): HelpRow[] {
+function configFlagRows(): HelpRow[] {
   return [
     ['--config FILE', CONFIG_OPTION.help],
     ['--extract-config FILE', EXTRACT_CONFIG_OPTION.help],
