@@ -6,26 +6,16 @@ import { DuplicateUrlRules, type RuleRecord } from '../core/quality/duplicate-ur
 import { type CanonicalResult, UrlCanonicalizer } from '../core/url/canonicalize.ts';
 import { fingerprint } from '../core/url/fingerprint.ts';
 import { RULES_FILE } from '../embedded/crawl-state.ts';
-import {
-  buildConfig,
-  configFlagRows,
-  formatRows,
-  HELP_OPTION,
-  type OptionSpec,
-  optionRows,
-  parseCommand,
-  UsageError,
-} from './cli-options.ts';
+import { buildConfig, commandOptions, optionsHelp, parseConfigCommand, UsageError } from './cli-options.ts';
 import { print } from './terminal-text.ts';
 
-const OPTIONS: Record<string, OptionSpec> = {
-  help: HELP_OPTION,
+const OPTIONS = commandOptions({
   rules: {
     type: 'string',
     arg: 'DIR',
     help: "a crawl's folder: also apply the duplicate-URL rules it learned (its rules.json)",
   },
-};
+});
 
 export const CANONICALIZE_HELP = `usage: crawlstack canonicalize <url...> [options]
 
@@ -37,10 +27,7 @@ with its fingerprint and the rules that did (docs/duplicate-urls.md); given two 
 says whether the crawl took them for one page, and by which rules.
 
 options:
-${formatRows([
-  ...optionRows(OPTIONS),
-  ...configFlagRows().filter(([flag]) => /^--(config|strip-param) /.test(flag)),
-])}`;
+${optionsHelp(OPTIONS, { configFlags: ['config', 'strip-param'] })}`;
 
 /**
  * `crawlstack canonicalize <url...>`: prints each URL's canonical form and 64-bit fingerprint,
@@ -49,11 +36,8 @@ ${formatRows([
  * learned. Exit 1 when any URL is rejected.
  */
 export function canonicalizeCommand(argv: string[]): number {
-  const parsed = parseCommand(argv, { rules: OPTIONS.rules! });
-  if (parsed.values.help) {
-    print(CANONICALIZE_HELP);
-    return 0;
-  }
+  const parsed = parseConfigCommand(argv, OPTIONS, CANONICALIZE_HELP);
+  if (parsed === undefined) return 0;
   if (parsed.positionals.length === 0) throw new UsageError('give at least one URL');
   // The schema needs a seed; the URLs themselves are checked one by one below.
   const config = buildConfig(parsed, [], { seeds: ['http://example.invalid/'] });

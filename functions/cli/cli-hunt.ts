@@ -7,12 +7,9 @@ import { type CrawlSnapshot, EmbeddedCrawler } from '../embedded/embedded-crawle
 import {
   allowPrivateHint,
   buildConfig,
-  configFlagRows,
-  formatRows,
-  HELP_OPTION,
-  type OptionSpec,
-  optionRows,
-  parseCommand,
+  commandOptions,
+  optionsHelp,
+  parseConfigCommand,
   UsageError,
 } from './cli-options.ts';
 import { formatDuration, PLAIN_EVERY_MS, ProgressReporter } from './progress.ts';
@@ -22,11 +19,10 @@ import { print, printError, terminalSafe } from './terminal-text.ts';
 export const HUNT_MAX_DEPTH = 5;
 export const HUNT_MAX_KEYWORD = 100;
 
-const HUNT_OPTIONS: Record<string, OptionSpec> = {
+const HUNT_OPTIONS = commandOptions({
   'ignore-case': { type: 'boolean', short: 'i', help: 'match the keyword in any case' },
   quiet: { type: 'boolean', help: 'no progress line, no log lines' },
-  help: HELP_OPTION,
-};
+});
 
 export const HUNT_HELP = `usage: crawlstack hunt <start-url> <keyword> [output-dir] [options]
 
@@ -36,7 +32,7 @@ saves every fetched page under output-dir when one is given. --max-depth N count
 depth 1 (default ${HUNT_MAX_DEPTH}).
 
 options:
-${formatRows([...optionRows(HUNT_OPTIONS), ...configFlagRows()])}
+${optionsHelp(HUNT_OPTIONS, { configFlags: true })}
 
 While it searches, a progress line on stderr: pages searched, depth, queue (every ${PLAIN_EVERY_MS / 1000} s when
 stderr is not a terminal).
@@ -51,11 +47,8 @@ refused by the SSRF guard or robots.txt, or every request failed: the reason is 
  * 2 when no page could be searched (the reason is printed).
  */
 export async function huntCommand(argv: string[]): Promise<number> {
-  const parsed = parseCommand(argv, HUNT_OPTIONS);
-  if (parsed.values.help) {
-    print(HUNT_HELP);
-    return 0;
-  }
+  const parsed = parseConfigCommand(argv, HUNT_OPTIONS, HUNT_HELP);
+  if (parsed === undefined) return 0;
   const [start, keyword, outputDir, ...extra] = parsed.positionals;
   if (start === undefined || keyword === undefined) {
     throw new UsageError('usage: crawlstack hunt <start-url> <keyword> [output-dir]');

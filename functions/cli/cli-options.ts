@@ -233,6 +233,11 @@ export interface OptionSpec {
 /** `--help` / `-h`, which every command takes. */
 export const HELP_OPTION: OptionSpec = { type: 'boolean', short: 'h', help: 'show this help' };
 
+/** A command's options: its own, then `--help`, in the order its help lists them. */
+export function commandOptions(own: Record<string, OptionSpec>): Record<string, OptionSpec> {
+  return { ...own, help: HELP_OPTION };
+}
+
 /**
  * The options of a command that reads one crawl's folder: `--out DIR` (`outHelp` says which crawl
  * it takes), the command's own, then `--help`, in the order its help lists them.
@@ -241,12 +246,29 @@ export function folderOptions(
   own: Record<string, OptionSpec>,
   outHelp = "the crawl's output folder",
 ): Record<string, OptionSpec> {
-  return { out: { type: 'string', short: 'o', arg: 'DIR', help: outHelp }, ...own, help: HELP_OPTION };
+  return commandOptions({ out: { type: 'string', short: 'o', arg: 'DIR', help: outHelp }, ...own });
 }
 
-/** The help lines of a command's own options. */
-export function optionsHelp(options: Record<string, OptionSpec>): string {
-  return formatRows(optionRows(options));
+/** What a command's help lists after its own options. */
+export interface OptionsHelpExtras {
+  /** Rows of options parsed elsewhere (`--ui`), after the command's own. */
+  rows?: readonly HelpRow[];
+  /** The config flags and `--config` last: all of them, or only these (`['config', 'strip-param']`). */
+  configFlags?: boolean | readonly string[];
+}
+
+/** The help lines of a command's options: its own, then `extras`. */
+export function optionsHelp(
+  options: Record<string, OptionSpec>,
+  { rows = [], configFlags = false }: OptionsHelpExtras = {},
+): string {
+  const flags =
+    configFlags === false
+      ? []
+      : configFlagRows().filter(
+          ([flag]) => configFlags === true || configFlags.includes(flag.slice(2).split(' ')[0]!),
+        );
+  return formatRows([...optionRows(options), ...rows, ...flags]);
 }
 
 /** What a command that reads one crawl's folder was given: the folder and its own options. */
@@ -277,6 +299,24 @@ export function parseFolderCommand(
   if (typeof values.out !== 'string') throw new UsageError(missing);
   return { out: values.out, values };
 }
+
+/**
+ * Parses a command that takes the config flags, `--config` and its own `options`. With `--help`
+ * it prints `help` and returns undefined. Throws UsageError as {@link parseCommand} does.
+ */
+export function parseConfigCommand(
+  argv: string[],
+  options: Record<string, OptionSpec>,
+  help: string,
+): ParsedCommand | undefined {
+  const parsed = parseCommand(argv, options);
+  if (parsed.values.help) {
+    print(help);
+    return undefined;
+  }
+  return parsed;
+}
+
 const CONFIG_OPTION: OptionSpec = {
   type: 'string',
   arg: 'FILE',
@@ -618,7 +658,7 @@ export function optionRows(options: Record<string, OptionSpec>): HelpRow[] {
 }
 
 /** Rows for the config flags and `--config`. */
-export function configFlagRows(): HelpRow[] {
+function configFlagRows(): HelpRow[] {
   return [
     ['--config FILE', CONFIG_OPTION.help],
     ['--extract-config FILE', EXTRACT_CONFIG_OPTION.help],

@@ -22,12 +22,10 @@ import {
   allowPrivateHint,
   buildConfig,
   checkExtractSelectors,
-  configFlagRows,
+  commandOptions,
   formatRows,
-  HELP_OPTION,
-  type OptionSpec,
-  optionRows,
-  parseCommand,
+  optionsHelp,
+  parseConfigCommand,
   UsageError,
 } from './cli-options.ts';
 import { RANK_HELP, rankCommand } from './cli-rank.ts';
@@ -40,13 +38,12 @@ export const EXIT = { ok: 0, usage: 1, failed: 2, interrupted: 130 } as const;
 
 export const VERSION: string = packageJson.version;
 
-const CRAWL_OPTIONS: Record<string, OptionSpec> = {
+const CRAWL_OPTIONS = commandOptions({
   out: { type: 'string', short: 'o', arg: 'DIR', help: 'output and state folder (default crawl-out/<host>)' },
   'no-warc': { type: 'boolean', help: 'do not write WARC files' },
   quiet: { type: 'boolean', short: 'q', help: 'no progress line' },
   json: { type: 'boolean', help: 'print the summary as JSON' },
-  help: HELP_OPTION,
-};
+});
 
 const EXIT_CODES =
   'exit codes: 0 done, 1 bad usage, configuration or output folder, 2 crawl failed, 130 interrupted (resumable)';
@@ -58,7 +55,7 @@ warc/*.warc.gz, warc/index.cdxj, summary.json, traps.json, state.sqlite. Run the
 again to resume an interrupted crawl.
 
 options:
-${formatRows([...optionRows(CRAWL_OPTIONS), UI_OPTION_ROW, ...configFlagRows()])}
+${optionsHelp(CRAWL_OPTIONS, { rows: [UI_OPTION_ROW], configFlags: true })}
 
 ${EXIT_CODES}`;
 
@@ -194,11 +191,8 @@ function reportError(error: unknown, command: string | undefined): number {
 
 async function crawlCommand(args: string[]): Promise<number> {
   const { argv, uiPort } = takeUiFlag(args);
-  const parsed = parseCommand(argv, CRAWL_OPTIONS);
-  if (parsed.values.help) {
-    print(CRAWL_HELP);
-    return EXIT.ok;
-  }
+  const parsed = parseConfigCommand(argv, CRAWL_OPTIONS, CRAWL_HELP);
+  if (parsed === undefined) return EXIT.ok;
   const config = buildConfig(parsed, parsed.positionals);
   await checkExtractSelectors(config);
   const outDir = typeof parsed.values.out === 'string' ? parsed.values.out : defaultOutDir(config.seeds[0]!);

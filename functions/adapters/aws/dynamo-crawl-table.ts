@@ -247,43 +247,38 @@ export class DynamoCrawlTable implements CrawlTableStore {
 
   /** Stores (or clears, with undefined) the scheduler's watch of a crawl. */
   async setWatch(id: string, watch: CompletionWatch | undefined): Promise<void> {
-    await this.#doc.send(
-      new UpdateCommand({
-        TableName: this.#table,
-        Key: { pk: id, sk: 'crawl' },
-        UpdateExpression: watch === undefined ? 'REMOVE #w' : 'SET #w = :w',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#w': 'watch' },
-        ...(watch === undefined ? {} : { ExpressionAttributeValues: { ':w': watch } }),
-      }),
-    );
+    await this.#updateCrawlAttribute(id, watch === undefined ? 'REMOVE' : 'SET', 'watch', watch);
   }
 
   /** Publishes the crawl's AOPIC state (the scheduler's step). */
   async setAopic(id: string, aopic: CloudAopicState): Promise<void> {
-    await this.#doc.send(
-      new UpdateCommand({
-        TableName: this.#table,
-        Key: { pk: id, sk: 'crawl' },
-        UpdateExpression: 'SET #a = :a',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#a': 'aopic' },
-        ExpressionAttributeValues: { ':a': aopic },
-      }),
-    );
+    await this.#updateCrawlAttribute(id, 'SET', 'aopic', aopic);
   }
 
   /** Adds to the admitted count, kept beside the AOPIC map (`aopicAdmitted`) so setAopic cannot overwrite it. */
   async addAdmitted(id: string, admitted: number): Promise<void> {
     if (admitted <= 0) return;
+    await this.#updateCrawlAttribute(id, 'ADD', 'aopicAdmitted', admitted);
+  }
+
+  /**
+   * Sets, adds to or removes (`value` unused) one attribute of the crawl's item; a crawl that does
+   * not exist is not created (ConditionalCheckFailedException).
+   */
+  async #updateCrawlAttribute(
+    id: string,
+    action: 'SET' | 'ADD' | 'REMOVE',
+    attribute: string,
+    value: unknown,
+  ): Promise<void> {
     await this.#doc.send(
       new UpdateCommand({
         TableName: this.#table,
         Key: { pk: id, sk: 'crawl' },
-        UpdateExpression: 'ADD #n :n',
+        UpdateExpression: action === 'REMOVE' ? 'REMOVE #v' : action === 'SET' ? 'SET #v = :v' : 'ADD #v :v',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#n': 'aopicAdmitted' },
-        ExpressionAttributeValues: { ':n': admitted },
+        ExpressionAttributeNames: { '#v': attribute },
+        ...(action === 'REMOVE' ? {} : { ExpressionAttributeValues: { ':v': value } }),
       }),
     );
   }
@@ -386,18 +381,12 @@ export class DynamoCrawlTable implements CrawlTableStore {
 
   async crawlRules(crawlId: string): Promise<RuleRecord[]> {
     const out: RuleRecord[] = [];
-    await this.#queryAll(
-      {
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'rules#' },
-      },
-      (item) => {
-        // an item `rules#<host>` from before rules were kept per origin is left unread (learned again)
-        const origin = (item.sk as string).slice(6);
-        if (!origin.includes('://')) return;
-        for (const record of rulesFromItem(item).records) out.push({ origin, ...record });
-      },
-    );
+    await this.#queryPrefix(crawlId, 'rules#', (item) => {
+      // an item `rules#<host>` from before rules were kept per origin is left unread (learned again)
+      const origin = (item.sk as string).slice(6);
+      if (!origin.includes('://')) return;
+      for (const record of rulesFromItem(item).records) out.push({ origin, ...record });
+    });
     return out;
   }
 
@@ -424,15 +413,8 @@ export class DynamoCrawlTable implements CrawlTableStore {
   /** Every host item of a crawl (to sum its counters). */
   async hosts(crawlId: string): Promise<HostRecord[]> {
     const hosts: HostRecord[] = [];
-    await this.#queryAll(
-      {
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'host#' },
-        // The end of a crawl is decided on it: no stale group size or ledger.
-        ConsistentRead: true,
-      },
-      (item) => hosts.push(hostFromItem(item)),
-    );
+    // The end of a crawl is decided on it: no stale group size or ledger.
+    await this.#queryPrefix(crawlId, 'host#', (item) => hosts.push(hostFromItem(item)), { consistent: true });
     return hosts;
   }
 
@@ -629,14 +611,12 @@ export class DynamoCrawlTable implements CrawlTableStore {
   /** Every counter shard of a crawl (one Query of at most COUNTER_SHARDS small items). */
   async counterShards(crawlId: string): Promise<CounterShard[]> {
     const shards: CounterShard[] = [];
-    await this.#queryAll(
-      {
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': crawlId, ':p': 'counts#' },
-        // A worker decides from them that a crawl's frontier is dry: it must see its own write.
-        ConsistentRead: true,
-      },
+    // A worker decides from them that a crawl's frontier is dry: it must see its own write.
+    await this.#queryPrefix(
+      crawlId,
+      'counts#',
       (item) => shards.push({ ...hostFromItem(item), hosts: Number(item.hosts ?? 0) }),
+      { consistent: true },
     );
     return shards;
   }
@@ -721,6 +701,26 @@ export class DynamoCrawlTable implements CrawlTableStore {
       }
     }
     return state;
+  }
+
+  /**
+   * Every item of `crawlId` whose sort key starts with `prefix`, in sort-key order; `consistent`: a
+   * strongly consistent read, for a caller that decides on what it reads.
+   */
+  async #queryPrefix(
+    crawlId: string,
+    prefix: string,
+    each: (item: DocItem) => void,
+    { consistent = false }: { consistent?: boolean } = {},
+  ): Promise<void> {
+    await this.#queryAll(
+      {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': crawlId, ':p': prefix },
+        ...(consistent ? { ConsistentRead: true } : {}),
+      },
+      each,
+    );
   }
 
   async #queryAll(

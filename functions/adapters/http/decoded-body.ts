@@ -385,18 +385,19 @@ export class DecodedBody {
   }
 
   #finish(stop: BodyStop): void {
-    if (this.#over) return;
-    this.#over = true;
-    this.#teardown();
-    this.#events.done(stop);
-    this.#giveShareBack();
+    this.#end(() => this.#events.done(stop));
   }
 
   #fail(error: Error): void {
+    this.#end(() => this.#events.failed(error));
+  }
+
+  /** Ends the body once, done or failed: streams torn down before `tell` reports, the share given back after. */
+  #end(tell: () => void): void {
     if (this.#over) return;
     this.#over = true;
     this.#teardown();
-    this.#events.failed(error);
+    tell();
     this.#giveShareBack();
   }
 

@@ -12,12 +12,12 @@ import { safeJson } from '../../core/text/safe-text.ts';
 import { CloudApiError, startCloudDashboard } from '../../dashboard/cloud-dashboard.ts';
 import {
   checkExtractSelectors,
-  configFlagRows,
+  commandOptions,
   configInput,
   formatRows,
-  HELP_OPTION,
   type OptionSpec,
   optionRows,
+  optionsHelp,
   type ParsedCommand,
   parseCommand,
   UsageError,
@@ -38,7 +38,7 @@ import { PollRate, progressOfView, summaryOfView } from './cloud-views.ts';
 const EXIT = { ok: 0, usage: 1, failed: 2, interrupted: 130 } as const;
 
 /** Where the API is and how to call it: every subcommand takes these. */
-const TARGET_OPTIONS: Record<string, OptionSpec> = {
+const TARGET_OPTIONS = commandOptions({
   api: {
     type: 'string',
     arg: 'URL',
@@ -64,8 +64,7 @@ const TARGET_OPTIONS: Record<string, OptionSpec> = {
     arg: 'TOKEN',
     help: 'bearer token of npm run cloud:local (default: CRAWLSTACK_TOKEN or .tmp/cloud-local.json)',
   },
-  help: HELP_OPTION,
-};
+});
 
 interface Subcommand {
   usage: string;
@@ -180,19 +179,18 @@ commands:
 ${formatRows(Object.values(SUBCOMMANDS).map((s) => [`crawlstack cloud ${s.usage}`, s.summary]))}
 
 where the API is (every command):
-${formatRows(optionRows(TARGET_OPTIONS))}
+${optionsHelp(TARGET_OPTIONS)}
 
 Each command takes --help.
 ${EXIT_CODES}`;
 
 function helpOf(name: string, sub: Subcommand): string {
-  const rows = [...optionRows(sub.options), ...optionRows(TARGET_OPTIONS)];
   return `usage: crawlstack cloud ${sub.usage}
 
 ${sub.summary[0]!.toUpperCase()}${sub.summary.slice(1)}.
 
 options:
-${formatRows(sub.configFlags ? [...rows, ...configFlagRows()] : rows)}
+${optionsHelp(sub.options, { rows: optionRows(TARGET_OPTIONS), configFlags: sub.configFlags === true })}
 
 ${name === 'watch' ? 'Ctrl-C stops watching; the crawl keeps running in the cloud.\n' : ''}${EXIT_CODES}`;
 }

@@ -7,7 +7,7 @@
 import type { CrawlRegistry } from '../ports/cloud-ports.ts';
 import type { RecrawlSchedules, ScheduledRun, ScheduledRunLog } from '../ports/recrawl-schedules.ts';
 import { DEFAULT_MIN_RECRAWL_INTERVAL_MINUTES, parseRecrawlEvery } from './recrawl-every.ts';
-import { archiveOf, roundSettings, unarchivedProblem } from './start-recrawl.ts';
+import { archiveOf, type RecrawlRefusal, roundSettings, unarchivedProblem } from './start-recrawl.ts';
 
 /** What the schedule routes need. */
 export interface RecrawlScheduleDeps {
@@ -34,9 +34,7 @@ export interface RecrawlScheduleView {
 /** Created or replaced, or why not. */
 export type ScheduleRecrawlOutcome =
   | { kind: 'scheduled'; replaced: boolean; view: RecrawlScheduleView }
-  | { kind: 'not-found' }
-  | { kind: 'invalid'; problems: string[] }
-  | { kind: 'conflict'; problem: string };
+  | RecrawlRefusal;
 
 /** Creates or replaces the schedule of `crawlId`'s archive; `body` is `{ every, ...settings }`. */
 export async function scheduleRecrawl(

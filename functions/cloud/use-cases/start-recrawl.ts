@@ -17,13 +17,18 @@ export interface StartRecrawlDeps extends StartCrawlDeps {
   archives: ArchiveStore;
 }
 
-/** Started, or why not. */
-export type StartRecrawlOutcome =
-  | { kind: 'started'; id: string; recrawl: RecrawlOf }
+/**
+ * Why a round, or a schedule of rounds, of a crawl's archive is refused: no such crawl, settings
+ * the schema refuses, or a state of the crawl that forbids it now (the API's 404, 400 and 409).
+ */
+export type RecrawlRefusal =
   | { kind: 'not-found' }
   | { kind: 'invalid'; problems: string[] }
   /** The crawl or a round of its archive is still running, or the archive holds no page yet. */
   | { kind: 'conflict'; problem: string };
+
+/** Started, or why not. */
+export type StartRecrawlOutcome = { kind: 'started'; id: string; recrawl: RecrawlOf } | RecrawlRefusal;
 
 /**
  * Starts the next round of the archive of crawl `fromId` (the archive's first crawl or any of

@@ -53,7 +53,7 @@ import {
   showRecrawlSchedule,
 } from '../../use-cases/recrawl-schedule.ts';
 import { type StartCrawlDeps, startCrawl } from '../../use-cases/start-crawl.ts';
-import { startRecrawl } from '../../use-cases/start-recrawl.ts';
+import { type RecrawlRefusal, startRecrawl } from '../../use-cases/start-recrawl.ts';
 
 /** What the API touches. */
 export interface ApiDeps extends StartCrawlDeps {
@@ -270,15 +270,24 @@ export function createApiApp(deps: ApiDeps): Hono {
     return c.json({ rules: sortRuleRecords(rules) });
   });
 
+  /** The 404, 400 (`invalid`: what was) or 409 of a refused round or schedule. */
+  const refused = (c: Context, outcome: RecrawlRefusal, invalid: string) => {
+    switch (outcome.kind) {
+      case 'not-found':
+        return c.json({ error: 'no such crawl' }, 404);
+      case 'invalid':
+        return c.json({ error: invalid, problems: outcome.problems }, 400);
+      case 'conflict':
+        return c.json({ error: outcome.problem }, 409);
+    }
+  };
+
   app.post('/crawls/:id/recrawl', async (c) => {
     if (deps.archives === undefined) return c.json({ error: 'recrawls are not wired in this API' }, 501);
     const body = await jsonBody(c, {});
     if (body instanceof Response) return body;
     const outcome = await startRecrawl({ ...deps, archives: deps.archives }, c.req.param('id'), body.value);
-    if (outcome.kind === 'not-found') return c.json({ error: 'no such crawl' }, 404);
-    if (outcome.kind === 'invalid')
-      return c.json({ error: 'invalid recrawl settings', problems: outcome.problems }, 400);
-    if (outcome.kind === 'conflict') return c.json({ error: outcome.problem }, 409);
+    if (outcome.kind !== 'started') return refused(c, outcome, 'invalid recrawl settings');
     log(
       `recrawl round ${outcome.recrawl.round} of ${outcome.recrawl.archive} started as ${outcome.id}: ${outcome.recrawl.planned} of ${outcome.recrawl.known} pages`,
     );
@@ -298,10 +307,7 @@ export function createApiApp(deps: ApiDeps): Hono {
     const body = await jsonBody(c);
     if (body instanceof Response) return body;
     const outcome = await scheduleRecrawl(using, c.req.param('id'), body.value);
-    if (outcome.kind === 'not-found') return c.json({ error: 'no such crawl' }, 404);
-    if (outcome.kind === 'invalid')
-      return c.json({ error: 'invalid recrawl schedule', problems: outcome.problems }, 400);
-    if (outcome.kind === 'conflict') return c.json({ error: outcome.problem }, 409);
+    if (outcome.kind !== 'scheduled') return refused(c, outcome, 'invalid recrawl schedule');
     log(
       `recrawl schedule of ${outcome.view.archive} ${outcome.replaced ? 'replaced' : 'created'}: ${outcome.view.expression}`,
     );
