@@ -205,7 +205,9 @@ async function stepTask(
   const probe = deps.quality?.probeFor(origin);
   if (probe !== undefined) {
     if (rules.isAllowed(probe)) return probeSite(deps, probe, entry, crawlDelayMs, gathered.lessons);
-    // Not read back by this step: status 0 is no answer to the detector (step-effects.ts).
+    // Not read back by this step: status 0 is no answer to the detector (step-effects.ts). A step
+    // of the origin that starts before this one is committed (the embedded crawler's early
+    // release) draws another probe path, refused alike (no rule names its random part).
     gathered.lessons.push({ kind: 'probe', probe, answer: { status: 0 } });
   }
 
