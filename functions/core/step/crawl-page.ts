@@ -83,6 +83,7 @@ export type { StepEffects } from './step-effects.ts';
 /** A fetched page handed to an optional observer (the `hunt` command, saving bodies). */
 export interface FetchedPage {
   task: CrawlTask;
+  /** The page's record as the step built it: without `warc`, which the runtime's commit adds. */
   record: PageRecord;
   body: Uint8Array;
   /** Decoded HTML, when the page is HTML. */
