@@ -35,6 +35,7 @@ import { cloudFetchSettings } from '../functions/cloud/fetch-budget.ts';
 import { CaptureBuffer } from '../functions/cloud/worker/capture-buffer.ts';
 import { parseCrawlConfig } from '../functions/core/config.ts';
 import type { PageStore, RobotsEntry } from '../functions/core/ports.ts';
+import { archiveCaptures } from '../functions/core/step/commit-effects.ts';
 import { type CrawlPageDeps, crawlPage, seedTasks } from '../functions/core/step/crawl-page.ts';
 import type { CrawlTask } from '../functions/core/types.ts';
 import { UrlCanonicalizer } from '../functions/core/url/canonicalize.ts';
@@ -137,7 +138,6 @@ async function runChild(job: ChildJob): Promise<ChildResult> {
       robots: { get: async (o) => robots.get(o) },
       seen: new UrlSeen(new ClockCache(4096), new MemorySeenStore(new Map(), new Set())),
       contentSeen: new MemoryContentSeen(),
-      pages: pageStore,
       canonicalizer,
       scope: new ScopeRules(config, [`${origin}/`]),
     };
@@ -145,8 +145,16 @@ async function runChild(job: ChildJob): Promise<ChildResult> {
     for (let done = 0; done < limit; ) {
       const task = queue.shift();
       if (task === undefined) break;
-      // As the worker's record step does: a large body's share lasts until its step ends.
-      const outcome = await withBodyShareScope(() => crawlPage(deps, task));
+      // As the worker's record step does: a large body's share lasts until its capture is buffered.
+      const outcome = await withBodyShareScope(async () => {
+        const stepped = await crawlPage(deps, task);
+        await archiveCaptures(
+          { pages: pageStore },
+          stepped,
+          stepped.kind === 'done' ? stepped.record : undefined,
+        );
+        return stepped;
+      });
       // As a runtime commits the step's effects: the robots.txt entry, the host's own links.
       const { storeRobots, enqueued } = outcome;
       if (storeRobots !== undefined) robots.set(storeRobots.origin, storeRobots.entry);

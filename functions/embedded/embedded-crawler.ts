@@ -21,6 +21,7 @@ import type { Clock, Fetcher, RevisitLookup, RobotsEntry } from '../core/ports.t
 import type { TrapFinding } from '../core/quality/trap-findings.ts';
 import { robotsUrlFor, rulesFromEntry } from '../core/robots/policy.ts';
 import { applyRequestFeedback, retryBackoffMs } from '../core/scheduling/politeness.ts';
+import { applyLessons, archiveCaptures } from '../core/step/commit-effects.ts';
 import {
   type CrawlPageDeps,
   type CrawlPageOptions,
@@ -59,7 +60,7 @@ import { CrawlState, type SeedPlan } from './crawl-state.ts';
 import type { HostSlot } from './host-heap.ts';
 import { HostQueues } from './host-queues.ts';
 import { RETRYABLE_REASONS } from './resume-rules.ts';
-import { type Lesson, StepQuality, StepUrlRules } from './step-quality.ts';
+import { StepQuality, StepUrlRules } from './step-quality.ts';
 
 export type { CrawlCounters } from './crawl-counters.ts';
 export { CrawlFolderError, CrawlStorageError } from './crawl-errors.ts';
@@ -139,8 +140,11 @@ interface FinishedStep {
   slot: HostSlot;
   task: QueuedTask;
   unit: StepUnit;
-  /** What the step taught the trap detectors (committed with it, replayed after a crash). */
-  lessons: Lesson[];
+  /**
+   * The step's view of the defences: what it taught them (`lessons`, committed with it, replayed
+   * after a crash), and where the commit applies the step's returned lessons.
+   */
+  quality: StepQuality;
   /** The host was handed on when the response came in (see #release). */
   released: boolean;
 }
@@ -438,8 +442,17 @@ export class EmbeddedCrawler {
         outcome = { kind: 'done', record, enqueued: [] };
       } else {
         const deps = this.#deps(state, unit, quality, urlRules, hostReleased);
-        // A large body keeps its share of the fetcher's body budget until the step is done with it.
-        outcome = await withBodyShareScope(() => crawlPage(deps, task, this.#pageOptions()));
+        // A large body keeps its share of the fetcher's body budget until the step is done with it
+        // (its capture archived, the first part of the commit: before the record is written).
+        outcome = await withBodyShareScope(async () => {
+          const stepped = await crawlPage(deps, task, this.#pageOptions());
+          await archiveCaptures(
+            { pages: state.pages, robots: state.pages },
+            stepped,
+            stepped.kind === 'done' ? stepped.record : undefined,
+          );
+          return stepped;
+        });
       }
     } catch (error) {
       unit.release();
@@ -473,15 +486,10 @@ export class EmbeddedCrawler {
         const record = unfetchedRecord(task, 'internal-error', verdict.error.message);
         failed = { kind: 'done', record, enqueued: [] };
       }
-      this.#commitOrFail(
-        state,
-        hosts,
-        { slot, task, unit: retry, lessons: quality.lessons, released },
-        failed,
-      );
+      this.#commitOrFail(state, hosts, { slot, task, unit: retry, quality, released }, failed);
       return;
     }
-    this.#commitOrFail(state, hosts, { slot, task, unit, lessons: quality.lessons, released }, outcome);
+    this.#commitOrFail(state, hosts, { slot, task, unit, quality, released }, outcome);
   }
 
   /** Commits the step unless storage failed (before or while committing it). */
@@ -544,8 +552,6 @@ export class EmbeddedCrawler {
         state.traceFile ? { trace: (fps) => appendAll(unit.lookups, fps) } : {},
       ),
       contentSeen: unit.contentSeen(),
-      pages: state.pages,
-      robotsPages: state.pages,
       canonicalizer: state.canonicalizer,
       scope: state.scope,
       quality,
@@ -578,6 +584,8 @@ export class EmbeddedCrawler {
   #commit(state: CrawlState, hosts: HostQueues, step: FinishedStep, outcome: CrawlPageOutcome): void {
     const { slot, task, unit, released } = step;
     const now = this.#clock.now();
+    // What the defences learned, applied through the step's view: its lessons join the commit.
+    applyLessons(step.quality, outcome.lessons);
     // The step's effects join its claims in the one transaction below.
     unit.take(outcome, outcome.kind === 'done' ? outcome.record : undefined);
     countStep(state.counters, outcome, unit.enqueued.length, unit.skippedLinks);
@@ -620,7 +628,7 @@ export class EmbeddedCrawler {
       ...(finishedCash !== undefined ? { finishedCash } : {}),
       ...(outcome.kind === 'retry' ? { retried: { ...outcome.task, seq: task.seq } } : {}),
       ...(failed !== undefined ? { failed } : {}),
-      quality: step.lessons,
+      quality: step.quality.lessons,
       ...(outcome.kind === 'done' && outcome.record.status !== null ? { hostFetched: slot.host } : {}),
       checkpoint: state.checkpoint(),
     });

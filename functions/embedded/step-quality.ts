@@ -69,6 +69,7 @@ export class StepQuality implements QualityChecks {
     return this.#quality.probeFor(origin);
   }
 
+  /** A site's probe answer, as the step returned it (a lesson), applied when the step is committed. */
   recordProbe(probeUrl: string, answer: Parameters<CrawlQuality['recordProbe']>[1]) {
     this.#quality.recordProbe(probeUrl, answer);
     const origin = new URL(probeUrl).origin;

@@ -1,5 +1,6 @@
 /**
- * The worker's PageStore: each capture becomes its WARC request and response records, each
+ * The worker's PageStore, where the record step archives the capture a crawl step returns
+ * (commit-effects.ts): each capture becomes its WARC request and response records, each
  * compressed as its own gzip member right away (the worker has the bytes in hand; the archiver
  * only concatenates). Nothing is written here: the worker takes the records back by the returned
  * reference and sends them to the archiver in the page's capture message.

@@ -4,7 +4,7 @@
  * status and budgets) whether the record is done already, dropped, deferred or crawled; runs the
  * shared crawl step (`crawlPage`: at most one request) with the worker's stores; and commits the
  * effects it returns into the batch's buffers (links to send, URLs to park, the capture, the link
- * graph, the host's counts). Nothing durable is written here except URL-seen claims and content
+ * graph, the host's counts) and its lessons into the crawl's defences. Nothing durable is written here except URL-seen claims and content
  * hashes, which are safe to repeat, and a robots.txt entry after the sitemap files it names are
  * sent; the batch commit writes the rest.
  */
@@ -13,6 +13,7 @@ import type { CrawlConfig } from '../../core/config.ts';
 import type { SeenStore } from '../../core/ports.ts';
 import { type CashFlow, importanceOf } from '../../core/scheduling/aopic.ts';
 import { applyRequestFeedback, doublingBackoffMs } from '../../core/scheduling/politeness.ts';
+import { applyLessons, archiveCaptures } from '../../core/step/commit-effects.ts';
 import {
   type CrawlPageDeps,
   type CrawlPageOutcome,
@@ -186,9 +187,21 @@ async function crawlRecord(
     const owner = ownerTag(task.fp, seq ?? message.messageId, task.host);
     const buffers: StepBuffers = { seenStats, claimed, content, owner, gated: true };
     const ports = stepDeps(env, batch, buffers);
-    // A large body keeps its share of the container's body budget until this step is done with it.
+    // A large body keeps its share of the container's body budget until this step is done with it
+    // (its capture compressed into the batch's buffer, the reference put into its record).
     const scope = deps.stepScope ?? ((step) => step());
-    const outcome = await scope(() => crawlPage(ports, { ...task, cash: cashNow(task, batch.crawl) }));
+    const outcome = await scope(async () => {
+      const stepped = await crawlPage(ports, { ...task, cash: cashNow(task, batch.crawl) });
+      // robots.txt responses are not archived in the cloud (no `robots` store)
+      await archiveCaptures(
+        { pages: batch.buffer },
+        stepped,
+        stepped.kind === 'done' ? stepped.record : undefined,
+      );
+      return stepped;
+    });
+    // What the defences learned (a probe's answer), before the probe answer is read below.
+    applyLessons(batch.ctx.quality, outcome.lessons);
     // The page's new links wait here until the outcome tells where its cash went (see admitLinks).
     const links = await takeEffects(env, batch, group, owner, outcome);
     stats.crawled += 1;
@@ -530,7 +543,6 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, buffers: StepBuffers): CrawlP
       ...(ctx.config.seenTrace ? { trace: (fps: readonly string[]) => void batch.lookups.push(...fps) } : {}),
     }),
     contentSeen: buffers.content,
-    pages: batch.buffer,
     canonicalizer: ctx.canonicalizer,
     scope: ctx.scope,
     quality: ctx.quality,

@@ -35,17 +35,13 @@ export interface QualitySnapshot {
 
 export type QualitySettings = Pick<CrawlConfig, 'nearDuplicateDistance' | 'trapDetectors' | 'soft404Probe'>;
 
-/** What the crawl step asks of the defences (CrawlQuality, or a runtime's wrapper of it). */
+/**
+ * What the crawl step asks of the defences (CrawlQuality, or a runtime's wrapper of it). A probe's
+ * answer is not among them: the step returns it as a lesson (`recordProbe`, applied at commit).
+ */
 export type QualityChecks = Pick<
   CrawlQuality,
-  | 'checkTask'
-  | 'probeFor'
-  | 'recordProbe'
-  | 'wantsText'
-  | 'assess'
-  | 'checkLink'
-  | 'parentSimhashFor'
-  | 'isSoft404Redirect'
+  'checkTask' | 'probeFor' | 'wantsText' | 'assess' | 'checkLink' | 'parentSimhashFor' | 'isSoft404Redirect'
 >;
 
 export class CrawlQuality {

@@ -2,7 +2,8 @@
  * The crawl step, shared by the embedded runtime and the cloud worker: one task, at most one
  * request to the task's host (robots.txt or the page itself), then the outcome as a value, with
  * the step's effects (the page record, the tasks to queue, the link record, the robots.txt entry
- * to store: step-effects.ts) for the runtime to commit in its own order.
+ * to store, the responses to archive, the defences' lessons: step-effects.ts) for the runtime to
+ * commit in its own order.
  *
  * Doing exactly one request per step keeps politeness in one place: the caller (the embedded
  * scheduler, or SQS message visibility in the cloud) decides when the host's next request may
@@ -63,7 +64,7 @@ import type {
   RobotsDeps,
   StepBasics,
 } from './step-deps.ts';
-import type { StepEffects } from './step-effects.ts';
+import type { DefenceLesson, StepEffects } from './step-effects.ts';
 
 /** Everything a crawl step touches, by group (step-deps.ts); each part below takes only what it uses. */
 export type { CrawlPageDeps } from './step-deps.ts';
@@ -82,6 +83,7 @@ export type { StepEffects } from './step-effects.ts';
 /** A fetched page handed to an optional observer (the `hunt` command, saving bodies). */
 export interface FetchedPage {
   task: CrawlTask;
+  /** The page's record as the step built it: without `warc`, which the runtime's commit adds. */
   record: PageRecord;
   body: Uint8Array;
   /** Decoded HTML, when the page is HTML. */
@@ -135,11 +137,37 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** RFC 9309 §2.3.1.2: follow at least five redirects for robots.txt. */
 const MAX_ROBOTS_REDIRECTS = 5;
 
+/**
+ * The effects the step gathers on its way, whichever outcome it ends with: the responses to
+ * archive and the defences' lessons (returned as the outcome's `capture`, `robotsCaptures` and
+ * `lessons`).
+ */
+interface Gathered {
+  capture?: Capture;
+  robotsCaptures: Capture[];
+  lessons: DefenceLesson[];
+}
+
 /** Runs one crawl step for `task`. Never throws for network or HTTP trouble; adapters' failures propagate. */
 export async function crawlPage(
   deps: CrawlPageDeps,
   task: CrawlTask,
   options: CrawlPageOptions = {},
+): Promise<CrawlPageOutcome> {
+  const gathered: Gathered = { robotsCaptures: [], lessons: [] };
+  const outcome = await stepTask(deps, task, options, gathered);
+  if (gathered.capture !== undefined) outcome.capture = gathered.capture;
+  if (gathered.robotsCaptures.length > 0) outcome.robotsCaptures = gathered.robotsCaptures;
+  if (gathered.lessons.length > 0) outcome.lessons = gathered.lessons;
+  return outcome;
+}
+
+/** `crawlPage`'s work; the captures and lessons it gathers go into `gathered`. */
+async function stepTask(
+  deps: CrawlPageDeps,
+  task: CrawlTask,
+  options: CrawlPageOptions,
+  gathered: Gathered,
 ): Promise<CrawlPageOutcome> {
   const { config } = deps;
   const origin = new URL(task.url).origin;
@@ -161,7 +189,7 @@ export async function crawlPage(
   // 1. robots.txt before any other request to the origin.
   const entry = await deps.robots.get(origin);
   if (entry === undefined || entry.expiresAt <= deps.clock.now()) {
-    return fetchRobots(deps, task, origin, entry);
+    return fetchRobots(deps, task, origin, entry, gathered.robotsCaptures);
   }
   const rules = robotsRules(entry, config);
   if (entry.status === 'disallow-all') {
@@ -177,8 +205,11 @@ export async function crawlPage(
   if (trap !== undefined) return finish(unfetchedRecord(task, trap), undefined, task.cash);
   const probe = deps.quality?.probeFor(origin);
   if (probe !== undefined) {
-    if (rules.isAllowed(probe)) return probeSite(deps, probe, entry, crawlDelayMs);
-    deps.quality?.recordProbe(probe, { status: 0 });
+    if (rules.isAllowed(probe)) return probeSite(deps, probe, entry, crawlDelayMs, gathered.lessons);
+    // Not read back by this step: status 0 is no answer to the detector (step-effects.ts). A step
+    // of the origin that starts before this one is committed (the embedded crawler's early
+    // release) draws another probe path, refused alike (no rule names its random part).
+    gathered.lessons.push({ kind: 'probe', probe, answer: { status: 0 } });
   }
 
   // 2. The page itself.
@@ -228,10 +259,10 @@ export async function crawlPage(
   const change = previous === undefined ? undefined : judgeRevisit(previous, status, hash);
   const capture = captureOf(response);
   if (previous !== undefined && change !== undefined) revisitCapture(capture, previous, change);
-  const warc = await deps.pages.put(capture);
+  // Archived by the runtime, which puts the reference into the record (commit-effects.ts).
+  gathered.capture = capture;
   const record = baseRecord(task, response);
   if (change !== undefined) record.change = change;
-  if (warc !== undefined) record.warc = warc;
   record.cash = task.cash;
   if (deps.importanceOf) record.importance = deps.importanceOf(task.cash);
   if (status >= 500 || status === 429) {
@@ -426,13 +457,15 @@ export const SEED_OWNER: Fingerprint = '0000000000000000';
 /**
  * Fetches the origin's robots.txt; the entry comes back as the outcome's `storeRobots`, after
  * the site's sitemap files it queued (`enqueued`): a runtime that stores the entry only once
- * they are sent reads robots.txt again after a crash in between.
+ * they are sent reads robots.txt again after a crash in between. Each response received goes
+ * into `captures`, for a runtime that archives robots.txt.
  */
 async function fetchRobots(
   deps: StepBasics & Pick<FetchDeps, 'fetcher' | 'random'> & RobotsDeps & SitemapQueueDeps,
   task: CrawlTask,
   origin: string,
   previous: RobotsEntry | undefined,
+  captures: Capture[],
 ): Promise<CrawlPageOutcome> {
   const { config } = deps;
   let url = robotsUrlFor(task.url);
@@ -443,7 +476,7 @@ async function fetchRobots(
     const response = await deps.fetcher.fetch({ url, maxBytes: config.maxRobotsBytes });
     responseMs += response.timings.totalMs;
     const now = deps.clock.now();
-    if (response.ok) await deps.robotsPages?.put(captureOf(response));
+    if (response.ok) captures.push(captureOf(response));
     if (!response.ok) {
       failure = response;
       entry = robotsEntryFromResponse({ error: response.error }, now, config);
@@ -586,22 +619,21 @@ function dropCash(task: CrawlTask): CashFlow {
 }
 
 /**
- * Asks the site once for a URL that cannot exist (the soft-404 probe) and remembers how it
- * answered; like robots.txt, it is the step's one request and the task runs again after the gap.
+ * Asks the site once for a URL that cannot exist (the soft-404 probe); how it answered is a
+ * lesson for the defences (`lessons`). Like robots.txt, it is the step's one request and the task
+ * runs again after the gap.
  */
 async function probeSite(
-  deps: Pick<StepBasics, 'config'> &
-    Pick<FetchDeps, 'fetcher'> &
-    Pick<AdmissionDeps, 'canonicalizer'> &
-    Pick<DefenceDeps, 'quality'>,
+  deps: Pick<StepBasics, 'config'> & Pick<FetchDeps, 'fetcher'> & Pick<AdmissionDeps, 'canonicalizer'>,
   probe: string,
   entry: RobotsEntry,
   crawlDelayMs: number | undefined,
+  lessons: DefenceLesson[],
 ): Promise<CrawlPageOutcome> {
   const response = await deps.fetcher.fetch({ url: probe, maxBytes: deps.config.maxBodyBytes });
   const feedback: RequestFeedback = { responseMs: response.timings.totalMs, crawlDelayMs };
   if (!response.ok) {
-    deps.quality?.recordProbe(probe, { status: 0 });
+    lessons.push({ kind: 'probe', probe, answer: { status: 0 } });
   } else {
     const location = header(response, 'location');
     const target = location === undefined ? undefined : deps.canonicalizer.canonicalize(location, probe);
@@ -610,10 +642,14 @@ async function probeSite(
     if (response.status >= 200 && response.status < 300 && isHtml(contentType, response.body)) {
       text = extractPage(decodeBody(response.body, contentType).text, probe, { text: true }).text;
     }
-    deps.quality?.recordProbe(probe, {
-      status: response.status,
-      ...(text === undefined ? {} : { text }),
-      ...(target?.ok ? { location: target.url } : {}),
+    lessons.push({
+      kind: 'probe',
+      probe,
+      answer: {
+        status: response.status,
+        ...(text === undefined ? {} : { text }),
+        ...(target?.ok ? { location: target.url } : {}),
+      },
     });
   }
   return { kind: 'robots', feedback, entry, probe, enqueued: [] };

@@ -5,15 +5,7 @@
  */
 
 import type { CrawlConfig } from '../config.ts';
-import type {
-  Clock,
-  ContentSeenStore,
-  Fetcher,
-  Gunzip,
-  PageStore,
-  RevisitLookup,
-  RobotsCache,
-} from '../ports.ts';
+import type { Clock, ContentSeenStore, Fetcher, Gunzip, RevisitLookup, RobotsCache } from '../ports.ts';
 import type { QualityChecks } from '../quality/crawl-quality.ts';
 import type { RequestFeedback } from '../scheduling/politeness.ts';
 import type { UrlCanonicalizer } from '../url/canonicalize.ts';
@@ -42,7 +34,7 @@ export interface FetchDeps {
   hostReleased?: (feedback: RequestFeedback) => void | Promise<void>;
   /**
    * A recrawl: the archive's last fetch of each page. Its validators are sent back, the response
-   * is judged against it (`record.change`), an unchanged payload is stored as a revisit record,
+   * is judged against it (`record.change`), an unchanged payload comes as a revisit capture,
    * and a 304's links are those of the last fetch (docs/recrawl.md).
    */
   revisits?: RevisitLookup;
@@ -52,12 +44,11 @@ export interface FetchDeps {
 
 /**
  * Politeness: each origin's robots.txt, read once and cached. The step only reads the cache: an
- * entry it fetches comes back as its `storeRobots` effect (step-effects.ts).
+ * entry it fetches comes back as its `storeRobots` effect, its responses as `robotsCaptures`
+ * (step-effects.ts).
  */
 export interface RobotsDeps {
   robots: Pick<RobotsCache, 'get'>;
-  /** Where robots.txt responses are archived too, as Heritrix does (absent: they are not). */
-  robotsPages?: PageStore;
 }
 
 /**
@@ -70,7 +61,10 @@ export interface AdmissionDeps {
   seen: UrlSeen;
 }
 
-/** Quality and defences: trap checks, content-seen, the duplicate-URL rules. */
+/**
+ * Quality and defences: trap checks, content-seen, the duplicate-URL rules. What the defences
+ * learn without the step using the answer (a soft-404 probe's) is the step's `lessons` effect.
+ */
 export interface DefenceDeps {
   /** Trap and near-duplicate defences; absent = none. */
   quality?: QualityChecks;
@@ -80,11 +74,10 @@ export interface DefenceDeps {
 }
 
 /**
- * Output: the archive (its answer is the record's WARC reference). The page record and the links
- * are the step's effects (step-effects.ts), not written here.
+ * Output: what the record carries from the runtime's state. The page record, the links and the
+ * capture to archive are the step's effects (step-effects.ts), not written here.
  */
 export interface OutputDeps {
-  pages: PageStore;
   /** AOPIC importance estimate of a page fetched holding `cash` (from the crawl's ledger). */
   importanceOf?: (cash: number) => number;
 }

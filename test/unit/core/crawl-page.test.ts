@@ -1,16 +1,17 @@
 /**
  * The crawl step (`crawlPage`) with an in-memory fetcher and in-memory stores: robots.txt 5xx,
  * 429 with Retry-After, redirects, the soft-404 probe, nofollow. The step writes nothing itself:
- * `crawl` commits the effects each step returns (records, links, tasks, robots.txt entries) into
- * arrays the tests read, as a runtime would. (The same step runs against real
+ * `crawl` commits the effects each step returns (records, links, tasks, robots.txt entries,
+ * captures, the defences' lessons) into arrays and the crawl's defences, as a runtime would. (The same step runs against real
  * servers in test/e2e and through the cloud pipeline in test/emulator.)
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
-import type { RobotsEntry } from '../../../functions/core/ports.ts';
+import type { Capture, PageStore, RobotsEntry } from '../../../functions/core/ports.ts';
 import { CrawlQuality } from '../../../functions/core/quality/crawl-quality.ts';
 import { DuplicateUrlRules } from '../../../functions/core/quality/duplicate-url-rules.ts';
+import { applyLessons, archiveCaptures } from '../../../functions/core/step/commit-effects.ts';
 import {
   type CrawlPageDeps,
   type CrawlPageOutcome,
@@ -45,8 +46,15 @@ function setup(routes: Routes, settings: Record<string, unknown> = {}, withQuali
   const enqueued: CrawlTask[] = [];
   const pages: PageRecord[] = [];
   const links: LinkRecord[] = [];
+  /** The archive: what it was given, in order; each reference names its position. */
+  const captures: Capture[] = [];
+  const archive: PageStore = {
+    put: async (capture) => ({ file: 'w', offset: captures.push(capture) - 1, length: 1 }),
+    flush: async () => {},
+  };
   const canonicalizer = new UrlCanonicalizer(config);
   const store = new MemorySeenStore(new Map(), new Set());
+  const quality = withQuality ? new CrawlQuality(config, { random: () => 0.5 }) : undefined;
   const deps: CrawlPageDeps = {
     config,
     clock,
@@ -55,18 +63,23 @@ function setup(routes: Routes, settings: Record<string, unknown> = {}, withQuali
     robots: { get: async (o) => robots.get(o) },
     seen: new UrlSeen(new ClockCache(64), store),
     contentSeen: new MemoryContentSeen(),
-    pages: { put: async () => ({ file: 'w', offset: 0, length: 1 }), flush: async () => {} },
     canonicalizer,
     scope: new ScopeRules(config, [`${SITE}/`]),
-    ...(withQuality ? { quality: new CrawlQuality(config, { random: () => 0.5 }) } : {}),
+    ...(quality === undefined ? {} : { quality }),
   };
   const task = (url: string, attempt = 0): CrawlTask => ({
     ...seedTasks('c', [url], canonicalizer).tasks[0]!,
     attempt,
   });
-  /** One step, its effects committed (the page record, links, tasks, robots.txt entry). */
+  /** One step, its effects committed (captures, lessons, the page record, links, tasks, robots.txt entry). */
   const crawl = async (task: CrawlTask): Promise<CrawlPageOutcome> => {
     const outcome = await crawlPage(deps, task);
+    await archiveCaptures(
+      { pages: archive, robots: archive },
+      outcome,
+      outcome.kind === 'done' ? outcome.record : undefined,
+    );
+    if (quality !== undefined) applyLessons(quality, outcome.lessons);
     if (outcome.links !== undefined) links.push(outcome.links);
     if (outcome.kind === 'done') pages.push(outcome.record);
     enqueued.push(...outcome.enqueued);
@@ -81,6 +94,8 @@ function setup(routes: Routes, settings: Record<string, unknown> = {}, withQuali
     enqueued,
     pages,
     links,
+    captures,
+    quality,
     task,
     advance: (ms: number) => (now += ms),
     clock,
@@ -244,6 +259,11 @@ describe('crawlPage (in-memory fetcher)', () => {
     assert.equal(first.storeRobots?.origin, SITE);
     assert.equal(first.storeRobots?.entry.sitemapsQueued, true, 'the entry says they were queued');
     assert.equal(t.robots.size, 0, 'the step did not store the entry');
+    assert.deepEqual(
+      first.robotsCaptures?.map((c) => [c.url, c.response.status]),
+      [[`${SITE}/robots.txt`, 200]],
+      'the robots.txt response, to archive',
+    );
     const again = await crawlPage(t.deps, seed);
     assert.equal(again.kind, 'robots', 'an entry not stored: robots.txt is read again');
     assert.deepEqual(again.enqueued, [], 'its sitemap is claimed already (by robots.txt): not queued twice');
@@ -266,7 +286,71 @@ describe('crawlPage (in-memory fetcher)', () => {
       ],
     });
     assert.equal(home.storeRobots, undefined);
-    assert.deepEqual([t.pages, t.links, t.enqueued], [[], [], []], 'nothing written through a port');
+    assert.equal(home.capture?.url, `${SITE}/`, 'the page response, to archive');
+    assert.equal(home.record.warc, undefined, 'the reference is the archive’s answer, given at commit');
+    assert.deepEqual(
+      [t.pages, t.links, t.enqueued, t.captures],
+      [[], [], [], []],
+      'nothing written through a port',
+    );
+  });
+
+  it('the capture and the probe lesson are effects: archived and learned at commit, not by the step', async () => {
+    const t = setup(
+      {
+        [`${SITE}/x`]: { status: 200, body: page('x', []) },
+        // every unknown URL answers 404: the probe's answer
+      },
+      {},
+      true,
+    );
+    const quality = t.quality!;
+    const seed = t.task(`${SITE}/x`);
+    await t.crawl(seed); // robots.txt, committed (its response archived first)
+    assert.deepEqual(
+      t.captures.map((c) => c.url),
+      [`${SITE}/robots.txt`],
+    );
+    const probe = await crawlPage(t.deps, seed);
+    assert.equal(probe.kind, 'robots');
+    const probeUrl = probe.kind === 'robots' ? probe.probe : undefined;
+    assert.match(probeUrl ?? '', /crawlstack-probe-/);
+    assert.deepEqual(probe.lessons, [{ kind: 'probe', probe: probeUrl, answer: { status: 404 } }]);
+    assert.equal(quality.probeAnswer(SITE), undefined, 'the step taught the defences nothing');
+    assert.notEqual(quality.probeFor(SITE), undefined, 'so the site still needs its probe');
+    applyLessons(quality, probe.lessons);
+    assert.deepEqual(quality.probeAnswer(SITE), { status: 404 }, 'the commit teaches it');
+    assert.equal(quality.probeFor(SITE), undefined);
+
+    const x = await crawlPage(t.deps, seed);
+    assert.equal(x.kind, 'done');
+    if (x.kind !== 'done') return;
+    assert.equal(x.capture?.url, `${SITE}/x`);
+    assert.equal(x.capture?.response.status, 200);
+    assert.equal(x.record.warc, undefined);
+    assert.equal(t.captures.length, 1, 'the step archived nothing');
+    await archiveCaptures({ pages: { put: async () => undefined, flush: async () => {} } }, x, x.record);
+    assert.equal(x.record.warc, undefined, '--no-warc: an archive that keeps nothing gives no reference');
+    assert.equal(x.capture, undefined, 'the capture is dropped once stored');
+  });
+
+  it('a probe robots.txt refuses is a lesson too (status 0), and the page is fetched in the same step', async () => {
+    const t = setup(
+      {
+        [`${SITE}/robots.txt`]: { status: 200, body: 'User-agent: *\nDisallow: /crawlstack-probe-\n' },
+        [`${SITE}/x`]: { status: 200, body: page('x', []) },
+      },
+      {},
+      true,
+    );
+    await t.crawl(t.task(`${SITE}/x`));
+    const x = await crawlPage(t.deps, t.task(`${SITE}/x`));
+    assert.equal(x.kind, 'done');
+    assert.equal(x.lessons?.length, 1);
+    assert.equal(x.lessons?.[0]?.kind, 'probe');
+    assert.deepEqual(x.lessons?.[0]?.answer, { status: 0 });
+    assert.equal(t.quality!.probeAnswer(SITE), undefined);
+    assert.equal(t.fetcher.requests.filter((u) => u.includes('crawlstack-probe')).length, 0);
   });
 
   /** Runs `task`, first fetching robots.txt (the step's one request) when the origin needs it. */
@@ -382,6 +466,7 @@ describe('crawlPage (in-memory fetcher)', () => {
               contentType: 'text/html',
               title: 'Last time',
               links: [{ url: `${SITE}/linked`, kind: 'page' }],
+              copy: { date: '2026-11-01T00:00:00Z', payloadDigest: 'sha1:ABC' },
             }
           : undefined,
     };
@@ -396,6 +481,16 @@ describe('crawlPage (in-memory fetcher)', () => {
       outcome.enqueued.map((e) => e.url),
       [`${SITE}/linked`],
     );
+    // archived at commit as a revisit record of the last copy, and the record names it
+    const revisit = t.captures.at(-1);
+    assert.equal(revisit?.url, `${SITE}/page`);
+    assert.deepEqual(revisit?.revisit, {
+      profile: 'server-not-modified',
+      refersToTargetUri: `${SITE}/page`,
+      refersToDate: '2026-11-01T00:00:00Z',
+      payloadDigest: 'sha1:ABC',
+    });
+    assert.deepEqual(outcome.record.warc, { file: 'w', offset: t.captures.length - 1, length: 1 });
   });
 
   it('duplicate content: the second URL names the first and its links are not followed', async () => {

@@ -51,7 +51,6 @@ async function crawlAll(routes: Routes, seed: string): Promise<PageRecord[]> {
     robots: { get: async (o: string) => robots.get(o) },
     seen: new UrlSeen(new ClockCache(1024), new MemorySeenStore(new Map(), new Set())),
     contentSeen: new MemoryContentSeen(),
-    pages: { put: async () => ({ file: 'w', offset: 0, length: 1 }), flush: async () => {} },
     canonicalizer,
     scope: new ScopeRules(config, [seed]),
     quality: new CrawlQuality(config, {
