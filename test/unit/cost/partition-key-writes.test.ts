@@ -42,10 +42,19 @@ describe('units by item family', () => {
     });
     r.dynamo('GetItem', { TableName: 'urls', Key: { pk: { S: '0f3a9c21-77#abc' } } }, 200, {});
     const families = r.snapshot().dynamodb.byFamily;
-    assert.deepEqual(families[`${TABLE} PutItem host`], { writeRequestUnits: 3, readRequestUnits: 0 });
-    assert.deepEqual(families[`${TABLE} PutItem x`], { writeRequestUnits: 1, readRequestUnits: 0 });
-    assert.deepEqual(families[`${TABLE} PutItem bq`], { writeRequestUnits: 1, readRequestUnits: 0 });
-    assert.deepEqual(families['urls GetItem bq'], { writeRequestUnits: 0, readRequestUnits: 0.5 });
+    // Two host items: 1 + 2 units (1,500 bytes), so 1.5 a unit each: where an item's size costs.
+    assert.deepEqual(families[`${TABLE} PutItem host`], {
+      writeRequestUnits: 3,
+      readRequestUnits: 0,
+      items: 2,
+    });
+    assert.deepEqual(families[`${TABLE} PutItem x`], { writeRequestUnits: 1, readRequestUnits: 0, items: 1 });
+    assert.deepEqual(families[`${TABLE} PutItem bq`], {
+      writeRequestUnits: 1,
+      readRequestUnits: 0,
+      items: 1,
+    });
+    assert.deepEqual(families['urls GetItem bq'], { writeRequestUnits: 0, readRequestUnits: 0.5, items: 1 });
     assert.equal(families['urls GetItem -']?.writeRequestUnits, 0);
   });
 });
