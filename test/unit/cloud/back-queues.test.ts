@@ -203,22 +203,29 @@ describe('credits to URLs in a back queue', () => {
   it('pages that link to a waiting URL bring it forward, as in the embedded crawler', async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
-    const links = Array.from({ length: 30 }, (_, i) => `/p${i}`);
+    const links = Array.from({ length: 29 }, (_, i) => `/p${i}`);
     const routes: Record<string, { status: number; body?: string }> = {
       [`${SITE}/robots.txt`]: { status: 404 },
       [`${SITE}/`]: { status: 200, body: page('home', links) },
     };
-    // Every page links to the last one: AOPIC's estimate of PageRank says it matters most.
-    for (const l of links) routes[`${SITE}${l}`] = { status: 200, body: page(l, ['/p29']) };
+    // /p0 finds /hub among nine other links (a tenth of its share: poorer than every /pN); every
+    // other page links to /hub alone: AOPIC's estimate of PageRank says it matters most.
+    const others = Array.from({ length: 9 }, (_, i) => `/q${i}`);
+    for (const l of links)
+      routes[`${SITE}${l}`] = { status: 200, body: page(l, l === '/p0' ? ['/hub', ...others] : ['/hub']) };
+    for (const l of ['/hub', ...others]) routes[`${SITE}${l}`] = { status: 200, body: page(l) };
     const fetcher = new MemoryFetcher(routes);
     const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base, order: 'aopic' }, clock);
     cloud.frontier.sent.push(...crawl.tasks([`${SITE}/`]));
     const worker = workerOver(cloud, fetcher, clock, { groupLimit: 4 });
     await drain(cloud, (m) => worker(m));
-    const pages = fetcher.requests.filter((u) => /\/p\d+$/.test(u));
-    assert.equal(pages.length, 30, 'every page once');
-    const at = pages.indexOf(`${SITE}/p29`);
-    assert.ok(at < 10, `/p29 fetched ${at + 1}th of 30 (last without credits)`);
+    const pages = fetcher.requests.filter((u) => u !== `${SITE}/` && !u.endsWith('/robots.txt'));
+    assert.equal(pages.length, 39, 'every page once');
+    const at = pages.indexOf(`${SITE}/hub`);
+    assert.ok(
+      at < 15,
+      `/hub fetched ${at + 1}th of 39 (30th or later without credits: poorer than every /pN)`,
+    );
     const group = cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.group;
     assert.equal(group?.credits, undefined, 'no credit left once the back queue drained');
   });
