@@ -603,7 +603,9 @@ function print(r: Result): void {
           b.u.writeRequestUnits + b.u.readRequestUnits / 4 - a.u.writeRequestUnits - a.u.readRequestUnits / 4,
       );
     for (const { family, u } of families.slice(0, 30)) {
-      const per = u.items ? ` (${u.items} items, ${fmt((u.writeRequestUnits + u.readRequestUnits) / u.items)} units each)` : '';
+      const per = u.items
+        ? ` (${u.items} items, ${fmt((u.writeRequestUnits + u.readRequestUnits) / u.items)} units each)`
+        : '';
       if (u.writeRequestUnits > 0) line(`  WRU ${family}${per}`, u.writeRequestUnits);
       if (u.readRequestUnits > 0) line(`  RRU ${family}${per}`, u.readRequestUnits);
     }
