@@ -66,17 +66,15 @@ export class AopicDispatchPolicy {
 
   /**
    * With a page budget and AOPIC order, a URL a generator made (a link to its page's own path
-   * pattern: the next month, the next listing page) waits while anything else runs, as the cloud
-   * parks it. Its cash alone does not keep it back: the lambda page's redistribution gives every
-   * known URL the same bonus, which late in a crawl outweighs a link's own share, and on a
-   * generated web the second page of every trap was fetched that way (1.1% of the requests).
+   * pattern: the next month, the next listing page) waits for a dry frontier, as the cloud parks
+   * it: the crawler sends it only when nothing runs and no ready host has another URL. Its cash
+   * alone does not keep it back: the lambda page's redistribution gives every known URL the same
+   * bonus, which late in a crawl outweighs a link's own share, and on a generated web the second
+   * page of every trap was fetched that way (1.1% of the requests).
    */
-  waitsForDry(task: CrawlTask, running: number): boolean {
+  waitsForDry(task: CrawlTask): boolean {
     return (
-      task.generated === true &&
-      this.#settings.order === 'aopic' &&
-      this.#settings.maxPages !== undefined &&
-      running > 0
+      task.generated === true && this.#settings.order === 'aopic' && this.#settings.maxPages !== undefined
     );
   }
 

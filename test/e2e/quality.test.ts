@@ -193,6 +193,42 @@ describe('crawl quality', () => {
     }
   });
 
+  test("with a budget, a rich page's print twin waits while another host has pages ready, even when nothing runs", async () => {
+    // Host A's seed links only to its own print twin (a link to its own path pattern: generated,
+    // a tenth of a share, still richer than each of host B's twenty pages). B's pages are poor
+    // enough to be held back while anything runs, so the crawl sends them one at a time and
+    // nothing runs between two of them: the twin must still wait until no other URL is ready.
+    const [a, b] = await startSites(['127.0.0.2', '127.0.0.3'], () => {
+      const table: Record<string, PageSpec> = {
+        '/': {
+          title: 'B',
+          links: Array.from({ length: 20 }, (_, i) => `/p/${i}`),
+          body: `<p>${prose(60, 80)}</p>`,
+        },
+      };
+      for (let i = 0; i < 20; i++) table[`/p/${i}`] = { title: `P${i}`, body: `<p>${prose(61 + i, 60)}</p>` };
+      return [
+        siteRoutes({
+          '/a': { title: 'A', links: ['/a?print=1'], body: `<p>${prose(40, 120)}</p>` },
+          '/a?print=1': { title: 'A (print)', body: `<p>${prose(40, 120)}</p>` },
+        }),
+        siteRoutes(table),
+      ];
+    });
+    try {
+      const seeds = [`${a!.origin}/a`, `${b!.origin}/`];
+      const budgeted = await crawl({ seeds, order: 'aopic', concurrency: 2, maxPages: 10 });
+      assert.equal(budgeted.summary.pages, 10);
+      assert.deepEqual(pagePaths(a!), ['/a'], 'the twin waits: B had pages ready all along');
+      assert.equal(pagePaths(b!).length, 9);
+      // Once nothing else is left, it goes.
+      const whole = await crawl({ seeds, order: 'aopic', concurrency: 2, maxPages: 30 });
+      assert.equal(whole.pages.at(-1)!.url, `${a!.origin}/a?print=1`, 'last, when the frontier ran dry');
+    } finally {
+      await closeAll([a!, b!]);
+    }
+  });
+
   test('rank refuses a folder without a crawl', () => {
     assert.throws(() => rankCrawl(tempDir()), /holds no crawl/);
   });

@@ -38,20 +38,20 @@ describe('AopicDispatchPolicy', () => {
     assert.equal(aopic.taskOf(task(0, { cashKey: 0.1 })).cash, 0.35, 'key plus the bonus');
   });
 
-  test('with a budget, a generated URL waits while others run, and a poor one is held back', () => {
+  test('with a budget, a generated URL waits for a dry frontier, and a poor one is held back', () => {
     const ledger = new AopicLedger();
     const policy = new AopicDispatchPolicy(
       { order: 'aopic', maxPages: 100, redistributeEveryMs: 1000 },
       ledger,
       0,
     );
-    assert.equal(policy.waitsForDry(task(1, { generated: true }), 1), true);
-    assert.equal(policy.waitsForDry(task(1, { generated: true }), 0), false, 'nothing else runs');
+    assert.equal(policy.waitsForDry(task(1, { generated: true })), true);
+    assert.equal(policy.waitsForDry(task(1)), false);
     assert.equal(policy.holdBack(task(1), 0), false);
     assert.equal(policy.holdBack(task(0.4), 3), true, 'under half the average while others run');
     assert.equal(policy.holdBack(task(0.4), 0), false, 'goes when nothing runs');
     const unlimited = new AopicDispatchPolicy({ order: 'aopic', redistributeEveryMs: 1000 }, ledger, 0);
-    assert.equal(unlimited.waitsForDry(task(1, { generated: true }), 1), false);
+    assert.equal(unlimited.waitsForDry(task(1, { generated: true })), false);
     assert.equal(unlimited.holdBack(task(0), 5), false);
   });
 
