@@ -108,6 +108,16 @@ describe('refillPlan', () => {
   });
 });
 
+/** A refill of host a.example of crawl c1 with no own links, a group limit of 8 and credits owed. */
+function refillOwed(
+  backlog: MemoryHostBacklog,
+  inGroup: number,
+  group: { queued: number; version: number; drained: number },
+  owed: Map<string, { amount: number; misses: number }>,
+) {
+  return refillPlan(backlog, 'c1', 'a.example', [], inGroup, group, 8, owed);
+}
+
 describe('credits to URLs in a back queue', () => {
   it('a credited URL lifts its turn above richer ones, carries its credit, and leaves the credits', async () => {
     const backlog = new MemoryHostBacklog();
@@ -118,16 +128,7 @@ describe('credits to URLs in a back queue', () => {
       [last.fp, { amount: 0.5, misses: 0 }],
       ['ffffffffffffffff', { amount: 0.2, misses: 1 }],
     ]);
-    const plan = await refillPlan(
-      backlog,
-      'c1',
-      'a.example',
-      [],
-      6,
-      { queued: 6, version: 1, drained: 0 },
-      8,
-      owed,
-    );
+    const plan = await refillOwed(backlog, 6, { queued: 6, version: 1, drained: 0 }, owed);
     assert.equal(plan.send[0]?.url, `${SITE}/p30`, 'the credited URL first (in the sixth turn of ten)');
     assert.equal(plan.send[0]?.cash, last.cash + 0.5, 'with its credit in its cash');
     assert.equal(plan.send.length, 6, 'its whole turn');
@@ -174,27 +175,9 @@ describe('credits to URLs in a back queue', () => {
   it('a group with no room keeps its credits as they are; a back queue known empty gives them up', async () => {
     const backlog = new MemoryHostBacklog();
     const owed = new Map([['a', { amount: 0.4, misses: 1 }]]);
-    const full = await refillPlan(
-      backlog,
-      'c1',
-      'a.example',
-      [],
-      8,
-      { queued: 8, version: 2, drained: 1 },
-      8,
-      owed,
-    );
+    const full = await refillOwed(backlog, 8, { queued: 8, version: 2, drained: 1 }, owed);
     assert.deepEqual(full.credits, owed);
-    const empty = await refillPlan(
-      backlog,
-      'c1',
-      'a.example',
-      [],
-      0,
-      { queued: 1, version: 2, drained: 2 },
-      8,
-      owed,
-    );
+    const empty = await refillOwed(backlog, 0, { queued: 1, version: 2, drained: 2 }, owed);
     assert.equal(empty.credits.size, 0);
     assert.equal(empty.toLambda, 0.4);
     assert.deepEqual(backlog.calls, [], 'neither read the back queue');
