@@ -375,6 +375,13 @@ export class EmbeddedCrawler {
       }
       const task = policy.taskOf(taken.head);
       if (policy.waitsForDry(task)) {
+        // Its generated best URL waits; what the site itself declares (its sitemap files and the
+        // pages they list) need not wait behind it: no link may ever lead there (docs/sitemaps.md).
+        const declared = state.db.headDeclared(slot.host, slot.finishing);
+        if (declared !== undefined) {
+          this.#start(state, hosts, slot, policy.taskOf(declared));
+          continue;
+        }
         parked.push({ slot, task });
         continue;
       }

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { rankCrawl } from '../../functions/cli/cli-rank.ts';
@@ -224,6 +225,58 @@ describe('crawl quality', () => {
       // Once nothing else is left, it goes.
       const whole = await crawl({ seeds, order: 'aopic', concurrency: 2, maxPages: 30 });
       assert.equal(whole.pages.at(-1)!.url, `${a!.origin}/a?print=1`, 'last, when the frontier ran dry');
+    } finally {
+      await closeAll([a!, b!]);
+    }
+  });
+
+  test('a host whose best URL waits for a dry frontier still sends the pages its sitemap lists', async () => {
+    // Host A's seed links only to its print twin (generated: it waits while B has pages), and its
+    // robots.txt names a sitemap of three pages no link reaches, poorer than the twin. They must
+    // not wait behind the twin: the site says they exist, and only the sitemap leads there.
+    const [a, b] = await startSites(['127.0.0.2', '127.0.0.3'], ([originA]) => {
+      const table: Record<string, PageSpec> = {
+        '/': {
+          title: 'B',
+          links: Array.from({ length: 20 }, (_, i) => `/p/${i}`),
+          body: `<p>${prose(60, 80)}</p>`,
+        },
+      };
+      for (let i = 0; i < 20; i++) table[`/p/${i}`] = { title: `P${i}`, body: `<p>${prose(61 + i, 60)}</p>` };
+      const hidden = [1, 2, 3].map((i) => `${originA}/hidden/${i}`);
+      const text = (type: string, body: string) => (_req: unknown, res: ServerResponse) => {
+        res.writeHead(200, { 'content-type': type });
+        res.end(body);
+      };
+      return [
+        siteRoutes({
+          '/robots.txt': text('text/plain', `User-agent: *\nAllow: /\nSitemap: ${originA}/listed.xml\n`),
+          '/listed.xml': text(
+            'application/xml',
+            `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${hidden
+              .map((u) => `<url><loc>${u}</loc></url>`)
+              .join('')}</urlset>`,
+          ),
+          '/a': { title: 'A', links: ['/a?print=1'], body: `<p>${prose(40, 120)}</p>` },
+          '/a?print=1': { title: 'A (print)', body: `<p>${prose(40, 120)}</p>` },
+          '/hidden/1': { title: 'H1', body: `<p>${prose(90, 60)}</p>` },
+          '/hidden/2': { title: 'H2', body: `<p>${prose(91, 60)}</p>` },
+          '/hidden/3': { title: 'H3', body: `<p>${prose(92, 60)}</p>` },
+        }),
+        siteRoutes(table),
+      ];
+    });
+    try {
+      const seeds = [`${a!.origin}/a`, `${b!.origin}/`];
+      await crawl({ seeds, order: 'aopic', concurrency: 2, maxPages: 14, sitemaps: true });
+      const fetched = pagePaths(a!);
+      for (const path of ['/hidden/1', '/hidden/2', '/hidden/3']) {
+        assert.ok(
+          fetched.includes(path),
+          `${path} fetched within the budget (A fetched ${fetched.join(', ')})`,
+        );
+      }
+      assert.ok(!fetched.includes('/a?print=1'), 'the twin still waits');
     } finally {
       await closeAll([a!, b!]);
     }

@@ -124,6 +124,8 @@ const SCHEMA = `
     task TEXT NOT NULL
   );
   CREATE INDEX IF NOT EXISTS frontier_by_host ON frontier (host, prio DESC, seq);
+  CREATE INDEX IF NOT EXISTS frontier_site_declared_by_host ON frontier (host, prio DESC, seq)
+    WHERE (json_extract(task, '$.listed') = 1 OR json_extract(task, '$.sitemap') IS NOT NULL);
   CREATE TABLE IF NOT EXISTS content (hash INTEGER PRIMARY KEY, url TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS robots (origin TEXT PRIMARY KEY, entry TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL) WITHOUT ROWID;
@@ -299,6 +301,18 @@ export class CrawlDb {
     let row: Row | undefined;
     if (taken === undefined) row = this.#stmt.head.get(host) as Row | undefined;
     else row = this.#stmt.headTaken.get(host, taken) as Row | undefined;
+    if (row === undefined) return undefined;
+    return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq, prio: row.prio, cashKey: row.cash };
+  }
+
+  /**
+   * The host's best task the site itself declared: a sitemap file, or a page a sitemap lists
+   * (`listed`), passing over the row `taken`. What a host whose best URL waits for a dry frontier
+   * can still send (see EmbeddedCrawler's dispatch).
+   */
+  headDeclared(host: string, taken?: number): QueuedTask | undefined {
+    type Row = { seq: number; prio: number; cash: number; task: string };
+    const row = this.#stmt.headDeclared.get(host, taken ?? -1) as Row | undefined;
     if (row === undefined) return undefined;
     return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq, prio: row.prio, cashKey: row.cash };
   }
@@ -774,6 +788,12 @@ function prepareStatements(db: DatabaseSync) {
     headTaken: db.prepare(
       'SELECT seq, prio, cash, task FROM frontier WHERE host = ? AND seq != ? ' +
         'AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
+    ),
+    // Through the partial index frontier_site_declared_by_host (the same WHERE term, so SQLite uses it).
+    headDeclared: db.prepare(
+      'SELECT seq, prio, cash, task FROM frontier WHERE host = ? ' +
+        "AND (json_extract(task, '$.listed') = 1 OR json_extract(task, '$.sitemap') IS NOT NULL) " +
+        'AND seq != ? AND seq NOT IN (SELECT seq FROM frontier_done) ORDER BY prio DESC, seq LIMIT 1',
     ),
     done: db.prepare('INSERT OR IGNORE INTO frontier_done (seq) VALUES (?)'),
     doneClear: db.prepare('DELETE FROM frontier_done'),
