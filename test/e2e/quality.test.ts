@@ -200,14 +200,7 @@ describe('crawl quality', () => {
     // enough to be held back while anything runs, so the crawl sends them one at a time and
     // nothing runs between two of them: the twin must still wait until no other URL is ready.
     const [a, b] = await startSites(['127.0.0.2', '127.0.0.3'], () => {
-      const table: Record<string, PageSpec> = {
-        '/': {
-          title: 'B',
-          links: Array.from({ length: 20 }, (_, i) => `/p/${i}`),
-          body: `<p>${prose(60, 80)}</p>`,
-        },
-      };
-      for (let i = 0; i < 20; i++) table[`/p/${i}`] = { title: `P${i}`, body: `<p>${prose(61 + i, 60)}</p>` };
+      const table = twentyPoorPages();
       return [
         siteRoutes({
           '/a': { title: 'A', links: ['/a?print=1'], body: `<p>${prose(40, 120)}</p>` },
@@ -235,14 +228,7 @@ describe('crawl quality', () => {
     // robots.txt names a sitemap of three pages no link reaches, poorer than the twin. They must
     // not wait behind the twin: the site says they exist, and only the sitemap leads there.
     const [a, b] = await startSites(['127.0.0.2', '127.0.0.3'], ([originA]) => {
-      const table: Record<string, PageSpec> = {
-        '/': {
-          title: 'B',
-          links: Array.from({ length: 20 }, (_, i) => `/p/${i}`),
-          body: `<p>${prose(60, 80)}</p>`,
-        },
-      };
-      for (let i = 0; i < 20; i++) table[`/p/${i}`] = { title: `P${i}`, body: `<p>${prose(61 + i, 60)}</p>` };
+      const table = twentyPoorPages();
       const hidden = [1, 2, 3].map((i) => `${originA}/hidden/${i}`);
       const text = (type: string, body: string) => (_req: unknown, res: ServerResponse) => {
         res.writeHead(200, { 'content-type': type });
@@ -286,3 +272,16 @@ describe('crawl quality', () => {
     assert.throws(() => rankCrawl(tempDir()), /holds no crawl/);
   });
 });
+
+/** Host B of the dry-frontier tests: a root page and twenty pages, each poorer than a rich page's print twin. */
+function twentyPoorPages(): Record<string, PageSpec> {
+  const table: Record<string, PageSpec> = {
+    '/': {
+      title: 'B',
+      links: Array.from({ length: 20 }, (_, i) => `/p/${i}`),
+      body: `<p>${prose(60, 80)}</p>`,
+    },
+  };
+  for (let i = 0; i < 20; i++) table[`/p/${i}`] = { title: `P${i}`, body: `<p>${prose(61 + i, 60)}</p>` };
+  return table;
+}
