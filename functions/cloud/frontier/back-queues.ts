@@ -295,7 +295,8 @@ export const BACKLOG_CREDIT_MISSES = 4;
  * AOPIC credits (cash that pages found to link to a URL after it was queued, `owed`: the host
  * item's and this batch's) are added to the waiting URLs they reach in the turns read, so a URL
  * that many pages link to rises to the front of its host as it does in the embedded crawler
- * (without them, 20 points of PageRank mass early: docs/quality-bench.md). The credits of the URLs
+ * (where credits are 20 points of the early PageRank mass; in the cloud the gain is within the
+ * runs' spread so far, because SQS, not cash, picks the next host: docs/quality-bench.md). The credits of the URLs
  * sent go with them; the rest are kept for the next refill, within bounds (see {@link nextCredits}).
  */
 export async function refillPlan(

@@ -178,7 +178,7 @@ interface GroupRefill {
   drained?: number;
   /** Some own links went to the back queue. */
   added: boolean;
-  /** The credits the back queue is owed now, when they changed (written with the ledger). */
+  /** The credits the back queue is owed now, when it is owed some now or was before (written with the ledger). */
   credits?: BacklogCredits;
 }
 
@@ -241,7 +241,7 @@ async function sendLinks(
     );
     group.counts.lambda += refill.toLambda;
     const credits = fresh ? owed : refill.credits;
-    const creditsChanged = credits.size > 0 || (group.state.credits?.size ?? 0) > 0;
+    const writeCredits = credits.size > 0 || (group.state.credits?.size ?? 0) > 0;
     if (refill.wait.length > 0) await deps.backlog.add(group.crawlId, group.host, refill.wait);
     sends.push(...asTurn(refill.send, `refill ${key} ${group.firstSeq}`));
     refills.set(key, {
@@ -252,7 +252,7 @@ async function sendLinks(
       taken: refill.taken,
       ...(refill.drained ? { drained: group.state.version } : {}),
       added: refill.wait.length > 0,
-      ...(creditsChanged ? { credits } : {}),
+      ...(writeCredits ? { credits } : {}),
     });
     env.stats.backlogged += refill.wait.length;
   }
