@@ -297,12 +297,9 @@ export class CrawlDb {
    * queue position of a row a running step already holds, which is passed over.
    */
   head(host: string, taken?: number): QueuedTask | undefined {
-    type Row = { seq: number; prio: number; cash: number; task: string };
-    let row: Row | undefined;
-    if (taken === undefined) row = this.#stmt.head.get(host) as Row | undefined;
-    else row = this.#stmt.headTaken.get(host, taken) as Row | undefined;
-    if (row === undefined) return undefined;
-    return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq, prio: row.prio, cashKey: row.cash };
+    return queuedTask(
+      taken === undefined ? this.#stmt.head.get(host) : this.#stmt.headTaken.get(host, taken),
+    );
   }
 
   /**
@@ -311,10 +308,7 @@ export class CrawlDb {
    * can still send (see EmbeddedCrawler's dispatch).
    */
   headDeclared(host: string, taken?: number): QueuedTask | undefined {
-    type Row = { seq: number; prio: number; cash: number; task: string };
-    const row = this.#stmt.headDeclared.get(host, taken ?? -1) as Row | undefined;
-    if (row === undefined) return undefined;
-    return { ...(JSON.parse(row.task) as CrawlTask), seq: row.seq, prio: row.prio, cashKey: row.cash };
+    return queuedTask(this.#stmt.headDeclared.get(host, taken ?? -1));
   }
 
   /**
@@ -764,6 +758,13 @@ function intToFp(value: bigint): Fingerprint {
 }
 
 /** The statements of one connection, prepared once: exec() would parse them again on every step. */
+/** A frontier row (seq, prio, cash, task) as the queued task it holds; undefined for no row. */
+function queuedTask(row: unknown): QueuedTask | undefined {
+  if (row === undefined) return undefined;
+  const { seq, prio, cash, task } = row as { seq: number; prio: number; cash: number; task: string };
+  return { ...(JSON.parse(task) as CrawlTask), seq, prio, cashKey: cash };
+}
+
 function prepareStatements(db: DatabaseSync) {
   return {
     getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),

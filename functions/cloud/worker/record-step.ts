@@ -4,9 +4,9 @@
  * status and budgets) whether the record is done already, dropped, deferred or crawled; runs the
  * shared crawl step (`crawlPage`: at most one request) with the worker's stores; and commits the
  * effects it returns into the batch's buffers (links to send, URLs to park, the capture, the link
- * graph, the host's counts) and its lessons into the crawl's defences. Nothing durable is written here except URL-seen claims and content
- * hashes, which are safe to repeat, and a robots.txt entry after the sitemap files it names are
- * sent; the batch commit writes the rest.
+ * graph, the host's counts) and its lessons into the crawl's defences. Nothing durable is written
+ * here except URL-seen claims and content hashes, which are safe to repeat, and a robots.txt entry
+ * after the sitemap files it names are sent; the batch commit writes the rest.
  */
 import type { LRUCache } from 'lru-cache';
 import type { CrawlConfig } from '../../core/config.ts';
