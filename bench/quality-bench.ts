@@ -218,7 +218,8 @@ async function crawlCloud(
     port: 0,
     prefix: `quality${process.pid.toString(36)}${order}`,
     scheduleRateMs: 1000,
-    log: () => {},
+    // CRAWLSTACK_BENCH_DEBUG=1: the stand-in's and the functions' log lines on stderr.
+    log: process.env.CRAWLSTACK_BENCH_DEBUG ? (m: string) => process.stderr.write(`${m}\n`) : () => {},
   });
   const api = cloudApi(local.api, local.token);
   try {

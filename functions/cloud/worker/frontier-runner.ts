@@ -13,9 +13,11 @@
  * the invocation's hosts together: process-frontier-batch.ts). Each batch commits as before
  * (links, captures, one ledger write for the host's pages, one counter shard), then:
  *
- *   - the event batch's messages: deleted by the event source when the invocation returns (the
- *     response lists the others), their visibility changed at once, so a deferred host is free
- *     for other containers (and this one) during the rest of the invocation;
+ *   - the event batch's messages: the response lists the failed ones for the event source, their
+ *     visibility changed at once (a deferred host is free for other containers, and this one,
+ *     during the rest of the invocation); the done ones deleted after their commit, as its own
+ *     (below): a message holds its host's group until it is deleted, and the event source deletes
+ *     only when the invocation returns;
  *   - the messages it received itself: deleted after their batch's commit (at-least-once: a
  *     container that dies mid-batch leaves them in flight, and they return after the queue's
  *     visibility timeout to a ledger that knows what was done), the others' visibility changed.
@@ -114,14 +116,15 @@ export async function serveInvocation(
       outcome.rounds.push(result.stats);
       idle = result.stats.crawled > 0 ? 0 : idle + 1;
       if (result.stats.commitsFailed > 0 || idle >= maxIdle) stop = true;
-      if (own) {
-        const removed = await settle(deps, receiver, messages, result.verdicts, log);
-        outcome.removed += removed;
-      } else {
-        const response = fifoResponse(messages, result.verdicts);
-        outcome.failed = response.failed;
-        await changeVisibility(deps, response.changes, log);
-      }
+      const { failed, changes } = fifoResponse(messages, result.verdicts);
+      if (!own) outcome.failed = failed;
+      await changeVisibility(deps, changes, log);
+      // The event batch's done messages too are deleted now, not when the invocation returns: a
+      // message holds its FIFO group (its host) until it is deleted, and the invocation may go on
+      // for the rest of its 45 s. The event source deletes them again when it returns (a delete
+      // of a deleted message's receipt handle changes nothing): one more request an invocation.
+      const removed = receiver === undefined ? 0 : await removeDone(receiver, messages, failed, log);
+      if (own) outcome.removed += removed;
     })()
       .catch((error: unknown) => {
         crash ??= error;
@@ -163,22 +166,18 @@ export async function serveInvocation(
 }
 
 /**
- * The fate of the messages the runner received itself, after their round's commit: deleted when
- * done (the FIFO rule: only those with no failed record before them in their group), the others
- * made visible again after their wait. Resolves how many were deleted.
+ * Deletes a batch's done messages after their round's commit (the FIFO rule: only those with no
+ * failed record before them in their group; the failed ones were made visible again after their
+ * wait). Resolves how many were deleted.
  */
-async function settle(
-  deps: RunnerDeps,
-  receiver: FrontierReceiver | undefined,
-  own: readonly FrontierMessage[],
-  verdicts: Parameters<typeof fifoResponse>[1],
+async function removeDone(
+  receiver: FrontierReceiver,
+  messages: readonly FrontierMessage[],
+  failed: readonly string[],
   log: (line: string) => void,
 ): Promise<number> {
-  if (receiver === undefined || own.length === 0) return 0;
-  const { failed, changes } = fifoResponse(own, verdicts);
   const failedIds = new Set(failed);
-  const done = own.filter((m) => !failedIds.has(m.messageId)).map((m) => m.receiptHandle);
-  await changeVisibility(deps, changes, log);
+  const done = messages.filter((m) => !failedIds.has(m.messageId)).map((m) => m.receiptHandle);
   if (done.length === 0) return 0;
   try {
     const refused = await receiver.remove(done);

@@ -123,6 +123,35 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
     }
   });
 
+  it("deletes the event batch's done messages after their commit: its host's next messages come in the same invocation", async () => {
+    const { cloud, queue, fetcher, crawl, messages, container, remaining } = setup();
+    // The event source received the host's first page alone (its group locked while in flight);
+    // the host's two others and the other hosts' pages wait behind it.
+    queue.push(messages[0]!);
+    const batch = await queue.receive(10);
+    queue.push(...messages.slice(1));
+    const outcome = await serveInvocation(
+      container(),
+      { messages: queue, receiver: queue },
+      batch,
+      remaining,
+    );
+
+    assert.deepEqual(outcome.failed, []);
+    assert.ok(
+      queue.removed.includes(batch[0]!.receiptHandle),
+      'deleted by the runner, not left to the event source',
+    );
+    assert.equal(queue.waiting.length, 0, "the host's next messages were received (its group free)");
+    assert.equal(queue.inFlight.size, 0);
+    assert.equal(cloud.table.counters(crawl.id).finished, 12);
+    const site = HOSTS.find((h) => messages[0]!.body.includes(h))!;
+    assert.deepEqual(
+      fetcher.starts.filter((s) => s.url.startsWith(site)).map((s) => s.url),
+      [`${site}/robots.txt`, `${site}/1`, `${site}/2`, `${site}/3`],
+    );
+  });
+
   it('a host served alone waits its own share inline (its 1 s gap); a longer gap is deferred', async () => {
     const alone = setup();
     const batch = alone.messages.filter((m) => hostOf(m) === hostOf(alone.messages[0]!));
