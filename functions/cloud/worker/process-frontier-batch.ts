@@ -42,11 +42,18 @@ import { defer, type StepEnv, stepRecord } from './record-step.ts';
  * meanwhile. At 320 MB a second of waiting costs $4.2 per million pages when it serves one host; a
  * deferral costs the host one more batch cycle (a receive, a visibility change, an invocation, a
  * state read, a ledger write, a counter shard and a capture send), measured at $4-6 per million
- * pages at 1 s per host (docs/cloud.md). So a host alone waits its default 1 s gap inline, and
- * hosts served side by side (a runner's batches, frontier-runner.ts) share the wait: ten hosts
- * wait up to 10 s each, the last one left alone 1 s (Mercator's back queues, paid by the second).
+ * pages at 1 s per host (docs/cloud.md). So a host alone waits its default gap inline (up to
+ * 1.5 s: LONE_HOST_SHARE), and hosts served side by side (a runner's batches, frontier-runner.ts)
+ * share the wait: ten hosts wait up to 10 s each (Mercator's back queues, paid by the second).
  */
 const DEFAULT_INLINE_WAIT_MS = 1_000;
+/**
+ * Hosts a host served alone counts as, for its inline wait: a deferral is whole seconds of
+ * visibility, so a lone host whose gap is a little over a second (the default politeness, five
+ * times a 200-300 ms response) was deferred for 2 s every other page and crawled a third slower
+ * (the realistic regime's biggest host, alone for the last 190 s of the crawl).
+ */
+const LONE_HOST_SHARE = 1.5;
 /** The stack's default redrive maxReceiveCount. */
 const DEFAULT_MAX_RECEIVES = 10;
 
@@ -93,7 +100,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
     const entries = deferWarm(
       decoded,
       container,
-      { now, inlineWaitMs: inlineWaitMs * Math.max(1, served.running + hosts), maxReceives },
+      { now, inlineWaitMs: inlineWaitMs * Math.max(LONE_HOST_SHARE, served.running + hosts), maxReceives },
       verdicts,
       stats,
     );
@@ -146,7 +153,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
       container,
       fault,
       log,
-      inlineWaitMs: () => inlineWaitMs * Math.max(1, served.running),
+      inlineWaitMs: () => inlineWaitMs * Math.max(LONE_HOST_SHARE, served.running),
       errorAttempts: deps.errorAttempts ?? 3,
       maxReceives,
       stats,

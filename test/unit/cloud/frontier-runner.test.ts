@@ -152,7 +152,7 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
     );
   });
 
-  it('a host served alone waits its own share inline (its 1 s gap); a longer gap is deferred', async () => {
+  it('a host served alone waits its own share inline (a gap of up to 1.5 s); a longer gap is deferred', async () => {
     const alone = setup();
     const batch = alone.messages.filter((m) => hostOf(m) === hostOf(alone.messages[0]!));
     const outcome = await serveInvocation(
@@ -164,6 +164,18 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
     assert.equal(alone.fetcher.starts.length, 4, 'robots.txt and the three pages, 1 s apart');
     assert.deepEqual(outcome.failed, []);
     assert.equal(alone.queue.emptyReceives, 2, 'nothing more to take, at the start nor when its batch ended');
+
+    // 1.4 s (the default politeness after a 280 ms response): waited, not deferred for 2 whole seconds.
+    const little = setup({ delayMs: 1400 });
+    const littleBatch = little.messages.filter((m) => hostOf(m) === hostOf(little.messages[0]!));
+    const waited = await serveInvocation(
+      little.container(),
+      { messages: little.queue, receiver: little.queue },
+      littleBatch,
+      little.remaining,
+    );
+    assert.equal(little.fetcher.starts.length, 4, 'robots.txt and the three pages, 1.4 s apart');
+    assert.deepEqual(waited.failed, []);
 
     // 3 s per host: one host alone does not wait that long (three seconds billed for one page).
     const slow = setup({ delayMs: 3000 });
