@@ -12,6 +12,7 @@
  *   npm run bench:cloud -- --json out.json       # also write the numbers as JSON
  *   npm run bench:cloud -- --worker-pollers 2 --worker-hosts 20   # the worker's scale (below)
  *   npm run bench:cloud -- --group-limit 12      # URLs of one host in its FIFO group at most
+ *   npm run bench:cloud -- --requests log.jsonl  # also write every request the servers saw
  *
  * Scenarios. `realistic` (the headline): 100 hosts and 2,500 good pages (Zipf 0.5 host sizes),
  * servers that answer after 100-300 ms (seeded per response), pages of 30-100 KB of markup that
@@ -60,7 +61,7 @@
  * saves less than it seems: each crawl also waits for the archiver's 60 s batching window.
  */
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createAwsClients } from '../functions/adapters/aws/clients.ts';
@@ -77,7 +78,7 @@ import {
   metricsDelta,
 } from '../localstack/cost-model.ts';
 import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/generate-web.ts';
-import { serveWeb } from '../test/fixtures/web/serve-web.ts';
+import { serveWeb, type WebRequest } from '../test/fixtures/web/serve-web.ts';
 import { cloudApi } from './lib/cloud-api.ts';
 import { type CrawlStorage, measureStorage } from './lib/cloud-storage.ts';
 
@@ -114,8 +115,28 @@ const { values } = parseArgs({
      */
     'worker-hosts': { type: 'string' },
     'group-limit': { type: 'string' },
+    /** Every request the fixture servers saw, as JSON Lines: scenario, host, path, start and end (ms from the first). */
+    requests: { type: 'string' },
   },
 });
+
+/**
+ * Appends the servers' request log (how each host was paced: the gaps a crawl leaves, its tail),
+ * times in ms from the scenario's first request.
+ */
+function writeRequestLog(file: string, scenario: string, requests: readonly WebRequest[]): void {
+  const t0 = Math.min(...requests.map((r) => r.start));
+  const lines = requests.map((r) =>
+    JSON.stringify({
+      scenario,
+      host: r.host,
+      path: r.path,
+      start: Math.round(r.start - t0),
+      end: Math.round(r.end - t0),
+    }),
+  );
+  appendFileSync(file, lines.length > 0 ? `${lines.join('\n')}\n` : '');
+}
 
 /** `a-b` as a range of non-negative numbers, or an error naming the flag. */
 function range(flag: string, text: string, unit = 1): { min: number; max: number } {
@@ -335,6 +356,7 @@ async function run(scenario: Scenario): Promise<Result> {
     const bucket = local.provisioned.resources.PageBucket?.name as string;
     const storage = await measureStorage(local.endpoint, [urlTable, crawlTable], bucket);
     if (debug) await dumpGroups(local.endpoint, crawlTable);
+    if (values.requests !== undefined) writeRequestLog(values.requests, scenario.name, served.requests());
     const costs = costBreakdown(metrics, model);
     const pages = view.counters.fetched;
     return {
