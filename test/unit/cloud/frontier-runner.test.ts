@@ -153,44 +153,34 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
   });
 
   it('a host served alone waits its own share inline (a gap of up to 1.5 s); a longer gap is deferred', async () => {
-    const alone = setup();
-    const batch = alone.messages.filter((m) => hostOf(m) === hostOf(alone.messages[0]!));
-    const outcome = await serveInvocation(
-      alone.container(),
-      { messages: alone.queue, receiver: alone.queue },
-      batch,
-      alone.remaining,
+    // One invocation holding the first host's batch alone, at a per-host gap of `delayMs`.
+    const alone = async (delayMs?: number) => {
+      const run = setup(delayMs === undefined ? {} : { delayMs });
+      const batch = run.messages.filter((m) => hostOf(m) === hostOf(run.messages[0]!));
+      const queues = { messages: run.queue, receiver: run.queue };
+      return { ...run, outcome: await serveInvocation(run.container(), queues, batch, run.remaining) };
+    };
+    const second = await alone();
+    assert.equal(second.fetcher.starts.length, 4, 'robots.txt and the three pages, 1 s apart');
+    assert.deepEqual(second.outcome.failed, []);
+    assert.equal(
+      second.queue.emptyReceives,
+      2,
+      'nothing more to take, at the start nor when its batch ended',
     );
-    assert.equal(alone.fetcher.starts.length, 4, 'robots.txt and the three pages, 1 s apart');
-    assert.deepEqual(outcome.failed, []);
-    assert.equal(alone.queue.emptyReceives, 2, 'nothing more to take, at the start nor when its batch ended');
 
     // 1.4 s (the default politeness after a 280 ms response): waited, not deferred for 2 whole seconds.
-    const little = setup({ delayMs: 1400 });
-    const littleBatch = little.messages.filter((m) => hostOf(m) === hostOf(little.messages[0]!));
-    const waited = await serveInvocation(
-      little.container(),
-      { messages: little.queue, receiver: little.queue },
-      littleBatch,
-      little.remaining,
-    );
+    const little = await alone(1400);
     assert.equal(little.fetcher.starts.length, 4, 'robots.txt and the three pages, 1.4 s apart');
-    assert.deepEqual(waited.failed, []);
+    assert.deepEqual(little.outcome.failed, []);
 
     // 3 s per host: one host alone does not wait that long (three seconds billed for one page).
-    const slow = setup({ delayMs: 3000 });
-    const slowBatch = slow.messages.filter((m) => hostOf(m) === hostOf(slow.messages[0]!));
-    const deferred = await serveInvocation(
-      slow.container(),
-      { messages: slow.queue, receiver: slow.queue },
-      slowBatch,
-      slow.remaining,
-    );
+    const slow = await alone(3000);
     assert.deepEqual(
       slow.fetcher.starts.map((x) => x.url),
       [`${HOSTS[0]}/robots.txt`],
     );
-    assert.equal(deferred.failed.length, 3, 'the batch returns to the queue, visible after the gap');
+    assert.equal(slow.outcome.failed.length, 3, 'the batch returns to the queue, visible after the gap');
   });
 
   it("holds at most the hosts per invocation its environment sets (the stack's crawlstack:workerHostsPerInvocation)", async () => {
