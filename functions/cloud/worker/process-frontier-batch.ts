@@ -82,6 +82,8 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
   const newId = deps.newId ?? randomUUID;
   const software = deps.software ?? 'crawlstack';
   const inlineWaitMs = deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS;
+  // The longest inline wait while the invocation serves `hosts` hosts (they share it).
+  const inlineLimit = (hosts: number) => inlineWaitMs * Math.max(LONE_HOST_SHARE, hosts);
   const maxReceives = deps.maxReceives ?? DEFAULT_MAX_RECEIVES;
   const container = new WorkerContainer({ clock: deps.clock, random: deps.random });
 
@@ -100,7 +102,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
     const entries = deferWarm(
       decoded,
       container,
-      { now, inlineWaitMs: inlineWaitMs * Math.max(LONE_HOST_SHARE, served.running + hosts), maxReceives },
+      { now, inlineWaitMs: inlineLimit(served.running + hosts), maxReceives },
       verdicts,
       stats,
     );
@@ -153,7 +155,7 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
       container,
       fault,
       log,
-      inlineWaitMs: () => inlineWaitMs * Math.max(LONE_HOST_SHARE, served.running),
+      inlineWaitMs: () => inlineLimit(served.running),
       errorAttempts: deps.errorAttempts ?? 3,
       maxReceives,
       stats,
