@@ -757,7 +757,6 @@ function intToFp(value: bigint): Fingerprint {
   return BigInt.asUintN(64, value).toString(16).padStart(16, '0');
 }
 
-/** The statements of one connection, prepared once: exec() would parse them again on every step. */
 /** A frontier row (seq, prio, cash, task) as the queued task it holds; undefined for no row. */
 function queuedTask(row: unknown): QueuedTask | undefined {
   if (row === undefined) return undefined;
@@ -765,6 +764,7 @@ function queuedTask(row: unknown): QueuedTask | undefined {
   return { ...(JSON.parse(task) as CrawlTask), seq, prio, cashKey: cash };
 }
 
+/** The statements of one connection, prepared once: exec() would parse them again on every step. */
 function prepareStatements(db: DatabaseSync) {
   return {
     getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),

@@ -349,7 +349,6 @@ export function pageRequests(log: readonly LoggedRequest[]): LoggedRequest[] {
   return log.filter((r) => r.path !== '/robots.txt');
 }
 
-/** Smallest gap (ms) between the end of one request and the start of the next, on one server. */
 /**
  * How late this thread's event loop ran while a crawl ran (ms, the most seen). The fixture servers
  * stamp a request's arrival and its response's end on this thread, beside the stand-in's
@@ -372,6 +371,7 @@ export function eventLoopLag(): { stop(): number } {
 /** The most event-loop lag a politeness check forgives (see eventLoopLag). */
 export const MAX_LAG_ALLOWED_MS = 15;
 
+/** Smallest gap (ms) between the end of one request and the start of the next, on one server. */
 export function smallestGap(log: readonly LoggedRequest[]): number {
   let smallest = Number.POSITIVE_INFINITY;
   const sorted = [...log].sort((a, b) => a.start - b.start);

@@ -160,11 +160,11 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
       const queues = { messages: run.queue, receiver: run.queue };
       return { ...run, outcome: await serveInvocation(run.container(), queues, batch, run.remaining) };
     };
-    const second = await alone();
-    assert.equal(second.fetcher.starts.length, 4, 'robots.txt and the three pages, 1 s apart');
-    assert.deepEqual(second.outcome.failed, []);
+    const oneSecond = await alone();
+    assert.equal(oneSecond.fetcher.starts.length, 4, 'robots.txt and the three pages, 1 s apart');
+    assert.deepEqual(oneSecond.outcome.failed, []);
     assert.equal(
-      second.queue.emptyReceives,
+      oneSecond.queue.emptyReceives,
       2,
       'nothing more to take, at the start nor when its batch ended',
     );
