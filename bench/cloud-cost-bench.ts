@@ -81,6 +81,13 @@ import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/gen
 import { serveWeb, type WebRequest } from '../test/fixtures/web/serve-web.ts';
 import { cloudApi } from './lib/cloud-api.ts';
 import { type CrawlStorage, measureStorage } from './lib/cloud-storage.ts';
+import {
+  addWorkerTime,
+  describeWorkerTime,
+  emptyWorkerTime,
+  parseEmf,
+  type WorkerTime,
+} from './lib/worker-time.ts';
 
 interface Scenario {
   name: string;
@@ -254,6 +261,8 @@ interface Result {
   fixed: Record<string, number>;
   perPage: { s3Puts: number; writeUnits: number };
   cache: { pooled: number; containers: ContainerSeen[] };
+  /** Where the worker's time went (its EMF lines). */
+  workerTime: WorkerTime;
   logs: Record<string, { lines: number; bytes: number }>;
 }
 
@@ -274,6 +283,7 @@ async function run(scenario: Scenario): Promise<Result> {
   });
   const logs: Record<string, { lines: number; bytes: number }> = {};
   const seen = new Map<number, ContainerSeen>();
+  const workerTime = emptyWorkerTime();
   const debug = process.env.CRAWLSTACK_BENCH_DEBUG === '1';
   const log = (line: string, container?: number) => {
     if (debug && !line.includes('"UrlSeenLookups"')) process.stderr.write(`${line}\n`);
@@ -288,6 +298,7 @@ async function run(scenario: Scenario): Promise<Result> {
     if (name === 'FrontierWorker' && container !== undefined && line.includes('"UrlSeenLookups"')) {
       const emf = parseEmf(line.slice(full.length + 3));
       if (emf === undefined) return;
+      addWorkerTime(workerTime, emf);
       const counts = seen.get(container) ?? { lookups: 0, hits: 0 };
       counts.lookups += emf.UrlSeenLookups ?? 0;
       counts.hits += emf.UrlSeenCacheHits ?? 0;
@@ -373,20 +384,12 @@ async function run(scenario: Scenario): Promise<Result> {
       fixed: fixedMonthly(tick),
       perPage: { s3Puts: costs.s3.puts / pages, writeUnits: costs.dynamo.writeUnits / pages },
       cache: { pooled: view.urlSeen.hitRate, containers: [...seen.values()] },
+      workerTime,
       logs,
     };
   } finally {
     await local.stop();
     await served.close();
-  }
-}
-
-/** The fields of an EMF line, or undefined when it is not JSON. */
-function parseEmf(text: string): Record<string, number> | undefined {
-  try {
-    return JSON.parse(text) as Record<string, number>;
-  } catch {
-    return undefined;
   }
 }
 
@@ -668,6 +671,7 @@ function print(r: Result): void {
   console.log(
     `    URL-seen cache hits: pooled ${pct(r.cache.pooled)} (the host ledgers' sums over all containers, each with its own cache); per container ${rates.length === 0 ? 'not measured' : `min ${pct(rates[0]!)}, median ${pct(rates[Math.floor(rates.length / 2)]!)} over ${rates.length} containers`}`,
   );
+  console.log(`    ${describeWorkerTime(r.workerTime)}`);
   for (const [what, ok, value] of targets(r)) console.log(`  ${ok ? 'PASS' : 'FAIL'}  ${what}: ${value}`);
 }
 

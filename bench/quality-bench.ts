@@ -56,6 +56,7 @@ import {
   type QualityMetrics,
   qualityMetrics,
 } from './lib/quality-metrics.ts';
+import { addWorkerTime, describeWorkerTime, emptyWorkerTime, parseEmf } from './lib/worker-time.ts';
 
 type Order = 'bfs' | 'aopic';
 const ORDERS: readonly Order[] = ['bfs', 'aopic'];
@@ -209,6 +210,8 @@ async function crawlCloud(
 ): Promise<OrderRun> {
   const { startCloudLocal } = await import('../localstack/cloud-local.ts');
   const served = await serveWeb(web);
+  const workerTime = emptyWorkerTime();
+  const debug = process.env.CRAWLSTACK_BENCH_DEBUG !== undefined;
   const local = await startCloudLocal({
     // The fixture servers are on loopback: allowed on the stand-in, forbidden by default on AWS.
     env: {
@@ -218,8 +221,14 @@ async function crawlCloud(
     port: 0,
     prefix: `quality${process.pid.toString(36)}${order}`,
     scheduleRateMs: 1000,
-    // CRAWLSTACK_BENCH_DEBUG=1: the stand-in's and the functions' log lines on stderr.
-    log: process.env.CRAWLSTACK_BENCH_DEBUG ? (m: string) => process.stderr.write(`${m}\n`) : () => {},
+    log: (line: string) => {
+      // CRAWLSTACK_BENCH_DEBUG=1: the stand-in's and the functions' log lines on stderr.
+      if (debug) process.stderr.write(`${line}\n`);
+      // The worker's EMF line of each invocation: where its time went.
+      const json = /^\[[\w-]+-FrontierWorker\] (\{.*"WorkerSteps".*\})$/.exec(line)?.[1];
+      const emf = json === undefined ? undefined : parseEmf(json);
+      if (emf !== undefined) addWorkerTime(workerTime, emf);
+    },
   });
   const api = cloudApi(local.api, local.token);
   try {
@@ -259,6 +268,7 @@ async function crawlCloud(
     console.error(
       `${order} (cloud): ${metrics.requests} requests, ${c.fetched} pages in ${(wallMs / 1000).toFixed(1)} s`,
     );
+    console.error(`${order} (cloud): ${describeWorkerTime(workerTime)}`);
     const summary = {
       pages: c.fetched,
       skipped: c.finished - c.fetched,

@@ -18,7 +18,22 @@ export const METRICS = {
   /** URL-seen look-ups of one worker invocation's pages, and those its container's cache answered. */
   urlSeenLookups: 'UrlSeenLookups',
   urlSeenCacheHits: 'UrlSeenCacheHits',
+  /**
+   * Where a worker invocation's time went (the worker is billed by its wall time): crawl steps
+   * (a page, or a host's robots.txt), and ms summed over them in the steps, in their requests, in their URL-seen claims, and in
+   * the batches' commits (functions/cloud/worker/batch-model.ts, BatchStats).
+   */
+  workerSteps: 'WorkerSteps',
+  workerStepMs: 'WorkerStepMs',
+  workerFetchMs: 'WorkerFetchMs',
+  workerUrlSeenMs: 'WorkerUrlSeenMs',
+  workerCommitMs: 'WorkerCommitMs',
 } as const;
+
+/** A metric's CloudWatch unit: names ending in `Ms` are durations, the others counts. */
+function unitOf(name: string): 'Milliseconds' | 'Count' {
+  return name.endsWith('Ms') ? 'Milliseconds' : 'Count';
+}
 
 /** One EMF log line: `value` of metric `name` at `timestamp` (epoch ms), with `dimensions`. */
 export function emfLine(
@@ -30,7 +45,7 @@ export function emfLine(
   return emfCounts({ [name]: value }, timestamp, dimensions);
 }
 
-/** One EMF log line of several counts at `timestamp` (epoch ms), with `dimensions`. */
+/** One EMF log line of several values (counts, or durations: see unitOf) at `timestamp` (epoch ms), with `dimensions`. */
 export function emfCounts(
   values: Record<string, number>,
   timestamp: number,
@@ -43,7 +58,7 @@ export function emfCounts(
         {
           Namespace: METRIC_NAMESPACE,
           Dimensions: [Object.keys(dimensions)],
-          Metrics: Object.keys(values).map((name) => ({ Name: name, Unit: 'Count' })),
+          Metrics: Object.keys(values).map((name) => ({ Name: name, Unit: unitOf(name) })),
         },
       ],
     },

@@ -79,6 +79,16 @@ export interface BatchStats {
   /** URL-seen look-ups of the batch's pages, and those the container's cache answered. */
   seenLookups: number;
   seenCacheHits: number;
+  /**
+   * Where the batch's time went, in ms of wall time summed over its records (groups run side by
+   * side, so the sums can exceed the batch's wall time): the crawl steps (from the request to the
+   * page's outcome, politeness waits excluded), the requests in them, and the URL-seen store's
+   * claims in them; and the commit. The worker's bill is its wall time (docs/cloud.md).
+   */
+  stepMs: number;
+  fetchMs: number;
+  urlSeenMs: number;
+  commitMs: number;
 }
 
 /** All-zero stats of a batch of `records` messages. */
@@ -105,6 +115,10 @@ export function emptyBatchStats(records: number): BatchStats {
     commitsFailed: 0,
     seenLookups: 0,
     seenCacheHits: 0,
+    stepMs: 0,
+    fetchMs: 0,
+    urlSeenMs: 0,
+    commitMs: 0,
   };
 }
 

@@ -186,7 +186,9 @@ export function createFrontierBatchProcessor(deps: FrontierWorkerDeps): Frontier
     for (const run of runs) if (run.status === 'rejected') throw run.reason;
 
     // Commit.
+    const commitStart = deps.clock.now();
     await commitBatch({ deps, container, fault, log, software, stats }, plan, verdicts);
+    stats.commitMs += deps.clock.now() - commitStart;
     fault('before-ack');
     return { verdicts, stats };
   };

@@ -190,6 +190,7 @@ async function crawlRecord(
     // A large body keeps its share of the container's body budget until this step is done with it
     // (its capture compressed into the batch's buffer, the reference put into its record).
     const scope = deps.stepScope ?? ((step) => step());
+    const stepStart = deps.clock.now();
     const outcome = await scope(async () => {
       const stepped = await crawlPage(ports, { ...task, cash: cashNow(task, batch.crawl) });
       // robots.txt responses are not archived in the cloud (no `robots` store)
@@ -200,6 +201,7 @@ async function crawlRecord(
       );
       return stepped;
     });
+    stats.stepMs += deps.clock.now() - stepStart;
     // What the defences learned (a probe's answer), before the probe answer is read below.
     applyLessons(batch.ctx.quality, outcome.lessons);
     // The page's new links wait here until the outcome tells where its cash went (see admitLinks).
@@ -513,22 +515,27 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, buffers: StepBuffers): CrawlP
   const stores = deps.stores(batch.crawl.id);
   const seen: SeenStore = {
     // The owner is this message (see ownerTag), not just the page's fingerprint.
-    claim: async (fps) => {
-      const answers = await stores.seen.claim(
-        fps,
-        buffers.owner,
-        buffers.gated ? buffers.content.gate : undefined,
-      );
-      fault('after-claims');
-      return answers;
-    },
-    has: (fp) => stores.seen.has(fp),
+    claim: (fps) =>
+      timed(env, 'urlSeenMs', async () => {
+        const answers = await stores.seen.claim(
+          fps,
+          buffers.owner,
+          buffers.gated ? buffers.content.gate : undefined,
+        );
+        fault('after-claims');
+        return answers;
+      }),
+    has: (fp) => timed(env, 'urlSeenMs', () => stores.seen.has(fp)),
   };
+  const fetcher = deps.fetcher(ctx.config);
   return {
     config: ctx.config,
     clock: deps.clock,
     random: deps.random,
-    fetcher: deps.fetcher(ctx.config),
+    fetcher: {
+      fetch: (request) => timed(env, 'fetchMs', () => fetcher.fetch(request)),
+      close: () => fetcher.close(),
+    },
     robots: stores.robots,
     // Own claims are cached at the end of the batch, after the ledger: a redelivery of a page
     // that died before it must count (and queue) its children again.
@@ -554,6 +561,16 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, buffers: StepBuffers): CrawlP
       ? {}
       : { revisits: archiveRevisits(deps.archive, batch.crawl.recrawl.archive, batch.crawl.id) }),
   };
+}
+
+/** Runs `work`, adding its wall time to the batch's `field` (where the batch's time went). */
+async function timed<T>(env: StepEnv, field: 'fetchMs' | 'urlSeenMs', work: () => Promise<T>): Promise<T> {
+  const start = env.deps.clock.now();
+  try {
+    return await work();
+  } finally {
+    env.stats[field] += env.deps.clock.now() - start;
+  }
 }
 
 /**

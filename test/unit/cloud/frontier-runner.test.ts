@@ -283,13 +283,35 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
     assert.equal(queue.changes.length, 12, 'all twelve back: the batch three and its own nine');
   });
 
-  it("the handler publishes each invocation's URL-seen look-ups and cache hits (a rate per container)", async () => {
+  it("the handler publishes each invocation's URL-seen look-ups and cache hits (a rate per container), and where its time went", async () => {
     const { cloud, queue, messages } = setup();
     const clock = new TestClock();
-    const fetcher = new MemoryFetcher({
+    const pages = new MemoryFetcher({
       'http://a.example/robots.txt': { status: 404 },
       'http://a.example/1': { status: 200, body: page('one', ['/x', '/y', '/x?again']) },
     });
+    // Each request takes 40 ms and each URL-seen claim 15 ms of the test clock.
+    const fetcher: Fetcher = {
+      fetch: async (request) => {
+        await clock.sleep(40);
+        return pages.fetch(request);
+      },
+      close: () => pages.close(),
+    };
+    const stores = cloud.forContainer();
+    const slowSeen = (crawlId: string) => {
+      const found = stores(crawlId);
+      const seen = found.seen;
+      return {
+        ...found,
+        seen: Object.assign(Object.create(seen), {
+          claim: async (...args: Parameters<typeof seen.claim>) => {
+            await clock.sleep(15);
+            return seen.claim(...args);
+          },
+        }) as typeof seen,
+      };
+    };
     const published: Record<string, number>[] = [];
     const handler = createFrontierWorker(
       {
@@ -300,7 +322,7 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
         frontier: cloud.frontier,
         messages: queue,
         deadLetters: cloud.deadLetters,
-        stores: cloud.forContainer(),
+        stores: slowSeen,
         captures: cloud.captures,
         objects: cloud.objects,
         parked: cloud.parked,
@@ -328,5 +350,12 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
     assert.equal(published.length, 1);
     assert.ok(published[0]!.UrlSeenLookups! >= 2, "the page's links were looked up");
     assert.equal(typeof published[0]!.UrlSeenCacheHits, 'number');
+    const time = published[0]!;
+    // Two steps (robots.txt, a 404, then the page), a request each; the page's links claimed once.
+    assert.equal(time.WorkerSteps, 2);
+    assert.equal(time.WorkerFetchMs, 80);
+    assert.equal(time.WorkerUrlSeenMs, 15);
+    assert.ok(time.WorkerStepMs! >= 95, `step ${time.WorkerStepMs} ms holds its request and claim`);
+    assert.equal(typeof time.WorkerCommitMs, 'number');
   });
 });

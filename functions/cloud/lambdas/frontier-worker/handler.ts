@@ -6,7 +6,7 @@
  */
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { METRICS } from '../../metrics.ts';
-import type { FrontierMessage, FrontierWorkerDeps } from '../../worker/batch-model.ts';
+import type { BatchStats, FrontierMessage, FrontierWorkerDeps } from '../../worker/batch-model.ts';
 import { type RunnerDeps, type RunnerSettings, serveInvocation } from '../../worker/frontier-runner.ts';
 import { createFrontierBatchProcessor } from '../../worker/process-frontier-batch.ts';
 /** Maps an SQS record to the use case's message. */
@@ -46,11 +46,16 @@ export function createFrontierWorker(
     const messages = event.Records.map(frontierMessage);
     const remaining = context === undefined ? undefined : () => context.getRemainingTimeInMillis();
     const { failed, rounds } = await serveInvocation(processBatch, runner, messages, remaining, settings);
-    const lookups = rounds.reduce((n, r) => n + r.seenLookups, 0);
-    if (metrics !== undefined && lookups > 0) {
+    const sum = (field: keyof BatchStats) => rounds.reduce((n, r) => n + r[field], 0);
+    if (metrics !== undefined && (sum('seenLookups') > 0 || sum('crawled') > 0)) {
       metrics({
-        [METRICS.urlSeenLookups]: lookups,
-        [METRICS.urlSeenCacheHits]: rounds.reduce((n, r) => n + r.seenCacheHits, 0),
+        [METRICS.urlSeenLookups]: sum('seenLookups'),
+        [METRICS.urlSeenCacheHits]: sum('seenCacheHits'),
+        [METRICS.workerSteps]: sum('crawled'),
+        [METRICS.workerStepMs]: sum('stepMs'),
+        [METRICS.workerFetchMs]: sum('fetchMs'),
+        [METRICS.workerUrlSeenMs]: sum('urlSeenMs'),
+        [METRICS.workerCommitMs]: sum('commitMs'),
       });
     }
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };

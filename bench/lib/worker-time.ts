@@ -1,0 +1,49 @@
+/**
+ * Where the frontier worker's time went, read from the EMF line each invocation writes
+ * (functions/cloud/metrics.ts: WorkerSteps, WorkerStepMs, WorkerFetchMs, WorkerUrlSeenMs,
+ * WorkerCommitMs). The worker is billed by its wall time, so this says what a crawl's worker row
+ * pays for: requests, the URL-seen store's round trips, or the batches' commits.
+ */
+
+/** The worker's time summed over a crawl's invocations. */
+export interface WorkerTime {
+  steps: number;
+  stepMs: number;
+  fetchMs: number;
+  urlSeenMs: number;
+  commitMs: number;
+}
+
+export function emptyWorkerTime(): WorkerTime {
+  return { steps: 0, stepMs: 0, fetchMs: 0, urlSeenMs: 0, commitMs: 0 };
+}
+
+/** The fields of an EMF line, or undefined when it is not JSON. */
+export function parseEmf(text: string): Record<string, number> | undefined {
+  try {
+    return JSON.parse(text) as Record<string, number>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Adds one worker EMF line's figures to `time` (lines without them add nothing). */
+export function addWorkerTime(time: WorkerTime, emf: Record<string, number>): void {
+  time.steps += emf.WorkerSteps ?? 0;
+  time.stepMs += emf.WorkerStepMs ?? 0;
+  time.fetchMs += emf.WorkerFetchMs ?? 0;
+  time.urlSeenMs += emf.WorkerUrlSeenMs ?? 0;
+  time.commitMs += emf.WorkerCommitMs ?? 0;
+}
+
+/** One line for a report: ms per crawl step in the step, its requests, its claims, and commits. */
+export function describeWorkerTime(time: WorkerTime): string {
+  if (time.steps === 0) return 'worker time: not measured (no WorkerSteps EMF line)';
+  const per = (ms: number) => (ms / time.steps).toFixed(0);
+  const share = (ms: number) => `${((100 * ms) / Math.max(1, time.stepMs)).toFixed(0)}%`;
+  return (
+    `worker time per crawl step (${time.steps} steps): ${per(time.stepMs)} ms in the step, of which ` +
+    `requests ${per(time.fetchMs)} ms (${share(time.fetchMs)}) and URL-seen claims ` +
+    `${per(time.urlSeenMs)} ms (${share(time.urlSeenMs)}); commits ${per(time.commitMs)} ms per step`
+  );
+}
