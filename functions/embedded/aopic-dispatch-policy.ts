@@ -6,12 +6,10 @@
  */
 import { breadthFirst, type Prioritize, type QueuedTask } from '../adapters/local/crawl-db.ts';
 import type { CrawlConfig } from '../core/config.ts';
-import type { AopicLedger, CashFlow } from '../core/scheduling/aopic.ts';
+import { type AopicLedger, type CashFlow, dispatchAverage, holdsBack } from '../core/scheduling/aopic.ts';
 import { readsFirst } from '../core/sitemap/sitemap-plan.ts';
 import type { CrawlTask, Fingerprint } from '../core/types.ts';
 
-/** A URL with less than this share of the recent average cash waits while better ones run. */
-export const HOLD_BACK_SHARE = 0.5;
 /** Credits wait at most this long (ms), or until this many URLs have one, before they are applied. */
 const CREDIT_FLUSH_MS = 50;
 const CREDIT_FLUSH_SIZE = 4096;
@@ -95,10 +93,10 @@ export class AopicDispatchPolicy {
     if (task.sitemap !== undefined || task.listed === true) return false;
     const cash = task.cash;
     const average = this.#cashAverage;
-    if (running > 0 && cash < average * HOLD_BACK_SHARE) return true;
+    if (running > 0 && holdsBack(cash, average)) return true;
     // Only what is dispatched moves the average: a URL held back and looked at again on every
     // dispatch would otherwise drag it down until it passed.
-    this.#cashAverage = average === 0 ? cash : average * 0.95 + cash * 0.05;
+    this.#cashAverage = dispatchAverage(average, cash);
     return false;
   }
 

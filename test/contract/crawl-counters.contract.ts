@@ -81,4 +81,15 @@ export function crawlCountersContract(open: () => Promise<CounterTable>): void {
     assert.equal(await budgetOf(table, 'c'), 5);
     assert.equal(await budgetOf(table, 'other'), undefined);
   });
+
+  it("the budget item keeps the crawl's dispatch average, as the last batch to fetch set it", async () => {
+    const table = await open();
+    await table.addBudget('c', 2);
+    assert.equal((await readBatchState(table, { budgets: ['c'] })).dispatch.get('c'), undefined);
+    await table.addBudget('c', 3, { cash: 0.25, at: 1_000 });
+    await table.addBudget('c', 1, { cash: 0.2, at: 2_000 });
+    const state = await readBatchState(table, { budgets: ['c'] });
+    assert.equal(state.budgets.get('c'), 6);
+    assert.deepEqual(state.dispatch.get('c'), { cash: 0.2, at: 2_000 });
+  });
 }

@@ -5,6 +5,7 @@
  */
 import { describe } from 'node:test';
 import { DynamoCrawlTable } from '../../functions/adapters/aws/dynamo-crawl-table.ts';
+import { retentionOf } from '../../functions/adapters/aws/retention.ts';
 import type { CrawlTableStore } from '../../functions/cloud/ports/cloud-ports.ts';
 import { MemoryCrawlTable } from '../unit/cloud/memory-cloud.ts';
 import { awsSuite } from './aws-suite.ts';
@@ -21,7 +22,10 @@ export function onEveryCrawlTable(
     const aws = awsSuite(async (backend) => backend);
     const open = async () => {
       const backend = await aws();
-      return new DynamoCrawlTable(backend.clients.doc, await backend.crawlTable());
+      // With the stack's retention, as deployed: every write also sets the item's expiry.
+      return new DynamoCrawlTable(backend.clients.doc, await backend.crawlTable(), {
+        retention: retentionOf(90, { now: () => Date.now() }),
+      });
     };
     for (const contract of contracts) contract(open);
   });

@@ -45,6 +45,7 @@ import {
 import type {
   BatchState,
   BatchStateRequest,
+  CrawlDispatch,
   CrawlTableStore,
   HostRulesWrite,
   HostUpdate,
@@ -297,13 +298,19 @@ export class DynamoCrawlTable implements CrawlTableStore {
   }
 
   /** Adds to the crawl's approximate count of fetched pages (its maxPages budget). */
-  async addBudget(id: string, fetched: number): Promise<void> {
+  async addBudget(id: string, fetched: number, dispatch?: CrawlDispatch): Promise<void> {
     if (fetched <= 0) return;
     await this.#doc.send(
       new UpdateCommand({
         TableName: this.#table,
         Key: { pk: id, sk: 'budget' },
-        ...this.#expiring('ADD fetched :n', { ':n': fetched }),
+        ...(dispatch === undefined
+          ? this.#expiring('ADD fetched :n', { ':n': fetched })
+          : this.#expiring('ADD fetched :n SET dispatchCash = :c, dispatchAt = :t', {
+              ':n': fetched,
+              ':c': dispatch.cash,
+              ':t': dispatch.at,
+            })),
       }),
     );
   }
@@ -402,7 +409,10 @@ export class DynamoCrawlTable implements CrawlTableStore {
     const expiresAt = this.#retention.expiresAt();
     if (expiresAt === undefined) return { UpdateExpression: expression, ExpressionAttributeValues: values };
     return {
-      UpdateExpression: `${expression} SET #x = :x`,
+      // One SET clause per expression: joined to the expression's own when it has one.
+      UpdateExpression: /\bSET /.test(expression)
+        ? expression.replace(/\bSET /, 'SET #x = :x, ')
+        : `${expression} SET #x = :x`,
       ExpressionAttributeValues: { ...values, ':x': expiresAt },
       ExpressionAttributeNames: { '#x': TABLE_KEYS.expiresAt },
     };
@@ -691,7 +701,11 @@ export class DynamoCrawlTable implements CrawlTableStore {
       const pk = item.pk as string;
       const sk = item.sk as string;
       if (sk === 'crawl') state.crawls.set(pk, crawlFromItem(item));
-      else if (sk === 'budget') state.budgets.set(pk, Number(item.fetched ?? 0));
+      else if (sk === 'budget') {
+        state.budgets.set(pk, Number(item.fetched ?? 0));
+        if (typeof item.dispatchCash === 'number' && typeof item.dispatchAt === 'number')
+          state.dispatch.set(pk, { cash: item.dispatchCash, at: item.dispatchAt });
+      }
       else if (sk.startsWith('host#')) state.hosts.set(stateKey(pk, sk.slice(5)), hostFromItem(item));
       else if (sk.startsWith('rules#')) state.rules.set(stateKey(pk, sk.slice(6)), rulesFromItem(item));
       else if (sk === 'rules-news') state.rulesNews.set(pk, rulesNewsFromItem(item));

@@ -37,10 +37,22 @@ export interface BatchStateRequest {
   rulesNews?: string[];
 }
 
+/**
+ * The cash a budgeted crawl has been fetching, across its workers (AOPIC's hold-back: see
+ * HOLD_BACK_SHARE in functions/core/scheduling/aopic.ts): a moving average of the fetched URLs'
+ * cash, and when a batch last moved it (epoch ms). Kept on the crawl's budget item.
+ */
+export interface CrawlDispatch {
+  cash: number;
+  at: number;
+}
+
 /** The items found; maps are keyed `<crawlId> <host|origin>` (see `stateKey`), crawls by id. */
 export interface BatchState {
   crawls: Map<string, CrawlRecord>;
   budgets: Map<string, number>;
+  /** The budget items' dispatch averages, by crawl id (crawls whose batches wrote one). */
+  dispatch: Map<string, CrawlDispatch>;
   hosts: Map<string, HostRecord>;
   robots: Map<string, RobotsEntry>;
   /** Stored duplicate-URL rules of the requested origins that have any. */
@@ -54,6 +66,7 @@ export function emptyBatchState(): BatchState {
   return {
     crawls: new Map(),
     budgets: new Map(),
+    dispatch: new Map(),
     hosts: new Map(),
     robots: new Map(),
     rules: new Map(),
@@ -233,8 +246,11 @@ export interface CrawlCounterStore {
   counterShards(crawlId: string): Promise<CounterShard[]>;
   /** Adds to one counter shard (`shard` in 0 .. COUNTER_SHARDS - 1). */
   addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void>;
-  /** Adds to the crawl's `budget` item (created by the first addition; adding 0 writes nothing). */
-  addBudget(crawlId: string, fetched: number): Promise<void>;
+  /**
+   * Adds to the crawl's `budget` item (created by the first addition; adding 0 writes nothing),
+   * and sets its dispatch average when given (the batch's view: the last writer's stands).
+   */
+  addBudget(crawlId: string, fetched: number, dispatch?: CrawlDispatch): Promise<void>;
 }
 
 /**

@@ -6,7 +6,15 @@
  */
 
 import type { CrawlConfig } from '../../core/config.ts';
-import { admitsNow, type CashFlow, cashOf, keyOf, ordinaryShare } from '../../core/scheduling/aopic.ts';
+import {
+  admitsNow,
+  type CashFlow,
+  cashOf,
+  dispatchAverage,
+  holdsBack,
+  keyOf,
+  ordinaryShare,
+} from '../../core/scheduling/aopic.ts';
 import { judgeError } from '../../core/step/error-policy.ts';
 import type { CrawlTask, Fingerprint, PageRecord } from '../../core/types.ts';
 import type { CrawlRecord, HostCounts } from '../messages/crawl-records.ts';
@@ -21,6 +29,53 @@ export function bonusOf(crawl: CrawlRecord | undefined): number {
 /** The cash a task holds now: its key plus the lambda page's redistributions since it was sent. */
 export function cashNow(task: CrawlTask, crawl: CrawlRecord): number {
   return cashOf(task.cash, bonusOf(crawl));
+}
+
+/**
+ * How long the crawl's dispatch average counts as "better URLs are being fetched now" after a
+ * batch last moved it: a rich host's batches commit every second or two while it has work.
+ */
+export const HOLD_BACK_FRESH_MS = 2_000;
+/** How long a held-back record waits (its message's visibility) before it is looked at again. */
+export const HOLD_BACK_WAIT_S = 1;
+
+/** What the hold-back reads and moves: a batch's view of its crawl's dispatch average. */
+export interface DispatchView {
+  crawl: CrawlRecord;
+  ctx: Pick<CrawlContext, 'config'>;
+  /** The average as this batch sees it (the budget item's, moved by the batch's own fetches), 0 = none. */
+  dispatchCash: number;
+  /** When it last moved, by any batch (epoch ms), 0 = never. */
+  dispatchAt: number;
+  /** Pages this batch fetched so far (their mean replaces the average it read). */
+  dispatched?: number;
+}
+
+/**
+ * AOPIC's hold-back, crawl-wide (the embedded crawler's rule, AopicDispatchPolicy.holdBack, with
+ * the crawl's batches for "in flight"): with a page budget, a task whose cash is below half of
+ * what the crawl's batches have been fetching waits while they go on (the average moved less than
+ * HOLD_BACK_FRESH_MS ago), so the workers do not spend the budget's early requests on every
+ * host they found at once. When no batch fetches, the average goes stale and the task goes
+ * ahead. Sitemap files and the pages a sitemap listed are never held (docs/sitemaps.md).
+ */
+export function heldBack(view: DispatchView, task: CrawlTask, now: number): boolean {
+  const { config } = view.ctx;
+  if (config.order !== 'aopic' || config.maxPages === undefined) return false;
+  if (task.sitemap !== undefined || task.listed === true) return false;
+  if (view.dispatchCash === 0 || now - view.dispatchAt >= HOLD_BACK_FRESH_MS) return false;
+  return holdsBack(cashNow(task, view.crawl), view.dispatchCash);
+}
+
+/** A page fetched: its cash at the fetch moves the batch's view of the dispatch average. */
+export function noteDispatch(view: DispatchView, task: CrawlTask, now: number): void {
+  if (task.sitemap !== undefined || task.listed === true) return;
+  const cash = cashNow(task, view.crawl);
+  // The batch's own fetches replace what it read: the mean of what it fetched.
+  view.dispatched = (view.dispatched ?? 0) + 1;
+  view.dispatchCash =
+    view.dispatched === 1 ? cash : view.dispatchCash + (cash - view.dispatchCash) / view.dispatched;
+  view.dispatchAt = now;
 }
 
 /** A message carries a task's key: its cash less the crawl's bonus when it is sent. */

@@ -155,7 +155,15 @@ async function writeBatch(
   }
   await Promise.all(
     [...plan.crawls.values()].map(async (b) => {
-      if (b.ctx.config.maxPages !== undefined) await deps.table.addBudget(b.crawl.id, b.fetched);
+      if (b.ctx.config.maxPages !== undefined) {
+        // The dispatch average rides on the budget's write (no write of its own).
+        const moved = b.fetched > 0 && b.dispatchAt > 0;
+        await deps.table.addBudget(
+          b.crawl.id,
+          b.fetched,
+          moved ? { cash: b.dispatchCash, at: b.dispatchAt } : undefined,
+        );
+      }
       await deps.table.addAllowedHosts(b.crawl.id, [...b.redirectedHosts]);
     }),
   );

@@ -218,6 +218,8 @@ function newCrawlBatch(
     fetched: 0,
     parks: [],
     budget: state.budgets.get(crawl.id) ?? 0,
+    dispatchCash: state.dispatch.get(crawl.id)?.cash ?? 0,
+    dispatchAt: state.dispatch.get(crawl.id)?.at ?? 0,
     redirectedHosts: new Set(),
     claimed: [],
     lookups: [],

@@ -74,6 +74,8 @@ export interface BatchStats {
   admitted: number;
   /** New links that went to a back queue (their host's group was full, or held by another batch). */
   backlogged: number;
+  /** Records deferred by AOPIC's hold-back (aopic-admission.ts, heldBack). */
+  heldBack: number;
   /** 1 when the batch's writes failed (its records are retried; see batch-commit.ts). */
   commitsFailed: number;
   /** URL-seen look-ups of the batch's pages, and those the container's cache answered. */
@@ -112,6 +114,7 @@ export function emptyBatchStats(records: number): BatchStats {
     credits: 0,
     admitted: 0,
     backlogged: 0,
+    heldBack: 0,
     commitsFailed: 0,
     seenLookups: 0,
     seenCacheHits: 0,
@@ -215,6 +218,13 @@ export interface CrawlBatch {
   fetched: number;
   /** Pages the crawl had fetched before this batch, as its budget item said. */
   budget: number;
+  /**
+   * The crawl's dispatch average (AOPIC's hold-back, aopic-admission.ts) as its budget item said,
+   * moved by this batch's fetches; written back with the budget. 0 = none.
+   */
+  dispatchCash: number;
+  /** When a batch last moved it (epoch ms); 0 = never. */
+  dispatchAt: number;
   redirectedHosts: Set<string>;
   /** URLs the batch's finished pages claimed and queued: cached once their ledgers are durable. */
   claimed: string[];

@@ -42,7 +42,16 @@ import {
 import { resendId } from '../messages/task-message.ts';
 import { stateKey } from '../ports/cloud-ports.ts';
 import { archiveRevisits } from '../use-cases/archive-visits.ts';
-import { admitLinks, bonusOf, cashNow, messageTask, routeCash } from './aopic-admission.ts';
+import {
+  admitLinks,
+  bonusOf,
+  cashNow,
+  HOLD_BACK_WAIT_S,
+  heldBack,
+  messageTask,
+  noteDispatch,
+  routeCash,
+} from './aopic-admission.ts';
 import { deadLetterOf, nearLastReceive } from './batch-intake.ts';
 import {
   type BatchStats,
@@ -145,6 +154,10 @@ export async function stepRecord(
     group.counts.lambda += cashNow(task, batch.crawl);
     return finish(group, batch, message, task.fp, unfetched(overBudget));
   }
+  if (heldBack(batch, task, env.deps.clock.now())) {
+    env.stats.heldBack += 1;
+    return defer(env, entry, batch, HOLD_BACK_WAIT_S, 'hold-back');
+  }
   try {
     return await crawlRecord(env, entry, group, batch);
   } catch (error) {
@@ -220,6 +233,7 @@ async function crawlRecord(
       if (origin !== undefined && answer !== undefined) group.probes[origin] = answer;
       continue; // same task again, after the host's gap
     }
+    noteDispatch(batch, task, deps.clock.now());
     if (outcome.kind === 'retry') {
       // Re-sent as a new message (new dedup id), the original acked; the host item carries
       // the block so the next message of the host is deferred until notBefore.

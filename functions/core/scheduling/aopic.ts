@@ -91,6 +91,23 @@ export function admitsNow(linkCash: number, ordinary: number, admitShare: number
 }
 
 /**
+ * AOPIC's hold-back with a page budget (both modes): a URL whose cash is below this share of the
+ * average cash of the URLs the crawl has been fetching waits while better ones are being fetched,
+ * so free capacity is not spent on hosts with nothing good left (docs/aopic.md).
+ */
+export const HOLD_BACK_SHARE = 0.5;
+
+/** The average cash of fetched URLs after one more, `cash` (a moving average; 0 = none yet). */
+export function dispatchAverage(average: number, cash: number): number {
+  return average === 0 ? cash : average * 0.95 + cash * 0.05;
+}
+
+/** True when a URL holding `cash` waits behind fetches averaging `average` (see HOLD_BACK_SHARE). */
+export function holdsBack(cash: number, average: number): boolean {
+  return cash < average * HOLD_BACK_SHARE;
+}
+
+/**
  * The path of an absolute URL with every run of digits replaced by `#`: `/calendar/2026/11` and
  * `/calendar/2026/12` share `/calendar/#/#`; the query is ignored (`/search?color=red`).
  */

@@ -36,6 +36,7 @@ import type {
   DeadLetterSink,
   FrontierReceiver,
   HostBacklog,
+  CrawlDispatch,
   HostRulesWrite,
   HostUpdate,
   HostUpdateResult,
@@ -75,6 +76,7 @@ export class MemoryCrawlTable implements CrawlTableStore {
   readonly crawls = new Map<string, CrawlRecord>();
   readonly registry = new Set<string>();
   readonly budgets = new Map<string, number>();
+  readonly dispatch = new Map<string, CrawlDispatch>();
   readonly hostItems = new Map<string, HostRecord>();
   readonly robots = new Map<string, RobotsEntry>();
   /** Duplicate-URL rules per crawl and host, with their versions. */
@@ -188,6 +190,8 @@ export class MemoryCrawlTable implements CrawlTableStore {
     for (const id of request.budgets) {
       const budget = this.budgets.get(id);
       if (budget !== undefined) state.budgets.set(id, budget);
+      const dispatch = this.dispatch.get(id);
+      if (dispatch !== undefined) state.dispatch.set(id, { ...dispatch });
     }
     for (const { crawlId, host } of request.hosts) {
       const item = this.hostItems.get(stateKey(crawlId, host));
@@ -280,9 +284,11 @@ export class MemoryCrawlTable implements CrawlTableStore {
     this.hostItems.set(key, item);
     return item;
   }
-  async addBudget(crawlId: string, fetched: number): Promise<void> {
+  async addBudget(crawlId: string, fetched: number, dispatch?: CrawlDispatch): Promise<void> {
     this.#call('addBudget');
-    if (fetched > 0) this.budgets.set(crawlId, (this.budgets.get(crawlId) ?? 0) + fetched);
+    if (fetched <= 0) return;
+    this.budgets.set(crawlId, (this.budgets.get(crawlId) ?? 0) + fetched);
+    if (dispatch !== undefined) this.dispatch.set(crawlId, { ...dispatch });
   }
   async addAllowedHosts(crawlId: string, hosts: readonly string[]): Promise<void> {
     this.#call('addAllowedHosts');

@@ -5,7 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { admitLinks, SITEMAP_ENTRIES_SENT } from '../../../functions/cloud/worker/aopic-admission.ts';
+import {
+  admitLinks,
+  HOLD_BACK_FRESH_MS,
+  HOLD_BACK_WAIT_S,
+  SITEMAP_ENTRIES_SENT,
+} from '../../../functions/cloud/worker/aopic-admission.ts';
 import { deferWarm } from '../../../functions/cloud/worker/batch-intake.ts';
 import {
   emptyBatchStats,
@@ -441,5 +446,60 @@ describe('many crawls in one container (issue 8, item 3)', () => {
     await workerOver(cloud, fetcher, clock)([messageFor(b!)]);
     assert.equal(probes(), 1, 'no second probe');
     assert.equal(fetcher.count(`${SITE}/b`), 1, 'the page is fetched in the same batch');
+  });
+});
+
+describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBack)", () => {
+  const B = 'http://b.example';
+  const setup = (input: Record<string, unknown>) => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${B}/robots.txt`]: { status: 404 },
+      [`${SITE}/rich`]: { status: 200, body: page('rich', []) },
+      [`${B}/poor`]: { status: 200, body: page('poor', []) },
+    });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base, ...input }, clock);
+    const rich = messageFor({ ...tasks([`${SITE}/rich`])[0]!, cash: 0.3 });
+    const poor = messageFor({ ...tasks([`${B}/poor`])[0]!, cash: 0.01 });
+    return { clock, cloud, fetcher, id, rich, poor };
+  };
+
+  it('with a page budget, a task far poorer than what the crawl is fetching waits while batches go on; the average rides on the budget write', async () => {
+    const { clock, cloud, fetcher, id, rich, poor } = setup({ maxPages: 100 });
+    // Another batch fetched pages worth 0.2 a moment ago.
+    cloud.table.budgets.set(id, 5);
+    cloud.table.dispatch.set(id, { cash: 0.2, at: clock.now() });
+    const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([rich, poor]);
+    assert.deepEqual(verdicts.get(rich.messageId), { kind: 'ack' });
+    assert.deepEqual(verdicts.get(poor.messageId), {
+      kind: 'retry',
+      seconds: HOLD_BACK_WAIT_S,
+      why: 'hold-back',
+    });
+    assert.equal(stats.heldBack, 1);
+    assert.ok(!fetcher.requests.includes(`${B}/poor`), 'the poor page is not fetched');
+    // The rich fetch moved the crawl's average (one step of the moving average), with the budget.
+    assert.equal(cloud.table.budgets.get(id), 6);
+    const moved = cloud.table.dispatch.get(id)!;
+    assert.ok(Math.abs(moved.cash - (0.2 * 0.95 + 0.3 * 0.05)) < 1e-9, `average ${moved.cash}`);
+    assert.equal(moved.at, clock.now());
+
+    // No batch has moved the average for a while (nothing better is being fetched): it goes.
+    clock.t += HOLD_BACK_FRESH_MS;
+    const later = await workerOver(cloud, fetcher, clock)([poor]);
+    assert.deepEqual(later.verdicts.get(poor.messageId), { kind: 'ack' });
+    assert.ok(fetcher.requests.includes(`${B}/poor`));
+  });
+
+  it('holds nothing back without a page budget, nor in breadth-first order', async () => {
+    for (const input of [{}, { maxPages: 100, order: 'bfs' }]) {
+      const { clock, cloud, fetcher, id, poor } = setup(input);
+      cloud.table.dispatch.set(id, { cash: 0.2, at: clock.now() });
+      const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
+      assert.deepEqual(verdicts.get(poor.messageId), { kind: 'ack' }, JSON.stringify(input));
+      assert.equal(stats.heldBack, 0);
+    }
   });
 });
