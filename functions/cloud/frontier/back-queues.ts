@@ -272,7 +272,7 @@ export interface RefillPlan {
  * Turns read to refill a group that is owed credits: enough to find the credited URLs among the
  * host's richest waiting ones (a consistent read of 6 turns of about 1 KB is 2 read units).
  */
-export const CREDIT_WINDOW_TURNS = 6;
+export const CREDIT_WINDOW_TURNS = 40;
 
 /**
  * Credits kept per host: a host item stays below 1 KB (one write unit) with 24 entries of 17
