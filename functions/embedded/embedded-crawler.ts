@@ -34,7 +34,7 @@ import {
 import { judgeStepFailure } from '../core/step/error-policy.ts';
 import { type OutcomeCounts, unfetchedRecord } from '../core/step/page-record.ts';
 import { safeJson } from '../core/text/safe-text.ts';
-import type { CrawlTask } from '../core/types.ts';
+import type { CrawlTask, Fingerprint } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen/url-seen.ts';
 import { encodeTrace } from '../core/url-seen/url-seen-trace.ts';
 import { AddressGates } from './address-gates.ts';
@@ -635,12 +635,14 @@ export class EmbeddedCrawler {
       // robots.txt entries are stored with the step's commit (its effects), with the sitemaps
       // they queued; the step reads the crawl's cache
       robots: unit.robotsCache(state.robots),
-      seen: new UrlSeen(
-        state.seenCache,
-        unit,
-        state.counters.seen,
-        state.traceFile ? { trace: (fps) => appendAll(unit.lookups, fps) } : {},
-      ),
+      // The cache holds committed claims only: a step that fails releases its claims, and the
+      // step that retries the page must claim and queue its links again. The step's own claims
+      // enter it with its commit (#commit); another running step's, once that step commits.
+      seen: new UrlSeen(state.seenCache, unit, state.counters.seen, {
+        remember: () => {},
+        cacheable: (fps) => unit.committed(fps),
+        ...(state.traceFile ? { trace: (fps: readonly Fingerprint[]) => appendAll(unit.lookups, fps) } : {}),
+      }),
       contentSeen: unit.contentSeen(),
       canonicalizer: state.canonicalizer,
       scope: state.scope,
@@ -723,6 +725,7 @@ export class EmbeddedCrawler {
       checkpoint: state.checkpoint(),
     });
     for (const [origin, entry] of unit.robotsEntries) state.robots.remember(origin, entry);
+    for (const fp of unit.claimed) state.seenCache.add(fp);
     unit.release();
     state.inflight.finished(task.fp);
 
