@@ -186,6 +186,8 @@ export class EmbeddedCrawler {
   readonly #rate = new RateSeries();
   readonly #topPages = new TopPages();
   #stepsSinceSave = 0;
+  /** The defences' view of each running step, until its lessons are committed (#commit). */
+  readonly #teaching = new Set<StepQuality>();
   #stopping: { state: CrawlEndState; reason?: string } | undefined;
   /** Local storage failed: nothing more is committed, and `run` rejects with it. */
   #failure: CrawlStorageError | undefined;
@@ -452,6 +454,7 @@ export class EmbeddedCrawler {
   async #step(state: CrawlState, hosts: HostQueues, slot: HostSlot, task: QueuedTask) {
     const unit = new StepUnit(state.db, this.#pending);
     const quality = new StepQuality(state.quality);
+    this.#teaching.add(quality);
     // Its observations join the step's lessons, committed with it.
     const urlRules = state.urlRules && new StepUrlRules(state.urlRules, quality.lessons);
     // Set when the response is in and the host was handed to its next request (see #release).
@@ -735,10 +738,25 @@ export class EmbeddedCrawler {
     const targets = new Set<HostSlot>([slot]);
     hosts.added(unit.enqueued, targets);
     for (const target of targets) hosts.offer(target, now);
-    if (++this.#stepsSinceSave >= QUALITY_SAVE_STEPS) {
+    // The step's lessons are committed: it no longer holds anything the saved state must leave out.
+    this.#teaching.delete(step.quality);
+    if (++this.#stepsSinceSave >= QUALITY_SAVE_STEPS && this.#taughtOnlyCommitted()) {
       this.#stepsSinceSave = 0;
       state.saveQuality();
     }
+  }
+
+  /**
+   * True when no running step has taught the defences anything yet: their state is then what
+   * the committed steps taught them, and may be saved in place of those steps' lessons. A step
+   * teaches them while it runs (a page's SimHash, its template's count) and commits the lessons
+   * with its page; a save in between would hold a lesson that a resumed crawl replays again, or
+   * that the step teaches again when a kill cut it off (a page counted twice). Lessons record
+   * every change the crawl decides with (step-quality.ts), so a step without any taught none.
+   */
+  #taughtOnlyCommitted(): boolean {
+    for (const quality of this.#teaching) if (quality.lessons.length > 0) return false;
+    return true;
   }
 
   /**

@@ -9,10 +9,12 @@ import assert from 'node:assert/strict';
 import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { CrawlDb } from '../../functions/adapters/local/crawl-db.ts';
+import type { QualitySnapshot } from '../../functions/core/quality/crawl-quality.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../functions/core/types.ts';
 import { EmbeddedCrawler } from '../../functions/embedded/embedded-crawler.ts';
 import { eventually, type SiteServer } from '../fixtures/site-server.ts';
-import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
+import { closeAll, siteRoutes, spreadTree, startSites } from '../fixtures/sites.ts';
 import { assertUnique, assertWarcMatchesPages, readJsonl, readWarc, tempDir, testConfig } from './helpers.ts';
 
 describe('kill -9 while a step waits for its commit', () => {
@@ -96,5 +98,55 @@ describe('kill -9 while a step waits for its commit', () => {
       .split('\n')
       .filter((line) => line !== '' && !line.includes('robots.txt'));
     assert.equal(index.length, 3, `index.cdxj:\n${index.join('\n')}`);
+  });
+
+  test('the detectors\u2019 state saved meanwhile does not hold what the waiting step taught them', async () => {
+    // Past 500 steps the crawl saves the detectors' state. A page taught them what it is (its
+    // SimHash, its template's count) before its commit; held there while the save runs and the
+    // folder is copied, it is fetched and taught again by the resumed copy: it must count once.
+    const PAGES = 700;
+    const tree = spreadTree(PAGES, 3);
+    const treeSites = await startSites(['127.0.0.78', '127.0.0.79', '127.0.0.80', '127.0.0.81'], tree.build);
+    try {
+      const origins = treeSites.map((s) => s.origin);
+      const out = tempDir();
+      const image = tempDir();
+      // trapDetectors: the link-generator detector counts each page under its template.
+      const config = testConfig({
+        seeds: [`${origins[0]}/p/0`],
+        scope: 'any',
+        concurrency: 4,
+        trapDetectors: true,
+      });
+      // A page with few descendants, so that nearly all the crawl commits while it waits.
+      const held = tree.pages(origins)[200]!.url;
+      const lineCount = () => readFileSync(join(out, 'pages.jsonl'), 'utf8').split('\n').length - 1;
+      let copied = false;
+      const beforeCommit = async (task: CrawlTask, kind: string) => {
+        if (task.url !== held || kind !== 'done') return;
+        await eventually(() => (lineCount() >= 600 ? true : undefined), 20_000, '600 pages');
+        cpSync(out, image, { recursive: true });
+        copied = true;
+      };
+      await new EmbeddedCrawler({ config, outDir: out, beforeCommit }).run();
+      assert.ok(copied, 'the folder was copied while the page waited');
+
+      await new EmbeddedCrawler({ config, outDir: image }).run();
+      const pages = readJsonl<PageRecord>(join(image, 'pages.jsonl'));
+      assert.equal(
+        assertUnique(
+          pages.map((p) => p.url),
+          'pages.jsonl URLs',
+        ).size,
+        PAGES,
+      );
+      const db = new CrawlDb(join(image, 'state.sqlite'));
+      const saved = db.getMeta<QualitySnapshot>('quality');
+      db.close();
+      const counted = (saved?.linkGenerators?.templates ?? []).reduce((sum, row) => sum + row[2], 0);
+      assert.equal(counted, PAGES, 'pages the link-generator detector counted');
+    } finally {
+      await closeAll(treeSites);
+    }
   });
 });
