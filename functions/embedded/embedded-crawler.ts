@@ -34,7 +34,7 @@ import {
 import { judgeStepFailure } from '../core/step/error-policy.ts';
 import { type OutcomeCounts, unfetchedRecord } from '../core/step/page-record.ts';
 import { safeJson } from '../core/text/safe-text.ts';
-import type { CrawlTask } from '../core/types.ts';
+import type { CrawlTask, Fingerprint } from '../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../core/url-seen/url-seen.ts';
 import { encodeTrace } from '../core/url-seen/url-seen-trace.ts';
 import { AddressGates } from './address-gates.ts';
@@ -133,6 +133,11 @@ export interface EmbeddedCrawlerOptions {
   revisits?: RevisitLookup;
   /** A recrawl round: what a fresh folder is seeded with instead of the seeds. */
   seedPlan?: SeedPlan;
+  /**
+   * Test seam: awaited when a step's outcome is in, before its commit. A test holds a step here
+   * to copy the folder as a `kill -9` at that moment would leave it.
+   */
+  beforeCommit?: (task: CrawlTask, kind: CrawlPageOutcome['kind']) => Promise<void>;
 }
 
 /** A step whose outcome is in, as its commit needs it. */
@@ -181,6 +186,8 @@ export class EmbeddedCrawler {
   readonly #rate = new RateSeries();
   readonly #topPages = new TopPages();
   #stepsSinceSave = 0;
+  /** The defences' view of each running step, until its lessons are committed (#commit). */
+  readonly #teaching = new Set<StepQuality>();
   #stopping: { state: CrawlEndState; reason?: string } | undefined;
   /** Local storage failed: nothing more is committed, and `run` rejects with it. */
   #failure: CrawlStorageError | undefined;
@@ -189,6 +196,8 @@ export class EmbeddedCrawler {
   #wake: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #runStartedAt = 0;
+  /** Resolved when the commit running now is done (see #inTurn). */
+  #turn: Promise<void> = Promise.resolve();
 
   constructor(options: EmbeddedCrawlerOptions) {
     this.#options = options;
@@ -445,9 +454,9 @@ export class EmbeddedCrawler {
   async #step(state: CrawlState, hosts: HostQueues, slot: HostSlot, task: QueuedTask) {
     const unit = new StepUnit(state.db, this.#pending);
     const quality = new StepQuality(state.quality);
+    this.#teaching.add(quality);
     // Its observations join the step's lessons, committed with it.
     const urlRules = state.urlRules && new StepUrlRules(state.urlRules, quality.lessons);
-    let outcome: CrawlPageOutcome;
     // Set when the response is in and the host was handed to its next request (see #release).
     let released = false;
     const hostReleased = async (feedback: RequestFeedback) => {
@@ -455,68 +464,125 @@ export class EmbeddedCrawler {
       // Let the loop send the host's next request before this step's parsing takes the thread.
       if (released) await new Promise<void>((resolve) => setImmediate(resolve));
     };
-    try {
-      const crashes = state.crashes.get(task.fp) ?? 0;
-      const blocked =
-        slot.dead ??
-        (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined) ??
-        (crashes >= MAX_CRASHES ? 'crashed' : undefined);
-      if (blocked !== undefined) {
-        const record = unfetchedRecord(task, blocked);
-        if (blocked === 'crashed') {
-          record.detail = `the crawl process died ${crashes} times while this page was in progress; not tried again`;
-        }
-        outcome = { kind: 'done', record, enqueued: [] };
-      } else {
-        const deps = this.#deps(state, unit, quality, urlRules, hostReleased);
-        // A large body keeps its share of the fetcher's body budget until the step is done with it
-        // (its capture archived, the first part of the commit: before the record is written).
-        outcome = await withBodyShareScope(async () => {
-          const stepped = await crawlPage(deps, task, this.#pageOptions());
-          await archiveCaptures(
-            { pages: state.pages, robots: state.pages },
-            stepped,
-            stepped.kind === 'done' ? stepped.record : undefined,
-          );
-          return stepped;
-        });
+    // Read when the step's outcome is in (`released` is final by then).
+    const finished = (): FinishedStep => ({ slot, task, unit, quality, released });
+    const crashes = state.crashes.get(task.fp) ?? 0;
+    const blocked =
+      slot.dead ??
+      (slot.fetched >= this.#config.maxPagesPerHost ? 'host-budget' : undefined) ??
+      (crashes >= MAX_CRASHES ? 'crashed' : undefined);
+    if (blocked !== undefined) {
+      const record = unfetchedRecord(task, blocked);
+      if (blocked === 'crashed') {
+        record.detail = `the crawl process died ${crashes} times while this page was in progress; not tried again`;
       }
-    } catch (error) {
-      unit.release();
-      const storage = storageFailure(error, state.outDir);
-      if (storage !== undefined) {
-        // The disk, not the page: nothing is recorded, and the page is fetched again on resume.
-        this.#fail(storage);
-        return;
-      }
-      // An adapter failure or a bug, not a network problem (crawlPage returns those). The error
-      // policy both runtimes share says whether another try may help: then the task goes back,
-      // as a failed fetch would, up to maxRetries; else, or after them, the URL is recorded.
-      this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
-      const verdict = judgeStepFailure(error, task.attempt, {
-        limit: this.#config.maxRetries,
-        waitMs: (n) => retryBackoffMs(this.#config, n, this.#random),
-      });
-      const retry = new StepUnit(state.db, this.#pending);
-      appendAll(retry.lookups, unit.lookups);
-      let failed: CrawlPageOutcome;
-      if (verdict.kind === 'retry') {
-        const notBefore = this.#clock.now() + verdict.waitMs;
-        failed = {
-          kind: 'retry',
-          task: { ...task, attempt: verdict.retry },
-          reason: 'internal-error',
-          notBefore,
-          enqueued: [],
-        };
-      } else {
-        const record = unfetchedRecord(task, 'internal-error', verdict.error.message);
-        failed = { kind: 'done', record, enqueued: [] };
-      }
-      this.#commitOrFail(state, hosts, { slot, task, unit: retry, quality, released }, failed);
+      await this.#commitInTurn(state, hosts, finished(), { kind: 'done', record, enqueued: [] });
       return;
     }
-    this.#commitOrFail(state, hosts, { slot, task, unit, quality, released }, outcome);
+    // A large body keeps its share of the fetcher's body budget until the step is done with it
+    // (its capture archived, the first part of the commit: before the record is written).
+    await withBodyShareScope(async () => {
+      let outcome: CrawlPageOutcome;
+      try {
+        const deps = this.#deps(state, unit, quality, urlRules, hostReleased);
+        outcome = await crawlPage(deps, task, this.#pageOptions());
+      } catch (error) {
+        await this.#inTurn(() => this.#stepFailed(state, hosts, finished(), error));
+        return;
+      }
+      await this.#commitInTurn(state, hosts, finished(), outcome);
+    });
+  }
+
+  /**
+   * Commits a step in its turn: its captures archived into the WARC file, then its lines and its
+   * state with the checkpoint (#commit). Captures are written in the turn, not when the step
+   * finishes: a checkpoint names the WARC file's size at its commit, and a record another step
+   * wrote before it would lie inside that size while its step is not committed; after a kill -9
+   * the resumed crawl keeps that record and fetches the page again (two records for one page).
+   */
+  async #commitInTurn(
+    state: CrawlState,
+    hosts: HostQueues,
+    step: FinishedStep,
+    outcome: CrawlPageOutcome,
+  ): Promise<void> {
+    await this.#options.beforeCommit?.(step.task, outcome.kind);
+    await this.#inTurn(async () => {
+      if (this.#failure !== undefined) {
+        step.unit.release();
+        return;
+      }
+      try {
+        await archiveCaptures(
+          { pages: state.pages, robots: state.pages },
+          outcome,
+          outcome.kind === 'done' ? outcome.record : undefined,
+        );
+      } catch (error) {
+        this.#stepFailed(state, hosts, step, error);
+        return;
+      }
+      this.#commitOrFail(state, hosts, step, outcome);
+    });
+  }
+
+  /**
+   * Runs `commit` once the commits before it are done: steps commit one at a time, so that no
+   * step writes to the crawl's files between another step's archive and its checkpoint.
+   */
+  async #inTurn(commit: () => Promise<void> | void): Promise<void> {
+    const previous = this.#turn;
+    let done = () => {};
+    this.#turn = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    try {
+      await previous;
+      await commit();
+    } finally {
+      done();
+    }
+  }
+
+  /**
+   * A step threw (crawling the page or archiving its captures); in the step's commit turn. The
+   * disk failing stops the crawl with nothing recorded (the page is fetched again on resume).
+   * Anything else is an adapter failure or a bug, not a network problem (crawlPage returns
+   * those): the error policy both runtimes share says whether another try may help; then the
+   * task goes back, as a failed fetch would, up to maxRetries; else, or after them, the URL is
+   * recorded.
+   */
+  #stepFailed(state: CrawlState, hosts: HostQueues, step: FinishedStep, error: unknown): void {
+    const { task, unit } = step;
+    unit.release();
+    const storage = storageFailure(error, state.outDir);
+    if (storage !== undefined) {
+      this.#fail(storage);
+      return;
+    }
+    this.#log(`error crawling ${task.url}: ${(error as Error).stack ?? error}`);
+    const verdict = judgeStepFailure(error, task.attempt, {
+      limit: this.#config.maxRetries,
+      waitMs: (n) => retryBackoffMs(this.#config, n, this.#random),
+    });
+    const retry = new StepUnit(state.db, this.#pending);
+    appendAll(retry.lookups, unit.lookups);
+    let failed: CrawlPageOutcome;
+    if (verdict.kind === 'retry') {
+      const notBefore = this.#clock.now() + verdict.waitMs;
+      failed = {
+        kind: 'retry',
+        task: { ...task, attempt: verdict.retry },
+        reason: 'internal-error',
+        notBefore,
+        enqueued: [],
+      };
+    } else {
+      const record = unfetchedRecord(task, 'internal-error', verdict.error.message);
+      failed = { kind: 'done', record, enqueued: [] };
+    }
+    this.#commitOrFail(state, hosts, { ...step, unit: retry }, failed);
   }
 
   /** Commits the step unless storage failed (before or while committing it). */
@@ -572,12 +638,14 @@ export class EmbeddedCrawler {
       // robots.txt entries are stored with the step's commit (its effects), with the sitemaps
       // they queued; the step reads the crawl's cache
       robots: unit.robotsCache(state.robots),
-      seen: new UrlSeen(
-        state.seenCache,
-        unit,
-        state.counters.seen,
-        state.traceFile ? { trace: (fps) => appendAll(unit.lookups, fps) } : {},
-      ),
+      // The cache holds committed claims only: a step that fails releases its claims, and the
+      // step that retries the page must claim and queue its links again. The step's own claims
+      // enter it with its commit (#commit); another running step's, once that step commits.
+      seen: new UrlSeen(state.seenCache, unit, state.counters.seen, {
+        remember: () => {},
+        cacheable: (fps) => unit.committed(fps),
+        ...(state.traceFile ? { trace: (fps: readonly Fingerprint[]) => appendAll(unit.lookups, fps) } : {}),
+      }),
       contentSeen: unit.contentSeen(),
       canonicalizer: state.canonicalizer,
       scope: state.scope,
@@ -660,6 +728,7 @@ export class EmbeddedCrawler {
       checkpoint: state.checkpoint(),
     });
     for (const [origin, entry] of unit.robotsEntries) state.robots.remember(origin, entry);
+    for (const fp of unit.claimed) state.seenCache.add(fp);
     unit.release();
     state.inflight.finished(task.fp);
 
@@ -669,10 +738,25 @@ export class EmbeddedCrawler {
     const targets = new Set<HostSlot>([slot]);
     hosts.added(unit.enqueued, targets);
     for (const target of targets) hosts.offer(target, now);
-    if (++this.#stepsSinceSave >= QUALITY_SAVE_STEPS) {
+    // The step's lessons are committed: it no longer holds anything the saved state must leave out.
+    this.#teaching.delete(step.quality);
+    if (++this.#stepsSinceSave >= QUALITY_SAVE_STEPS && this.#taughtOnlyCommitted()) {
       this.#stepsSinceSave = 0;
       state.saveQuality();
     }
+  }
+
+  /**
+   * True when no running step has taught the defences anything yet: their state is then what
+   * the committed steps taught them, and may be saved in place of those steps' lessons. A step
+   * teaches them while it runs (a page's SimHash, its template's count) and commits the lessons
+   * with its page; a save in between would hold a lesson that a resumed crawl replays again, or
+   * that the step teaches again when a kill cut it off (a page counted twice). Lessons record
+   * every change the crawl decides with (step-quality.ts), so a step without any taught none.
+   */
+  #taughtOnlyCommitted(): boolean {
+    for (const quality of this.#teaching) if (quality.lessons.length > 0) return false;
+    return true;
   }
 
   /**

@@ -1,9 +1,10 @@
 /**
  * The trap and near-duplicate defences as one crawl step sees them: every call goes to the
  * crawl's CrawlQuality, and what the step taught it is noted, to be committed with the step. The
- * detectors' whole state is saved every few hundred steps; after a `kill -9` the crawl loads it
- * and teaches it again what the steps committed since taught it (`replayLessons`), in commit
- * order. So the near-duplicate index, the soft-404 probe answers and the calendar and
+ * detectors' whole state is saved every few hundred steps, at a commit when no running step has
+ * taught them anything yet (so the save holds committed lessons only); after a `kill -9` the
+ * crawl loads it and teaches it again what the steps committed since taught it
+ * (`replayLessons`), in commit order. So the near-duplicate index, the soft-404 probe answers and the calendar and
  * link-generator detectors and the hosts' duplicate-URL rules come back as they were, and a resumed crawl decides as an
  * uninterrupted one (exactly so at concurrency 1; with steps running at once, the order in which
  * their lessons were learned may differ slightly from commit order).

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { UndiciFetcher } from '../../functions/adapters/http/undici-fetcher.ts';
 import type { Fetcher, FetchRequest } from '../../functions/core/ports.ts';
+import type { FetchedPage } from '../../functions/core/step/crawl-page.ts';
 import type { SiteServer } from '../fixtures/site-server.ts';
 import { closeAll, siteRoutes, startSites } from '../fixtures/sites.ts';
 import { crawl, pagePaths } from './helpers.ts';
@@ -51,6 +52,9 @@ describe('embedded crawler: the shared error policy', () => {
         '/flaky': { title: 'flaky' },
         '/permanent': { title: 'permanent' },
         '/bug': { title: 'bug' },
+        '/parent': { title: 'parent', links: ['/child/1', '/child/2'] },
+        '/child/1': { title: 'child 1' },
+        '/child/2': { title: 'child 2' },
       }),
     ])) as [SiteServer];
   });
@@ -87,5 +91,24 @@ describe('embedded crawler: the shared error policy', () => {
     } finally {
       await fetcher.close();
     }
+  });
+
+  test('a step that throws after claiming its links: its retry queues them', async () => {
+    // The step claimed the page's links, then failed (onPage stands for any part of the step
+    // after the links: an adapter or a bug); the claims of a step that is not committed must
+    // not keep its retry from queueing them.
+    let thrown = 0;
+    const onPage = (page: FetchedPage) => {
+      if (new URL(page.task.url).pathname === '/parent' && thrown++ === 0) {
+        throw new Error('the page handler failed once');
+      }
+      return undefined;
+    };
+    const run = await crawl({ seeds: [`${site.origin}/parent`], maxRetries: 2 }, { onPage });
+    assert.equal(thrown, 2, 'the page was handled again on its retry');
+    assert.equal(run.page(`${site.origin}/parent`).status, 200);
+    assert.equal(run.page(`${site.origin}/child/1`).status, 200);
+    assert.equal(run.page(`${site.origin}/child/2`).status, 200);
+    assert.equal(run.summary.queued, 0);
   });
 });

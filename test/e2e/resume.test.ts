@@ -105,13 +105,16 @@ describe('resume through the CLI', () => {
     '--quiet',
   ];
 
-  /** The checks every finished crawl of the tree must pass. */
-  async function assertComplete(out: string) {
+  /** The checks every finished crawl of the tree must pass; `context` ends the message of a missing page. */
+  async function assertComplete(out: string, context = '') {
     const pages = readJsonl<PageRecord>(join(out, 'pages.jsonl'));
     const urls = assertUnique(
       pages.map((p) => p.url),
       'pages.jsonl URLs',
     );
+    // Name what is missing: a page lost across a kill says which one, and where in the tree.
+    const missing = expected.filter((want) => !urls.has(want.url)).map((want) => want.url);
+    if (missing.length > 0) assert.fail(describeMissing(out, missing, context));
     assert.equal(urls.size, PAGES);
     for (const want of expected) {
       const page = pages.find((p) => p.url === want.url);
@@ -140,12 +143,38 @@ describe('resume through the CLI', () => {
     assert.equal(rows.length, PAGES);
     for (const want of expected)
       assert.deepEqual(rows.find((r) => r.url === want.url)?.heading, [want.title]);
-    await assertWarcMatchesPages(out, pages);
+    const records = await assertWarcMatchesPages(out, pages);
+    // One response record per page: a record written by a step that a kill cut off is not kept.
+    assertUnique(
+      records.filter((r) => r.type === 'response' && !r.uri?.endsWith('/robots.txt')).map((r) => r.uri),
+      'WARC response records',
+    );
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     assert.equal(summary.state, 'done');
     assert.equal(summary.pages, PAGES);
     assert.equal(summary.queued, 0);
     return pages;
+  }
+
+  /**
+   * Which pages are missing and why it might be: whether a page's links name each (and skip it),
+   * and what the crawl's summary says is still queued.
+   */
+  function describeMissing(out: string, missing: readonly string[], context: string): string {
+    const links = readJsonl<LinkRecord>(join(out, 'links.jsonl'));
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    const why = missing.map((url) => {
+      const from = links.flatMap((l) =>
+        l.links
+          .filter((k) => k.url === url)
+          .map((k) => `${l.from}${k.skipped ? ` (skipped: ${k.skipped})` : ''}`),
+      );
+      return `${url} <- ${from.length > 0 ? from.join(', ') : 'no page links to it'}`;
+    });
+    return (
+      `pages.jsonl lacks ${missing.length} of ${PAGES} pages (summary: state ${summary.state}, ` +
+      `queued ${summary.queued}, pages ${summary.pages}):\n${why.join('\n')}${context}`
+    );
   }
 
   // closes what a failed test left open too (double close is harmless)
@@ -161,7 +190,10 @@ describe('resume through the CLI', () => {
     const resumed = await runCli(crawlArgs(out));
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stdout, /\(resumed\)/);
-    await assertComplete(out);
+    await assertComplete(
+      out,
+      `\nkilled at ${killed.linesAtSignal} lines; stderr of the killed run: ${killed.stderr}; of the resumed run: ${resumed.stderr}`,
+    );
 
     // Only requests in flight at the kill (at most one per host, so at most `concurrency`) repeat.
     const counts = requestCounts(sites);

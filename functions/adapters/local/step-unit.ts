@@ -39,6 +39,8 @@ export class StepUnit implements SeenStore, Frontier {
   readonly robotsEntries = new Map<string, RobotsEntry>();
   readonly #db: CrawlDb;
   readonly #pending: PendingClaims;
+  /** Fingerprints `claim` refused because a running step claimed them (not committed yet). */
+  readonly #claimedByRunning = new Set<Fingerprint>();
 
   constructor(db: CrawlDb, pending: PendingClaims) {
     this.#db = db;
@@ -55,13 +57,25 @@ export class StepUnit implements SeenStore, Frontier {
   async claim(fps: readonly Fingerprint[], owner?: Fingerprint): Promise<boolean[]> {
     if (owner !== undefined) this.claimOwner = owner;
     return fps.map((fp) => {
-      if (this.#pending.fps.has(fp)) return false;
+      if (this.#pending.fps.has(fp)) {
+        this.#claimedByRunning.add(fp);
+        return false;
+      }
       const committed = this.#db.seenOwner(fp);
       if (committed !== undefined) return owner !== undefined && committed === owner;
       this.#pending.fps.add(fp);
       this.claimed.push(fp);
       return true;
     });
+  }
+
+  /**
+   * Which of these fingerprints, refused by `claim`, were in the committed seen set then: what a
+   * URL-seen cache may keep. One only another running step had claimed is not: that step may
+   * fail and release it, and whoever retries it must be able to claim it again.
+   */
+  async committed(fps: readonly Fingerprint[]): Promise<boolean[]> {
+    return fps.map((fp) => !this.#claimedByRunning.has(fp));
   }
 
   async has(fp: Fingerprint): Promise<boolean> {

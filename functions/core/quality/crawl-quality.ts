@@ -29,8 +29,10 @@ export interface QualitySnapshot {
   linkGenerators?: LinkGeneratorSnapshot;
   soft404?: Soft404Snapshot;
   selfGenerated?: TrapFinding[];
-  /** Path patterns (host + path shape) that produced a look-alike of their own page. */
+  /** Path patterns (host + path shape) flagged as generators (see GENERATOR_MIN_ALIKE). */
   generators?: string[];
+  /** Per path pattern: its pages compared with a parent of the pattern, and how many read alike. */
+  generatorPairs?: [pattern: string, pairs: number, alike: number][];
 }
 
 export type QualitySettings = Pick<CrawlConfig, 'nearDuplicateDistance' | 'trapDetectors' | 'soft404Probe'>;
@@ -52,6 +54,8 @@ export class CrawlQuality {
   readonly #soft404: Soft404Detector | undefined;
   readonly #selfGenerated: TrapFindings | undefined;
   readonly #generators: LruMap<string, true> | undefined;
+  /** Per path pattern: pages compared with their parent of the same pattern, and those alike. */
+  readonly #generatorPairs: LruMap<string, { pairs: number; alike: number }> | undefined;
   readonly #random: () => number;
 
   constructor(
@@ -68,6 +72,9 @@ export class CrawlQuality {
       this.#selfGenerated = new TrapFindings(1000, 5, snapshot.selfGenerated);
       this.#generators = new LruMap(10_000);
       for (const pattern of snapshot.generators ?? []) this.#generators.set(pattern, true);
+      this.#generatorPairs = new LruMap(10_000);
+      for (const [pattern, pairs, alike] of snapshot.generatorPairs ?? [])
+        this.#generatorPairs.set(pattern, { pairs, alike });
     }
     if (settings.soft404Probe) this.#soft404 = new Soft404Detector({}, snapshot.soft404);
   }
@@ -199,19 +206,18 @@ export class CrawlQuality {
   async learn(task: CrawlTask, record: PageRecord): Promise<void> {
     if (record.reason === 'soft-404') return;
     let near = record.duplicateOf !== undefined || record.nearDuplicateOf !== undefined;
-    // A page of its parent's path pattern that reads like its parent: the pattern is a generator
+    // Pages of their parent's path pattern that read like their parent: the pattern is a generator
     // (calendar months, facet combinations, list pages). Its other queued pages are dropped.
-    if (
-      task.parentSimhash !== undefined &&
-      record.simhash !== undefined &&
-      hammingDistance(record.simhash, task.parentSimhash) <= GENERATOR_DISTANCE
-    ) {
-      this.#generators?.set(patternOf(task.url), true);
-      // A directory listing that nests more of itself (`/files/a/` -> `/files/a/b/`): the
-      // directory above the page is the generator.
-      const dir = parentDirectory(task.url);
-      if (dir !== undefined) this.#generators?.set(`${hostPart(task.url)}${dir}*`, true);
-      near = true;
+    if (task.parentSimhash !== undefined && record.simhash !== undefined) {
+      const alike = hammingDistance(record.simhash, task.parentSimhash) <= GENERATOR_DISTANCE;
+      if (alike) near = true;
+      if (this.#isGenerator(patternOf(task.url), alike)) {
+        this.#generators?.set(patternOf(task.url), true);
+        // A directory listing that nests more of itself (`/files/a/` -> `/files/a/b/`): the
+        // directory above the page is the generator.
+        const dir = parentDirectory(task.url);
+        if (dir !== undefined) this.#generators?.set(`${hostPart(task.url)}${dir}*`, true);
+      }
     }
     if (this.#index !== undefined && record.simhash !== undefined) {
       await this.#index.add(record.simhash, task.url);
@@ -221,6 +227,23 @@ export class CrawlQuality {
         ? { url: task.url, nearDuplicate: near }
         : { url: task.url, parent: task.parent, nearDuplicate: near },
     );
+  }
+
+  /**
+   * Counts one more page of `pattern` compared with its parent of the pattern; true once the
+   * pattern's look-alikes are at least GENERATOR_MIN_ALIKE and GENERATOR_ALIKE_SHARE of its pairs.
+   * One look-alike pair is not enough: short pages of one template sit about 26 bits apart, so a
+   * site of a few hundred of them has a pair within GENERATOR_DISTANCE by chance, and that pair
+   * alone stopped the rest of the site's pages of the pattern (a 700-page tree lost up to 84).
+   */
+  #isGenerator(pattern: string, alike: boolean): boolean {
+    const tallies = this.#generatorPairs;
+    if (tallies === undefined) return false;
+    const tally = tallies.get(pattern) ?? { pairs: 0, alike: 0 };
+    tally.pairs += 1;
+    if (alike) tally.alike += 1;
+    tallies.set(pattern, tally);
+    return alike && tally.alike >= GENERATOR_MIN_ALIKE && tally.alike >= GENERATOR_ALIKE_SHARE * tally.pairs;
   }
 
   /** The answer recorded for a site's soft-404 probe (origin `scheme://host[:port]`), if any. */
@@ -255,6 +278,12 @@ export class CrawlQuality {
     if (this.#soft404) snapshot.soft404 = this.#soft404.snapshot();
     if (this.#selfGenerated) snapshot.selfGenerated = this.#selfGenerated.list();
     if (this.#generators) snapshot.generators = [...this.#generators.entries()].map(([pattern]) => pattern);
+    if (this.#generatorPairs)
+      snapshot.generatorPairs = [...this.#generatorPairs.entries()].map(([pattern, t]) => [
+        pattern,
+        t.pairs,
+        t.alike,
+      ]);
     return snapshot;
   }
 }
@@ -273,6 +302,13 @@ const CALENDAR_DEFAULTS = { maxFutureYears: 1, maxPastYears: 0, maxDatesPerTempl
  * words (a month name, a facet label, three product titles), while unrelated pages are ~32 apart.
  */
 const GENERATOR_DISTANCE = 12;
+/**
+ * Look-alike pages a pattern needs before it is flagged as a generator, and their share of the
+ * pattern's compared pages: a real generator's pages all read alike (every calendar month, every
+ * facet), a real site's template has one such pair in hundreds by chance (see #isGenerator).
+ */
+const GENERATOR_MIN_ALIKE = 2;
+const GENERATOR_ALIKE_SHARE = 0.5;
 
 function hostPart(url: string): string {
   const start = url.indexOf('//') + 2;
