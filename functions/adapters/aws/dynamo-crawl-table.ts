@@ -705,8 +705,7 @@ export class DynamoCrawlTable implements CrawlTableStore {
         state.budgets.set(pk, Number(item.fetched ?? 0));
         if (typeof item.dispatchCash === 'number' && typeof item.dispatchAt === 'number')
           state.dispatch.set(pk, { cash: item.dispatchCash, at: item.dispatchAt });
-      }
-      else if (sk.startsWith('host#')) state.hosts.set(stateKey(pk, sk.slice(5)), hostFromItem(item));
+      } else if (sk.startsWith('host#')) state.hosts.set(stateKey(pk, sk.slice(5)), hostFromItem(item));
       else if (sk.startsWith('rules#')) state.rules.set(stateKey(pk, sk.slice(6)), rulesFromItem(item));
       else if (sk === 'rules-news') state.rulesNews.set(pk, rulesNewsFromItem(item));
       else if (sk.startsWith('robots#')) {

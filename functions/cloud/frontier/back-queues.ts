@@ -272,7 +272,14 @@ export interface RefillPlan {
  * Turns read to refill a group that is owed credits: enough to find the credited URLs among the
  * host's richest waiting ones (a consistent read of 6 turns of about 1 KB is 2 read units).
  */
-export const CREDIT_WINDOW_TURNS = 40;
+export const CREDIT_WINDOW_TURNS = 6;
+/**
+ * Turns read when a credit was not found in the last window: the URLs many pages link to are
+ * often found early (a home page's "latest" list) and wait deeper than the window, where the
+ * embedded crawler's credits lift them at once (docs/quality-bench.md, issue 21 item 8). About
+ * 10 read units, only for refills owed a credit the window missed.
+ */
+export const CREDIT_DEEP_TURNS = 40;
 
 /**
  * Credits kept per host: a host item stays below 1 KB (one write unit) with 24 entries of 17
@@ -310,7 +317,9 @@ export async function refillPlan(
   owed: BacklogCredits = new Map(),
 ): Promise<RefillPlan> {
   let room = Math.max(0, limit - inGroup);
-  const asked = owed.size > 0 ? Math.max(turnsFor(room), CREDIT_WINDOW_TURNS) : turnsFor(room);
+  const missed = [...owed.values()].some((credit) => credit.misses > 0);
+  const window = missed ? CREDIT_DEEP_TURNS : CREDIT_WINDOW_TURNS;
+  const asked = owed.size > 0 ? Math.max(turnsFor(room), window) : turnsFor(room);
   const read = room > 0 && group.version > group.drained;
   const found = new Set<Fingerprint>();
   const turns = (read ? await backlog.richest(crawlId, host, asked) : []).map((turn) =>

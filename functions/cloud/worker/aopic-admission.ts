@@ -10,7 +10,6 @@ import {
   admitsNow,
   type CashFlow,
   cashOf,
-  dispatchAverage,
   holdsBack,
   keyOf,
   ordinaryShare,
@@ -32,32 +31,38 @@ export function cashNow(task: CrawlTask, crawl: CrawlRecord): number {
 }
 
 /**
- * How long the crawl's dispatch average counts as "better URLs are being fetched now" after a
- * batch last moved it: a rich host's batches commit every second or two while it has work.
+ * How long the crawl's dispatch cash counts as "better URLs are being fetched now" after a batch
+ * last set it: a rich host's batches commit every second or two while it has work. (5 s held the
+ * whole crawl back for minutes after its seeds: docs/quality-bench.md, issue 21 item 8.)
  */
 export const HOLD_BACK_FRESH_MS = 2_000;
 /** How long a held-back record waits (its message's visibility) before it is looked at again. */
 export const HOLD_BACK_WAIT_S = 1;
 
-/** What the hold-back reads and moves: a batch's view of its crawl's dispatch average. */
+/**
+ * What the hold-back reads and sets: a batch's view of the cash its crawl's batches have been
+ * fetching (the budget item's, then the mean of the batch's own fetches).
+ */
 export interface DispatchView {
   crawl: CrawlRecord;
   ctx: Pick<CrawlContext, 'config'>;
-  /** The average as this batch sees it (the budget item's, moved by the batch's own fetches), 0 = none. */
+  /** The cash as this batch sees it, 0 = none yet. */
   dispatchCash: number;
-  /** When it last moved, by any batch (epoch ms), 0 = never. */
+  /** When a batch last set it (epoch ms), 0 = never. */
   dispatchAt: number;
-  /** Pages this batch fetched so far (their mean replaces the average it read). */
+  /** Pages this batch fetched so far (their mean replaces the cash it read). */
   dispatched?: number;
 }
 
 /**
  * AOPIC's hold-back, crawl-wide (the embedded crawler's rule, AopicDispatchPolicy.holdBack, with
  * the crawl's batches for "in flight"): with a page budget, a task whose cash is below half of
- * what the crawl's batches have been fetching waits while they go on (the average moved less than
- * HOLD_BACK_FRESH_MS ago), so the workers do not spend the budget's early requests on every
- * host they found at once. When no batch fetches, the average goes stale and the task goes
- * ahead. Sitemap files and the pages a sitemap listed are never held (docs/sitemaps.md).
+ * what the crawl's batches have been fetching waits while they go on (a batch set it less than
+ * HOLD_BACK_FRESH_MS ago), so the workers do not spend the budget's early requests on every host
+ * they found at once. The reference is the last fetching batch's mean, not a moving average: one
+ * decays only as fast as batches pass, a few a second, and held the crawl back for minutes after
+ * its seeds. When no batch fetches, it goes stale and the task goes ahead. Sitemap files and the
+ * pages a sitemap listed are never held (docs/sitemaps.md).
  */
 export function heldBack(view: DispatchView, task: CrawlTask, now: number): boolean {
   const { config } = view.ctx;
@@ -67,7 +72,7 @@ export function heldBack(view: DispatchView, task: CrawlTask, now: number): bool
   return holdsBack(cashNow(task, view.crawl), view.dispatchCash);
 }
 
-/** A page fetched: its cash at the fetch moves the batch's view of the dispatch average. */
+/** A page fetched: its cash at the fetch joins the batch's mean (see DispatchView). */
 export function noteDispatch(view: DispatchView, task: CrawlTask, now: number): void {
   if (task.sitemap !== undefined || task.listed === true) return;
   const cash = cashNow(task, view.crawl);

@@ -12,6 +12,8 @@ import {
   ADMIT_STARTER,
   BACKLOG_CREDIT_MISSES,
   BackQueueFrontier,
+  CREDIT_DEEP_TURNS,
+  CREDIT_WINDOW_TURNS,
   GroupHints,
   nextCredits,
   offerTasks,
@@ -126,7 +128,7 @@ describe('credits to URLs in a back queue', () => {
     const last = tasks[30]!;
     const owed = new Map([
       [last.fp, { amount: 0.5, misses: 0 }],
-      ['ffffffffffffffff', { amount: 0.2, misses: 1 }],
+      ['ffffffffffffffff', { amount: 0.2, misses: 0 }],
     ]);
     const plan = await refillOwed(backlog, 6, { queued: 6, version: 1, drained: 0 }, owed);
     assert.equal(plan.send[0]?.url, `${SITE}/p30`, 'the credited URL first (in the sixth turn of ten)');
@@ -135,10 +137,25 @@ describe('credits to URLs in a back queue', () => {
     assert.deepEqual([...plan.credits.keys()], ['ffffffffffffffff'], 'its credit left with it');
     assert.equal(
       plan.credits.get('ffffffffffffffff')?.misses,
-      2,
+      1,
       'a URL the read did not find counts a miss',
     );
     assert.equal(plan.toLambda, 0);
+  });
+
+  it('a credited URL deeper than the window is found by the next refill, which reads deep', async () => {
+    const backlog = new MemoryHostBacklog();
+    const tasks = Array.from({ length: 60 }, (_, i) => task(`${SITE}/p${i}`, 1 - i / 100));
+    await backlog.add('c1', 'a.example', tasks);
+    const deep = tasks[50]!; // the ninth turn of ten
+    const group = { queued: 6, version: 1, drained: 0 };
+    const first = await refillOwed(backlog, 6, group, new Map([[deep.fp, { amount: 0.6, misses: 0 }]]));
+    assert.notEqual(first.send[0]?.url, `${SITE}/p50`, `the window read ${CREDIT_WINDOW_TURNS} turns`);
+    assert.equal(first.credits.get(deep.fp)?.misses, 1, 'missed once, kept');
+    const second = await refillOwed(backlog, 6, group, first.credits);
+    assert.equal(second.send[0]?.url, `${SITE}/p50`, `read ${CREDIT_DEEP_TURNS} turns deep, found`);
+    assert.equal(second.send[0]?.cash, deep.cash + 0.6);
+    assert.equal(second.credits.size, 0);
   });
 
   it('credits that can reach no waiting URL go to the lambda page; the rest are bounded', () => {
