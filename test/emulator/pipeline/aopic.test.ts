@@ -10,6 +10,7 @@ import { DynamoSeenStore } from '../../../functions/adapters/aws/dynamo-seen-sto
 import { createAwsSchedulerDeps } from '../../../functions/cloud/lambdas/aws-wiring.ts';
 import { createScheduler } from '../../../functions/cloud/lambdas/scheduler/handler.ts';
 import { decodeTask } from '../../../functions/cloud/messages/task-message.ts';
+import { HOLD_BACK_FRESH_MS } from '../../../functions/cloud/worker/aopic-admission.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import { seedTasks } from '../../../functions/core/step/crawl-page.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
@@ -258,6 +259,9 @@ describe('AOPIC in the cloud', () => {
       const { id, task } = await crawl({ maxPages: 2 });
       const worker = h.worker();
       await worker([h.record(task('/hub', 1), next())]);
+      // A budgeted crawl holds a task far poorer than what its batches have been fetching while
+      // they go on (AOPIC's hold-back): the month goes once the hub's batch is no longer recent.
+      await new Promise((resolve) => setTimeout(resolve, HOLD_BACK_FRESH_MS));
       await worker([h.record(task('/cal/2026/01', 0.9 / 61, 2), next())]);
       assert.equal((await h.progress(id))!.view.counters.parked, 1);
       // Two pages fetched: the budget is spent. The 60 queued articles end as max-pages.
