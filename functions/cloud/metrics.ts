@@ -20,8 +20,9 @@ export const METRICS = {
   urlSeenCacheHits: 'UrlSeenCacheHits',
   /**
    * Where a worker invocation's time went (the worker is billed by its wall time): crawl steps
-   * (a page, or a host's robots.txt), and ms summed over them in the steps, in their requests, in their URL-seen claims, and in
-   * the batches' commits (functions/cloud/worker/batch-model.ts, BatchStats).
+   * (a page, or a host's robots.txt), and ms summed over them in the steps, in their requests,
+   * in their URL-seen claims, and in the batches' commits (BatchStats in
+   * functions/cloud/worker/batch-model.ts).
    */
   workerSteps: 'WorkerSteps',
   workerStepMs: 'WorkerStepMs',
@@ -45,7 +46,7 @@ export function emfLine(
   return emfCounts({ [name]: value }, timestamp, dimensions);
 }
 
-/** One EMF log line of several values (counts, or durations: see unitOf) at `timestamp` (epoch ms), with `dimensions`. */
+/** One EMF log line of several values (counts, or durations: unitOf) at `timestamp` (epoch ms). */
 export function emfCounts(
   values: Record<string, number>,
   timestamp: number,

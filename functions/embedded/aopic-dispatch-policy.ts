@@ -6,7 +6,7 @@
  */
 import { breadthFirst, type Prioritize, type QueuedTask } from '../adapters/local/crawl-db.ts';
 import type { CrawlConfig } from '../core/config.ts';
-import { type AopicLedger, type CashFlow, dispatchAverage, holdsBack } from '../core/scheduling/aopic.ts';
+import { type AopicLedger, type CashFlow, holdsBack } from '../core/scheduling/aopic.ts';
 import { readsFirst } from '../core/sitemap/sitemap-plan.ts';
 import type { CrawlTask, Fingerprint } from '../core/types.ts';
 
@@ -96,7 +96,7 @@ export class AopicDispatchPolicy {
     if (running > 0 && holdsBack(cash, average)) return true;
     // Only what is dispatched moves the average: a URL held back and looked at again on every
     // dispatch would otherwise drag it down until it passed.
-    this.#cashAverage = dispatchAverage(average, cash);
+    this.#cashAverage = average === 0 ? cash : average * 0.95 + cash * 0.05;
     return false;
   }
 

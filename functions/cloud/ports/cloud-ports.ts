@@ -38,9 +38,9 @@ export interface BatchStateRequest {
 }
 
 /**
- * The cash a budgeted crawl has been fetching, across its workers (AOPIC's hold-back: see
- * HOLD_BACK_SHARE in functions/core/scheduling/aopic.ts): a moving average of the fetched URLs'
- * cash, and when a batch last moved it (epoch ms). Kept on the crawl's budget item.
+ * The cash a budgeted crawl has been fetching, across its workers (AOPIC's hold-back: heldBack in
+ * functions/cloud/worker/aopic-admission.ts): the mean cash of the last batch that fetched, and
+ * when it wrote it (epoch ms). Kept on the crawl's budget item.
  */
 export interface CrawlDispatch {
   cash: number;
@@ -51,7 +51,7 @@ export interface CrawlDispatch {
 export interface BatchState {
   crawls: Map<string, CrawlRecord>;
   budgets: Map<string, number>;
-  /** The budget items' dispatch averages, by crawl id (crawls whose batches wrote one). */
+  /** The budget items' dispatch cash, by crawl id (crawls whose batches wrote one). */
   dispatch: Map<string, CrawlDispatch>;
   hosts: Map<string, HostRecord>;
   robots: Map<string, RobotsEntry>;
@@ -248,7 +248,7 @@ export interface CrawlCounterStore {
   addToShard(crawlId: string, shard: number, counts: CounterShard): Promise<void>;
   /**
    * Adds to the crawl's `budget` item (created by the first addition; adding 0 writes nothing),
-   * and sets its dispatch average when given (the batch's view: the last writer's stands).
+   * and sets its dispatch cash when given (the batch's: the last writer's stands).
    */
   addBudget(crawlId: string, fetched: number, dispatch?: CrawlDispatch): Promise<void>;
 }

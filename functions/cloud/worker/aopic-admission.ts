@@ -51,7 +51,7 @@ export interface DispatchView {
   /** When a batch last set it (epoch ms), 0 = never. */
   dispatchAt: number;
   /** Pages this batch fetched so far (their mean replaces the cash it read). */
-  dispatched?: number;
+  dispatched: number;
 }
 
 /**
@@ -77,7 +77,7 @@ export function noteDispatch(view: DispatchView, task: CrawlTask, now: number): 
   if (task.sitemap !== undefined || task.listed === true) return;
   const cash = cashNow(task, view.crawl);
   // The batch's own fetches replace what it read: the mean of what it fetched.
-  view.dispatched = (view.dispatched ?? 0) + 1;
+  view.dispatched += 1;
   view.dispatchCash =
     view.dispatched === 1 ? cash : view.dispatchCash + (cash - view.dispatchCash) / view.dispatched;
   view.dispatchAt = now;

@@ -156,12 +156,11 @@ async function writeBatch(
   await Promise.all(
     [...plan.crawls.values()].map(async (b) => {
       if (b.ctx.config.maxPages !== undefined) {
-        // The dispatch average rides on the budget's write (no write of its own).
-        const moved = b.fetched > 0 && b.dispatchAt > 0;
+        // What this batch fetched rides on the budget's write (no write of its own).
         await deps.table.addBudget(
           b.crawl.id,
           b.fetched,
-          moved ? { cash: b.dispatchCash, at: b.dispatchAt } : undefined,
+          b.dispatched > 0 ? { cash: b.dispatchCash, at: b.dispatchAt } : undefined,
         );
       }
       await deps.table.addAllowedHosts(b.crawl.id, [...b.redirectedHosts]);

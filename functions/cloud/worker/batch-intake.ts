@@ -220,6 +220,7 @@ function newCrawlBatch(
     budget: state.budgets.get(crawl.id) ?? 0,
     dispatchCash: state.dispatch.get(crawl.id)?.cash ?? 0,
     dispatchAt: state.dispatch.get(crawl.id)?.at ?? 0,
+    dispatched: 0,
     redirectedHosts: new Set(),
     claimed: [],
     lookups: [],

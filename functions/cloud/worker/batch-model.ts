@@ -219,12 +219,15 @@ export interface CrawlBatch {
   /** Pages the crawl had fetched before this batch, as its budget item said. */
   budget: number;
   /**
-   * The crawl's dispatch average (AOPIC's hold-back, aopic-admission.ts) as its budget item said,
-   * moved by this batch's fetches; written back with the budget. 0 = none.
+   * What the crawl's batches have been fetching (AOPIC's hold-back, aopic-admission.ts): the
+   * budget item's dispatch cash, then the mean of this batch's fetches; written back with the
+   * budget. 0 = none.
    */
   dispatchCash: number;
-  /** When a batch last moved it (epoch ms); 0 = never. */
+  /** When a batch last set it (epoch ms); 0 = never. */
   dispatchAt: number;
+  /** Pages this batch fetched (their mean replaces the dispatch cash it read). */
+  dispatched: number;
   redirectedHosts: Set<string>;
   /** URLs the batch's finished pages claimed and queued: cached once their ledgers are durable. */
   claimed: string[];

@@ -97,11 +97,6 @@ export function admitsNow(linkCash: number, ordinary: number, admitShare: number
  */
 export const HOLD_BACK_SHARE = 0.5;
 
-/** The average cash of fetched URLs after one more, `cash` (a moving average; 0 = none yet). */
-export function dispatchAverage(average: number, cash: number): number {
-  return average === 0 ? cash : average * 0.95 + cash * 0.05;
-}
-
 /** True when a URL holding `cash` waits behind fetches averaging `average` (see HOLD_BACK_SHARE). */
 export function holdsBack(cash: number, average: number): boolean {
   return cash < average * HOLD_BACK_SHARE;
