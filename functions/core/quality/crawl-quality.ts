@@ -211,8 +211,9 @@ export class CrawlQuality {
     if (task.parentSimhash !== undefined && record.simhash !== undefined) {
       const alike = hammingDistance(record.simhash, task.parentSimhash) <= GENERATOR_DISTANCE;
       if (alike) near = true;
-      if (this.#isGenerator(patternOf(task.url), alike)) {
-        this.#generators?.set(patternOf(task.url), true);
+      const pattern = patternOf(task.url);
+      if (this.#isGenerator(pattern, alike)) {
+        this.#generators?.set(pattern, true);
         // A directory listing that nests more of itself (`/files/a/` -> `/files/a/b/`): the
         // directory above the page is the generator.
         const dir = parentDirectory(task.url);
