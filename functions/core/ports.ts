@@ -133,6 +133,12 @@ export interface RobotsCache {
   put(origin: string, entry: RobotsEntry): Promise<void>;
 }
 
+/** What a claim may say besides its fingerprints. */
+export interface SeenClaimOptions {
+  /** Each fingerprint's host, in the same order: a store kept by host (the cloud's) needs them. */
+  hosts?: readonly string[];
+}
+
 /**
  * The durable half of the URL-seen test: a set of 64-bit fingerprints.
  */
@@ -143,9 +149,7 @@ export interface SeenStore {
    * inserted, or one already inserted by the same owner (so a retried page re-enqueues the
    * children it claimed before it died), and `false` otherwise. Idempotent per (fp, owner).
    */
-  claim(fps: readonly Fingerprint[], owner: Fingerprint): Promise<boolean[]>;
-  /** `true` when the fingerprint is present. */
-  has(fp: Fingerprint): Promise<boolean>;
+  claim(fps: readonly Fingerprint[], owner: Fingerprint, options?: SeenClaimOptions): Promise<boolean[]>;
 }
 
 /** Content-seen test: exact body hashes. */

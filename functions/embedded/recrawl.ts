@@ -104,7 +104,7 @@ export async function recrawl(options: RecrawlOptions): Promise<RecrawlSummary> 
       config: roundConfig,
       outDir: roundDir,
       revisits: archive,
-      seedPlan: { tasks: plan.tasks, known: plan.known },
+      seedPlan: { tasks: plan.tasks, known: plan.known.map((k) => k.fp) },
       ...(options.fetcher === undefined ? {} : { fetcher: options.fetcher }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       ...(options.log === undefined ? {} : { log: options.log }),

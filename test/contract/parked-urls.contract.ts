@@ -1,7 +1,7 @@
 /**
  * The ParkedUrls contract (functions/cloud/ports/cloud-ports.ts, docs/aopic.md): AOPIC's parked
- * URLs of a crawl. Parking is conditional on the URL's claim (only its owner parks it) and never
- * happens again once the URL was admitted (unparked); credits add to a parked URL's key and name
+ * URLs of a crawl. The first page to park a URL owns it (another page's park is refused: the worker
+ * parks only URLs its URL-seen claim won) and a URL is never parked again once it was admitted; credits add to a parked URL's key and name
  * the URLs not parked; `richest` lists most cash first; an admission's claim holds
  * ADMISSION_CLAIM_MS against other admissions. Written once, run against the unit tests' fake and
  * the DynamoDB adapter.
@@ -9,14 +9,12 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ADMISSION_CLAIM_MS, type ParkedUrls } from '../../functions/cloud/ports/cloud-ports.ts';
-import type { CrawlTask, Fingerprint } from '../../functions/core/types.ts';
+import type { CrawlTask } from '../../functions/core/types.ts';
 import { fingerprint } from '../../functions/core/url/fingerprint.ts';
 
-/** The store, and the URL-seen claims it parks against (the same crawl's UrlTable). */
+/** The store. */
 export interface ParkedUrlsHarness {
   parked: ParkedUrls;
-  /** Claims URLs for `owner` as the worker's URL-seen claim does. */
-  claim(crawlId: string, fps: readonly Fingerprint[], owner: string): Promise<void>;
   /** Sets the clock the admission claims are judged by. */
   setNow(ms: number): void;
 }
@@ -46,12 +44,11 @@ function task(crawlId: string): CrawlTask {
 
 const fps = (parked: readonly { task: CrawlTask }[]) => parked.map((p) => p.task.fp).sort();
 
-/** A new crawl with `a` (key 1) and `b` (key 2) claimed by OWNER and parked; `never` neither. */
+/** A new crawl with `a` (key 1) and `b` (key 2) parked by OWNER; `never` not. */
 async function parkTwo(open: () => Promise<ParkedUrlsHarness>) {
   const harness = await open();
   const crawl = newCrawl();
   const [a, b, never] = [task(crawl), task(crawl), task(crawl)];
-  await harness.claim(crawl, [a.fp, b.fp], OWNER);
   await harness.parked.park(crawl, [
     { task: a, owner: OWNER, key: 1 },
     { task: b, owner: OWNER, key: 2 },
@@ -61,22 +58,21 @@ async function parkTwo(open: () => Promise<ParkedUrlsHarness>) {
 
 /** Registers the contract's tests. */
 export function parkedUrlsContract(open: () => Promise<ParkedUrlsHarness>): void {
-  it('parks only the URLs its owner claimed, with the task and key given; richest lists them most cash first', async () => {
-    const { parked, claim } = await open();
+  it("parks with the task and key given, refuses another page's park of a URL; richest lists most cash first", async () => {
+    const { parked } = await open();
     const crawl = newCrawl();
-    const [a, b, c, notClaimed] = [task(crawl), task(crawl), task(crawl), task(crawl)];
-    await claim(crawl, [a.fp, b.fp], OWNER);
-    await claim(crawl, [c.fp], OTHER);
+    const [a, b, c] = [task(crawl), task(crawl), task(crawl)];
+    await parked.park(crawl, [{ task: c, owner: OTHER, key: 1 }]);
     await parked.park(crawl, [
       { task: a, owner: OWNER, key: 5 },
       { task: b, owner: OWNER, key: 9 },
       { task: c, owner: OWNER, key: 7 },
-      { task: notClaimed, owner: OWNER, key: 8 },
     ]);
     const richest = await parked.richest(crawl, 10);
     assert.deepEqual(richest, [
       { task: b, key: 9 },
       { task: a, key: 5 },
+      { task: c, key: 1 },
     ]);
     assert.deepEqual(await parked.richest(crawl, 1), [{ task: b, key: 9 }]);
     assert.deepEqual(await parked.richest(crawl, 0), []);
@@ -84,10 +80,9 @@ export function parkedUrlsContract(open: () => Promise<ParkedUrlsHarness>): void
   });
 
   it('parking again is idempotent and takes the new key', async () => {
-    const { parked, claim } = await open();
+    const { parked } = await open();
     const crawl = newCrawl();
     const a = task(crawl);
-    await claim(crawl, [a.fp], OWNER);
     await parked.park(crawl, [{ task: a, owner: OWNER, key: 3 }]);
     await parked.park(crawl, [{ task: a, owner: OWNER, key: 4 }]);
     assert.deepEqual(await parked.richest(crawl, 10), [{ task: a, key: 4 }]);
@@ -110,8 +105,7 @@ export function parkedUrlsContract(open: () => Promise<ParkedUrlsHarness>): void
   });
 
   it('unpark takes URLs out and counts those that were parked; an admitted URL is never parked again', async () => {
-    const { parked, claim, crawl, a, b, never } = await parkTwo(open);
-    await claim(crawl, [never.fp], OWNER);
+    const { parked, crawl, a, b, never } = await parkTwo(open);
     assert.equal(await parked.unpark(crawl, [a.fp, never.fp]), 1);
     assert.deepEqual(fps(await parked.richest(crawl, 10)), [b.fp]);
     assert.equal(await parked.unpark(crawl, [a.fp]), 0, 'once');

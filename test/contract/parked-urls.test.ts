@@ -1,6 +1,5 @@
 import { describe } from 'node:test';
 import { DynamoParkedUrls } from '../../functions/adapters/aws/dynamo-parked-urls.ts';
-import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
 import { MemoryCloud } from '../unit/cloud/memory-cloud.ts';
 import { awsSuite } from './aws-suite.ts';
 import { parkedUrlsContract } from './parked-urls.contract.ts';
@@ -9,9 +8,6 @@ describe("ParkedUrls contract: MemoryParkedUrls (the unit tests' fake)", () => {
   const cloud = new MemoryCloud();
   parkedUrlsContract(async () => ({
     parked: cloud.parked,
-    claim: async (crawlId, fps, owner) => {
-      await cloud.seen(crawlId).claim(fps, owner);
-    },
     setNow: (ms) => {
       cloud.parked.now = () => ms;
     },
@@ -25,9 +21,6 @@ describe('ParkedUrls contract: DynamoParkedUrls', () => {
     const { doc, table } = await backend();
     return {
       parked: new DynamoParkedUrls(doc, table, () => now),
-      claim: async (crawlId, fps, owner) => {
-        await new DynamoSeenStore(doc, table, crawlId).claim(fps, owner);
-      },
       setNow: (ms) => {
         now = ms;
       },

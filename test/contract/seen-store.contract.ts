@@ -3,7 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { OwnedSeenStore } from '../../functions/cloud/ports/cloud-ports.ts';
+import type { ClaimGate, OwnedSeenStore } from '../../functions/cloud/ports/cloud-ports.ts';
 import type { SeenStore } from '../../functions/core/ports.ts';
 import type { Fingerprint } from '../../functions/core/types.ts';
 
@@ -22,6 +22,26 @@ function fps(n: number): Fingerprint[] {
   });
 }
 
+/** Each fingerprint's host: three hosts, so a claim spans several of a store kept by host. */
+export function hostsOf(batch: readonly Fingerprint[]): string[] {
+  return batch.map((fp) => `h${Number.parseInt(fp.slice(-1), 16) % 3}.example`);
+}
+
+/** A claim as the crawl step makes it: with each fingerprint's host. */
+function claim(store: SeenStore, batch: readonly Fingerprint[], owner: string): Promise<boolean[]> {
+  return store.claim(batch, owner, { hosts: hostsOf(batch) });
+}
+
+/** A claim through the worker's gate. */
+function gated(
+  store: OwnedSeenStore,
+  batch: readonly Fingerprint[],
+  owner: string,
+  gate: ClaimGate,
+): Promise<boolean[]> {
+  return store.claim(batch, owner, { hosts: hostsOf(batch), gate });
+}
+
 const OWNER = 'aaaaaaaaaaaaaaaa';
 const OTHER = 'bbbbbbbbbbbbbbbb';
 
@@ -30,42 +50,41 @@ export function seenStoreContract(open: () => Promise<SeenStorePair>): void {
   it('claims new fingerprints, and answers false to another owner afterwards', async () => {
     const { a } = await open();
     const batch = fps(5);
-    assert.deepEqual(await a.claim(batch, OWNER), [true, true, true, true, true]);
-    assert.deepEqual(await a.claim(batch, OTHER), [false, false, false, false, false]);
+    assert.deepEqual(await claim(a, batch, OWNER), [true, true, true, true, true]);
+    assert.deepEqual(await claim(a, batch, OTHER), [false, false, false, false, false]);
   });
 
   it('answers true again to the same owner (a redelivered parent re-enqueues its children)', async () => {
     const { a, b } = await open();
     const batch = fps(3);
-    assert.deepEqual(await a.claim(batch, OWNER), [true, true, true]);
-    assert.deepEqual(await a.claim(batch, OWNER), [true, true, true], 'idempotent per (fp, owner)');
-    assert.deepEqual(await b.claim(batch, OWNER), [true, true, true], 'through another instance too');
+    assert.deepEqual(await claim(a, batch, OWNER), [true, true, true]);
+    assert.deepEqual(await claim(a, batch, OWNER), [true, true, true], 'idempotent per (fp, owner)');
+    assert.deepEqual(await claim(b, batch, OWNER), [true, true, true], 'through another instance too');
   });
 
   it('answers in input order for a mix of new, own and foreign fingerprints', async () => {
     const { a } = await open();
     const [x, y, z, w] = fps(4) as [string, string, string, string];
-    await a.claim([x], OWNER);
-    await a.claim([y], OTHER);
-    assert.deepEqual(await a.claim([z, y, x, w], OWNER), [true, false, true, true]);
-    assert.deepEqual(await a.claim([], OWNER), []);
+    await claim(a, [x], OWNER);
+    await claim(a, [y], OTHER);
+    assert.deepEqual(await claim(a, [z, y, x, w], OWNER), [true, false, true, true]);
+    assert.deepEqual(await claim(a, [], OWNER), []);
   });
 
-  it('has() is false before a claim and true after', async () => {
+  it('a fingerprint claimed through one instance is seen through another, by any host mix', async () => {
     const { a, b } = await open();
-    const [x] = fps(1) as [string];
-    assert.equal(await a.has(x), false);
-    await a.claim([x], OWNER);
-    assert.equal(await a.has(x), true);
-    assert.equal(await b.has(x), true);
+    const batch = fps(12);
+    assert.deepEqual(await claim(a, batch.slice(0, 6), OWNER), Array(6).fill(true));
+    assert.deepEqual(await claim(b, batch, OTHER), [...Array(6).fill(false), ...Array(6).fill(true)]);
+    assert.deepEqual(await claim(a, batch, OWNER), [...Array(6).fill(true), ...Array(6).fill(false)]);
   });
 
   it('of two claimers racing for the same new fingerprints, exactly one wins each', async () => {
     const { a, b } = await open();
     const batch = fps(20);
     const [ra, rb] = await Promise.all([
-      Promise.all(batch.map((fp) => a.claim([fp], OWNER))),
-      Promise.all(batch.map((fp) => b.claim([fp], OTHER))),
+      Promise.all(batch.map((fp) => claim(a, [fp], OWNER))),
+      Promise.all(batch.map((fp) => claim(b, [fp], OTHER))),
     ]);
     for (let i = 0; i < batch.length; i++) {
       const wins = Number(ra[i]![0]) + Number(rb[i]![0]);
@@ -83,18 +102,22 @@ export function ownedSeenStoreContract(open: () => Promise<{ a: OwnedSeenStore; 
   it('the gate sees only the unclaimed; refused, they stay unclaimed and the rest answer as ever', async () => {
     const { a, b } = await open();
     const [own, foreign, fresh1, fresh2] = fps(4) as [string, string, string, string];
-    await a.claim([own], OWNER);
-    await b.claim([foreign], OTHER);
+    await claim(a, [own], OWNER);
+    await claim(b, [foreign], OTHER);
     const shown: string[][] = [];
-    const refused = await a.claim([fresh1, own, foreign, fresh2], OWNER, async (unclaimed) => {
+    const refused = await gated(a, [fresh1, own, foreign, fresh2], OWNER, async (unclaimed) => {
       shown.push([...unclaimed].sort());
       return false;
     });
     assert.deepEqual(shown, [[fresh1, fresh2].sort()]);
     assert.deepEqual(refused, [false, true, false, false]);
-    assert.equal(await b.has(fresh1), false, 'refused by the gate: not claimed');
-    const passed = await a.claim([fresh1, fresh2], OWNER, async () => true);
-    assert.deepEqual(passed, [true, true]);
+    assert.deepEqual(
+      await gated(b, [fresh1], OTHER, async () => true),
+      [true],
+      'refused by the gate: not claimed',
+    );
+    const passed = await gated(a, [fresh1, fresh2], OWNER, async () => true);
+    assert.deepEqual(passed, [false, true]);
     assert.equal(a.ownerOf(foreign), OTHER, 'the owner found is remembered');
   });
 }

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoSeenLog,
+  type DynamoSeenLogOptions,
+  seenLogPartition,
+  unpackFingerprints,
+} from '../../functions/adapters/aws/dynamo-seen-log.ts';
 import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
+import { retentionOf } from '../../functions/adapters/aws/retention.ts';
 import type { SeenStore } from '../../functions/core/ports.ts';
 import { MemoryCloud } from '../unit/cloud/memory-cloud.ts';
 import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
@@ -21,7 +29,6 @@ describe('SeenStore contract: StepUnit (the embedded crawler, one step per call)
   after(() => local.close());
   const store = (): SeenStore => ({
     claim: (fps, owner) => local.step((unit) => unit.claim(fps, owner)),
-    has: (fp) => local.step((unit) => unit.has(fp)),
   });
   seenStoreContract(async () => ({ a: store(), b: store() }));
 });
@@ -51,7 +58,96 @@ for (const readFirst of [true, false]) {
       const two = new DynamoSeenStore(aws.clients.doc, table, 'crawl-b', { readFirst });
       assert.deepEqual(await one.claim(['00000000000000aa'], 'ffffffffffffffff'), [true]);
       assert.deepEqual(await two.claim(['00000000000000aa'], 'eeeeeeeeeeeeeeee'), [true]);
-      assert.equal(await two.has('00000000000000bb'), false);
     });
   });
 }
+
+describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the crawl table)', () => {
+  let aws: AwsBackend;
+  let table: string;
+  before(async () => {
+    aws = await openAwsBackend();
+    table = await aws.crawlTable();
+  });
+  after(() => aws.close());
+  const log = (crawlId = 'crawl-1', options: DynamoSeenLogOptions = {}) =>
+    new DynamoSeenLog(aws.clients.doc, table, crawlId, options);
+  seenStoreContract(async () => ({ a: log(), b: log() }));
+  ownedSeenStoreContract(async () => ({ a: log(), b: log() }));
+
+  /** The chunks of a host's log: owner and fingerprints of each, in order. */
+  async function chunks(
+    crawlId: string,
+    host: string,
+  ): Promise<{ owner: unknown; fps: string[]; expiresAt: unknown }[]> {
+    const response = await aws.clients.doc.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': seenLogPartition(crawlId, host) },
+        ConsistentRead: true,
+      }),
+    );
+    return (response.Items ?? []).map((item) => ({
+      owner: item.owner,
+      fps: unpackFingerprints(item.fps as Uint8Array),
+      expiresAt: item.expiresAt,
+    }));
+  }
+
+  it("writes one chunk per claim and host: a page's new links cost one write per host", async () => {
+    const store = log('crawl-chunks', { retention: retentionOf(90, { now: () => 1_000_000 }) });
+    const fps = Array.from({ length: 40 }, (_, i) => (0xab00 + i).toString(16).padStart(16, '0'));
+    const hosts = fps.map((_, i) => (i < 30 ? 'a.example' : 'b.example'));
+    assert.deepEqual(await store.claim(fps, 'page-1', { hosts }), Array(40).fill(true));
+    const a = await chunks('crawl-chunks', 'a.example');
+    assert.deepEqual(a, [{ owner: 'page-1', fps: fps.slice(0, 30), expiresAt: 1_000 + 90 * 86_400 }]);
+    assert.equal((await chunks('crawl-chunks', 'b.example')).length, 1);
+    // Nothing new: no write at all.
+    assert.deepEqual(await store.claim(fps, 'page-2', { hosts }), Array(40).fill(false));
+    assert.equal((await chunks('crawl-chunks', 'a.example')).length, 1);
+  });
+
+  it('a container whose view of the log is stale loses the append, rereads, and answers what others claimed', async () => {
+    const a = log('crawl-stale');
+    const b = log('crawl-stale');
+    const host = ['s.example'];
+    assert.deepEqual(await b.claim(['000000000000f001'], 'page-b', { hosts: host }), [true]); // b has read the log
+    assert.deepEqual(await a.claim(['000000000000f002'], 'page-a', { hosts: host }), [true]); // a appended chunk 1
+    // b thinks chunk 1 is free: its append fails, it reads chunk 1 and finds f002 is a's.
+    const answers = await b.claim(['000000000000f002', '000000000000f003'], 'page-b', {
+      hosts: [host[0]!, host[0]!],
+    });
+    assert.deepEqual(answers, [false, true]);
+    assert.equal(b.ownerOf('000000000000f002'), 'page-a');
+    assert.deepEqual(
+      (await chunks('crawl-stale', 's.example')).map((c) => c.fps),
+      [['000000000000f001'], ['000000000000f002'], ['000000000000f003']],
+    );
+  });
+
+  it('a redelivered page finds its claims through a container that never read the log', async () => {
+    const fps = ['000000000000e001', '000000000000e002'];
+    const hosts = ['r.example', 'r.example'];
+    assert.deepEqual(await log('crawl-redelivery').claim(fps, 'message-7', { hosts }), [true, true]);
+    assert.deepEqual(await log('crawl-redelivery').claim(fps, 'message-7', { hosts }), [true, true]);
+    assert.deepEqual(await log('crawl-redelivery').claim(fps, 'message-8', { hosts }), [false, false]);
+  });
+
+  it('keeps answering right when it drops the logs it read (the bound on its memory)', async () => {
+    const store = log('crawl-bounded', { keptFingerprints: 3 });
+    const fps = Array.from({ length: 8 }, (_, i) => (0xd000 + i).toString(16).padStart(16, '0'));
+    const hosts = fps.map((_, i) => `k${i % 2}.example`);
+    assert.deepEqual(await store.claim(fps, 'page-1', { hosts }), Array(8).fill(true));
+    assert.deepEqual(await store.claim(fps, 'page-2', { hosts }), Array(8).fill(false));
+    assert.deepEqual(await store.claim(fps, 'page-1', { hosts }), Array(8).fill(true));
+  });
+
+  it('refuses a claim without hosts, or a malformed fingerprint, with a message that says so', async () => {
+    await assert.rejects(log().claim(['000000000000c001'], 'page'), /1 fingerprints need as many hosts/);
+    await assert.rejects(
+      log().claim(['not-a-fp'], 'page', { hosts: ['x.example'] }),
+      /not a URL fingerprint: not-a-fp/,
+    );
+  });
+});

@@ -1,7 +1,6 @@
 /**
- * AOPIC's parked URLs on DynamoDB: attributes of the URL-seen item itself (UrlTable, `pk =
- * <crawlId>#<fp>`), so parking, crediting and admitting a URL touch the item its claim already
- * made, and a sparse global secondary index (`ParkedIndex`: partition `parked =
+ * AOPIC's parked URLs on DynamoDB: an item per parked URL (UrlTable, `pk = <crawlId>#<fp>`; its
+ * URL-seen claim is in its host's log, DynamoSeenLog), made by its first park, and a sparse global secondary index (`ParkedIndex`: partition `parked =
  * <crawlId>#<shard>`, sort `cashKey`) lists a crawl's parked URLs richest first. Sixteen shards
  * (the fingerprint's first hex digit) spread a big crawl's parked URLs over partitions.
  */
@@ -11,6 +10,7 @@ import { decodeTask, encodeTask } from '../../cloud/messages/task-message.ts';
 import { ADMISSION_CLAIM_MS, type ParkedUrl, type ParkedUrls } from '../../cloud/ports/cloud-ports.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import { forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
+import { KEEP_FOREVER, type Retention } from './retention.ts';
 
 const SHARDS = 16;
 /** Set on a URL the scheduler admitted: it may not be parked again. */
@@ -27,35 +27,48 @@ export class DynamoParkedUrls implements ParkedUrls {
   readonly #table: string;
 
   readonly #now: () => number;
+  readonly #retention: Retention;
 
-  constructor(doc: DynamoDBDocumentClient, table: string, now: () => number = Date.now) {
+  constructor(
+    doc: DynamoDBDocumentClient,
+    table: string,
+    now: () => number = Date.now,
+    retention: Retention = KEEP_FOREVER,
+  ) {
     this.#doc = doc;
     this.#table = table;
     this.#now = now;
+    this.#retention = retention;
   }
 
   async park(
     crawlId: string,
     entries: readonly { task: CrawlTask; owner: string; key: number }[],
   ): Promise<void> {
+    const expiresAt = this.#retention.expiresAt();
+    const expiry = expiresAt === undefined ? '' : ', #x = if_not_exists(#x, :x)';
     await forEachLimited(entries, CONCURRENCY, async ({ task, owner, key }) => {
       await this.#update(crawlId, task.fp, {
-        UpdateExpression: 'SET #p = :p, #k = :k, #t = :t',
-        // Never again once admitted: a page redelivered after a crash parks its links a second
-        // time, and a URL already sent to the frontier must not be sent twice.
-        ConditionExpression: '#o = :o AND attribute_not_exists(#a)',
+        // The URL's own item, made here: its URL-seen claim is in its host's log (DynamoSeenLog).
+        UpdateExpression: `SET #o = :o, #p = :p, #k = :k, #t = :t${expiry}`,
+        // Only by the page that claimed it, and never again once admitted: a page redelivered
+        // after a crash parks its links a second time, and a URL already sent to the frontier
+        // must not be sent twice.
+        ConditionExpression: '(attribute_not_exists(#o) OR #o = :o) AND attribute_not_exists(#a)',
         ExpressionAttributeNames: {
           '#p': TABLE_KEYS.parkedShard,
           '#k': TABLE_KEYS.parkedKey,
           '#t': 'task',
           '#o': 'owner',
           '#a': ADMITTED,
+          ...(expiresAt === undefined ? {} : { '#x': TABLE_KEYS.expiresAt }),
         },
         ExpressionAttributeValues: {
           ':p': parkedShard(crawlId, task.fp),
           ':k': key,
           ':t': encodeTask(task),
           ':o': owner,
+          ...(expiresAt === undefined ? {} : { ':x': expiresAt }),
         },
       });
     });

@@ -1,10 +1,10 @@
 /**
  * The durable half of URL-seen on DynamoDB: one UrlTable item per (crawl, URL fingerprint).
  */
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
 import { TABLE_KEYS } from '../../cloud/env.ts';
-import type { ClaimGate, OwnedSeenStore } from '../../cloud/ports/cloud-ports.ts';
+import type { ClaimOptions, OwnedSeenStore } from '../../cloud/ports/cloud-ports.ts';
 import type { Fingerprint } from '../../core/types.ts';
 import { batchGetAll, forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { KEEP_FOREVER, type Retention } from './retention.ts';
@@ -75,7 +75,8 @@ export class DynamoSeenStore implements OwnedSeenStore {
    * the fingerprints found unclaimed are shown to it before the puts; when it answers false they
    * are not claimed (and answered `false`).
    */
-  async claim(fps: readonly Fingerprint[], owner: string, gate?: ClaimGate): Promise<boolean[]> {
+  async claim(fps: readonly Fingerprint[], owner: string, options: ClaimOptions = {}): Promise<boolean[]> {
+    const { gate } = options;
     if (fps.length === 0) return [];
     const unique = [...new Set(fps)];
     const answers = new Map<Fingerprint, boolean>();
@@ -115,13 +116,6 @@ export class DynamoSeenStore implements OwnedSeenStore {
       answers.set(fp, await this.#put(fp, owner));
     });
     return fps.map((fp) => answers.get(fp) === true);
-  }
-
-  async has(fp: Fingerprint): Promise<boolean> {
-    const response = await this.#doc.send(
-      new GetCommand({ TableName: this.#table, Key: { pk: this.#key(fp) }, ConsistentRead: true }),
-    );
-    return response.Item !== undefined;
   }
 
   async #put(fp: Fingerprint, owner: string): Promise<boolean> {

@@ -14,7 +14,7 @@ import { DynamoHostBacklog } from '../../adapters/aws/dynamo-host-backlog.ts';
 import { DynamoParkedUrls } from '../../adapters/aws/dynamo-parked-urls.ts';
 import { createRobotsWarmCache, DynamoRobotsCache } from '../../adapters/aws/dynamo-robots-cache.ts';
 import { DynamoScheduledRunLog } from '../../adapters/aws/dynamo-scheduled-run-log.ts';
-import { DynamoSeenStore } from '../../adapters/aws/dynamo-seen-store.ts';
+import { DynamoSeenLog } from '../../adapters/aws/dynamo-seen-log.ts';
 import { retentionOf } from '../../adapters/aws/retention.ts';
 import { S3ObjectLinks } from '../../adapters/aws/s3-object-links.ts';
 import { S3Objects } from '../../adapters/aws/s3-objects.ts';
@@ -106,7 +106,7 @@ export function createAwsWorkerDeps(
     deadLetters: new SqsDeadLetterQueue(clients.sqs, env.frontierDlqUrl),
     captures: new SqsCaptureQueue(clients.sqs, env.captureQueueUrl),
     objects: new S3Objects(clients.s3, env.pageBucket),
-    parked: new DynamoParkedUrls(clients.doc, env.urlTable),
+    parked: new DynamoParkedUrls(clients.doc, env.urlTable, Date.now, retention),
     archive: new DynamoArchiveStore(clients.doc, env.crawlTable),
     gunzip: gunzipFile,
     software,
@@ -114,7 +114,7 @@ export function createAwsWorkerDeps(
       let crawlStores = stores.get(crawlId);
       if (crawlStores === undefined) {
         crawlStores = {
-          seen: new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+          seen: new DynamoSeenLog(clients.doc, env.crawlTable, crawlId, { retention }),
           contentSeen: new DynamoContentSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
           robots: new DynamoRobotsCache(clients.doc, env.crawlTable, crawlId, {
             warm: robotsWarm,
@@ -186,7 +186,7 @@ export function createAwsApiDeps(
       },
       SEEDS_STARTER,
     ),
-    seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+    seen: (crawlId) => new DynamoSeenLog(clients.doc, env.crawlTable, crawlId, { retention }),
     pages: new S3Objects(clients.s3, env.pageBucket),
     archive: new S3ObjectLinks(clients.s3, env.pageBucket),
     archives: new DynamoArchiveStore(clients.doc, env.crawlTable),
@@ -228,7 +228,7 @@ export function createAwsSchedulerDeps(
   const frontier = new SqsFrontier(clients.sqs, env.frontierQueueUrl);
   const aopicDeps: RedistributeCreditDeps = {
     table,
-    parked: new DynamoParkedUrls(clients.doc, env.urlTable),
+    parked: new DynamoParkedUrls(clients.doc, env.urlTable, Date.now, retention),
     // Admitted URLs go through their hosts' back queues (back-queues.ts).
     frontier: new BackQueueFrontier(
       {
@@ -255,7 +255,7 @@ export function createAwsSchedulerDeps(
         },
         SEEDS_STARTER,
       ),
-      seen: (crawlId) => new DynamoSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
+      seen: (crawlId) => new DynamoSeenLog(clients.doc, env.crawlTable, crawlId, { retention }),
       archives: new DynamoArchiveStore(clients.doc, env.crawlTable),
       runs: new DynamoScheduledRunLog(clients.doc, env.crawlTable),
       clock: options.clock ?? systemClock,

@@ -5,7 +5,14 @@
  * them as `deps`.
  */
 
-import type { ContentSeenStore, Frontier, RobotsCache, RobotsEntry, SeenStore } from '../../core/ports.ts';
+import type {
+  ContentSeenStore,
+  Frontier,
+  RobotsCache,
+  RobotsEntry,
+  SeenClaimOptions,
+  SeenStore,
+} from '../../core/ports.ts';
 import type { HeldForm, HostRuleRecord, RuleRecord } from '../../core/quality/duplicate-url-rules.ts';
 import type { ProbeAnswer } from '../../core/quality/soft-404.ts';
 import type { ArchivedPage } from '../../core/recrawl/archived-page.ts';
@@ -418,6 +425,11 @@ export interface CheckedContentSeenStore extends ContentSeenStore {
   find(hash: string): Promise<string | undefined>;
 }
 
+/** A claim's options in the cloud: the hosts, and the gate between finding and claiming. */
+export interface ClaimOptions extends SeenClaimOptions {
+  gate?: ClaimGate;
+}
+
 /** A SeenStore that remembers who claimed the fingerprints it answered about. */
 export interface OwnedSeenStore extends SeenStore {
   /** The claim owner last seen for `fp`, if this instance knows it. */
@@ -425,7 +437,7 @@ export interface OwnedSeenStore extends SeenStore {
   /** True when the store's last answer about `fp` showed it parked (see {@link ParkedUrls}). */
   isParked(fp: Fingerprint): boolean;
   /** {@link SeenStore.claim}, with a gate between finding the unclaimed ones and claiming them. */
-  claim(fps: readonly Fingerprint[], owner: string, gate?: ClaimGate): Promise<boolean[]>;
+  claim(fps: readonly Fingerprint[], owner: string, options?: ClaimOptions): Promise<boolean[]>;
 }
 
 /**

@@ -56,6 +56,7 @@ export async function startCrawl(deps: StartCrawlDeps, input: unknown): Promise<
   const claimed = await deps.seen(id).claim(
     tasks.map((t) => t.fp),
     SEED_OWNER,
+    { hosts: tasks.map((t) => t.host) },
   );
   await deps.frontier.enqueue(tasks.filter((_, i) => claimed[i]));
   return { kind: 'started', id, seeds: tasks.length };

@@ -93,9 +93,14 @@ export async function startRecrawl(
   const claimed = await seen.claim(
     tasks.map((t) => t.fp),
     SEED_OWNER,
+    { hosts: tasks.map((t) => t.host) },
   );
   // Known pages left out are seen, not queued: a link to one does not spend the round's budget.
-  await seen.claim(plan.known, SEED_OWNER);
+  await seen.claim(
+    plan.known.map((k) => k.fp),
+    SEED_OWNER,
+    { hosts: plan.known.map((k) => k.host) },
+  );
   await deps.frontier.enqueue(tasks.filter((_, i) => claimed[i]));
   return { kind: 'started', id, recrawl };
 }

@@ -529,17 +529,15 @@ function stepDeps(env: StepEnv, batch: CrawlBatch, buffers: StepBuffers): CrawlP
   const stores = deps.stores(batch.crawl.id);
   const seen: SeenStore = {
     // The owner is this message (see ownerTag), not just the page's fingerprint.
-    claim: (fps) =>
+    claim: (fps, _owner, options) =>
       timed(env, 'urlSeenMs', async () => {
-        const answers = await stores.seen.claim(
-          fps,
-          buffers.owner,
-          buffers.gated ? buffers.content.gate : undefined,
-        );
+        const answers = await stores.seen.claim(fps, buffers.owner, {
+          ...options,
+          ...(buffers.gated ? { gate: buffers.content.gate } : {}),
+        });
         fault('after-claims');
         return answers;
       }),
-    has: (fp) => timed(env, 'urlSeenMs', () => stores.seen.has(fp)),
   };
   const fetcher = deps.fetcher(ctx.config);
   return {

@@ -10,11 +10,11 @@ import { fingerprint } from '../url/fingerprint.ts';
 import type { ArchivedPage } from './archived-page.ts';
 import { type PlannedVisit, recrawlOrder } from './recrawl-order.ts';
 
-/** The round's tasks (without their crawl id) and the fingerprints of the known pages not queued. */
+/** The round's tasks (without their crawl id) and the known pages not queued (fingerprint and host). */
 export interface RecrawlPlan {
   planned: PlannedVisit[];
   tasks: Omit<CrawlTask, 'crawlId'>[];
-  known: Fingerprint[];
+  known: { fp: Fingerprint; host: string }[];
 }
 
 /** Plans a round over the archive's `pages` at `now` with the crawl's recrawl settings. */
@@ -42,7 +42,7 @@ export function planRecrawl(
   const tasks = planned.map((visit) => ({
     url: visit.url,
     fp: fingerprint(visit.url),
-    host: new URL(visit.url).hostname.toLowerCase(),
+    host: hostOf(visit.url),
     depth: depthOf.get(visit.url) ?? 0,
     redirects: 0,
     attempt: 0,
@@ -50,6 +50,12 @@ export function planRecrawl(
     cash: total > 0 ? visit.gain / total : 1 / planned.length,
   }));
   // Gone pages are known too: a link to a removed page does not spend the budget on it again.
-  const known = pages.filter((page) => !chosen.has(page.url)).map((page) => fingerprint(page.url));
+  const known = pages
+    .filter((page) => !chosen.has(page.url))
+    .map((page) => ({ fp: fingerprint(page.url), host: hostOf(page.url) }));
   return { planned, tasks, known };
+}
+
+function hostOf(url: string): string {
+  return new URL(url).hostname.toLowerCase();
 }

@@ -66,6 +66,7 @@ export async function admitUrls(
   const claimed = await deps.seen.claim(
     admissions.map((a) => a.fp),
     from.fp,
+    admissions.map((a) => a.host),
   );
   const tasks: CrawlTask[] = [];
   for (let i = 0; i < admissions.length; i++) {

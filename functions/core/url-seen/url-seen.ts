@@ -66,8 +66,15 @@ export class UrlSeen {
     this.#claimedByOther = options.claimedByOther;
   }
 
-  /** For each fingerprint, in order: true when it is new and now claimed by `owner`. */
-  async claim(fps: readonly Fingerprint[], owner: Fingerprint): Promise<boolean[]> {
+  /**
+   * For each fingerprint, in order: true when it is new and now claimed by `owner`. `hosts`, each
+   * fingerprint's host, go to a store kept by host.
+   */
+  async claim(
+    fps: readonly Fingerprint[],
+    owner: Fingerprint,
+    hosts?: readonly string[],
+  ): Promise<boolean[]> {
     const result: boolean[] = new Array(fps.length).fill(false);
     const misses: Fingerprint[] = [];
     const missIndex: number[] = [];
@@ -84,7 +91,11 @@ export class UrlSeen {
     }
     if (misses.length === 0) return result;
     this.stats.storeLookups += misses.length;
-    const claimed = await this.#store.claim(misses, owner);
+    const claimed = await this.#store.claim(
+      misses,
+      owner,
+      hosts === undefined ? undefined : { hosts: missIndex.map((i) => hosts[i]!) },
+    );
     const foreign: Fingerprint[] = [];
     for (let j = 0; j < misses.length; j++) {
       if (claimed[j]) {

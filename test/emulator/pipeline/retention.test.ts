@@ -9,8 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoContentSeenStore } from '../../../functions/adapters/aws/dynamo-content-seen-store.ts';
 import { DynamoCrawlTable } from '../../../functions/adapters/aws/dynamo-crawl-table.ts';
+import { DynamoParkedUrls } from '../../../functions/adapters/aws/dynamo-parked-urls.ts';
 import { DynamoRobotsCache } from '../../../functions/adapters/aws/dynamo-robots-cache.ts';
-import { DynamoSeenStore } from '../../../functions/adapters/aws/dynamo-seen-store.ts';
+import { DynamoSeenLog, seenLogPartition } from '../../../functions/adapters/aws/dynamo-seen-log.ts';
 import { retentionOf } from '../../../functions/adapters/aws/retention.ts';
 import { emptyHostCounts } from '../../../functions/cloud/messages/crawl-records.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
@@ -36,14 +37,33 @@ describe('retention: expiresAt on every item', () => {
   it('URL claims, content hashes, robots entries, host ledgers, budgets and finished crawls expire', async () => {
     const retention = retentionOf(DAYS, { now: () => NOW });
     const crawlId = 'retention-crawl';
-    await new DynamoSeenStore(aws.clients.doc, urlTable, crawlId, { retention }).claim(
+    await new DynamoSeenLog(aws.clients.doc, crawlTable, crawlId, { retention }).claim(
       ['00000000000000aa'],
       'owner',
+      { hosts: ['x'] },
     );
     assert.equal(
-      (await get(urlTable, { pk: `${crawlId}#00000000000000aa` }))?.expiresAt,
+      (await get(crawlTable, { pk: seenLogPartition(crawlId, 'x'), sk: '0000000000' }))?.expiresAt,
       EXPIRES,
-      'URL claim',
+      'URL claims',
+    );
+    const parkedTask = {
+      crawlId,
+      url: 'http://x/p',
+      fp: '00000000000000bb',
+      host: 'x',
+      depth: 1,
+      redirects: 0,
+      attempt: 0,
+      cash: 0,
+    };
+    await new DynamoParkedUrls(aws.clients.doc, urlTable, () => NOW, retention).park(crawlId, [
+      { task: parkedTask, owner: 'owner', key: 0 },
+    ]);
+    assert.equal(
+      (await get(urlTable, { pk: `${crawlId}#00000000000000bb` }))?.expiresAt,
+      EXPIRES,
+      'parked URL',
     );
     await new DynamoContentSeenStore(aws.clients.doc, urlTable, crawlId, { retention }).claim(
       'abc',

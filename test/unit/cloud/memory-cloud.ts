@@ -29,7 +29,7 @@ import type {
   BatchState,
   BatchStateRequest,
   CaptureSink,
-  ClaimGate,
+  ClaimOptions,
   CrawlDispatch,
   CrawlStores,
   CrawlTableStore,
@@ -363,7 +363,8 @@ export class MemorySeenStore implements OwnedSeenStore {
   isParked(fp: Fingerprint): boolean {
     return this.parkedSet.has(fp);
   }
-  async claim(fps: readonly Fingerprint[], owner: string, gate?: ClaimGate): Promise<boolean[]> {
+  async claim(fps: readonly Fingerprint[], owner: string, options: ClaimOptions = {}): Promise<boolean[]> {
+    const { gate } = options;
     const unclaimed = [...new Set(fps.filter((fp) => !this.owners.has(fp)))];
     for (const fp of fps) {
       const found = this.owners.get(fp);
@@ -377,9 +378,6 @@ export class MemorySeenStore implements OwnedSeenStore {
       this.#known.set(fp, owner);
     }
     return fps.map((fp) => this.owners.get(fp) === owner);
-  }
-  async has(fp: Fingerprint): Promise<boolean> {
-    return this.owners.has(fp);
   }
 }
 
@@ -562,9 +560,10 @@ export class MemoryObjects implements ObjectStore, ObjectReader, ObjectLinks {
   }
 }
 
-/** Parked URLs in memory (owner-conditional parking; admitted URLs are never parked again). */
+/** Parked URLs in memory (the first parker owns a URL; admitted URLs are never parked again). */
 export class MemoryParkedUrls implements ParkedUrls {
   readonly #seen: (crawlId: string) => MemorySeenStore;
+  readonly #parkers = new Map<string, string>();
   readonly entries = new Map<string, ParkedUrl>();
   readonly admitted = new Set<string>();
   constructor(seen: (crawlId: string) => MemorySeenStore) {
@@ -577,7 +576,9 @@ export class MemoryParkedUrls implements ParkedUrls {
     const seen = this.#seen(crawlId);
     for (const { task, owner, key } of entries) {
       const id = `${crawlId}#${task.fp}`;
-      if (seen.owners.get(task.fp) !== owner || this.admitted.has(id)) continue;
+      const parker = this.#parkers.get(id) ?? owner;
+      if (parker !== owner || this.admitted.has(id)) continue;
+      this.#parkers.set(id, owner);
       this.entries.set(id, { task: copy(task), key });
       seen.parkedSet.add(task.fp);
     }
