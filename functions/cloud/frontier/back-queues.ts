@@ -24,6 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Frontier } from '../../core/ports.ts';
+import { readsFirst } from '../../core/sitemap/sitemap-plan.ts';
 import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import type { FaultHook } from '../fault-hook.ts';
 import { BACKLOG_TURN, FRONTIER_GROUP_LIMIT } from '../lambda-settings.ts';
@@ -113,7 +114,17 @@ export const IDLE_GROUP: HostGroup = { queued: 0, version: 0, drained: 0 };
  * keep the page's order, as they did in a FIFO group (its first forms of a URL before later ones).
  */
 export function richestFirst(a: CrawlTask, b: CrawlTask): number {
-  return b.cash - a.cash;
+  return rankOf(b) - rankOf(a);
+}
+
+/**
+ * What orders a host's back queue: the task's cash, but a sitemap file the site names goes before
+ * every page, as the embedded crawler reads it (readsFirst): it holds no cash, and by cash alone a
+ * late host's sitemap index and its children waited behind all its pages, so a budget ran out
+ * before the pages only they list (the quality bench's host 10, in some cloud runs).
+ */
+export function rankOf(task: CrawlTask): number {
+  return task.sitemap !== undefined && readsFirst(task.sitemap) ? Number.POSITIVE_INFINITY : task.cash;
 }
 
 /**
@@ -147,7 +158,7 @@ export function turnsOf(tasks: readonly CrawlTask[]): BacklogTurn[] {
       .update(chunk.map((t) => `${t.fp}:${t.cash}`).join(','))
       .digest('hex')
       .slice(0, 16);
-    turns.push({ key: `${descendingKey(chunk[0]!.cash)}#${hash}`, tasks: chunk });
+    turns.push({ key: `${descendingKey(rankOf(chunk[0]!))}#${hash}`, tasks: chunk });
   }
   return turns;
 }
@@ -337,7 +348,7 @@ export async function refillPlan(
   while (room > 0 && (o < mine.length || t < ordered.length)) {
     const link = mine[o];
     const turn = ordered[t];
-    if (turn !== undefined && (link === undefined || (turn.tasks[0]?.cash ?? 0) > link.cash)) {
+    if (turn !== undefined && (link === undefined || richestFirst(turn.tasks[0]!, link) < 0)) {
       send.push(...turn.tasks);
       taken.push(turn.stored);
       for (const task of turn.tasks) consumed.add(task.fp);

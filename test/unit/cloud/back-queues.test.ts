@@ -24,6 +24,7 @@ import { BACKLOG_TURN } from '../../../functions/cloud/lambda-settings.ts';
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { admitParked } from '../../../functions/cloud/use-cases/redistribute-credit.ts';
 import type { BatchOutcome, FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
+import type { SitemapFetch } from '../../../functions/core/sitemap/sitemap-plan.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 import { MemoryCloud, MemoryHostBacklog } from './memory-cloud.ts';
 import { MemoryFetcher, page } from './memory-fetcher.ts';
@@ -106,6 +107,49 @@ describe('refillPlan', () => {
     assert.deepEqual(
       full.wait.map((t) => t.url),
       [`${SITE}/x`],
+    );
+  });
+});
+
+describe('sitemap files in a back queue', () => {
+  const sitemap = (url: string, from: SitemapFetch['from']): CrawlTask => ({
+    ...task(url, 0),
+    sitemap: {
+      url,
+      scope: `${SITE}/`,
+      granted: true,
+      level: from === 'index' ? 1 : 0,
+      from,
+      files: 1,
+      entries: 100,
+    },
+  });
+
+  it('a sitemap the site names goes before every page, whatever their cash; a guessed one waits by cash', async () => {
+    const backlog = new MemoryHostBacklog();
+    await backlog.add('c1', 'a.example', [
+      task(`${SITE}/rich`, 5),
+      sitemap(`${SITE}/sitemaps/child.xml`, 'index'),
+      task(`${SITE}/poor`, 0.1),
+    ]);
+    const own = [
+      task(`${SITE}/y`, 3),
+      sitemap(`${SITE}/sitemap.xml`, 'default'),
+      sitemap(`${SITE}/named.xml`, 'robots'),
+    ];
+    const plan = await refillPlan(
+      backlog,
+      'c1',
+      'a.example',
+      own,
+      0,
+      { queued: 0, version: 1, drained: 0 },
+      6,
+    );
+    assert.deepEqual(
+      plan.send.map((t) => new URL(t.url).pathname),
+      ['/named.xml', '/sitemaps/child.xml', '/rich', '/poor', '/y', '/sitemap.xml'],
+      'the turn led by a named sitemap goes whole before the own pages',
     );
   });
 });
