@@ -97,10 +97,10 @@ export class Functions extends Construct {
       reservedConcurrency: scale.reservedConcurrency,
     });
     worker.addEnvironment(TUNING_ENV.hostsPerInvocation, String(scale.hostsPerInvocation));
-    // URL-seen claims (BatchGetItem, then UpdateItem), content hashes (GetItem, PutItem), parking,
-    // credits and unparking (UpdateItem); the richest parked URLs when it finds a crawl's frontier
-    // dry (Query of ParkedIndex).
-    useTable(worker, ENV.urlTable, storage.urlTable, ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'], {
+    // Content hashes (GetItem, PutItem), parking, credits and unparking (UpdateItem); the richest
+    // parked URLs when it finds a crawl's frontier dry (Query of ParkedIndex). URL-seen claims are
+    // in the crawl table (the hosts' seen logs).
+    useTable(worker, ENV.urlTable, storage.urlTable, ['GetItem', 'PutItem', 'UpdateItem'], {
       indexes: [TABLE_KEYS.parkedIndex],
     });
     // The batch's state and ledger positions (BatchGetItem), host ledgers, budgets, allowed hosts
@@ -151,8 +151,9 @@ export class Functions extends Construct {
       timeout: Duration.seconds(LAMBDA_SETTINGS.api.timeoutSeconds),
     });
     // The crawl item, the registry and the catalog (PutItem), status (GetItem, Query), GET /crawls
-    // (Query of the catalog, BatchGetItem of its crawl items), cancel (UpdateItem); the seeds go
-    // through their hosts' back queues (BatchWriteItem, Query, and UpdateItem of the host items).
+    // (Query of the catalog, BatchGetItem of its crawl items), cancel (UpdateItem); the seeds'
+    // URL-seen claims (PutItem to their hosts' seen logs, Query when a log is read) and their
+    // hosts' back queues (BatchWriteItem, Query, and UpdateItem of the host items).
     useTable(api, ENV.crawlTable, storage.crawlTable, [
       'PutItem',
       'GetItem',
@@ -161,9 +162,6 @@ export class Functions extends Construct {
       'UpdateItem',
       'Query',
     ]);
-    // Claiming the seeds: a URL-seen claim reads first (BatchGetItem) and claims with a conditional
-    // UpdateItem. (The first build granted read only: POST /crawls could not work on AWS.)
-    useTable(api, ENV.urlTable, storage.urlTable, ['BatchGetItem', 'UpdateItem']);
     useQueue(api, ENV.frontierQueueUrl, frontier.queue, ['SendMessage']);
     api.addEnvironment(ENV.retentionDays, retention);
     api.addEnvironment(ENV.privateAddresses, privateAddresses);
@@ -197,9 +195,9 @@ export class Functions extends Construct {
       'DeleteItem',
       'BatchWriteItem',
     ]);
-    // Admission: the richest parked URLs (Query of ParkedIndex), unparking them (UpdateItem); a
-    // round's seeds are claimed as the API claims a crawl's (BatchGetItem, then UpdateItem).
-    useTable(scheduler, ENV.urlTable, storage.urlTable, ['BatchGetItem', 'UpdateItem'], {
+    // Admission: the richest parked URLs (Query of ParkedIndex), unparking them (UpdateItem). (A
+    // round's seeds are claimed as the API claims a crawl's, in the crawl table.)
+    useTable(scheduler, ENV.urlTable, storage.urlTable, ['UpdateItem'], {
       indexes: [TABLE_KEYS.parkedIndex],
     });
     // Admits parked URLs; an empty frontier is one sign a crawl is done.

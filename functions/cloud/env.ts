@@ -165,7 +165,6 @@ export const FUNCTION_ENV = {
     'privateAddresses',
   ],
   api: [
-    'urlTable',
     'crawlTable',
     'frontierQueueUrl',
     'pageBucket',

@@ -363,11 +363,19 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
     'dynamodb:Query',
     'dynamodb:UpdateItem',
   ];
+  // URL-seen claims live in the crawl table (the hosts' seen logs): the UrlTable keeps content
+  // hashes (GetItem, PutItem) and parked URLs (UpdateItem, Query of the parked index).
+  const WORKER_URL_TABLE_ACTIONS = [
+    'dynamodb:GetItem',
+    'dynamodb:PutItem',
+    'dynamodb:Query',
+    'dynamodb:UpdateItem',
+  ];
   const EXPECTED: Record<string, Record<string, string[]>> = {
     FrontierWorker: {
       // Query: the parked index and the counter shards, when a batch finds a crawl's frontier
       // dry (dry-admission.ts).
-      UrlTable: WORKER_TABLE_ACTIONS,
+      UrlTable: WORKER_URL_TABLE_ACTIONS,
       // The hosts' back queues: BatchWriteItem adds and takes out tasks (back-queues.ts).
       CrawlTable: [...WORKER_TABLE_ACTIONS, 'dynamodb:BatchWriteItem'].sort(),
       PageBucket: ['s3:PutObject'],
@@ -377,8 +385,8 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
       CaptureDlq: [],
     },
     Api: {
-      // POST /crawls claims the seeds: a read, then a conditional UpdateItem (issue 8, item 1).
-      UrlTable: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+      // POST /crawls claims the seeds in their hosts' seen logs (PutItem, Query), in the crawl table.
+      UrlTable: [],
       // The seeds go through their hosts' back queues (BatchWriteItem, Query, UpdateItem).
       CrawlTable: [
         'dynamodb:BatchGetItem',
@@ -395,8 +403,8 @@ describe('least-privilege grants: exactly the calls each function makes', () => 
       CaptureDlq: [],
     },
     Scheduler: {
-      // A recurring recrawl's round claims its seeds (BatchGetItem, UpdateItem).
-      UrlTable: ['dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      // Unparking admitted URLs (UpdateItem), the parked index (Query).
+      UrlTable: ['dynamodb:Query', 'dynamodb:UpdateItem'],
       // Admitted URLs go through their hosts' back queues (BatchWriteItem); a round's rounds item
       // (BatchGetItem) and crawl item (PutItem).
       CrawlTable: [

@@ -364,7 +364,11 @@ export class MemorySeenStore implements OwnedSeenStore {
     return this.parkedSet.has(fp);
   }
   async claim(fps: readonly Fingerprint[], owner: string, options: ClaimOptions = {}): Promise<boolean[]> {
-    const { gate } = options;
+    const { gate, hosts } = options;
+    // As the cloud's store (DynamoSeenLog), which keeps claims by host: every caller must say them.
+    if (fps.length > 0 && hosts?.length !== fps.length) {
+      throw new Error(`URL-seen by host: ${fps.length} fingerprints need as many hosts`);
+    }
     const unclaimed = [...new Set(fps.filter((fp) => !this.owners.has(fp)))];
     for (const fp of fps) {
       const found = this.owners.get(fp);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { SeenStore } from '../../../functions/core/ports.ts';
+import type { SeenClaimOptions, SeenStore } from '../../../functions/core/ports.ts';
 import type { Fingerprint } from '../../../functions/core/types.ts';
 import { ClockCache } from '../../../functions/core/url-seen/clock-cache.ts';
 import { UrlSeen } from '../../../functions/core/url-seen/url-seen.ts';
@@ -12,8 +12,14 @@ import { UrlSeen } from '../../../functions/core/url-seen/url-seen.ts';
 class MemorySeenStore implements SeenStore {
   readonly owners = new Map<Fingerprint, Fingerprint>();
   readonly calls: Fingerprint[][] = [];
-  async claim(fps: readonly Fingerprint[], owner: Fingerprint): Promise<boolean[]> {
+  readonly hosts: (readonly string[] | undefined)[] = [];
+  async claim(
+    fps: readonly Fingerprint[],
+    owner: Fingerprint,
+    options?: SeenClaimOptions,
+  ): Promise<boolean[]> {
     this.calls.push([...fps]);
+    this.hosts.push(options?.hosts);
     return fps.map((fp) => {
       const existing = this.owners.get(fp);
       if (existing === undefined) {
@@ -22,9 +28,6 @@ class MemorySeenStore implements SeenStore {
       }
       return existing === owner;
     });
-  }
-  async has(fp: Fingerprint): Promise<boolean> {
-    return this.owners.has(fp);
   }
 }
 
@@ -51,6 +54,17 @@ describe('UrlSeen', () => {
     assert.deepEqual(store.calls.slice(calls), [[fp(5)]], 'only the miss reached the store');
     assert.equal(seen.stats.cacheHits, 2);
     assert.equal(seen.hitRate(), 2 / 5);
+  });
+
+  test("the misses' hosts reach the store with them, in the same order (a store kept by host needs them)", async () => {
+    const store = new MemorySeenStore();
+    const seen = new UrlSeen(new ClockCache(16), store);
+    seen.remember([fp(2)]);
+    await seen.claim([fp(1), fp(2), fp(3)], PAGE_A, ['a.example', 'b.example', 'c.example']);
+    assert.deepEqual(store.calls, [[fp(1), fp(3)]]);
+    assert.deepEqual(store.hosts, [['a.example', 'c.example']]);
+    await seen.claim([fp(4)], PAGE_A);
+    assert.equal(store.hosts[1], undefined, 'no hosts given, none passed');
   });
 
   test('all hits: the store is not called at all', async () => {
