@@ -95,11 +95,13 @@ export function seenStoreContract(open: () => Promise<SeenStorePair>): void {
 
 /**
  * The cloud worker's OwnedSeenStore (functions/cloud/ports/cloud-ports.ts) on top of SeenStore:
- * the gate is shown exactly the fingerprints found unclaimed and, answering false, claims none of
- * them; the store remembers the owner it found for a fingerprint it was asked about.
+ * the gate is shown every fingerprint found unclaimed, never one this store knows claimed (a store
+ * that keeps claims by host may also show one another store claimed since it last read that
+ * host's log: its answer stays false), and, answering false, claims none of them; the store
+ * remembers the owner it found for a fingerprint it was asked about.
  */
 export function ownedSeenStoreContract(open: () => Promise<{ a: OwnedSeenStore; b: OwnedSeenStore }>): void {
-  it('the gate sees only the unclaimed; refused, they stay unclaimed and the rest answer as ever', async () => {
+  it('the gate sees the unclaimed, not its own claims; refused, they stay unclaimed and the rest answer as ever', async () => {
     const { a, b } = await open();
     const [own, foreign, fresh1, fresh2] = fps(4) as [string, string, string, string];
     await claim(a, [own], OWNER);
@@ -109,15 +111,18 @@ export function ownedSeenStoreContract(open: () => Promise<{ a: OwnedSeenStore; 
       shown.push([...unclaimed].sort());
       return false;
     });
-    assert.deepEqual(shown, [[fresh1, fresh2].sort()]);
+    assert.equal(shown.length, 1, 'the gate is asked once');
+    const seenByGate = shown[0]!.filter((fp) => fp !== foreign);
+    assert.deepEqual(seenByGate, [fresh1, fresh2].sort(), 'every unclaimed one, and not its own claim');
     assert.deepEqual(refused, [false, true, false, false]);
     assert.deepEqual(
       await gated(b, [fresh1], OTHER, async () => true),
       [true],
       'refused by the gate: not claimed',
     );
-    const passed = await gated(a, [fresh1, fresh2], OWNER, async () => true);
-    assert.deepEqual(passed, [false, true]);
+    const passed = await gated(a, [fresh1, fresh2, foreign], OWNER, async () => true);
+    assert.deepEqual(passed, [false, true, false]);
     assert.equal(a.ownerOf(foreign), OTHER, 'the owner found is remembered');
+    assert.equal(a.ownerOf(fresh1), OTHER);
   });
 }

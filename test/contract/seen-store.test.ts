@@ -7,7 +7,6 @@ import {
   seenLogPartition,
   unpackFingerprints,
 } from '../../functions/adapters/aws/dynamo-seen-log.ts';
-import { DynamoSeenStore } from '../../functions/adapters/aws/dynamo-seen-store.ts';
 import { retentionOf } from '../../functions/adapters/aws/retention.ts';
 import type { SeenStore } from '../../functions/core/ports.ts';
 import { MemoryCloud } from '../unit/cloud/memory-cloud.ts';
@@ -32,35 +31,6 @@ describe('SeenStore contract: StepUnit (the embedded crawler, one step per call)
   });
   seenStoreContract(async () => ({ a: store(), b: store() }));
 });
-
-for (const readFirst of [true, false]) {
-  describe(`SeenStore contract: DynamoSeenStore (readFirst ${readFirst})`, () => {
-    let aws: AwsBackend;
-    let table: string;
-    before(async () => {
-      aws = await openAwsBackend();
-      table = await aws.urlTable();
-    });
-    after(() => aws.close());
-    seenStoreContract(async () => ({
-      a: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
-      b: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
-    }));
-    // The worker reads first (the default): the gate sees only what is unclaimed; without, every one is put.
-    if (readFirst)
-      ownedSeenStoreContract(async () => ({
-        a: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
-        b: new DynamoSeenStore(aws.clients.doc, table, 'crawl-1', { readFirst }),
-      }));
-
-    it('keeps crawls apart: a URL seen in one crawl is new in another', async () => {
-      const one = new DynamoSeenStore(aws.clients.doc, table, 'crawl-a', { readFirst });
-      const two = new DynamoSeenStore(aws.clients.doc, table, 'crawl-b', { readFirst });
-      assert.deepEqual(await one.claim(['00000000000000aa'], 'ffffffffffffffff'), [true]);
-      assert.deepEqual(await two.claim(['00000000000000aa'], 'eeeeeeeeeeeeeeee'), [true]);
-    });
-  });
-}
 
 describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the crawl table)', () => {
   let aws: AwsBackend;
@@ -141,6 +111,12 @@ describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the cra
     assert.deepEqual(await store.claim(fps, 'page-1', { hosts }), Array(8).fill(true));
     assert.deepEqual(await store.claim(fps, 'page-2', { hosts }), Array(8).fill(false));
     assert.deepEqual(await store.claim(fps, 'page-1', { hosts }), Array(8).fill(true));
+  });
+
+  it('keeps crawls apart: a URL seen in one crawl is new in another', async () => {
+    const hosts = { hosts: ['x.example'] };
+    assert.deepEqual(await log('crawl-a').claim(['00000000000000aa'], 'ffffffffffffffff', hosts), [true]);
+    assert.deepEqual(await log('crawl-b').claim(['00000000000000aa'], 'eeeeeeeeeeeeeeee', hosts), [true]);
   });
 
   it('refuses a claim without hosts, or a malformed fingerprint, with a message that says so', async () => {
