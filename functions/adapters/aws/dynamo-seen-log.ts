@@ -14,20 +14,34 @@
  * container keeps the logs it has read (bounded by fingerprints; a dropped log is read again), so
  * the common claim, by the container that holds the host's group, is one write and no read.
  *
+ * A host's log is bounded (`logLimit`, 50,000 fingerprints): the claim that would pass it appends
+ * a closing chunk instead, and from then on the host's new URLs are claimed one item each
+ * (`seenurl#<crawlId>#<fp>`: a read, then a conditional write with the owner), as before the
+ * logs. The closed log stays the record of the host's first URLs, complete for whoever read its
+ * closing chunk, so a container never holds more than the bound of one host in memory and never
+ * reads a million-URL log at every claim. Race-free across the switch: nothing is appended after
+ * the closing chunk (an append at its number fails; the reread finds it), and every chunk before
+ * it existed when it was written.
+ *
  * The owner rule is the per-URL store's: a fingerprint claimed by `owner` answers `true` to the
  * same owner again (a redelivered page re-queues its children), `false` to any other.
  */
-import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
 import { TABLE_KEYS } from '../../cloud/env.ts';
 import type { ClaimGate, ClaimOptions, OwnedSeenStore } from '../../cloud/ports/cloud-ports.ts';
 import type { Fingerprint } from '../../core/types.ts';
-import { isConditionalCheckFailed } from './dynamo-batch.ts';
+import { batchGetAll, forEachLimited, isConditionalCheckFailed } from './dynamo-batch.ts';
 import { KEEP_FOREVER, type Retention } from './retention.ts';
 
 /** The partition of a host's URL-seen log. */
 export function seenLogPartition(crawlId: string, host: string): string {
   return `seen#${crawlId}#${host}`;
+}
+
+/** The item of a URL claimed on its own, once its host's log is closed. */
+export function seenUrlKey(crawlId: string, fp: Fingerprint): Record<string, string> {
+  return { [TABLE_KEYS.partitionKey]: `seenurl#${crawlId}#${fp}`, [TABLE_KEYS.sortKey]: 'seen' };
 }
 
 /** Fingerprints per chunk at most: 8 bytes each, far below DynamoDB's 400 KB item. */
@@ -39,6 +53,8 @@ const FINGERPRINT = /^[0-9a-f]{16}$/;
 
 /** Options of {@link DynamoSeenLog}. */
 export interface DynamoSeenLogOptions {
+  /** Fingerprints a host's log holds before it closes (see above). Default 50,000 (about 5 MB kept). */
+  logLimit?: number;
   /** Fingerprints of read logs a container keeps for this crawl. Default 300,000 (about 30 MB). */
   keptFingerprints?: number;
   /** Owners of recently answered fingerprints kept for {@link DynamoSeenLog.ownerOf}. Default 20,000. */
@@ -47,11 +63,15 @@ export interface DynamoSeenLogOptions {
   retention?: Retention;
 }
 
-/** One host's log as this container has read it: every fingerprint's owner, and the next chunk. */
+/** One host's log as this container has read it: every fingerprint's owner, the next chunk, closed or not. */
 interface HostLog {
   owners: Map<Fingerprint, string>;
   next: number;
+  closed: boolean;
 }
+
+/** Conditional writes of single-URL claims in flight at once. */
+const CONCURRENCY = 16;
 
 export class DynamoSeenLog implements OwnedSeenStore {
   readonly #doc: DynamoDBDocumentClient;
@@ -60,6 +80,7 @@ export class DynamoSeenLog implements OwnedSeenStore {
   readonly #logs: LRUCache<string, HostLog>;
   readonly #owners: LRUCache<Fingerprint, string>;
   readonly #retention: Retention;
+  readonly #logLimit: number;
 
   constructor(
     doc: DynamoDBDocumentClient,
@@ -78,6 +99,7 @@ export class DynamoSeenLog implements OwnedSeenStore {
     });
     this.#owners = new LRUCache({ max: options.ownersKept ?? 20_000 });
     this.#retention = options.retention ?? KEEP_FOREVER;
+    this.#logLimit = options.logLimit ?? 50_000;
   }
 
   /** Parked state lives on the parked URL's own item, which this store never reads. */
@@ -104,14 +126,23 @@ export class DynamoSeenLog implements OwnedSeenStore {
     }
     const answers = new Map<Fingerprint, boolean>();
     const logs = new Map<string, HostLog>();
-    for (const host of byHost.keys()) logs.set(host, await this.#log(host));
-    const unclaimed = this.#answerKnown(byHost, logs, owner, answers);
+    await Promise.all([...byHost.keys()].map(async (host) => logs.set(host, await this.#log(host))));
+    let unclaimed = this.#answerKnown(byHost, logs, owner, answers);
+    // Hosts whose logs are closed: their URLs' own items are read before the gate, as the logs were.
+    const closed = new Set([...byHost.keys()].filter((host) => logs.get(host)!.closed));
+    if (closed.size > 0) {
+      const inClosed = [...closed].flatMap((host) => [...byHost.get(host)!].filter((fp) => !answers.has(fp)));
+      await this.#readEach(inClosed, owner, answers);
+      unclaimed = unclaimed.filter((fp) => !answers.has(fp));
+    }
     if (unclaimed.length > 0 && !(await passes(gate, unclaimed))) {
       return fps.map((fp) => answers.get(fp) === true);
     }
     for (const [host, set] of byHost) {
       const fresh = [...set].filter((fp) => !answers.has(fp));
-      if (fresh.length > 0) await this.#append(host, logs.get(host)!, fresh, owner, answers);
+      if (fresh.length === 0) continue;
+      if (closed.has(host)) await this.#putEach(fresh, owner, answers);
+      else await this.#append(host, logs.get(host)!, fresh, owner, answers);
     }
     return fps.map((fp) => answers.get(fp) === true);
   }
@@ -140,7 +171,10 @@ export class DynamoSeenLog implements OwnedSeenStore {
     this.#owners.set(fp, found);
   }
 
-  /** Claims `fresh` (absent from `log` as read) for `owner`, appending chunks until one lands. */
+  /**
+   * Claims `fresh` (absent from `log` as read) for `owner`: appended to the log until it lands, or,
+   * once the log is closed (by this claim or another), one item per URL.
+   */
   async #append(
     host: string,
     log: HostLog,
@@ -149,34 +183,115 @@ export class DynamoSeenLog implements OwnedSeenStore {
     answers: Map<Fingerprint, boolean>,
   ): Promise<void> {
     let left = fresh;
-    for (let attempt = 0; left.length > 0; attempt++) {
+    for (let attempt = 0; left.length > 0 && !log.closed; attempt++) {
       if (attempt === APPEND_ATTEMPTS) {
         throw new Error(`URL-seen log of ${host}: ${APPEND_ATTEMPTS} appends lost to other claimers`);
       }
       const piece = left.slice(0, CHUNK_MAX);
-      if (await this.#put(host, log.next, piece, owner)) {
+      const closing = log.owners.size + piece.length > this.#logLimit;
+      if (await this.#put(host, log.next, closing ? [] : piece, owner, closing)) {
+        log.next += 1;
+        if (closing) {
+          log.closed = true;
+          break;
+        }
         for (const fp of piece) {
           log.owners.set(fp, owner);
           this.#answer(fp, owner, owner, answers);
         }
-        log.next += 1;
         left = left.slice(piece.length);
       } else {
         await this.#readFrom(host, log);
-        left = left.filter((fp) => {
-          const found = log.owners.get(fp);
-          if (found === undefined) return true;
-          this.#answer(fp, found, owner, answers);
-          return false;
-        });
+        left = this.#unknown(log, left, owner, answers);
       }
     }
     // Re-set so the cache counts the log's new size.
     this.#logs.set(host, log);
+    if (left.length > 0) await this.#putEach(await this.#readEach(left, owner, answers), owner, answers);
   }
 
-  /** Writes chunk `n` of the host's log; false when it exists already. */
-  async #put(host: string, n: number, fps: readonly Fingerprint[], owner: string): Promise<boolean> {
+  /** The fingerprints `log` does not hold; those it holds are answered. */
+  #unknown(log: HostLog, fps: readonly Fingerprint[], owner: string, answers: Map<Fingerprint, boolean>) {
+    return fps.filter((fp) => {
+      const found = log.owners.get(fp);
+      if (found === undefined) return true;
+      this.#answer(fp, found, owner, answers);
+      return false;
+    });
+  }
+
+  /**
+   * Claims of a closed log's host are each URL's own item: read first (eventually consistent, half
+   * a read unit each); answers those found and returns the rest.
+   */
+  async #readEach(fps: readonly Fingerprint[], owner: string, answers: Map<Fingerprint, boolean>) {
+    if (fps.length === 0) return [];
+    const items = await batchGetAll(
+      this.#doc,
+      this.#table,
+      fps.map((fp) => seenUrlKey(this.#crawlId, fp)),
+      { projection: '#pk, #o', names: { '#pk': TABLE_KEYS.partitionKey, '#o': 'owner' } },
+    );
+    const found = new Map<string, string>();
+    for (const item of items) found.set(String(item[TABLE_KEYS.partitionKey]), String(item.owner));
+    const toPut: Fingerprint[] = [];
+    for (const fp of fps) {
+      const claimedBy = found.get(seenUrlKey(this.#crawlId, fp)[TABLE_KEYS.partitionKey]!);
+      if (claimedBy === undefined) toPut.push(fp);
+      else this.#answer(fp, claimedBy, owner, answers);
+    }
+    return toPut;
+  }
+
+  /**
+   * Then a conditional write each for those not found (`attribute_not_exists OR owner = :owner`,
+   * so the owner's redelivery claims them again).
+   */
+  async #putEach(
+    toPut: readonly Fingerprint[],
+    owner: string,
+    answers: Map<Fingerprint, boolean>,
+  ): Promise<void> {
+    const expiresAt = this.#retention.expiresAt();
+    await forEachLimited(toPut, CONCURRENCY, async (fp) => {
+      try {
+        await this.#doc.send(
+          new UpdateCommand({
+            TableName: this.#table,
+            Key: seenUrlKey(this.#crawlId, fp),
+            UpdateExpression: expiresAt === undefined ? 'SET #o = :o' : 'SET #o = :o, #x = :x',
+            ConditionExpression: 'attribute_not_exists(#pk) OR #o = :o',
+            ExpressionAttributeNames: {
+              '#pk': TABLE_KEYS.partitionKey,
+              '#o': 'owner',
+              ...(expiresAt === undefined ? {} : { '#x': TABLE_KEYS.expiresAt }),
+            },
+            ExpressionAttributeValues: {
+              ':o': owner,
+              ...(expiresAt === undefined ? {} : { ':x': expiresAt }),
+            },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        this.#answer(fp, owner, owner, answers);
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+        // DynamoDB returns the item that failed the condition; endpoints that do not leave the owner unknown.
+        const claimedBy = (error as { Item?: Record<string, { S?: string }> }).Item?.owner?.S;
+        if (claimedBy === undefined) answers.set(fp, false);
+        else this.#answer(fp, claimedBy, owner, answers);
+      }
+    });
+  }
+
+  /** Writes chunk `n` of the host's log (the closing one with `closed`); false when it exists already. */
+  async #put(
+    host: string,
+    n: number,
+    fps: readonly Fingerprint[],
+    owner: string,
+    closed: boolean,
+  ): Promise<boolean> {
     const expiresAt = this.#retention.expiresAt();
     try {
       await this.#doc.send(
@@ -186,7 +301,7 @@ export class DynamoSeenLog implements OwnedSeenStore {
             [TABLE_KEYS.partitionKey]: seenLogPartition(this.#crawlId, host),
             [TABLE_KEYS.sortKey]: sortKey(n),
             owner,
-            fps: packFingerprints(fps),
+            ...(closed ? { closed: true } : { fps: packFingerprints(fps) }),
             ...(expiresAt === undefined ? {} : { [TABLE_KEYS.expiresAt]: expiresAt }),
           },
           ConditionExpression: 'attribute_not_exists(#pk)',
@@ -204,7 +319,7 @@ export class DynamoSeenLog implements OwnedSeenStore {
   async #log(host: string): Promise<HostLog> {
     const known = this.#logs.get(host);
     if (known !== undefined) return known;
-    const log: HostLog = { owners: new Map(), next: 0 };
+    const log: HostLog = { owners: new Map(), next: 0, closed: false };
     await this.#readFrom(host, log);
     this.#logs.set(host, log);
     return log;
@@ -230,10 +345,21 @@ export class DynamoSeenLog implements OwnedSeenStore {
       for (const item of response.Items ?? []) {
         const n = Number(item[TABLE_KEYS.sortKey]);
         const owner = item.owner;
-        if (!Number.isInteger(n) || typeof owner !== 'string' || !(item.fps instanceof Uint8Array)) {
+        const closing = item.closed === true;
+        if (
+          !Number.isInteger(n) ||
+          typeof owner !== 'string' ||
+          !(closing || item.fps instanceof Uint8Array)
+        ) {
           throw new Error(`URL-seen log of ${host}: chunk ${String(item[TABLE_KEYS.sortKey])} is malformed`);
         }
-        for (const fp of unpackFingerprints(item.fps)) if (!log.owners.has(fp)) log.owners.set(fp, owner);
+        if (closing) {
+          log.closed = true;
+        } else {
+          for (const fp of unpackFingerprints(item.fps as Uint8Array)) {
+            if (!log.owners.has(fp)) log.owners.set(fp, owner);
+          }
+        }
         log.next = Math.max(log.next, n + 1);
       }
       start = response.LastEvaluatedKey;

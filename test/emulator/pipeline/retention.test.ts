@@ -11,7 +11,11 @@ import { DynamoContentSeenStore } from '../../../functions/adapters/aws/dynamo-c
 import { DynamoCrawlTable } from '../../../functions/adapters/aws/dynamo-crawl-table.ts';
 import { DynamoParkedUrls } from '../../../functions/adapters/aws/dynamo-parked-urls.ts';
 import { DynamoRobotsCache } from '../../../functions/adapters/aws/dynamo-robots-cache.ts';
-import { DynamoSeenLog, seenLogPartition } from '../../../functions/adapters/aws/dynamo-seen-log.ts';
+import {
+  DynamoSeenLog,
+  seenLogPartition,
+  seenUrlKey,
+} from '../../../functions/adapters/aws/dynamo-seen-log.ts';
 import { retentionOf } from '../../../functions/adapters/aws/retention.ts';
 import { emptyHostCounts } from '../../../functions/cloud/messages/crawl-records.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
@@ -46,6 +50,17 @@ describe('retention: expiresAt on every item', () => {
       (await get(crawlTable, { pk: seenLogPartition(crawlId, 'x'), sk: '0000000000' }))?.expiresAt,
       EXPIRES,
       'URL claims',
+    );
+    // A host past its log's limit: its URLs' own claim items expire too.
+    await new DynamoSeenLog(aws.clients.doc, crawlTable, crawlId, { retention, logLimit: 1 }).claim(
+      ['00000000000000a1', '00000000000000a2'],
+      'owner',
+      { hosts: ['big', 'big'] },
+    );
+    assert.equal(
+      (await get(crawlTable, seenUrlKey(crawlId, '00000000000000a2')))?.expiresAt,
+      EXPIRES,
+      'URL claim',
     );
     const parkedTask = {
       crawlId,
