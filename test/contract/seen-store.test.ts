@@ -126,75 +126,69 @@ describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the cra
       /not a URL fingerprint: not-a-fp/,
     );
   });
-});
 
-describe('SeenStore contract: DynamoSeenLog with closed logs (a host past its log limit claims URL by URL)', () => {
-  let aws: AwsBackend;
-  let table: string;
-  before(async () => {
-    aws = await openAwsBackend();
-    table = await aws.crawlTable();
-  });
-  after(() => aws.close());
-  // A limit of 2: the contract's claims close their hosts' logs and go on URL by URL.
-  const log = (crawlId = 'crawl-closing', logLimit = 2) =>
-    new DynamoSeenLog(aws.clients.doc, table, crawlId, { logLimit });
-  seenStoreContract(async () => ({ a: log(), b: log() }));
-  ownedSeenStoreContract(async () => ({ a: log(), b: log() }));
+  describe('with closed logs (a host past its log limit claims URL by URL)', () => {
+    // A limit of 2: the contract's claims close their hosts' logs and go on URL by URL.
+    const log = (crawlId = 'crawl-closing', logLimit = 2) =>
+      new DynamoSeenLog(aws.clients.doc, table, crawlId, { logLimit });
+    seenStoreContract(async () => ({ a: log(), b: log() }));
+    ownedSeenStoreContract(async () => ({ a: log(), b: log() }));
 
-  const fps = (base: number, n: number) =>
-    Array.from({ length: n }, (_, i) => (base + i).toString(16).padStart(16, '0'));
-  const on = (host: string, n: number) => ({ hosts: Array(n).fill(host) as string[] });
+    const fps = (base: number, n: number) =>
+      Array.from({ length: n }, (_, i) => (base + i).toString(16).padStart(16, '0'));
+    const on = (host: string, n: number) => ({ hosts: Array(n).fill(host) as string[] });
 
-  it('a log closes at its limit: the first URLs stay in it, the rest are claimed one by one, once each', async () => {
-    const a = log('crawl-close-1', 3);
-    const b = log('crawl-close-1', 3);
-    const first = fps(0xf100, 2);
-    const later = fps(0xf200, 4);
-    assert.deepEqual(await a.claim(first, 'page-1', on('big.example', 2)), [true, true]);
-    assert.deepEqual(
-      await a.claim(later, 'page-2', on('big.example', 4)),
-      [true, true, true, true],
-      'past the limit',
-    );
-    // b never read the log: it reads it whole, closing chunk included, and finds both kinds of claims.
-    assert.deepEqual(
-      await b.claim([...first, ...later], 'page-3', on('big.example', 6)),
-      Array(6).fill(false),
-    );
-    assert.equal(b.ownerOf(first[0]!), 'page-1');
-    assert.equal(b.ownerOf(later[3]!), 'page-2');
-    // The owner's redelivery still finds its claims, through either store.
-    assert.deepEqual(await b.claim(later, 'page-2', on('big.example', 4)), [true, true, true, true]);
-    assert.deepEqual(await a.claim(first, 'page-1', on('big.example', 2)), [true, true]);
-    const chunks = await aws.clients.doc.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': seenLogPartition('crawl-close-1', 'big.example') },
-        ConsistentRead: true,
-      }),
-    );
-    assert.deepEqual(
-      chunks.Items?.map((c) => c.closed === true),
-      [false, true],
-      'one chunk of claims, then the closing one: nothing is appended after it',
-    );
-  });
+    it('a log closes at its limit: the first URLs stay in it, the rest are claimed one by one, once each', async () => {
+      const a = log('crawl-close-1', 3);
+      const b = log('crawl-close-1', 3);
+      const first = fps(0xf100, 2);
+      const later = fps(0xf200, 4);
+      assert.deepEqual(await a.claim(first, 'page-1', on('big.example', 2)), [true, true]);
+      assert.deepEqual(
+        await a.claim(later, 'page-2', on('big.example', 4)),
+        [true, true, true, true],
+        'past the limit',
+      );
+      // b never read the log: it reads it whole, closing chunk included, and finds both kinds of claims.
+      assert.deepEqual(
+        await b.claim([...first, ...later], 'page-3', on('big.example', 6)),
+        Array(6).fill(false),
+      );
+      assert.equal(b.ownerOf(first[0]!), 'page-1');
+      assert.equal(b.ownerOf(later[3]!), 'page-2');
+      // The owner's redelivery still finds its claims, through either store.
+      assert.deepEqual(await b.claim(later, 'page-2', on('big.example', 4)), [true, true, true, true]);
+      assert.deepEqual(await a.claim(first, 'page-1', on('big.example', 2)), [true, true]);
+      const chunks = await aws.clients.doc.send(
+        new QueryCommand({
+          TableName: table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': seenLogPartition('crawl-close-1', 'big.example') },
+          ConsistentRead: true,
+        }),
+      );
+      assert.deepEqual(
+        chunks.Items?.map((c) => c.closed === true),
+        [false, true],
+        'one chunk of claims, then the closing one: nothing is appended after it',
+      );
+    });
 
-  it('a container whose view predates the closing finds it at its next append, and claims URL by URL', async () => {
-    const a = log('crawl-close-2', 2);
-    const b = log('crawl-close-2', 2);
-    assert.deepEqual(await b.claim(fps(0xe100, 1), 'page-b', on('h.example', 1)), [true]); // b has read the log
-    assert.deepEqual(await a.claim(fps(0xe200, 3), 'page-a', on('h.example', 3)), [true, true, true]); // a closes it
-    // b appends at the closing chunk's number: refused, it rereads, sees the log closed, claims each.
-    const answers = await b.claim([...fps(0xe200, 3), ...fps(0xe300, 2)], 'page-b', on('h.example', 5));
-    assert.deepEqual(answers, [false, false, false, true, true]);
-    const racing = fps(0xe400, 10);
-    const [ra, rb] = await Promise.all([
-      Promise.all(racing.map((fp) => a.claim([fp], 'page-a', on('h.example', 1)))),
-      Promise.all(racing.map((fp) => b.claim([fp], 'page-b', on('h.example', 1)))),
-    ]);
-    for (let i = 0; i < racing.length; i++) assert.equal(Number(ra[i]![0]) + Number(rb[i]![0]), 1, racing[i]);
+    it('a container whose view predates the closing finds it at its next append, and claims URL by URL', async () => {
+      const a = log('crawl-close-2', 2);
+      const b = log('crawl-close-2', 2);
+      assert.deepEqual(await b.claim(fps(0xe100, 1), 'page-b', on('h.example', 1)), [true]); // b has read the log
+      assert.deepEqual(await a.claim(fps(0xe200, 3), 'page-a', on('h.example', 3)), [true, true, true]); // a closes it
+      // b appends at the closing chunk's number: refused, it rereads, sees the log closed, claims each.
+      const answers = await b.claim([...fps(0xe200, 3), ...fps(0xe300, 2)], 'page-b', on('h.example', 5));
+      assert.deepEqual(answers, [false, false, false, true, true]);
+      const racing = fps(0xe400, 10);
+      const [ra, rb] = await Promise.all([
+        Promise.all(racing.map((fp) => a.claim([fp], 'page-a', on('h.example', 1)))),
+        Promise.all(racing.map((fp) => b.claim([fp], 'page-b', on('h.example', 1)))),
+      ]);
+      for (let i = 0; i < racing.length; i++)
+        assert.equal(Number(ra[i]![0]) + Number(rb[i]![0]), 1, racing[i]);
+    });
   });
 });
