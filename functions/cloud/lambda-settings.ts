@@ -22,7 +22,12 @@ export const WORKER_MEMORY_MODEL = {
    */
   runtimeMb: 112,
   /** The crawl contexts a container keeps (container-state.ts weighs them against this). */
-  contextsMb: 96,
+  contextsMb: 88,
+  /**
+   * The hosts' URL-seen logs a container has read, all its crawls together (DynamoSeenLog's
+   * shared cache: {@link SEEN_LOG_FINGERPRINTS} of about 73 bytes each).
+   */
+  seenLogsMb: 8,
   /**
    * What the garbage collector lets pile up above the live pages (finished steps' copies not yet
    * collected): the fixed part of the bench's peaks (`npm run bench:worker-memory`, 2026-11-28:
@@ -51,6 +56,12 @@ export const WORKER_MEMORY_MODEL = {
 } as const;
 
 /**
+ * Fingerprints of read URL-seen logs a worker container keeps, all crawls together: the model's
+ * `seenLogsMb` at 75 bytes a fingerprint (72.5 measured in V8: a 16-character key, a shared owner).
+ */
+export const SEEN_LOG_FINGERPRINTS = Math.floor((WORKER_MEMORY_MODEL.seenLogsMb * 1024 * 1024) / 75);
+
+/**
  * Memory a body past the threshold costs per byte of its cap until its crawl step ends (the
  * fetcher's BodyBudget `costPerByte`): the body as received, the copy handed over, the decoded
  * text, the WARC record and its gzip. 10 MiB pages measured 45 MiB each (`npm run
@@ -76,14 +87,14 @@ export const MAX_HOSTS_PER_INVOCATION = 500;
 
 /** Memory of the worker but for its large bodies: runtime, contexts, working set and hosts. */
 function workerBaseMb(hosts: number): number {
-  const { runtimeMb, contextsMb, workingSetMb, hostMb } = WORKER_MEMORY_MODEL;
-  return runtimeMb + contextsMb + workingSetMb + hosts * hostMb;
+  const { runtimeMb, contextsMb, seenLogsMb, workingSetMb, hostMb } = WORKER_MEMORY_MODEL;
+  return runtimeMb + contextsMb + seenLogsMb + workingSetMb + hosts * hostMb;
 }
 
 /**
- * The worker's memory for `hosts` hosts per invocation: runtime + crawl contexts + working set +
- * hosts × a host's page + the large bodies of the body budget, rounded up to 64 MiB. 20 hosts
- * (the default): 112 + 96 + 24 + 30 + 50 = 312 -> 320 MB; 40 hosts: 342 -> 384 MB.
+ * The worker's memory for `hosts` hosts per invocation: runtime + crawl contexts + URL-seen logs +
+ * working set + hosts × a host's page + the large bodies of the body budget, rounded up to 64 MiB.
+ * 20 hosts (the default): 112 + 88 + 8 + 24 + 30 + 50 = 312 -> 320 MB; 40 hosts: 342 -> 384 MB.
  */
 export function workerMemoryMb(hosts: number): number {
   const { largeBodyMb, largeBodies, stepMb } = WORKER_MEMORY_MODEL;

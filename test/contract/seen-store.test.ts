@@ -4,6 +4,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DynamoSeenLog,
   type DynamoSeenLogOptions,
+  seenLogCache,
   seenLogPartition,
   unpackFingerprints,
 } from '../../functions/adapters/aws/dynamo-seen-log.ts';
@@ -105,7 +106,7 @@ describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the cra
   });
 
   it('keeps answering right when it drops the logs it read (the bound on its memory)', async () => {
-    const store = log('crawl-bounded', { keptFingerprints: 3 });
+    const store = log('crawl-bounded', { logs: seenLogCache(3) });
     const fps = Array.from({ length: 8 }, (_, i) => (0xd000 + i).toString(16).padStart(16, '0'));
     const hosts = fps.map((_, i) => `k${i % 2}.example`);
     assert.deepEqual(await store.claim(fps, 'page-1', { hosts }), Array(8).fill(true));

@@ -14,7 +14,7 @@ import { DynamoHostBacklog } from '../../adapters/aws/dynamo-host-backlog.ts';
 import { DynamoParkedUrls } from '../../adapters/aws/dynamo-parked-urls.ts';
 import { createRobotsWarmCache, DynamoRobotsCache } from '../../adapters/aws/dynamo-robots-cache.ts';
 import { DynamoScheduledRunLog } from '../../adapters/aws/dynamo-scheduled-run-log.ts';
-import { DynamoSeenLog } from '../../adapters/aws/dynamo-seen-log.ts';
+import { DynamoSeenLog, seenLogCache } from '../../adapters/aws/dynamo-seen-log.ts';
 import { retentionOf } from '../../adapters/aws/retention.ts';
 import { S3ObjectLinks } from '../../adapters/aws/s3-object-links.ts';
 import { S3Objects } from '../../adapters/aws/s3-objects.ts';
@@ -38,7 +38,7 @@ import type { FunctionEnv } from '../env.ts';
 import { NO_FAULTS } from '../fault-hook.ts';
 import { cloudFetchSettings } from '../fetch-budget.ts';
 import { ADMIT_STARTER, BackQueueFrontier, GroupHints, SEEDS_STARTER } from '../frontier/back-queues.ts';
-import { BODY_COST_PER_BYTE, workerBodyBudgetMb } from '../lambda-settings.ts';
+import { BODY_COST_PER_BYTE, SEEN_LOG_FINGERPRINTS, workerBodyBudgetMb } from '../lambda-settings.ts';
 import type { CrawlStores } from '../ports/cloud-ports.ts';
 import type { ArchiverDeps, CrawlInfo } from '../use-cases/archive-captures.ts';
 import { type RedistributeCreditDeps, redistributeCredit } from '../use-cases/redistribute-credit.ts';
@@ -92,6 +92,8 @@ export function createAwsWorkerDeps(
   const retention = retentionOf(Number(env.retentionDays), clock);
   const robotsWarm = createRobotsWarmCache();
   const stores = new LRUCache<string, CrawlStores>({ max: 32 });
+  // One bound for the URL-seen logs of all the container's crawls (lambda-settings.ts).
+  const seenLogs = seenLogCache(SEEN_LOG_FINGERPRINTS);
   const fetchers = new Map<string, Fetcher>();
   const control = new SqsMessageControl(clients.sqs, env.frontierQueueUrl);
   const deps: FrontierWorkerDeps = {
@@ -114,7 +116,7 @@ export function createAwsWorkerDeps(
       let crawlStores = stores.get(crawlId);
       if (crawlStores === undefined) {
         crawlStores = {
-          seen: new DynamoSeenLog(clients.doc, env.crawlTable, crawlId, { retention }),
+          seen: new DynamoSeenLog(clients.doc, env.crawlTable, crawlId, { retention, logs: seenLogs }),
           contentSeen: new DynamoContentSeenStore(clients.doc, env.urlTable, crawlId, { retention }),
           robots: new DynamoRobotsCache(clients.doc, env.crawlTable, crawlId, {
             warm: robotsWarm,

@@ -73,7 +73,7 @@ export interface RuleSync {
 /**
  * The learning memory of a container's duplicate-URL rules per crawl: URLs with a content digest
  * and the rules' image indexes, about 210 bytes an entry (docs/duplicate-urls.md), so 4 MB of the
- * contexts' 96 MB; rules themselves are kept for up to 100,000 hosts (a few hundred bytes each).
+ * contexts' 88 MB; rules themselves are kept for up to 100,000 hosts (a few hundred bytes each).
  */
 const RULE_LEARNING_ENTRIES = 20_000;
 const RULE_ENTRY_BYTES = 210;

@@ -16,6 +16,7 @@ import {
   LAMBDA_MAX_MEMORY_MB,
   LAMBDA_SETTINGS,
   MAX_HOSTS_PER_INVOCATION,
+  SEEN_LOG_FINGERPRINTS,
   WORKER_MEMORY_MODEL,
   WRITE_RESERVE_MS,
   workerBodyBudgetMb,
@@ -72,10 +73,14 @@ describe('Lambda settings', () => {
       WORKER_MEMORY_MODEL.contextsMb * MiB,
       'the contexts get what the model gives them',
     );
-    const { runtimeMb, contextsMb, workingSetMb, hostMb, largeBodyMb, largeBodies } = WORKER_MEMORY_MODEL;
+    const { runtimeMb, contextsMb, seenLogsMb, workingSetMb, hostMb, largeBodyMb, largeBodies } =
+      WORKER_MEMORY_MODEL;
+    // The URL-seen logs a container keeps fit their part, at the 72.5 bytes a fingerprint measured.
+    assert.ok(SEEN_LOG_FINGERPRINTS * 72.5 <= seenLogsMb * MiB);
     for (const hosts of [1, DEFAULT_HOSTS_PER_INVOCATION, 40, MAX_HOSTS_PER_INVOCATION]) {
       const memory = workerMemoryMb(hosts);
-      const needed = runtimeMb + contextsMb + workingSetMb + hosts * hostMb + largeBodies * largeBodyMb;
+      const needed =
+        runtimeMb + contextsMb + seenLogsMb + workingSetMb + hosts * hostMb + largeBodies * largeBodyMb;
       assert.ok(memory >= needed, `${hosts} hosts fit ${memory} MB`);
       assert.ok(memory - 64 < needed, `${hosts} hosts: no more than a step spare`);
       assert.equal(memory % 64, 0);
