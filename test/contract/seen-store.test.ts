@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DynamoSeenLog,
   type DynamoSeenLogOptions,
@@ -11,7 +11,8 @@ import {
 import { retentionOf } from '../../functions/adapters/aws/retention.ts';
 import type { SeenStore } from '../../functions/core/ports.ts';
 import { MemoryCloud } from '../unit/cloud/memory-cloud.ts';
-import { type AwsBackend, type LocalBackend, openAwsBackend, openLocalBackend } from './backends.ts';
+import { awsSuite } from './aws-suite.ts';
+import { type LocalBackend, openLocalBackend } from './backends.ts';
 import { ownedSeenStoreContract, seenStoreContract } from './seen-store.contract.ts';
 
 describe("SeenStore contract: MemorySeenStore (the unit tests' fake of the UrlTable)", () => {
@@ -34,15 +35,14 @@ describe('SeenStore contract: StepUnit (the embedded crawler, one step per call)
 });
 
 describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the crawl table)', () => {
-  let aws: AwsBackend;
+  const backend = awsSuite(async (aws) => ({ doc: aws.clients.doc, table: await aws.crawlTable() }));
+  let doc: DynamoDBDocumentClient;
   let table: string;
   before(async () => {
-    aws = await openAwsBackend();
-    table = await aws.crawlTable();
+    ({ doc, table } = await backend());
   });
-  after(() => aws.close());
   const log = (crawlId = 'crawl-1', options: DynamoSeenLogOptions = {}) =>
-    new DynamoSeenLog(aws.clients.doc, table, crawlId, options);
+    new DynamoSeenLog(doc, table, crawlId, options);
   seenStoreContract(async () => ({ a: log(), b: log() }));
   ownedSeenStoreContract(async () => ({ a: log(), b: log() }));
 
@@ -51,7 +51,7 @@ describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the cra
     crawlId: string,
     host: string,
   ): Promise<{ owner: unknown; fps: string[]; expiresAt: unknown }[]> {
-    const response = await aws.clients.doc.send(
+    const response = await doc.send(
       new QueryCommand({
         TableName: table,
         KeyConditionExpression: 'pk = :pk',
@@ -131,7 +131,7 @@ describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the cra
   describe('with closed logs (a host past its log limit claims URL by URL)', () => {
     // A limit of 2: the contract's claims close their hosts' logs and go on URL by URL.
     const log = (crawlId = 'crawl-closing', logLimit = 2) =>
-      new DynamoSeenLog(aws.clients.doc, table, crawlId, { logLimit });
+      new DynamoSeenLog(doc, table, crawlId, { logLimit });
     seenStoreContract(async () => ({ a: log(), b: log() }));
     ownedSeenStoreContract(async () => ({ a: log(), b: log() }));
 
@@ -160,7 +160,7 @@ describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the cra
       // The owner's redelivery still finds its claims, through either store.
       assert.deepEqual(await b.claim(later, 'page-2', on('big.example', 4)), [true, true, true, true]);
       assert.deepEqual(await a.claim(first, 'page-1', on('big.example', 2)), [true, true]);
-      const chunks = await aws.clients.doc.send(
+      const chunks = await doc.send(
         new QueryCommand({
           TableName: table,
           KeyConditionExpression: 'pk = :pk',
