@@ -169,16 +169,7 @@ export class DynamoSeenLog implements OwnedSeenStore {
     owner: string,
     answers: Map<Fingerprint, boolean>,
   ): Fingerprint[] {
-    const unclaimed: Fingerprint[] = [];
-    for (const [host, set] of byHost) {
-      const log = logs.get(host)!;
-      for (const fp of set) {
-        const found = log.owners.get(fp);
-        if (found === undefined) unclaimed.push(fp);
-        else this.#answer(fp, found, owner, answers);
-      }
-    }
-    return unclaimed;
+    return [...byHost].flatMap(([host, set]) => this.#unknown(logs.get(host)!, [...set], owner, answers));
   }
 
   #answer(fp: Fingerprint, found: string, owner: string, answers: Map<Fingerprint, boolean>): void {
