@@ -81,8 +81,10 @@ import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/gen
 import { serveWeb, type WebRequest } from '../test/fixtures/web/serve-web.ts';
 import { cloudApi } from './lib/cloud-api.ts';
 import { type CrawlStorage, measureStorage } from './lib/cloud-storage.ts';
+import { unfinishedUrls } from './lib/lost-urls.ts';
 import {
   addWorkerTime,
+  describeCaptureBytes,
   describeWorkerTime,
   emptyWorkerTime,
   parseEmf,
@@ -367,6 +369,20 @@ async function run(scenario: Scenario): Promise<Result> {
     const bucket = local.provisioned.resources.PageBucket?.name as string;
     const storage = await measureStorage(local.endpoint, [urlTable, crawlTable], bucket);
     if (debug) await dumpGroups(local.endpoint, crawlTable);
+    if (debug) {
+      const unfinished = await unfinishedUrls(
+        local.endpoint,
+        { crawl: crawlTable, url: urlTable },
+        bucket,
+        id,
+      );
+      console.error(
+        `UNFINISHED: ${unfinished.length} claimed URLs without a page record or a park (lost: ${view.lost ?? 0})`,
+      );
+      for (const u of unfinished.slice(0, 50)) {
+        console.error(`UNFINISHED ${u.fp} host=${u.host} owner=${u.owner} inBackQueue=${u.inBackQueue}`);
+      }
+    }
     if (values.requests !== undefined) writeRequestLog(values.requests, scenario.name, served.requests());
     const costs = costBreakdown(metrics, model);
     const pages = view.counters.fetched;
@@ -672,6 +688,7 @@ function print(r: Result): void {
     `    URL-seen cache hits: pooled ${pct(r.cache.pooled)} (the host ledgers' sums over all containers, each with its own cache); per container ${rates.length === 0 ? 'not measured' : `min ${pct(rates[0]!)}, median ${pct(rates[Math.floor(rates.length / 2)]!)} over ${rates.length} containers`}`,
   );
   console.log(`    ${describeWorkerTime(r.workerTime)}`);
+  console.log(`    ${describeCaptureBytes(r.workerTime, r.pages)}`);
   for (const [what, ok, value] of targets(r)) console.log(`  ${ok ? 'PASS' : 'FAIL'}  ${what}: ${value}`);
 }
 

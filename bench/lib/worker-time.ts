@@ -2,7 +2,9 @@
  * Where the frontier worker's time went, read from the EMF line each invocation writes
  * (functions/cloud/metrics.ts: WorkerSteps, WorkerStepMs, WorkerFetchMs, WorkerUrlSeenMs,
  * WorkerCommitMs). The worker is billed by its wall time, so this says what a crawl's worker row
- * pays for: requests, the URL-seen store's round trips, or the batches' commits.
+ * pays for: requests, the URL-seen store's round trips, or the batches' commits. The same line
+ * carries the capture messages' bytes (WorkerCaptureBytes, WorkerCaptureRecordBytes): what the
+ * capture queue's row is made of.
  */
 
 /** The worker's time summed over a crawl's invocations. */
@@ -12,10 +14,20 @@ export interface WorkerTime {
   fetchMs: number;
   urlSeenMs: number;
   commitMs: number;
+  captureBytes: number;
+  captureRecordBytes: number;
 }
 
 export function emptyWorkerTime(): WorkerTime {
-  return { steps: 0, stepMs: 0, fetchMs: 0, urlSeenMs: 0, commitMs: 0 };
+  return {
+    steps: 0,
+    stepMs: 0,
+    fetchMs: 0,
+    urlSeenMs: 0,
+    commitMs: 0,
+    captureBytes: 0,
+    captureRecordBytes: 0,
+  };
 }
 
 /** The fields of an EMF line, or undefined when it is not JSON. */
@@ -34,6 +46,19 @@ export function addWorkerTime(time: WorkerTime, emf: Record<string, number>): vo
   time.fetchMs += emf.WorkerFetchMs ?? 0;
   time.urlSeenMs += emf.WorkerUrlSeenMs ?? 0;
   time.commitMs += emf.WorkerCommitMs ?? 0;
+  time.captureBytes += emf.WorkerCaptureBytes ?? 0;
+  time.captureRecordBytes += emf.WorkerCaptureRecordBytes ?? 0;
+}
+
+/** One line for a report: the capture messages' bytes per page fetched, and the WARC records' share. */
+export function describeCaptureBytes(time: WorkerTime, pages: number): string {
+  if (time.captureBytes === 0) return 'capture messages: not measured (no WorkerCaptureBytes EMF line)';
+  const kb = (bytes: number) => (bytes / Math.max(1, pages) / 1000).toFixed(1);
+  const share = ((100 * time.captureRecordBytes) / time.captureBytes).toFixed(0);
+  return (
+    `capture messages: ${kb(time.captureBytes)} KB per page fetched, of which the WARC records ` +
+    `(gzipped, in base64) ${kb(time.captureRecordBytes)} KB (${share}%)`
+  );
 }
 
 /** One line for a report: ms per crawl step in the step, its requests, its claims, and commits. */

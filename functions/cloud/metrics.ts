@@ -29,11 +29,18 @@ export const METRICS = {
   workerFetchMs: 'WorkerFetchMs',
   workerUrlSeenMs: 'WorkerUrlSeenMs',
   workerCommitMs: 'WorkerCommitMs',
+  /**
+   * Bytes of the capture messages a worker invocation sent (what SQS bills, per 64 KiB), and of
+   * them the WARC records carried inline: the archive's own bytes, which no encoding removes.
+   */
+  workerCaptureBytes: 'WorkerCaptureBytes',
+  workerCaptureRecordBytes: 'WorkerCaptureRecordBytes',
 } as const;
 
-/** A metric's CloudWatch unit: names ending in `Ms` are durations, the others counts. */
-function unitOf(name: string): 'Milliseconds' | 'Count' {
-  return name.endsWith('Ms') ? 'Milliseconds' : 'Count';
+/** A metric's CloudWatch unit: names ending in `Ms` are durations, in `Bytes` sizes, the others counts. */
+function unitOf(name: string): 'Milliseconds' | 'Bytes' | 'Count' {
+  if (name.endsWith('Ms')) return 'Milliseconds';
+  return name.endsWith('Bytes') ? 'Bytes' : 'Count';
 }
 
 /** One EMF log line: `value` of metric `name` at `timestamp` (epoch ms), with `dimensions`. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DynamoSeenLog,
   type DynamoSeenLogOptions,
@@ -95,6 +95,49 @@ describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the cra
       (await chunks('crawl-stale', 's.example')).map((c) => c.fps),
       [['000000000000f001'], ['000000000000f002'], ['000000000000f003']],
     );
+  });
+
+  it('two claims of one container racing for the same chunk leave its view whole (no chunk skipped)', async () => {
+    // Claim A's append of chunk 1 lands first, but its answer reaches the container only after
+    // claim B lost the same chunk and read it back: the container must still read chunk 2 later.
+    let firstPut: Promise<unknown> | undefined;
+    let releaseA!: () => void;
+    const aAnswered = new Promise<void>((resolve) => {
+      releaseA = resolve;
+    });
+    let armed = false;
+    let puts = 0;
+    const racing = {
+      send: async (command: unknown) => {
+        if (armed && command instanceof PutCommand && puts++ < 2) {
+          if (firstPut === undefined) {
+            firstPut = doc.send(command);
+            const result = await firstPut;
+            await aAnswered;
+            return result;
+          }
+          await firstPut.catch(() => undefined); // B's append reaches the table after A's
+        }
+        const result = await doc.send(command as QueryCommand);
+        if (armed && command instanceof QueryCommand && puts >= 2) setTimeout(releaseA, 5);
+        return result;
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const host = ['race.example'];
+    const a = new DynamoSeenLog(racing, table, 'crawl-race');
+    assert.deepEqual(await a.claim(['000000000000a000'], 'page-0', { hosts: host }), [true]); // reads the log
+    armed = true;
+    const [first, second] = await Promise.all([
+      a.claim(['000000000000a001'], 'page-a', { hosts: host }),
+      a.claim(['000000000000a002'], 'page-b', { hosts: host }),
+    ]);
+    assert.deepEqual([first, second], [[true], [true]]);
+    // Another container appends chunk 3 (after 0, 1, 2); this one must find it, not claim over it.
+    assert.deepEqual(await log('crawl-race').claim(['000000000000a003'], 'page-c', { hosts: host }), [true]);
+    assert.deepEqual(await a.claim(['000000000000a003'], 'page-d', { hosts: host }), [false]);
+    assert.equal(a.ownerOf('000000000000a003'), 'page-c');
+    const owners = (await chunks('crawl-race', 'race.example')).map((c) => c.owner);
+    assert.deepEqual(owners, ['page-0', 'page-a', 'page-b', 'page-c']);
   });
 
   it('a redelivered page finds its claims through a container that never read the log', async () => {

@@ -195,8 +195,11 @@ export class DynamoSeenLog implements OwnedSeenStore {
       }
       const piece = left.slice(0, CHUNK_MAX);
       const closing = log.owners.size + piece.length > this.#logLimit;
-      if (await this.#put(host, log.next, closing ? [] : piece, owner, closing)) {
-        log.next += 1;
+      const n = log.next;
+      if (await this.#put(host, n, closing ? [] : piece, owner, closing)) {
+        // Not `+= 1`: another claim of this container may have lost chunk n meanwhile and read it
+        // back (log.next is n + 1 then); counting it twice would skip chunk n + 1 for good.
+        log.next = Math.max(log.next, n + 1);
         if (closing) {
           log.closed = true;
           break;

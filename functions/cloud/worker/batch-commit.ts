@@ -361,7 +361,7 @@ async function captureBody(env: CommitEnv, capture: CaptureMessage): Promise<str
   const { deps } = env;
   let body = encodeCaptureMessage(capture);
   const fits = () => Buffer.byteLength(body, 'utf8') <= CAPTURE_MESSAGE_LIMIT;
-  if (fits()) return body;
+  if (fits()) return measured(env, body, capture);
   const now = deps.clock.now();
   const hash = idsHash([capture.page.messageId, capture.page.fp]);
   const storeRecords = async (message: CaptureMessage): Promise<CaptureMessage> => {
@@ -402,5 +402,13 @@ async function captureBody(env: CommitEnv, capture: CaptureMessage): Promise<str
     body = encodeCaptureMessage(message);
     if (fits()) break;
   }
+  return measured(env, body, message);
+}
+
+/** Counts a capture message's bytes, and its inline WARC records' (base64), in the batch's stats. */
+function measured(env: CommitEnv, body: string, message: CaptureMessage): string {
+  env.stats.captureBytes += Buffer.byteLength(body, 'utf8');
+  if (message.records !== undefined)
+    env.stats.captureRecordBytes += Math.ceil(message.records.members.byteLength / 3) * 4;
   return body;
 }

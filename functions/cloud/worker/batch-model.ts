@@ -58,6 +58,12 @@ export interface BatchStats {
   errors: number;
   /** Capture messages sent to the archiver. */
   captures: number;
+  /**
+   * Bytes of those messages (what SQS bills, in 64 KiB chunks), and of them the WARC records
+   * carried inline (their base64): what the capture row of the bill is made of.
+   */
+  captureBytes: number;
+  captureRecordBytes: number;
   /** URL-seen trace messages sent to the archiver (seenTrace), and the look-ups they hold. */
   traceMessages: number;
   traceLookups: number;
@@ -105,6 +111,8 @@ export function emptyBatchStats(records: number): BatchStats {
     deadLettered: 0,
     errors: 0,
     captures: 0,
+    captureBytes: 0,
+    captureRecordBytes: 0,
     traceMessages: 0,
     traceLookups: 0,
     storedCaptures: 0,

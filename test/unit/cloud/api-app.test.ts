@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createApiApp } from '../../../functions/cloud/lambdas/api/api-app.ts';
-import { emfLine } from '../../../functions/cloud/metrics.ts';
+import { emfCounts, emfLine } from '../../../functions/cloud/metrics.ts';
 import { MemoryCloud } from './memory-cloud.ts';
 
 function api(
@@ -175,6 +175,17 @@ describe('API errors reach the alarm', () => {
     assert.equal(line.Function, 'Api');
     assert.equal(line.ApiInternalErrors, 1);
     assert.equal(line._aws.Timestamp, 1_700_000_000_000);
+  });
+
+  it('gives each metric its unit by name: durations, sizes, counts', () => {
+    const line = JSON.parse(
+      emfCounts({ WorkerStepMs: 5, WorkerCaptureBytes: 900, WorkerSteps: 1 }, 1_700_000_000_000, {}),
+    );
+    assert.deepEqual(line._aws.CloudWatchMetrics[0].Metrics, [
+      { Name: 'WorkerStepMs', Unit: 'Milliseconds' },
+      { Name: 'WorkerCaptureBytes', Unit: 'Bytes' },
+      { Name: 'WorkerSteps', Unit: 'Count' },
+    ]);
   });
 });
 

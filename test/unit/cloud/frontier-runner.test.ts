@@ -10,6 +10,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { readHostsPerInvocation } from '../../../functions/cloud/env.ts';
 import { InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
 import { createFrontierWorker } from '../../../functions/cloud/lambdas/frontier-worker/handler.ts';
+import { isTraceBody } from '../../../functions/cloud/messages/trace-message.ts';
 import type { FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
 import { serveInvocation } from '../../../functions/cloud/worker/frontier-runner.ts';
 import {
@@ -357,5 +358,14 @@ describe('the runner: one invocation serves many hosts (frontier-runner.ts)', ()
     assert.equal(time.WorkerUrlSeenMs, 15);
     assert.ok(time.WorkerStepMs! >= 95, `step ${time.WorkerStepMs} ms holds its request and claim`);
     assert.equal(typeof time.WorkerCommitMs, 'number');
+    // What the capture row of the bill is made of: the messages' bytes, and the inline WARC records'.
+    const captures = cloud.captures.bodies.filter((b) => !isTraceBody(b));
+    assert.ok(captures.length >= 1, 'the page was captured');
+    const bytes = captures.reduce((n, b) => n + Buffer.byteLength(b, 'utf8'), 0);
+    assert.equal(time.WorkerCaptureBytes, bytes);
+    const gz = (b: string) => (JSON.parse(b) as { warc?: { gz?: string } }).warc?.gz?.length ?? 0;
+    const inline = captures.reduce((n, b) => n + gz(b), 0);
+    assert.equal(time.WorkerCaptureRecordBytes, inline);
+    assert.ok(inline > 0 && inline < bytes, 'the records are part of the message');
   });
 });

@@ -56,6 +56,8 @@ export function createFrontierWorker(
         [METRICS.workerFetchMs]: sum('fetchMs'),
         [METRICS.workerUrlSeenMs]: sum('urlSeenMs'),
         [METRICS.workerCommitMs]: sum('commitMs'),
+        [METRICS.workerCaptureBytes]: sum('captureBytes'),
+        [METRICS.workerCaptureRecordBytes]: sum('captureRecordBytes'),
       });
     }
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
