@@ -81,7 +81,7 @@ import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/gen
 import { serveWeb, type WebRequest } from '../test/fixtures/web/serve-web.ts';
 import { cloudApi } from './lib/cloud-api.ts';
 import { type CrawlStorage, measureStorage } from './lib/cloud-storage.ts';
-import { unfinishedUrls } from './lib/lost-urls.ts';
+import { auditClaims } from './lib/lost-urls.ts';
 import {
   addWorkerTime,
   describeCaptureBytes,
@@ -370,14 +370,10 @@ async function run(scenario: Scenario): Promise<Result> {
     const storage = await measureStorage(local.endpoint, [urlTable, crawlTable], bucket);
     if (debug) await dumpGroups(local.endpoint, crawlTable);
     if (debug) {
-      const unfinished = await unfinishedUrls(
-        local.endpoint,
-        { crawl: crawlTable, url: urlTable },
-        bucket,
-        id,
-      );
+      const tables = { crawl: crawlTable, url: urlTable };
+      const { unfinished, claimedTwice } = await auditClaims(local.endpoint, tables, bucket, id);
       console.error(
-        `UNFINISHED: ${unfinished.length} claimed URLs without a page record or a park (lost: ${view.lost ?? 0})`,
+        `UNFINISHED: ${unfinished.length} claimed URLs without a page record or a park, ${claimedTwice} claimed twice (lost: ${view.lost ?? 0})`,
       );
       for (const u of unfinished.slice(0, 50)) {
         console.error(`UNFINISHED ${u.fp} host=${u.host} owner=${u.owner} inBackQueue=${u.inBackQueue}`);

@@ -12,6 +12,13 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createAwsClients } from '../../functions/adapters/aws/clients.ts';
 import { unpackFingerprints } from '../../functions/adapters/aws/dynamo-seen-log.ts';
 
+/** What the crawl left: its claimed URLs without a page record or a park, and its double claims. */
+export interface ClaimAudit {
+  unfinished: UnfinishedUrl[];
+  /** Fingerprints found in more than one chunk of their host's log (each must be in exactly one). */
+  claimedTwice: number;
+}
+
 /** A claimed URL with no page record and no park. */
 export interface UnfinishedUrl {
   fp: string;
@@ -35,23 +42,27 @@ async function scanAll(
   } while (start !== undefined);
 }
 
-/** The crawl's claimed URLs that have neither a page record nor a standing park. */
-export async function unfinishedUrls(
+/** The crawl's claimed URLs that have neither a page record nor a standing park, and its double claims. */
+export async function auditClaims(
   endpoint: string,
   tables: { crawl: string; url: string },
   bucket: string,
   crawlId: string,
-): Promise<UnfinishedUrl[]> {
+): Promise<ClaimAudit> {
   const clients = createAwsClients({ AWS_ENDPOINT_URL: endpoint, AWS_REGION: 'us-east-1' });
   try {
     const claimed = new Map<string, { host: string; owner: string }>();
+    let claimedTwice = 0;
     const backlog = new Set<string>();
     const seenPrefix = `seen#${crawlId}#`;
     await scanAll(clients, tables.crawl, (item) => {
       const pk = String(item.pk ?? '');
       if (pk.startsWith(seenPrefix) && item.fps instanceof Uint8Array) {
         const host = pk.slice(seenPrefix.length);
-        for (const fp of unpackFingerprints(item.fps)) claimed.set(fp, { host, owner: String(item.owner) });
+        for (const fp of unpackFingerprints(item.fps)) {
+          if (claimed.has(fp)) claimedTwice += 1;
+          claimed.set(fp, { host, owner: String(item.owner) });
+        }
       } else if (pk.startsWith(`bq#${crawlId}#`) && item.turn instanceof Uint8Array) {
         backlog.add(gunzipSync(item.turn).toString('utf8'));
       }
@@ -89,7 +100,7 @@ export async function unfinishedUrls(
       if (recorded.has(fp) || parked.has(fp)) continue;
       out.push({ fp, host, owner, inBackQueue: backlogText.includes(fp) });
     }
-    return out;
+    return { unfinished: out, claimedTwice };
   } finally {
     clients.destroy();
   }

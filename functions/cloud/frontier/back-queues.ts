@@ -182,31 +182,36 @@ export function byHost(
  * richest tasks. `starter` names the caller stably across its redeliveries (a message, the page
  * whose links these are, a crawl's seeds): a starter that died after winning the start and before
  * sending sends again when it comes back. Resolves how many tasks went to a group now.
+ *
+ * `inBackQueue`: the tasks wait in their back queue already (the scheduler restarting a host):
+ * the group is started from the back queue as it stands, never with the tasks directly, which
+ * would leave them waiting there too and send them twice.
  */
 export async function offerTasks(
   deps: BackQueueDeps,
   tasks: readonly CrawlTask[],
   starter: Starter,
+  options: { inBackQueue?: boolean } = {},
 ): Promise<number> {
   const limit = deps.groupLimit ?? FRONTIER_GROUP_LIMIT;
   let sent = 0;
   for (const { crawlId, host, tasks: hostTasks } of byHost(tasks).values()) {
     const me = starter(crawlId, host, hostTasks);
     const key = stateKey(crawlId, host);
-    let waiting: readonly CrawlTask[] = hostTasks;
-    if (deps.hints?.busy(key) !== true) {
+    let waiting: readonly CrawlTask[] = options.inBackQueue === true ? [] : hostTasks;
+    if (options.inBackQueue !== true && deps.hints?.busy(key) !== true) {
       const direct = await startWithOwn(deps, crawlId, host, hostTasks, me, limit);
       deps.hints?.seen(key, direct.sent === 0);
       sent += direct.sent;
       if (direct.sent > 0) continue;
       waiting = direct.waiting;
     }
-    await deps.backlog.add(crawlId, host, waiting);
+    if (waiting.length > 0) await deps.backlog.add(crawlId, host, waiting);
     const group = await deps.table.noteBacklog(crawlId, host);
     deps.hints?.seen(key, group.queued > 0 && group.starter !== me);
     if (group.queued > 0 && group.starter !== me) continue;
     const start = takeTurns(await deps.backlog.richest(crawlId, host, turnsFor(limit)), limit);
-    const turn = start.flatMap((t) => t.tasks);
+    const turn = onceEach(start.flatMap((t) => t.tasks));
     if (turn.length === 0) continue;
     if (!(await deps.table.startGroup(crawlId, host, turn.length, me))) continue;
     deps.fault?.('after-start');
@@ -244,6 +249,16 @@ async function startWithOwn(
   deps.fault?.('after-start');
   await deps.queue.enqueue(asTurn(first, `start ${me}`));
   return { sent: first.length, waiting: [] };
+}
+
+/** Each fingerprint's first task, in order (one send must not carry a URL twice: see refillPlan). */
+function onceEach(tasks: readonly CrawlTask[]): CrawlTask[] {
+  const seen = new Set<Fingerprint>();
+  return tasks.filter((task) => {
+    if (seen.has(task.fp)) return false;
+    seen.add(task.fp);
+    return true;
+  });
 }
 
 /** Turns to read for `room` messages: enough to fill it, and one more to know if more wait. */
@@ -343,20 +358,30 @@ export async function refillPlan(
   const send: CrawlTask[] = [];
   const taken: BacklogTurn[] = [];
   const consumed = new Set<Fingerprint>();
+  // A URL goes into one send once: SQS keeps one of two copies with the same deduplication id,
+  // and the group's size must count what it keeps (a URL can wait in two turns, or in a turn and
+  // among the batch's own links, when two pages each claimed it or a redone commit added it again).
+  const sent = new Set<Fingerprint>();
+  const fresh = (tasks: readonly CrawlTask[]) => tasks.filter((task) => !sent.has(task.fp));
   let o = 0;
   let t = 0;
   while (room > 0 && (o < mine.length || t < ordered.length)) {
     const link = mine[o];
     const turn = ordered[t];
     if (turn !== undefined && (link === undefined || richestFirst(turn.tasks[0]!, link) < 0)) {
-      send.push(...turn.tasks);
+      const tasks = fresh(turn.tasks);
+      send.push(...tasks);
       taken.push(turn.stored);
       for (const task of turn.tasks) consumed.add(task.fp);
-      room -= turn.tasks.length;
+      for (const task of tasks) sent.add(task.fp);
+      room -= tasks.length;
       t += 1;
     } else if (link !== undefined) {
-      send.push(link);
-      room -= 1;
+      if (!sent.has(link.fp)) {
+        send.push(link);
+        sent.add(link.fp);
+        room -= 1;
+      }
       o += 1;
     }
   }
@@ -369,7 +394,7 @@ export async function refillPlan(
   return {
     send,
     taken,
-    wait: mine.slice(o),
+    wait: fresh(mine.slice(o)),
     // Read to its end, and all of it taken: nothing waits there now.
     drained: complete && t === ordered.length,
     credits: next.credits,

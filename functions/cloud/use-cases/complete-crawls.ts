@@ -236,7 +236,7 @@ async function backQueueHeads(
 async function restartBackQueues(deps: BackQueueDeps, crawlId: string): Promise<boolean> {
   const heads = await backQueueHeads(deps.backlog, crawlId, await deps.table.hosts(crawlId));
   for (const { host, turn } of heads) {
-    await offerTasks(deps, turn.tasks, () => `restart:${crawlId}:${host}:${turn.key}`);
+    await offerTasks(deps, turn.tasks, () => `restart:${crawlId}:${host}:${turn.key}`, { inBackQueue: true });
   }
   return heads.length > 0;
 }

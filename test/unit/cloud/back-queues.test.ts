@@ -111,6 +111,49 @@ describe('refillPlan', () => {
   });
 });
 
+describe('one URL in one send once', () => {
+  it('a URL waiting in two turns, and among the own links, is sent once and counted once', async () => {
+    // Two pages each claimed /twice (or a redone commit added it again): it waits in two turns.
+    const backlog = new MemoryHostBacklog();
+    await backlog.add('c1', 'a.example', [task(`${SITE}/twice`, 5), task(`${SITE}/one`, 4)]);
+    await backlog.add('c1', 'a.example', [task(`${SITE}/twice`, 3)]);
+    const own = [task(`${SITE}/twice`, 2), task(`${SITE}/mine`, 1)];
+    const plan = await refillPlan(
+      backlog,
+      'c1',
+      'a.example',
+      own,
+      0,
+      { queued: 0, version: 2, drained: 0 },
+      10,
+    );
+    assert.deepEqual(
+      plan.send.map((t) => t.url),
+      [`${SITE}/twice`, `${SITE}/one`, `${SITE}/mine`],
+      'SQS would keep one of two copies with the same deduplication id: the group counts what it keeps',
+    );
+    assert.equal(plan.taken.length, 2, 'both turns leave the back queue');
+    assert.deepEqual(plan.wait, []);
+  });
+
+  it('an idle group started from its back queue gets each URL once', async () => {
+    const cloud = new MemoryCloud();
+    await cloud.backlog.add('c1', 'a.example', [task(`${SITE}/twice`, 5)]);
+    await cloud.backlog.add('c1', 'a.example', [task(`${SITE}/twice`, 4), task(`${SITE}/other`, 1)]);
+    // Seen busy a moment ago (a hint): the offer goes through the back queue, which starts the group.
+    const hints = new GroupHints(() => 0, 1_000);
+    hints.seen(stateKey('c1', 'a.example'), true);
+    const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier, hints };
+    const sent = await offerTasks(deps, [task(`${SITE}/new`, 0.5)], () => 'page-1');
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${SITE}/twice`, `${SITE}/other`, `${SITE}/new`],
+    );
+    assert.equal(sent, 3);
+    assert.equal(cloud.table.hostItems.get(stateKey('c1', 'a.example'))?.group?.queued, 3);
+  });
+});
+
 describe('sitemap files in a back queue', () => {
   const sitemap = (url: string, from: SitemapFetch['from']): CrawlTask => ({
     ...task(url, 0),

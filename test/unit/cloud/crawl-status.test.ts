@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { emptyHostCounts } from '../../../functions/cloud/messages/crawl-records.ts';
 import { indexKey, indexPages } from '../../../functions/cloud/messages/warc-object.ts';
-import type { QueueDepth } from '../../../functions/cloud/ports/cloud-ports.ts';
+import { type QueueDepth, stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { completeCrawls, quietLimitMs } from '../../../functions/cloud/use-cases/complete-crawls.ts';
 import { crawlProgress } from '../../../functions/cloud/use-cases/crawl-progress.ts';
 import { MemoryCloud } from './memory-cloud.ts';
@@ -214,6 +214,36 @@ describe('a crawl ends on its own work', () => {
     assert.equal(stored.lost, 0);
     assert.equal(stored.counters?.finished, 2);
     assert.equal(stored.counters?.discovered, 2);
+  });
+
+  it('restarts a host whose back queue still holds tasks the counters do not count, sending each once', async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`] }, clock);
+    await cloud.table.startGroup(id, 'a.example', 1, 'seeds');
+    await ledger(cloud, id, 'a.example', '1', { finished: 1, fetched: 1, requests: 1 }, -1);
+    // A sitemap file waits in the back queue (not counted as discovered), its group idle.
+    const file = `${SITE}/sitemap.xml`;
+    const where = { url: file, scope: `${SITE}/`, granted: false, level: 0, files: 1, entries: 100 };
+    const sitemap = { ...tasks([file])[0]!, sitemap: { ...where, from: 'robots' as const } };
+    await cloud.backlog.add(id, 'a.example', [sitemap]);
+    await cloud.table.noteBacklog(id, 'a.example');
+    const empty = { depth: async () => depthOf(0) };
+    const backQueues = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier };
+    const deps = { table: cloud.table, frontier: empty, clock, backQueues };
+    assert.deepEqual(await completeCrawls(deps), { [id]: 'running' });
+    clock.t += 60_000;
+    assert.deepEqual(
+      await completeCrawls(deps),
+      { [id]: 'running' },
+      'settled, but its host is started again',
+    );
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${SITE}/sitemap.xml`],
+    );
+    assert.equal(cloud.backlog.size(), 0, 'taken out of the back queue, not left to be sent again');
+    assert.equal(cloud.table.hostItems.get(stateKey(id, 'a.example'))?.group?.queued, 1);
   });
 
   it('does not wait for page records of URLs finished without one (page budget spent)', async () => {
