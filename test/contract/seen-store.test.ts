@@ -140,6 +140,31 @@ describe('SeenStore contract: DynamoSeenLog (URL-seen by host, chunks in the cra
     assert.deepEqual(owners, ['page-0', 'page-a', 'page-b', 'page-c']);
   });
 
+  it('a claim that waited at its gate while another claim of the container took a URL does not claim it again', async () => {
+    const a = log('crawl-gate');
+    const host = ['gate.example'];
+    const both = ['000000000000b001', '000000000000b002'];
+    assert.deepEqual(await a.claim(['000000000000b000'], 'page-0', { hosts: host }), [true]); // reads the log
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    // Page 2 finds b001 and b002 unclaimed, then waits at its content gate; page 1 claims b001.
+    const second = a.claim(both, 'page-2', {
+      hosts: [host[0]!, host[0]!],
+      gate: () => opened.then(() => true),
+    });
+    assert.deepEqual(await a.claim(['000000000000b001'], 'page-1', { hosts: host }), [true]);
+    open();
+    assert.deepEqual(await second, [false, true], "b001 is page 1's now");
+    const fps = (await chunks('crawl-gate', 'gate.example')).flatMap((c) => c.fps);
+    assert.deepEqual(
+      fps,
+      ['000000000000b000', '000000000000b001', '000000000000b002'],
+      'each URL in one chunk',
+    );
+  });
+
   it('a redelivered page finds its claims through a container that never read the log', async () => {
     const fps = ['000000000000e001', '000000000000e002'];
     const hosts = ['r.example', 'r.example'];

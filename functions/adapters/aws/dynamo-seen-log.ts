@@ -190,6 +190,10 @@ export class DynamoSeenLog implements OwnedSeenStore {
   ): Promise<void> {
     let left = fresh;
     for (let attempt = 0; left.length > 0 && !log.closed; attempt++) {
+      // Another claim of this container may have appended some of them since this one looked
+      // (it waited at its gate, or on other hosts' appends): the log as held now answers those.
+      left = this.#unknown(log, left, owner, answers);
+      if (left.length === 0) break;
       if (attempt === APPEND_ATTEMPTS) {
         throw new Error(`URL-seen log of ${host}: ${APPEND_ATTEMPTS} appends lost to other claimers`);
       }
