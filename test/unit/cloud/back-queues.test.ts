@@ -21,6 +21,7 @@ import {
   SEEDS_STARTER,
 } from '../../../functions/cloud/frontier/back-queues.ts';
 import { BACKLOG_TURN } from '../../../functions/cloud/lambda-settings.ts';
+import type { HostGroup } from '../../../functions/cloud/messages/crawl-records.ts';
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { admitParked } from '../../../functions/cloud/use-cases/redistribute-credit.ts';
 import type { BatchOutcome, FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
@@ -49,20 +50,17 @@ function task(url: string, cash: number, crawlId = 'c1'): CrawlTask {
   };
 }
 
+/** A refill of a.example's group in crawl c1, at most 10 messages. */
+function refillA(backlog: MemoryHostBacklog, own: CrawlTask[], inGroup: number, group: HostGroup) {
+  return refillPlan(backlog, 'c1', 'a.example', own, inGroup, group, 10);
+}
+
 describe('refillPlan', () => {
   it('fills the room with the richer of the own links (one by one) and the back queue (a turn at a time)', async () => {
     const backlog = new MemoryHostBacklog();
     await backlog.add('c1', 'a.example', [task(`${SITE}/rich`, 5), task(`${SITE}/poor`, 0.1)]);
     const own = [task(`${SITE}/x`, 1), task(`${SITE}/y`, 3), task(`${SITE}/z`, 0.5)];
-    const plan = await refillPlan(
-      backlog,
-      'c1',
-      'a.example',
-      own,
-      7,
-      { queued: 7, version: 1, drained: 0 },
-      10,
-    );
+    const plan = await refillA(backlog, own, 7, { queued: 7, version: 1, drained: 0 });
     assert.deepEqual(
       plan.send.map((t) => t.url),
       [`${SITE}/rich`, `${SITE}/poor`, `${SITE}/y`],
@@ -82,26 +80,10 @@ describe('refillPlan', () => {
   it('reads nothing when the host item says the back queue is drained, and nothing when the group is full', async () => {
     const backlog = new MemoryHostBacklog();
     const own = [task(`${SITE}/x`, 1)];
-    const drained = await refillPlan(
-      backlog,
-      'c1',
-      'a.example',
-      own,
-      0,
-      { queued: 3, version: 2, drained: 2 },
-      10,
-    );
+    const drained = await refillA(backlog, own, 0, { queued: 3, version: 2, drained: 2 });
     assert.deepEqual(backlog.calls, []);
     assert.equal(drained.send.length, 1);
-    const full = await refillPlan(
-      backlog,
-      'c1',
-      'a.example',
-      own,
-      10,
-      { queued: 10, version: 3, drained: 2 },
-      10,
-    );
+    const full = await refillA(backlog, own, 10, { queued: 10, version: 3, drained: 2 });
     assert.deepEqual(backlog.calls, []);
     assert.deepEqual(full.send, []);
     assert.deepEqual(
@@ -118,15 +100,7 @@ describe('one URL in one send once', () => {
     await backlog.add('c1', 'a.example', [task(`${SITE}/twice`, 5), task(`${SITE}/one`, 4)]);
     await backlog.add('c1', 'a.example', [task(`${SITE}/twice`, 3)]);
     const own = [task(`${SITE}/twice`, 2), task(`${SITE}/mine`, 1)];
-    const plan = await refillPlan(
-      backlog,
-      'c1',
-      'a.example',
-      own,
-      0,
-      { queued: 0, version: 2, drained: 0 },
-      10,
-    );
+    const plan = await refillA(backlog, own, 0, { queued: 0, version: 2, drained: 0 });
     assert.deepEqual(
       plan.send.map((t) => t.url),
       [`${SITE}/twice`, `${SITE}/one`, `${SITE}/mine`],
