@@ -79,9 +79,9 @@ import {
 } from '../localstack/cost-model.ts';
 import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/generate-web.ts';
 import { serveWeb, type WebRequest } from '../test/fixtures/web/serve-web.ts';
+import { auditClaims } from './lib/claim-audit.ts';
 import { cloudApi } from './lib/cloud-api.ts';
 import { type CrawlStorage, measureStorage } from './lib/cloud-storage.ts';
-import { auditClaims } from './lib/lost-urls.ts';
 import {
   addWorkerTime,
   describeCaptureBytes,
@@ -371,7 +371,10 @@ async function run(scenario: Scenario): Promise<Result> {
     if (debug) await dumpGroups(local.endpoint, crawlTable);
     if (debug) {
       const tables = { crawl: crawlTable, url: urlTable };
-      const { unfinished, claimedTwice } = await auditClaims(local.endpoint, tables, bucket, id);
+      const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });
+      const { unfinished, claimedTwice } = await auditClaims(clients, tables, bucket, id).finally(() =>
+        clients.destroy(),
+      );
       console.error(
         `UNFINISHED: ${unfinished.length} claimed URLs without a page record or a park, ${claimedTwice} claimed twice (lost: ${view.lost ?? 0})`,
       );

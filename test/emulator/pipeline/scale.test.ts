@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { auditClaims } from '../../../bench/lib/claim-audit.ts';
 import { type ScaleWeb, scaleFigures, serveScaleWeb } from '../../../bench/lib/scale-web.ts';
 import { TUNING_ENV } from '../../../functions/cloud/env.ts';
 import type { Pipeline } from './helpers.ts';
@@ -68,5 +69,13 @@ describe('pipeline: 200 small hosts beside one of 1,000 URLs, FIFO scan window 2
     assert.equal(figures.crawlLost, 0, summary);
     assert.ok(figures.smallWait.ms <= MAX_SMALL_WAIT_SHARE * figures.big.spanSeconds * 1000, summary);
     console.log(summary);
+    // Every claim once, and every claimed URL archived: two claims of one container racing for a
+    // host's log claimed a URL twice (docs/cloud.md, "Claims of one container racing").
+    const { resources } = pipeline.local.provisioned;
+    const tables = { crawl: String(resources.CrawlTable?.name), url: String(resources.UrlTable?.name) };
+    const audit = await auditClaims(pipeline.clients, tables, pipeline.bucket, id);
+    assert.ok(audit.claimed >= HOSTS * 5 + BIG_URLS, `the audit read the crawl's claims (${audit.claimed})`);
+    assert.equal(audit.claimedTwice, 0, 'no URL claimed twice');
+    assert.deepEqual(audit.unfinished, [], 'every claimed URL has a page record');
   });
 });
