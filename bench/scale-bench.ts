@@ -35,10 +35,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { createAwsClients } from '../functions/adapters/aws/clients.ts';
 import { readGroupLimit, readHostsPerInvocation, TUNING_ENV } from '../functions/cloud/env.ts';
 import { WORKER_MEMORY_MODEL } from '../functions/cloud/lambda-settings.ts';
 import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { startCloudLocal } from '../localstack/cloud-local.ts';
+import { auditClaims, type ClaimAudit } from './lib/claim-audit.ts';
 import { cloudApi } from './lib/cloud-api.ts';
 import { type ScaleFigures, scaleFigures, serveScaleWeb } from './lib/scale-web.ts';
 
@@ -105,6 +107,7 @@ const local = await startCloudLocal({
 const api = cloudApi(local.api, local.token);
 let figures: ScaleFigures;
 let view: CrawlProgressView;
+let audit: ClaimAudit;
 try {
   const started = performance.now();
   const { id } = (await api('/crawls', {
@@ -136,6 +139,13 @@ try {
     crawlLost: view.lost ?? 0,
     metrics: local.metrics(),
   });
+  // After the figures: the audit's own reads are not the crawl's.
+  const { resources } = local.provisioned;
+  const tables = { crawl: String(resources.CrawlTable?.name), url: String(resources.UrlTable?.name) };
+  const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });
+  audit = await auditClaims(clients, tables, String(resources.PageBucket?.name), id).finally(() =>
+    clients.destroy(),
+  );
 } finally {
   await local.stop();
   await web.close();
@@ -178,6 +188,9 @@ console.log(
 );
 console.log(
   `URLs lost: ${done ? f.lost : 'not judged (stopped)'} (pages never requested${done ? '' : `: ${f.lost}`}), crawl's own count ${f.crawlLost}`,
+);
+console.log(
+  `claims: ${audit.claimed} URLs claimed, ${audit.claimedTwice} twice, ${audit.unfinished.length} with neither a page record nor a park (bench/lib/claim-audit.ts)`,
 );
 console.log(
   `worker peak V8 heap in one container: ${fmt(f.workerPeakHeapMb, 0)} MiB (+ the runtime's ~${WORKER_MEMORY_MODEL.runtimeMb} MiB RSS: lambda-settings.ts)`,
