@@ -63,8 +63,7 @@
 
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { createAwsClients } from '../functions/adapters/aws/clients.ts';
+import { type AwsClients, createAwsClients } from '../functions/adapters/aws/clients.ts';
 import { readGroupLimit, readHostsPerInvocation, TUNING_ENV } from '../functions/cloud/env.ts';
 import type { CrawlProgressView } from '../functions/cloud/use-cases/crawl-progress.ts';
 import { type ArchiveLifecycle, DEFAULT_ARCHIVE } from '../lib/storage.ts';
@@ -79,7 +78,7 @@ import {
 } from '../localstack/cost-model.ts';
 import { generateWeb, TRAP_KINDS, type TrapKind } from '../test/fixtures/web/generate-web.ts';
 import { serveWeb, type WebRequest } from '../test/fixtures/web/serve-web.ts';
-import { auditClaims } from './lib/claim-audit.ts';
+import { auditClaims, scanItems } from './lib/claim-audit.ts';
 import { cloudApi } from './lib/cloud-api.ts';
 import { type CrawlStorage, measureStorage } from './lib/cloud-storage.ts';
 import {
@@ -368,19 +367,10 @@ async function run(scenario: Scenario): Promise<Result> {
     const crawlTable = local.provisioned.resources.CrawlTable?.name as string;
     const bucket = local.provisioned.resources.PageBucket?.name as string;
     const storage = await measureStorage(local.endpoint, [urlTable, crawlTable], bucket);
-    if (debug) await dumpGroups(local.endpoint, crawlTable);
     if (debug) {
-      const tables = { crawl: crawlTable, url: urlTable };
       const clients = createAwsClients({ AWS_ENDPOINT_URL: local.endpoint, AWS_REGION: 'us-east-1' });
-      const { unfinished, claimedTwice } = await auditClaims(clients, tables, bucket, id).finally(() =>
-        clients.destroy(),
-      );
-      console.error(
-        `UNFINISHED: ${unfinished.length} claimed URLs without a page record or a park, ${claimedTwice} claimed twice (lost: ${view.lost ?? 0})`,
-      );
-      for (const u of unfinished.slice(0, 50)) {
-        console.error(`UNFINISHED ${u.fp} host=${u.host} owner=${u.owner} inBackQueue=${u.inBackQueue}`);
-      }
+      const tables = { crawl: crawlTable, url: urlTable };
+      await debugDump(clients, tables, bucket, id, view.lost ?? 0).finally(() => clients.destroy());
     }
     if (values.requests !== undefined) writeRequestLog(values.requests, scenario.name, served.requests());
     const costs = costBreakdown(metrics, model);
@@ -444,28 +434,35 @@ function logDollars(logs: Result['logs'], costs: CostBreakdown, names: string[])
   return (bytes / GB) * LIST_PRICES.logsIngestGb;
 }
 
-/** Debug: host items whose group says it holds messages, and the back queues left (CRAWLSTACK_BENCH_DEBUG=1). */
-async function dumpGroups(endpoint: string, table: string): Promise<void> {
-  const clients = createAwsClients({ AWS_ENDPOINT_URL: endpoint, AWS_REGION: 'us-east-1' });
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await clients.doc.send(
-      new ScanCommand({ TableName: table, ...(start === undefined ? {} : { ExclusiveStartKey: start }) }),
-    );
-    for (const item of page.Items ?? []) {
-      const sk = String(item.sk ?? '');
-      if (String(item.pk).startsWith('bq#'))
-        console.error(`BACKLOG ${item.pk} ${String(item.task).slice(0, 160)}`);
-      else if (
-        sk.startsWith('host#') &&
-        (Number(item.groupQueued ?? 0) !== 0 || item.groupStarter !== undefined)
-      )
-        console.error(
-          `GROUP ${sk} queued=${item.groupQueued} v=${item.backlogVersion} d=${item.backlogDrained} s=${item.groupStarter} doneSeq=${item.doneSeq}`,
-        );
-    }
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
+/**
+ * Debug (CRAWLSTACK_BENCH_DEBUG=1): host items whose group says it holds messages, the back-queue
+ * turns left, and the crawl's claims audited against its archive (bench/lib/claim-audit.ts).
+ */
+async function debugDump(
+  clients: AwsClients,
+  tables: { crawl: string; url: string },
+  bucket: string,
+  crawlId: string,
+  lost: number,
+): Promise<void> {
+  await scanItems(clients, tables.crawl, (item) => {
+    const sk = String(item.sk ?? '');
+    if (String(item.pk).startsWith('bq#')) console.error(`BACKLOG ${item.pk} ${sk}`);
+    else if (
+      sk.startsWith('host#') &&
+      (Number(item.groupQueued ?? 0) !== 0 || item.groupStarter !== undefined)
+    )
+      console.error(
+        `GROUP ${sk} queued=${item.groupQueued} v=${item.backlogVersion} d=${item.backlogDrained} s=${item.groupStarter} doneSeq=${item.doneSeq}`,
+      );
+  });
+  const { unfinished, claimedTwice } = await auditClaims(clients, tables, bucket, crawlId);
+  console.error(
+    `UNFINISHED: ${unfinished.length} claimed URLs without a page record or a park, ${claimedTwice} claimed twice (lost: ${lost})`,
+  );
+  for (const u of unfinished.slice(0, 50)) {
+    console.error(`UNFINISHED ${u.fp} host=${u.host} owner=${u.owner} inBackQueue=${u.inBackQueue}`);
+  }
 }
 
 /** The crawl's USD by row: requests, compute, logs, a month of storage, status polling. */

@@ -30,7 +30,8 @@ export interface UnfinishedUrl {
   inBackQueue: boolean;
 }
 
-async function scanAll(
+/** Every item of `table`, page by page. */
+export async function scanItems(
   clients: AwsClients,
   table: string,
   each: (item: Record<string, unknown>) => void,
@@ -57,7 +58,7 @@ export async function auditClaims(
   const backlog = new Set<string>();
   const seenPrefix = `seen#${crawlId}#`;
   const seenUrl = `seenurl#${crawlId}#`;
-  await scanAll(clients, tables.crawl, (item) => {
+  await scanItems(clients, tables.crawl, (item) => {
     const pk = String(item.pk ?? '');
     if (pk.startsWith(seenPrefix) && item.fps instanceof Uint8Array) {
       const host = pk.slice(seenPrefix.length);
@@ -75,7 +76,7 @@ export async function auditClaims(
     }
   });
   const parked = new Set<string>();
-  await scanAll(clients, tables.url, (item) => {
+  await scanItems(clients, tables.url, (item) => {
     const pk = String(item.pk ?? '');
     if (pk.startsWith(`${crawlId}#`) && item.admitted === undefined && item.task !== undefined) {
       parked.add(pk.slice(crawlId.length + 1));
