@@ -289,10 +289,16 @@ async function crawlCloud(
   }
 }
 
-/** With `--requests FILE`, appends every logged request (order, host, path, label) as JSON Lines. */
+/**
+ * With `--requests FILE`, appends every logged request (order, host, path, label, ms after the first
+ * request arrived) as JSON Lines.
+ */
 function logRequests(requests: WebRequest[], order: Order): WebRequest[] {
   if (values.requests !== undefined) {
-    const lines = requests.map((r) => JSON.stringify({ order, host: r.host, path: r.path, class: r.class }));
+    const t0 = requests[0]?.start ?? 0;
+    const lines = requests.map((r) =>
+      JSON.stringify({ order, host: r.host, path: r.path, class: r.class, ms: Math.round(r.start - t0) }),
+    );
     appendFileSync(values.requests, `${lines.join('\n')}\n`);
   }
   return requests;

@@ -17,6 +17,7 @@
  *      parked URLs when due; the maxPages budget; hosts a seed redirected to
  *   6. parked URLs of a crawl whose frontier the batch left dry (dry-admission.ts)
  */
+import type { CrawlConfig } from '../../core/config.ts';
 import { judgeError } from '../../core/step/error-policy.ts';
 import type { CrawlTask } from '../../core/types.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
@@ -28,6 +29,7 @@ import {
   offerTasks,
   owedWith,
   PARENT_STARTER,
+  type RefillPick,
   refillPlan,
 } from '../frontier/back-queues.ts';
 import { FRONTIER_GROUP_LIMIT } from '../lambda-settings.ts';
@@ -171,6 +173,14 @@ async function writeBatch(
   stats.admitted += await admitWhenDry(admission, plan, env.log);
 }
 
+/**
+ * How a crawl's refills pick (see RefillPick): by task when a page budget makes the order decide
+ * which pages are fetched at all (AOPIC with maxPages), by turn otherwise.
+ */
+export function refillPick(config: CrawlConfig | undefined): RefillPick {
+  return config?.order === 'aopic' && config.maxPages !== undefined ? 'by-task' : 'by-turn';
+}
+
 /** What a held group's refill sent, and what its ledger write adds. */
 interface GroupRefill {
   crawlId: string;
@@ -245,6 +255,7 @@ async function sendLinks(
       state,
       limit,
       fresh ? undefined : owed,
+      refillPick(plan.crawls.get(group.crawlId)?.ctx.config),
     );
     group.counts.lambda += refill.toLambda;
     const credits = fresh ? owed : refill.credits;
@@ -309,6 +320,9 @@ async function writeHost(
       0,
       moved,
       env.deps.groupLimit,
+      undefined,
+      // Whole turns: this refill adds nothing to the back queue, so a turn's unsent tasks would be lost.
+      'by-turn',
     );
     if (again.send.length > 0) {
       await env.deps.frontier.enqueue(

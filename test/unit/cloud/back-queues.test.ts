@@ -24,7 +24,9 @@ import { BACKLOG_TURN } from '../../../functions/cloud/lambda-settings.ts';
 import type { HostGroup } from '../../../functions/cloud/messages/crawl-records.ts';
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { admitParked } from '../../../functions/cloud/use-cases/redistribute-credit.ts';
+import { refillPick } from '../../../functions/cloud/worker/batch-commit.ts';
 import type { BatchOutcome, FrontierMessage } from '../../../functions/cloud/worker/batch-model.ts';
+import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import type { SitemapFetch } from '../../../functions/core/sitemap/sitemap-plan.ts';
 import type { CrawlTask } from '../../../functions/core/types.ts';
 import { MemoryCloud, MemoryHostBacklog } from './memory-cloud.ts';
@@ -90,6 +92,91 @@ describe('refillPlan', () => {
       full.wait.map((t) => t.url),
       [`${SITE}/x`],
     );
+  });
+});
+
+describe("refillPlan by task (a budgeted crawl's refills)", () => {
+  const byTask = (
+    backlog: MemoryHostBacklog,
+    own: CrawlTask[],
+    inGroup: number,
+    group: HostGroup,
+    owed = new Map(),
+  ) => refillPlan(backlog, 'c1', 'a.example', own, inGroup, group, 10, owed, 'by-task');
+
+  it('fills the room with the richest tasks one at a time; what a taken turn does not send waits again', async () => {
+    const backlog = new MemoryHostBacklog();
+    await backlog.add('c1', 'a.example', [task(`${SITE}/rich`, 5), task(`${SITE}/poor`, 0.1)]);
+    const own = [task(`${SITE}/x`, 1), task(`${SITE}/y`, 3), task(`${SITE}/z`, 0.5)];
+    const plan = await byTask(backlog, own, 7, { queued: 7, version: 1, drained: 0 });
+    assert.deepEqual(
+      plan.send.map((t) => t.url),
+      [`${SITE}/rich`, `${SITE}/y`, `${SITE}/x`],
+      'the three richest wherever they wait: by turn, /poor came along with /rich',
+    );
+    assert.deepEqual(
+      plan.taken.flatMap((t) => t.tasks.map((x) => x.url)),
+      [`${SITE}/rich`, `${SITE}/poor`],
+    );
+    assert.deepEqual(
+      plan.wait.map((t) => t.url),
+      [`${SITE}/z`, `${SITE}/poor`],
+      "the own link that does not fit, and the taken turn's task that was not sent",
+    );
+    assert.equal(
+      plan.drained,
+      true,
+      'read to its end and all taken (what waits again is added with a new version)',
+    );
+  });
+
+  it('a credited URL goes first, then the richest others: not its whole turn; the credits leave with their tasks', async () => {
+    const backlog = new MemoryHostBacklog();
+    const tasks = Array.from({ length: 60 }, (_, i) => task(`${SITE}/p${i}`, 1 - i / 100));
+    await backlog.add('c1', 'a.example', tasks);
+    const credited = tasks[30]!;
+    const owed = new Map([[credited.fp, { amount: 0.5, misses: 0 }]]);
+    const plan = await byTask(backlog, [], 8, { queued: 8, version: 1, drained: 0 }, owed);
+    assert.deepEqual(
+      plan.send.map((t) => t.url),
+      [`${SITE}/p30`, `${SITE}/p0`],
+    );
+    assert.equal(plan.send[0]?.cash, credited.cash + 0.5);
+    assert.deepEqual(
+      plan.wait.map((t) => t.url).sort(),
+      [31, 32, 33, 34, 35, 1, 2, 3, 4, 5].map((i) => `${SITE}/p${i}`).sort(),
+      'the rest of the two taken turns waits again',
+    );
+    assert.equal(plan.credits.size, 0);
+    assert.equal(plan.drained, false, 'four turns read were not taken');
+  });
+
+  it('a URL waiting in two turns is sent once, and both turns leave', async () => {
+    const backlog = new MemoryHostBacklog();
+    await backlog.add('c1', 'a.example', [task(`${SITE}/twice`, 5), task(`${SITE}/one`, 4)]);
+    await backlog.add('c1', 'a.example', [task(`${SITE}/twice`, 3), task(`${SITE}/later`, 0.1)]);
+    const plan = await byTask(backlog, [task(`${SITE}/twice`, 2)], 8, { queued: 8, version: 2, drained: 0 });
+    assert.deepEqual(
+      plan.send.map((t) => t.url),
+      [`${SITE}/twice`, `${SITE}/one`],
+    );
+    assert.equal(plan.taken.length, 2, 'the second turn holds a URL sent now: it leaves too');
+    assert.deepEqual(
+      plan.wait.map((t) => t.url),
+      [`${SITE}/later`],
+      'and its other task waits again',
+    );
+  });
+
+  it('a budgeted AOPIC crawl refills by task; others by turn', () => {
+    const config = (input: Record<string, unknown>) => {
+      const parsed = parseCrawlConfig({ seeds: [`${SITE}/`], ...input });
+      assert.ok(parsed.ok);
+      return parsed.config;
+    };
+    assert.equal(refillPick(config({ maxPages: 100 })), 'by-task');
+    assert.equal(refillPick(config({})), 'by-turn');
+    assert.equal(refillPick(config({ maxPages: 100, order: 'bfs' })), 'by-turn');
   });
 });
 
@@ -392,74 +479,84 @@ describe('the worker with bounded back queues', () => {
     return routes;
   }
 
-  it("keeps every host's group at its limit and fetches every page, the richest first", async () => {
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const fetcher = new MemoryFetcher(bigSite());
-    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
-    cloud.frontier.sent.push(...crawl.tasks([`${SITE}/`]));
-    const worker = workerOver(cloud, fetcher, clock, { groupLimit: 10 });
-    const queuedPeak = new Map<string, number>();
-    await drain(
-      cloud,
-      (m) => worker(m),
-      () => {
-        for (const [key, item] of cloud.table.hostItems) {
-          queuedPeak.set(key, Math.max(queuedPeak.get(key) ?? 0, item.group?.queued ?? 0));
-        }
-      },
-    );
-    // The first batch of each host was given by hand (no start): sends after that count.
-    const most = 10 + BACKLOG_TURN - 1; // the limit, and a whole turn taken when it was one short
-    for (const [key, peak] of queuedPeak) assert.ok(peak <= most, `${key}: ${peak} in its group`);
-    const fetched = new Set(fetcher.requests);
-    for (let i = 0; i < 60; i++) assert.ok(fetched.has(`${SITE}/p${i}`), `p${i} fetched`);
-    for (let i = 0; i < 7; i++) assert.ok(fetched.has(`${OTHER}/q${i}`), `q${i} fetched`);
-    assert.equal(cloud.backlog.size(), 0, 'every back queue drained');
-    for (const item of cloud.table.hostItems.values()) assert.equal(item.group?.queued ?? 0, 0);
-  });
+  // A budget refills by task (refillPick); the clock moves 3 s a batch, so that no page is held
+  // back (this drain does not deliver deferred messages again).
+  const budgets = [{}, { maxPages: 10_000 }];
 
-  it('loses nothing when the worker dies at any step of a refill', async () => {
-    const steps: FaultStep[] = [
-      'after-backlog',
-      'after-sends',
-      'after-start',
-      'after-captures',
-      'after-ledgers',
-      'before-ack',
-    ];
-    for (const step of steps) {
-      for (const nth of [1, 2, 3]) {
-        const clock = new TestClock();
-        const cloud = new MemoryCloud();
-        const fetcher = new MemoryFetcher(bigSite());
-        const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
-        cloud.frontier.sent.push(...crawl.tasks([`${SITE}/`]));
-        let seen = 0;
-        let killed = false;
-        const fault = (at: FaultStep) => {
-          if (at === step && ++seen === nth && !killed) {
-            killed = true;
-            throw new InjectedCrashError(at, nth);
+  for (const budget of budgets)
+    it(`keeps every host's group at its limit and fetches every page, the richest first (${JSON.stringify(budget)})`, async () => {
+      const clock = new TestClock();
+      const cloud = new MemoryCloud();
+      const fetcher = new MemoryFetcher(bigSite());
+      const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base, ...budget }, clock);
+      cloud.frontier.sent.push(...crawl.tasks([`${SITE}/`]));
+      const worker = workerOver(cloud, fetcher, clock, { groupLimit: 10 });
+      const queuedPeak = new Map<string, number>();
+      await drain(
+        cloud,
+        (m) => {
+          clock.t += 3_000;
+          return worker(m);
+        },
+        () => {
+          for (const [key, item] of cloud.table.hostItems) {
+            queuedPeak.set(key, Math.max(queuedPeak.get(key) ?? 0, item.group?.queued ?? 0));
           }
-        };
-        const worker = workerOver(cloud, fetcher, clock, { groupLimit: 4, fault });
-        // A crashed batch is delivered again (its messages were never acknowledged).
-        const run = async (messages: readonly FrontierMessage[]) => {
-          try {
-            return await worker(messages);
-          } catch (error) {
-            if (!(error instanceof InjectedCrashError)) throw error;
-            return worker(messages.map((m) => ({ ...m, receiveCount: m.receiveCount + 1 })));
-          }
-        };
-        await drain(cloud, run);
-        const fetched = new Set(fetcher.requests);
-        for (let i = 0; i < 60; i++) assert.ok(fetched.has(`${SITE}/p${i}`), `${step} #${nth}: p${i}`);
-        assert.equal(cloud.backlog.size(), 0, `${step} #${nth}: back queues drained`);
+        },
+      );
+      // The first batch of each host was given by hand (no start): sends after that count.
+      const most = 10 + BACKLOG_TURN - 1; // the limit, and a whole turn taken when it was one short
+      for (const [key, peak] of queuedPeak) assert.ok(peak <= most, `${key}: ${peak} in its group`);
+      const fetched = new Set(fetcher.requests);
+      for (let i = 0; i < 60; i++) assert.ok(fetched.has(`${SITE}/p${i}`), `p${i} fetched`);
+      for (let i = 0; i < 7; i++) assert.ok(fetched.has(`${OTHER}/q${i}`), `q${i} fetched`);
+      assert.equal(cloud.backlog.size(), 0, 'every back queue drained');
+      for (const item of cloud.table.hostItems.values()) assert.equal(item.group?.queued ?? 0, 0);
+    });
+
+  for (const budget of budgets)
+    it(`loses nothing when the worker dies at any step of a refill (${JSON.stringify(budget)})`, async () => {
+      const steps: FaultStep[] = [
+        'after-backlog',
+        'after-sends',
+        'after-start',
+        'after-captures',
+        'after-ledgers',
+        'before-ack',
+      ];
+      for (const step of steps) {
+        for (const nth of [1, 2, 3]) {
+          const clock = new TestClock();
+          const cloud = new MemoryCloud();
+          const fetcher = new MemoryFetcher(bigSite());
+          const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base, ...budget }, clock);
+          cloud.frontier.sent.push(...crawl.tasks([`${SITE}/`]));
+          let seen = 0;
+          let killed = false;
+          const fault = (at: FaultStep) => {
+            if (at === step && ++seen === nth && !killed) {
+              killed = true;
+              throw new InjectedCrashError(at, nth);
+            }
+          };
+          const worker = workerOver(cloud, fetcher, clock, { groupLimit: 4, fault });
+          // A crashed batch is delivered again (its messages were never acknowledged).
+          const run = async (messages: readonly FrontierMessage[]) => {
+            clock.t += 3_000;
+            try {
+              return await worker(messages);
+            } catch (error) {
+              if (!(error instanceof InjectedCrashError)) throw error;
+              return worker(messages.map((m) => ({ ...m, receiveCount: m.receiveCount + 1 })));
+            }
+          };
+          await drain(cloud, run);
+          const fetched = new Set(fetcher.requests);
+          for (let i = 0; i < 60; i++) assert.ok(fetched.has(`${SITE}/p${i}`), `${step} #${nth}: p${i}`);
+          assert.equal(cloud.backlog.size(), 0, `${step} #${nth}: back queues drained`);
+        }
       }
-    }
-  });
+    });
 
   it('an offer made while the holder lets its group go idle is sent, not left waiting', async () => {
     const clock = new TestClock();
