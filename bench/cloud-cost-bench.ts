@@ -12,6 +12,7 @@
  *   npm run bench:cloud -- --json out.json       # also write the numbers as JSON
  *   npm run bench:cloud -- --worker-pollers 2 --worker-hosts 20   # the worker's scale (below)
  *   npm run bench:cloud -- --group-limit 12      # URLs of one host in its FIFO group at most
+ *   npm run bench:cloud -- --max-pages 100000    # every crawl with a page budget (its hold-back and refills by task)
  *   npm run bench:cloud -- --requests log.jsonl  # also write every request the servers saw
  *
  * Scenarios. `realistic` (the headline): 100 hosts and 2,500 good pages (Zipf 0.5 host sizes),
@@ -123,6 +124,12 @@ const { values } = parseArgs({
      */
     'worker-hosts': { type: 'string' },
     'group-limit': { type: 'string' },
+    /**
+     * A page budget for every crawl (`maxPages`): a budgeted crawl holds poor pages back and refills
+     * by task (docs/aopic.md, docs/cloud.md). A budget above the scenario's pages prices that order
+     * on the same crawl.
+     */
+    'max-pages': { type: 'string' },
     /** Every request the fixture servers saw, as JSON Lines: scenario, host, path, start and end (ms from the first). */
     requests: { type: 'string' },
   },
@@ -337,6 +344,7 @@ async function run(scenario: Scenario): Promise<Result> {
         scope: 'any',
         allowPrivate: true,
         ...(scenario.delayMs === undefined ? {} : { delayMs: scenario.delayMs }),
+        ...(values['max-pages'] === undefined ? {} : { maxPages: Number(values['max-pages']) }),
         seenTrace: values['seen-trace'] !== 'off',
       }),
     })) as { id: string };

@@ -56,7 +56,13 @@ import {
   type QualityMetrics,
   qualityMetrics,
 } from './lib/quality-metrics.ts';
-import { addWorkerTime, describeWorkerTime, emptyWorkerTime, parseEmf } from './lib/worker-time.ts';
+import {
+  addWorkerTime,
+  describeHoldBack,
+  describeWorkerTime,
+  emptyWorkerTime,
+  parseEmf,
+} from './lib/worker-time.ts';
 
 type Order = 'bfs' | 'aopic';
 const ORDERS: readonly Order[] = ['bfs', 'aopic'];
@@ -269,6 +275,7 @@ async function crawlCloud(
       `${order} (cloud): ${metrics.requests} requests, ${c.fetched} pages in ${(wallMs / 1000).toFixed(1)} s`,
     );
     console.error(`${order} (cloud): ${describeWorkerTime(workerTime)}`);
+    console.error(`${order} (cloud): ${describeHoldBack(workerTime)}`);
     const summary = {
       pages: c.fetched,
       skipped: c.finished - c.fetched,

@@ -4,7 +4,8 @@
  * WorkerCommitMs). The worker is billed by its wall time, so this says what a crawl's worker row
  * pays for: requests, the URL-seen store's round trips, or the batches' commits. The same line
  * carries the capture messages' bytes (WorkerCaptureBytes, WorkerCaptureRecordBytes): what the
- * capture queue's row is made of.
+ * capture queue's row is made of; and a budgeted crawl's hold-back (WorkerHeldBack,
+ * WorkerHeldBackReturned).
  */
 
 /** The worker's time summed over a crawl's invocations. */
@@ -16,6 +17,8 @@ export interface WorkerTime {
   commitMs: number;
   captureBytes: number;
   captureRecordBytes: number;
+  heldBack: number;
+  heldBackReturned: number;
 }
 
 export function emptyWorkerTime(): WorkerTime {
@@ -27,6 +30,8 @@ export function emptyWorkerTime(): WorkerTime {
     commitMs: 0,
     captureBytes: 0,
     captureRecordBytes: 0,
+    heldBack: 0,
+    heldBackReturned: 0,
   };
 }
 
@@ -48,6 +53,16 @@ export function addWorkerTime(time: WorkerTime, emf: Record<string, number>): vo
   time.commitMs += emf.WorkerCommitMs ?? 0;
   time.captureBytes += emf.WorkerCaptureBytes ?? 0;
   time.captureRecordBytes += emf.WorkerCaptureRecordBytes ?? 0;
+  time.heldBack += emf.WorkerHeldBack ?? 0;
+  time.heldBackReturned += emf.WorkerHeldBackReturned ?? 0;
+}
+
+/** One line for a report: records the hold-back held, and of them given back to their back queue. */
+export function describeHoldBack(time: WorkerTime): string {
+  return (
+    `hold-back: ${time.heldBack} records held (${(time.heldBack / Math.max(1, time.steps)).toFixed(2)} per crawl step), ` +
+    `of which ${time.heldBackReturned} given back to their host's back queue`
+  );
 }
 
 /** One line for a report: the capture messages' bytes per page fetched, and the WARC records' share. */

@@ -159,7 +159,8 @@ export const WORKER_TIMEOUT_MS = LAMBDA_SETTINGS.frontierWorker.timeoutSeconds *
 /**
  * A host's FIFO group is refilled while it holds fewer than this many messages (Mercator's back
  * queues: the rest of the host's frontier waits in DynamoDB, richest first). A refill adds whole
- * turns of the back queue (BACKLOG_TURN tasks stored as one item), so a group holds at most
+ * turns of the back queue (BACKLOG_TURN tasks stored as one item; a budgeted crawl's refill adds
+ * tasks one at a time, but a start from the back queue takes whole turns), so a group holds at most
  * FRONTIER_GROUP_LIMIT + BACKLOG_TURN - 1 = 13 messages: at that bound 9,200 hosts with work fill
  * SQS FIFO's 120,000-message scan window and in-flight cap; more hosts take turns in it, since a
  * refill goes to the queue's tail (docs/cloud.md, "Bounded back queues"). The last of 13 waits 12

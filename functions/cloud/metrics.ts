@@ -35,6 +35,13 @@ export const METRICS = {
    */
   workerCaptureBytes: 'WorkerCaptureBytes',
   workerCaptureRecordBytes: 'WorkerCaptureRecordBytes',
+  /**
+   * Records a worker invocation held back (a budgeted crawl's AOPIC hold-back), and of them those
+   * given back to their host's back queue instead of waiting: each costs a receive and a ledger
+   * write, so a high count says the crawl's budget order is paying for itself in requests.
+   */
+  workerHeldBack: 'WorkerHeldBack',
+  workerHeldBackReturned: 'WorkerHeldBackReturned',
 } as const;
 
 /** A metric's CloudWatch unit: names ending in `Ms` are durations, in `Bytes` sizes, the others counts. */

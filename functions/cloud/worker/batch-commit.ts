@@ -221,7 +221,7 @@ async function sendLinks(
     // back may hold some of them too (its first try's sends, behind it in the group): those are
     // in flight already, and sending them again would count a copy that SQS drops.
     const inBatch = new Set(entries.map(({ task }) => task.fp));
-    const own = (held.get(key)?.tasks ?? []).filter((t) => !inBatch.has(t.fp));
+    const own = [...(held.get(key)?.tasks ?? []).filter((t) => !inBatch.has(t.fp)), ...group.demoted];
     held.delete(key);
     if (group.firstSeq === undefined) {
       if (own.length > 0) offers.push(...own);

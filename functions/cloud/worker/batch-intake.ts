@@ -192,6 +192,7 @@ export function planBatch(
           touched: false,
           probes: {},
           credits: new Map(),
+          demoted: [],
           state: host?.group ?? IDLE_GROUP,
         },
         entries: [],

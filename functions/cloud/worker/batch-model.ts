@@ -80,8 +80,9 @@ export interface BatchStats {
   admitted: number;
   /** New links that went to a back queue (their host's group was full, or held by another batch). */
   backlogged: number;
-  /** Records deferred by AOPIC's hold-back (aopic-admission.ts, heldBack). */
+  /** Records held by AOPIC's hold-back (aopic-admission.ts, heldBack), and of them given back to their back queue. */
   heldBack: number;
+  heldBackReturned: number;
   /** 1 when the batch's writes failed (its records are retried; see batch-commit.ts). */
   commitsFailed: number;
   /** URL-seen look-ups of the batch's pages, and those the container's cache answered. */
@@ -123,6 +124,7 @@ export function emptyBatchStats(records: number): BatchStats {
     admitted: 0,
     backlogged: 0,
     heldBack: 0,
+    heldBackReturned: 0,
     commitsFailed: 0,
     seenLookups: 0,
     seenCacheHits: 0,
@@ -270,6 +272,13 @@ export interface GroupBatch {
   state: HostGroup;
   /** AOPIC credits this batch's pages gave to other URLs of the host (for its back queue). */
   credits: Map<Fingerprint, number>;
+  /**
+   * Tasks the hold-back gave back to the host's back queue (their messages handled): the refill
+   * sends the host's richest instead (see record-step.ts, `stepRecord`).
+   */
+  demoted: CrawlTask[];
+  /** The richest task of the back queue's first turn, once read (null: empty). */
+  backQueueHead?: CrawlTask | null;
 }
 
 /** A batch after intake and its state read: its crawls, its groups, and its buffered link sends. */

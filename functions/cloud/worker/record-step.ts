@@ -29,7 +29,7 @@ import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../../core/url-seen/url-seen.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
 import { fetchBudgetMs } from '../fetch-budget.ts';
-import { offerTasks } from '../frontier/back-queues.ts';
+import { offerTasks, richestFirst } from '../frontier/back-queues.ts';
 import { WRITE_RESERVE_MS } from '../lambda-settings.ts';
 import {
   countFinished,
@@ -156,6 +156,15 @@ export async function stepRecord(
   }
   if (heldBack(batch, task, env.deps.clock.now())) {
     env.stats.heldBack += 1;
+    // Deferred, a held task keeps its whole host waiting (FIFO), with URLs of its back queue
+    // behind it: when the richest of those would not be held, the task goes back there, and the
+    // refill sends the host's richest.
+    if (await backQueueGoesFirst(env, group, task)) {
+      env.stats.heldBackReturned += 1;
+      group.demoted.push(task);
+      markHandled(group, message);
+      return { kind: 'ack' };
+    }
     return defer(env, entry, batch, HOLD_BACK_WAIT_S, 'hold-back');
   }
   try {
@@ -164,6 +173,25 @@ export async function stepRecord(
     if (error instanceof InjectedCrashError) throw error;
     return failRecord(env, entry, group, batch, error);
   }
+}
+
+/**
+ * True when a task richer than the held one waits in the group's back queue (one strongly
+ * consistent read of its first turn, once per group and batch; none when the host item says the
+ * back queue is empty): given back, the held task lets the refill send the host's richest first.
+ * When the held task is the richest its host has, it waits (deferred): giving it back would only
+ * send it round again.
+ */
+async function backQueueGoesFirst(env: StepEnv, group: GroupBatch, held: CrawlTask): Promise<boolean> {
+  if (group.state.version <= group.state.drained) return false;
+  if (group.backQueueHead === undefined) {
+    // A turn is stored richest task first (turnsOf), and the first turn is the richest.
+    const [turn] = await env.deps.backlog.richest(group.crawlId, group.host, 1);
+    group.backQueueHead = turn?.tasks[0] ?? null;
+  }
+  // Both are keys (cash less the bonus when sent, see messageTask): they compare as their cash.
+  const head = group.backQueueHead;
+  return head !== null && richestFirst(head, held) < 0;
 }
 
 /** The politeness gate and the crawl step, repeated while the step only prepared the origin. */

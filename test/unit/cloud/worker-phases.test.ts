@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { type FaultStep, InjectedCrashError } from '../../../functions/cloud/fault-hook.ts';
+import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import {
   admitLinks,
   HOLD_BACK_FRESH_MS,
@@ -462,8 +464,10 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     });
     const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base, ...input }, clock);
     const rich = messageFor({ ...tasks([`${SITE}/rich`])[0]!, cash: 0.3 });
-    const poor = messageFor({ ...tasks([`${B}/poor`])[0]!, cash: 0.01 });
-    return { clock, cloud, fetcher, id, rich, poor };
+    const poorTask = { ...tasks([`${B}/poor`])[0]!, cash: 0.01 };
+    const poor = messageFor(poorTask);
+    const richer = { ...tasks([`${B}/richer`])[0]!, cash: 0.15 };
+    return { clock, cloud, fetcher, id, rich, poor, richer };
   };
 
   it('with a page budget, a task far poorer than what the crawl is fetching waits while batches go on; the average rides on the budget write', async () => {
@@ -489,6 +493,85 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     const later = await workerOver(cloud, fetcher, clock)([poor]);
     assert.deepEqual(later.verdicts.get(poor.messageId), { kind: 'ack' });
     assert.ok(fetcher.requests.includes(`${B}/poor`));
+  });
+
+  it("a held task whose host's back queue may hold richer ones goes back there, and the refill sends the host's richest", async () => {
+    const { clock, cloud, fetcher, id, poor, richer } = setup({ maxPages: 100 });
+    cloud.table.budgets.set(id, 5);
+    cloud.table.dispatch.set(id, { cash: 0.2, at: clock.now() });
+    // b.example's group holds the poor task; a richer one waits in its back queue.
+    await cloud.table.startGroup(id, 'b.example', 1, 'starter');
+    // A holder's ledger write has ended the start since (a just-started group reads no back queue).
+    delete cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.starter;
+    await cloud.backlog.add(id, 'b.example', [richer]);
+    await cloud.table.noteBacklog(id, 'b.example');
+    const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
+    assert.deepEqual(verdicts.get(poor.messageId), { kind: 'ack' }, 'its message is done: the task is not');
+    assert.equal(stats.heldBack, 1);
+    assert.ok(!fetcher.requests.includes(`${B}/poor`), 'the poor page is not fetched');
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${B}/richer`, `${B}/poor`],
+      'the refill sends the richest first; the held task is not lost',
+    );
+    assert.equal(cloud.backlog.size(), 0);
+    assert.equal(cloud.table.hostItems.get(stateKey(id, 'b.example'))?.group?.queued, 2);
+  });
+
+  it('a held task given back is not lost when the worker dies at any step of the commit', async () => {
+    const steps: FaultStep[] = [
+      'after-backlog',
+      'after-sends',
+      'after-captures',
+      'after-ledgers',
+      'before-ack',
+    ];
+    for (const step of steps) {
+      const { clock, cloud, fetcher, id, poor, richer } = setup({ maxPages: 100 });
+      cloud.table.budgets.set(id, 5);
+      cloud.table.dispatch.set(id, { cash: 0.2, at: clock.now() });
+      await cloud.table.startGroup(id, 'b.example', 1, 'starter');
+      delete cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.starter;
+      await cloud.backlog.add(id, 'b.example', [richer]);
+      await cloud.table.noteBacklog(id, 'b.example');
+      let killed = false;
+      const fault = (at: FaultStep) => {
+        if (at === step && !killed) {
+          killed = true;
+          throw new InjectedCrashError(at, 1);
+        }
+      };
+      const worker = workerOver(cloud, fetcher, clock, { fault });
+      await assert.rejects(worker([poor]), InjectedCrashError, step);
+      // The message was never acknowledged: it comes back.
+      await worker([{ ...poor, receiveCount: 2 }]);
+      const waiting = [...cloud.backlog.queues.values()].flatMap((q) =>
+        [...q.values()].flatMap((t) => t.tasks),
+      );
+      const urls = new Set([...cloud.frontier.sent, ...waiting].map((t) => t.url));
+      assert.ok(urls.has(`${B}/poor`) && urls.has(`${B}/richer`), `${step}: ${[...urls].join(' ')}`);
+      assert.ok(!fetcher.requests.includes(`${B}/poor`), step);
+    }
+  });
+
+  it('a held task stays (deferred) when it is the richest its host has', async () => {
+    const { clock, cloud, fetcher, id, poor, richer } = setup({ maxPages: 100 });
+    cloud.table.budgets.set(id, 5);
+    cloud.table.dispatch.set(id, { cash: 0.2, at: clock.now() });
+    await cloud.table.startGroup(id, 'b.example', 1, 'starter');
+    delete cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.starter;
+    // Poorer than the held task: giving it back would only send it round again.
+    await cloud.backlog.add(id, 'b.example', [{ ...richer, cash: 0.005 }]);
+    await cloud.table.noteBacklog(id, 'b.example');
+    const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
+    assert.deepEqual(verdicts.get(poor.messageId), {
+      kind: 'retry',
+      seconds: HOLD_BACK_WAIT_S,
+      why: 'hold-back',
+    });
+    assert.equal(stats.heldBackReturned, 0);
+    assert.deepEqual(cloud.frontier.sent, []);
+    assert.equal(cloud.backlog.size(), 1);
   });
 
   it('holds nothing back without a page budget, nor in breadth-first order', async () => {

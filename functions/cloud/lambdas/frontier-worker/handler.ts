@@ -47,7 +47,7 @@ export function createFrontierWorker(
     const remaining = context === undefined ? undefined : () => context.getRemainingTimeInMillis();
     const { failed, rounds } = await serveInvocation(processBatch, runner, messages, remaining, settings);
     const sum = (field: keyof BatchStats) => rounds.reduce((n, r) => n + r[field], 0);
-    if (metrics !== undefined && (sum('seenLookups') > 0 || sum('crawled') > 0)) {
+    if (metrics !== undefined && (sum('seenLookups') > 0 || sum('crawled') > 0 || sum('heldBack') > 0)) {
       metrics({
         [METRICS.urlSeenLookups]: sum('seenLookups'),
         [METRICS.urlSeenCacheHits]: sum('seenCacheHits'),
@@ -58,6 +58,8 @@ export function createFrontierWorker(
         [METRICS.workerCommitMs]: sum('commitMs'),
         [METRICS.workerCaptureBytes]: sum('captureBytes'),
         [METRICS.workerCaptureRecordBytes]: sum('captureRecordBytes'),
+        [METRICS.workerHeldBack]: sum('heldBack'),
+        [METRICS.workerHeldBackReturned]: sum('heldBackReturned'),
       });
     }
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
