@@ -495,16 +495,25 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     assert.ok(fetcher.requests.includes(`${B}/poor`));
   });
 
-  it("a held task whose host's back queue may hold richer ones goes back there, and the refill sends the host's richest", async () => {
-    const { clock, cloud, fetcher, id, poor, richer } = setup({ maxPages: 100 });
+  /**
+   * A budgeted crawl whose batches fetch pages worth 0.2: b.example's group holds the poor task
+   * (0.01), and its back queue one task worth `waiting`.
+   */
+  const heldHost = async (waiting: number) => {
+    const setupOf = setup({ maxPages: 100 });
+    const { clock, cloud, id, richer } = setupOf;
     cloud.table.budgets.set(id, 5);
     cloud.table.dispatch.set(id, { cash: 0.2, at: clock.now() });
-    // b.example's group holds the poor task; a richer one waits in its back queue.
     await cloud.table.startGroup(id, 'b.example', 1, 'starter');
     // A holder's ledger write has ended the start since (a just-started group reads no back queue).
     delete cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.starter;
-    await cloud.backlog.add(id, 'b.example', [richer]);
+    await cloud.backlog.add(id, 'b.example', [{ ...richer, cash: waiting }]);
     await cloud.table.noteBacklog(id, 'b.example');
+    return setupOf;
+  };
+
+  it("a held task whose host's back queue holds a richer one goes back there, and the refill sends the host's richest", async () => {
+    const { clock, cloud, fetcher, id, poor } = await heldHost(0.15);
     const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
     assert.deepEqual(verdicts.get(poor.messageId), { kind: 'ack' }, 'its message is done: the task is not');
     assert.equal(stats.heldBack, 1);
@@ -527,13 +536,7 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
       'before-ack',
     ];
     for (const step of steps) {
-      const { clock, cloud, fetcher, id, poor, richer } = setup({ maxPages: 100 });
-      cloud.table.budgets.set(id, 5);
-      cloud.table.dispatch.set(id, { cash: 0.2, at: clock.now() });
-      await cloud.table.startGroup(id, 'b.example', 1, 'starter');
-      delete cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.starter;
-      await cloud.backlog.add(id, 'b.example', [richer]);
-      await cloud.table.noteBacklog(id, 'b.example');
+      const { clock, cloud, fetcher, poor } = await heldHost(0.15);
       let killed = false;
       const fault = (at: FaultStep) => {
         if (at === step && !killed) {
@@ -555,14 +558,8 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
   });
 
   it('a held task stays (deferred) when it is the richest its host has', async () => {
-    const { clock, cloud, fetcher, id, poor, richer } = setup({ maxPages: 100 });
-    cloud.table.budgets.set(id, 5);
-    cloud.table.dispatch.set(id, { cash: 0.2, at: clock.now() });
-    await cloud.table.startGroup(id, 'b.example', 1, 'starter');
-    delete cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.starter;
     // Poorer than the held task: giving it back would only send it round again.
-    await cloud.backlog.add(id, 'b.example', [{ ...richer, cash: 0.005 }]);
-    await cloud.table.noteBacklog(id, 'b.example');
+    const { clock, cloud, fetcher, poor } = await heldHost(0.005);
     const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
     assert.deepEqual(verdicts.get(poor.messageId), {
       kind: 'retry',
