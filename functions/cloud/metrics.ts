@@ -37,8 +37,9 @@ export const METRICS = {
   workerCaptureRecordBytes: 'WorkerCaptureRecordBytes',
   /**
    * Records a worker invocation held back (a budgeted crawl's AOPIC hold-back), and of them those
-   * given back to their host's back queue instead of waiting: each costs a receive and a ledger
-   * write, so a high count says the crawl's budget order is paying for itself in requests.
+   * given back to their host's back queue instead of waiting: each costs a receive and a
+   * visibility change, or, given back, a back-queue write, so many per page say the budget's
+   * order is paying for itself in requests.
    */
   workerHeldBack: 'WorkerHeldBack',
   workerHeldBackReturned: 'WorkerHeldBackReturned',

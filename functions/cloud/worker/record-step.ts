@@ -156,9 +156,9 @@ export async function stepRecord(
   }
   if (heldBack(batch, task, env.deps.clock.now())) {
     env.stats.heldBack += 1;
-    // Deferred, a held task keeps its whole host waiting (FIFO), with URLs of its back queue
-    // behind it: when the richest of those would not be held, the task goes back there, and the
-    // refill sends the host's richest.
+    // Deferred, a held task keeps its whole host waiting (FIFO), with the URLs of its back queue
+    // behind it: when a richer one waits there, the task goes back there instead, and the refill
+    // sends the host's richest.
     if (await backQueueGoesFirst(env, group, task)) {
       env.stats.heldBackReturned += 1;
       group.demoted.push(task);
@@ -180,10 +180,11 @@ export async function stepRecord(
  * consistent read of its first turn, once per group and batch; none when the host item says the
  * back queue is empty): given back, the held task lets the refill send the host's richest first.
  * When the held task is the richest its host has, it waits (deferred): giving it back would only
- * send it round again.
+ * send it round again. Not in a group just started: its starter's turn may still be in the back
+ * queue, and its first refill reads none (batch-commit.ts, `fresh`).
  */
 async function backQueueGoesFirst(env: StepEnv, group: GroupBatch, held: CrawlTask): Promise<boolean> {
-  if (group.state.version <= group.state.drained) return false;
+  if (group.state.starter !== undefined || group.state.version <= group.state.drained) return false;
   if (group.backQueueHead === undefined) {
     // A turn is stored richest task first (turnsOf), and the first turn is the richest.
     const [turn] = await env.deps.backlog.richest(group.crawlId, group.host, 1);

@@ -557,6 +557,18 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     }
   });
 
+  it('a held task stays (deferred) in a group just started, whose first refill reads no back queue', async () => {
+    const { clock, cloud, fetcher, id, poor } = await heldHost(0.15);
+    cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.starter = 'starter';
+    const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
+    assert.deepEqual(verdicts.get(poor.messageId), {
+      kind: 'retry',
+      seconds: HOLD_BACK_WAIT_S,
+      why: 'hold-back',
+    });
+    assert.equal(stats.heldBackReturned, 0);
+  });
+
   it('a held task stays (deferred) when it is the richest its host has', async () => {
     // Poorer than the held task: giving it back would only send it round again.
     const { clock, cloud, fetcher, poor } = await heldHost(0.005);
