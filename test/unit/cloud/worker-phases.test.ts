@@ -557,9 +557,8 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     }
   });
 
-  it('a held task stays (deferred) in a group just started, whose first refill reads no back queue', async () => {
-    const { clock, cloud, fetcher, id, poor } = await heldHost(0.15);
-    cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.starter = 'starter';
+  /** Runs the held host's batch and checks that its poor task was deferred, not given back. */
+  const assertDeferred = async ({ clock, cloud, fetcher, poor }: Awaited<ReturnType<typeof heldHost>>) => {
     const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
     assert.deepEqual(verdicts.get(poor.messageId), {
       kind: 'retry',
@@ -567,20 +566,20 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
       why: 'hold-back',
     });
     assert.equal(stats.heldBackReturned, 0);
+  };
+
+  it('a held task stays (deferred) in a group just started, whose first refill reads no back queue', async () => {
+    const held = await heldHost(0.15);
+    held.cloud.table.hostItems.get(stateKey(held.id, 'b.example'))!.group!.starter = 'starter';
+    await assertDeferred(held);
   });
 
   it('a held task stays (deferred) when it is the richest its host has', async () => {
     // Poorer than the held task: giving it back would only send it round again.
-    const { clock, cloud, fetcher, poor } = await heldHost(0.005);
-    const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
-    assert.deepEqual(verdicts.get(poor.messageId), {
-      kind: 'retry',
-      seconds: HOLD_BACK_WAIT_S,
-      why: 'hold-back',
-    });
-    assert.equal(stats.heldBackReturned, 0);
-    assert.deepEqual(cloud.frontier.sent, []);
-    assert.equal(cloud.backlog.size(), 1);
+    const held = await heldHost(0.005);
+    await assertDeferred(held);
+    assert.deepEqual(held.cloud.frontier.sent, []);
+    assert.equal(held.cloud.backlog.size(), 1);
   });
 
   it('holds nothing back without a page budget, nor in breadth-first order', async () => {
