@@ -319,6 +319,21 @@ export const BACKLOG_CREDIT_SLOTS = 24;
  */
 export const BACKLOG_CREDIT_MISSES = 4;
 
+/** How a refill reads and picks (see {@link refillPlan}). */
+export interface RefillOptions {
+  /** URLs of the host in its group at most (default FRONTIER_GROUP_LIMIT). */
+  limit?: number;
+  /** Credits owed to URLs of the back queue: the host item's and this batch's. */
+  owed?: BacklogCredits;
+  pick?: RefillPick;
+  /**
+   * The group's size for this refill given its richest candidate (at most `limit`, at least 1):
+   * a host whose best waiting URL is poor next to what the crawl fetches gets fewer messages per
+   * FIFO turn (see batch-commit.ts, `weighedLimit`). Absent: `limit`.
+   */
+  weigh?: (richest: CrawlTask) => number;
+}
+
 /**
  * The refill of a held group: `inGroup` messages stay in it after this batch (deferred ones, and
  * re-sent ones), so the group is filled while it holds fewer than `limit`: the richer first of the
@@ -328,9 +343,8 @@ export const BACKLOG_CREDIT_MISSES = 4;
  * AOPIC credits (cash that pages found to link to a URL after it was queued, `owed`: the host
  * item's and this batch's) are added to the waiting URLs they reach in the turns read, so a URL
  * that many pages link to rises to the front of its host as it does in the embedded crawler
- * (where credits are 20 points of the early PageRank mass; in the cloud the gain is within the
- * runs' spread so far, because SQS, not cash, picks the next host: docs/quality-bench.md). The credits of the URLs
- * sent go with them; the rest are kept for the next refill, within bounds (see {@link nextCredits}).
+ * (docs/quality-bench.md, issue 21 item 8). The credits of the URLs sent go with them; the rest
+ * are kept for the next refill, within bounds (see {@link nextCredits}).
  */
 export async function refillPlan(
   backlog: Pick<HostBacklog, 'richest'>,
@@ -339,15 +353,15 @@ export async function refillPlan(
   own: readonly CrawlTask[],
   inGroup: number,
   group: HostGroup,
-  limit: number = FRONTIER_GROUP_LIMIT,
-  owed: BacklogCredits = new Map(),
-  pick: RefillPick = 'by-turn',
+  options: RefillOptions = {},
 ): Promise<RefillPlan> {
+  const { limit = FRONTIER_GROUP_LIMIT, pick = 'by-turn' } = options;
   const room = Math.max(0, limit - inGroup);
+  const read = room > 0 && group.version > group.drained;
+  const owed = options.owed ?? new Map();
   const missed = [...owed.values()].some((credit) => credit.misses > 0);
   const window = missed ? CREDIT_DEEP_TURNS : CREDIT_WINDOW_TURNS;
   const asked = owed.size > 0 ? Math.max(turnsFor(room), window) : turnsFor(room);
-  const read = room > 0 && group.version > group.drained;
   const found = new Set<Fingerprint>();
   const turns = (read ? await backlog.richest(crawlId, host, asked) : []).map((turn) =>
     creditedTurn(turn, owed, found),
@@ -355,9 +369,13 @@ export async function refillPlan(
   const complete = read && turns.length < asked;
   // Richest first by the cash with credits (stable: equal keys keep the stored order).
   const ordered = [...turns].sort((a, b) => richestFirst(a.tasks[0]!, b.tasks[0]!));
+  const richest = [...own, ...(ordered[0]?.tasks.slice(0, 1) ?? [])].sort(richestFirst)[0];
+  const weighed =
+    options.weigh === undefined || richest === undefined
+      ? room
+      : Math.max(0, Math.min(limit, Math.max(1, options.weigh(richest))) - inGroup);
   const { send, takenFrom, wait } =
-    pick === 'by-task' ? pickByTask(own, ordered, room) : pickByTurn(own, ordered, room);
-  const taken = takenFrom.map((turn) => turn.stored);
+    pick === 'by-task' ? pickByTask(own, ordered, weighed) : pickByTurn(own, ordered, weighed);
   const consumed = new Set<Fingerprint>(takenFrom.flatMap((turn) => turn.tasks.map((task) => task.fp)));
   // Not read: a full group (the credits wait as they are), or a back queue known empty.
   const empty = !read && group.version <= group.drained;
@@ -367,7 +385,7 @@ export async function refillPlan(
       : { credits: owed, toLambda: 0 };
   return {
     send,
-    taken,
+    taken: takenFrom.map((turn) => turn.stored),
     wait,
     // Read to its end, and all of it taken: nothing waits there now but what `wait` adds again.
     drained: complete && takenFrom.length === ordered.length,

@@ -25,6 +25,16 @@ export function bonusOf(crawl: CrawlRecord | undefined): number {
   return crawl?.aopic?.bonus ?? 0;
 }
 
+/**
+ * Whether the crawl's order decides which pages are fetched at all (AOPIC with a page budget): then
+ * the frontier follows cash more closely at some cost (refills by task, groups weighed by cash,
+ * held tasks given back); without a budget every URL is fetched and the order only says when
+ * (docs/cloud.md, "Bounded back queues").
+ */
+export function followsCash(config: CrawlConfig | undefined): boolean {
+  return config?.order === 'aopic' && config.maxPages !== undefined;
+}
+
 /** The cash a task holds now: its key plus the lambda page's redistributions since it was sent. */
 export function cashNow(task: CrawlTask, crawl: CrawlRecord): number {
   return cashOf(task.cash, bonusOf(crawl));
@@ -151,8 +161,8 @@ export function admitLinks(
  * to the crawl's pending credits, for the next flush; credits to other URLs of the page's own
  * host to the batch's credits for that host's back queue (`group`: its refill adds them to the
  * URLs that wait there, see back-queues.ts); credits to other hosts' URLs to the lambda total
- * (SQS cannot reorder a message, and another host's back queue is not this batch's to write). A
- * fetched page's cash becomes history.
+ * (SQS cannot reorder a message, and another host's back queue is not this batch's to write: credit
+ * notes in it were tried, docs/quality-bench.md). A fetched page's cash becomes history.
  */
 export function routeCash(
   group: { host: string; counts: HostCounts; credits: Map<Fingerprint, number> },

@@ -49,16 +49,23 @@ import {
 import { encodeTraceMessages } from '../messages/trace-message.ts';
 import { buildWarcObject, idsHash, linksKey, warcKey } from '../messages/warc-object.ts';
 import { type BacklogTurn, type HostUpdate, stateKey } from '../ports/cloud-ports.ts';
-import { CREDIT_FLUSH_MS, flushCredits } from './aopic-admission.ts';
+import {
+  CREDIT_FLUSH_MS,
+  cashNow,
+  flushCredits,
+  followsCash,
+  HOLD_BACK_FRESH_MS,
+} from './aopic-admission.ts';
 import {
   type BatchPlan,
   type BatchStats,
   backQueueDeps,
+  type CrawlBatch,
   type FrontierWorkerDeps,
   type GroupBatch,
   type MessageVerdict,
 } from './batch-model.ts';
-import type { WorkerContainer } from './container-state.ts';
+import type { CrawlContext, WorkerContainer } from './container-state.ts';
 import { admitWhenDry } from './dry-admission.ts';
 
 /** What the commit needs besides the plan. */
@@ -178,7 +185,7 @@ async function writeBatch(
  * which pages are fetched at all (AOPIC with maxPages), by turn otherwise.
  */
 export function refillPick(config: CrawlConfig | undefined): RefillPick {
-  return config?.order === 'aopic' && config.maxPages !== undefined ? 'by-task' : 'by-turn';
+  return followsCash(config) ? 'by-task' : 'by-turn';
 }
 
 /** What a held group's refill sent, and what its ledger write adds. */
@@ -246,17 +253,15 @@ async function sendLinks(
       group.credits.delete(fp);
     }
     const owed = owedWith(group.state.credits, group.credits);
-    const refill = await refillPlan(
-      deps.backlog,
-      group.crawlId,
-      group.host,
-      own,
-      staying,
-      state,
+    const crawlBatch = plan.crawls.get(group.crawlId);
+    const config = crawlBatch?.ctx.config;
+    const weigh = crawlBatch === undefined ? undefined : weighedLimit(crawlBatch, limit, deps.clock.now());
+    const refill = await refillPlan(deps.backlog, group.crawlId, group.host, own, staying, state, {
       limit,
-      fresh ? undefined : owed,
-      refillPick(plan.crawls.get(group.crawlId)?.ctx.config),
-    );
+      ...(fresh ? {} : { owed }),
+      pick: refillPick(config),
+      ...(weigh === undefined ? {} : { weigh }),
+    });
     group.counts.lambda += refill.toLambda;
     const credits = fresh ? owed : refill.credits;
     const writeCredits = credits.size > 0 || (group.state.credits?.size ?? 0) > 0;
@@ -287,6 +292,26 @@ async function sendLinks(
   return refills;
 }
 
+/**
+ * A budgeted crawl's group size by its host's richest waiting URL against what the crawl's batches
+ * have been fetching (the reference the hold-back uses, as this batch read it): SQS hands the
+ * groups out in turn, so a host's share of the requests follows how many messages its group holds
+ * per turn. Full at or above the reference, falling with the square of the ratio below it.
+ */
+export function weighedLimit(
+  batch: Pick<CrawlBatch, 'crawl' | 'dispatchRead'> & { ctx: Pick<CrawlContext, 'config'> },
+  limit: number,
+  now: number,
+): ((richest: CrawlTask) => number) | undefined {
+  if (!followsCash(batch.ctx.config)) return undefined;
+  const { cash, at } = batch.dispatchRead;
+  if (cash <= 0 || now - at >= HOLD_BACK_FRESH_MS) return undefined;
+  return (richest) => {
+    const ratio = Math.min(1, cashNow(richest, batch.crawl) / cash);
+    return Math.max(1, Math.ceil(limit * ratio * ratio));
+  };
+}
+
 /** One host item write: politeness state and the ledger with this batch's counts. */
 async function writeHost(
   env: CommitEnv,
@@ -312,18 +337,11 @@ async function writeHost(
   // either sends or finds the version still).
   for (let round = 0; result.moved !== undefined && refill !== undefined && round < 5; round++) {
     const moved = result.moved;
-    const again = await refillPlan(
-      env.deps.backlog,
-      group.crawlId,
-      group.host,
-      [],
-      0,
-      moved,
-      env.deps.groupLimit,
-      undefined,
+    const again = await refillPlan(env.deps.backlog, group.crawlId, group.host, [], 0, moved, {
+      ...(env.deps.groupLimit === undefined ? {} : { limit: env.deps.groupLimit }),
       // Whole turns: this refill adds nothing to the back queue, so a turn's unsent tasks would be lost.
-      'by-turn',
-    );
+      pick: 'by-turn',
+    });
     if (again.send.length > 0) {
       await env.deps.frontier.enqueue(
         asTurn(again.send, `refill ${group.crawlId} ${group.host} ${group.firstSeq} ${round}`),

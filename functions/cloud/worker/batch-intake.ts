@@ -222,6 +222,10 @@ function newCrawlBatch(
     dispatchCash: state.dispatch.get(crawl.id)?.cash ?? 0,
     dispatchAt: state.dispatch.get(crawl.id)?.at ?? 0,
     dispatched: 0,
+    dispatchRead: {
+      cash: state.dispatch.get(crawl.id)?.cash ?? 0,
+      at: state.dispatch.get(crawl.id)?.at ?? 0,
+    },
     redirectedHosts: new Set(),
     claimed: [],
     lookups: [],

@@ -238,6 +238,8 @@ export interface CrawlBatch {
   dispatchAt: number;
   /** Pages this batch fetched (their mean replaces the dispatch cash it read). */
   dispatched: number;
+  /** The dispatch cash and time as the batch read them (its refills weigh their groups by it). */
+  dispatchRead: { cash: number; at: number };
   redirectedHosts: Set<string>;
   /** URLs the batch's finished pages claimed and queued: cached once their ledgers are durable. */
   claimed: string[];

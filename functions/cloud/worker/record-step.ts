@@ -29,7 +29,7 @@ import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
 import { UrlSeen, type UrlSeenStats } from '../../core/url-seen/url-seen.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
 import { fetchBudgetMs } from '../fetch-budget.ts';
-import { offerTasks, richestFirst } from '../frontier/back-queues.ts';
+import { offerTasks, owedWith, richestFirst } from '../frontier/back-queues.ts';
 import { WRITE_RESERVE_MS } from '../lambda-settings.ts';
 import {
   countFinished,
@@ -159,7 +159,7 @@ export async function stepRecord(
     // Deferred, a held task keeps its whole host waiting (FIFO), with the URLs of its back queue
     // behind it: when a richer one waits there, the task goes back there instead, and the refill
     // sends the host's richest.
-    if (await backQueueGoesFirst(env, group, task)) {
+    if (await backQueueGoesFirst(env, group, batch, task)) {
       env.stats.heldBackReturned += 1;
       group.demoted.push(task);
       markHandled(group, message);
@@ -178,12 +178,19 @@ export async function stepRecord(
 /**
  * True when a task richer than the held one waits in the group's back queue (one strongly
  * consistent read of its first turn, once per group and batch; none when the host item says the
- * back queue is empty): given back, the held task lets the refill send the host's richest first.
+ * back queue is empty): its first turn's head is richer, or a URL there is owed a credit larger
+ * than the held task's cash (a URL the host's pages link to, queued poor: the refill adds the
+ * credit, see back-queues.ts). Given back, the held task lets the refill send the host's richest first.
  * When the held task is the richest its host has, it waits (deferred): giving it back would only
  * send it round again. Not in a group just started: its starter's turn may still be in the back
  * queue, and its first refill reads none (batch-commit.ts, `fresh`).
  */
-async function backQueueGoesFirst(env: StepEnv, group: GroupBatch, held: CrawlTask): Promise<boolean> {
+async function backQueueGoesFirst(
+  env: StepEnv,
+  group: GroupBatch,
+  batch: CrawlBatch,
+  held: CrawlTask,
+): Promise<boolean> {
   if (group.state.starter !== undefined || group.state.version <= group.state.drained) return false;
   if (group.backQueueHead === undefined) {
     // A turn is stored richest task first (turnsOf), and the first turn is the richest.
@@ -192,7 +199,10 @@ async function backQueueGoesFirst(env: StepEnv, group: GroupBatch, held: CrawlTa
   }
   // Both are keys (cash less the bonus when sent, see messageTask): they compare as their cash.
   const head = group.backQueueHead;
-  return head !== null && richestFirst(head, held) < 0;
+  if (head !== null && richestFirst(head, held) < 0) return true;
+  // A credited URL holds at least its credit (a key plus the bonus is never below 0).
+  const owed = owedWith(group.state.credits, group.credits);
+  return [...owed.values()].some((credit) => credit.amount > cashNow(held, batch.crawl));
 }
 
 /** The politeness gate and the crawl step, repeated while the step only prepared the origin. */

@@ -54,7 +54,7 @@ function task(url: string, cash: number, crawlId = 'c1'): CrawlTask {
 
 /** A refill of a.example's group in crawl c1, at most 10 messages. */
 function refillA(backlog: MemoryHostBacklog, own: CrawlTask[], inGroup: number, group: HostGroup) {
-  return refillPlan(backlog, 'c1', 'a.example', own, inGroup, group, 10);
+  return refillPlan(backlog, 'c1', 'a.example', own, inGroup, group, { limit: 10 });
 }
 
 describe('refillPlan', () => {
@@ -95,6 +95,31 @@ describe('refillPlan', () => {
   });
 });
 
+describe('refillPlan weighed by the richest candidate (a budgeted crawl)', () => {
+  it('fills the group only to the size `weigh` gives for its richest candidate, never below one message', async () => {
+    const backlog = new MemoryHostBacklog();
+    await backlog.add('c1', 'a.example', [task(`${SITE}/w1`, 0.1), task(`${SITE}/w2`, 0.09)]);
+    const own = [task(`${SITE}/o1`, 0.05), task(`${SITE}/o2`, 0.04)];
+    const asked: number[] = [];
+    const weigh = (richest: CrawlTask) => {
+      asked.push(richest.cash);
+      return 3;
+    };
+    const group = { queued: 1, version: 1, drained: 0 };
+    const options = { limit: 10, pick: 'by-task' as const, weigh };
+    const plan = await refillPlan(backlog, 'c1', 'a.example', own, 1, group, options);
+    assert.deepEqual(asked, [0.1], 'weighed by the richest of the own links and the back queue');
+    assert.deepEqual(
+      plan.send.map((t) => t.url),
+      [`${SITE}/w1`, `${SITE}/w2`],
+      'a group of 3, one message staying: two sent',
+    );
+    assert.deepEqual(plan.wait.map((t) => t.url).sort(), [`${SITE}/o1`, `${SITE}/o2`], 'the own links wait');
+    const none = await refillPlan(backlog, 'c1', 'a.example', own, 0, group, { ...options, weigh: () => 0 });
+    assert.equal(none.send.length, 1, 'an empty group gets its richest at least: it must not go idle');
+  });
+});
+
 describe("refillPlan by task (a budgeted crawl's refills)", () => {
   const byTask = (
     backlog: MemoryHostBacklog,
@@ -102,7 +127,7 @@ describe("refillPlan by task (a budgeted crawl's refills)", () => {
     inGroup: number,
     group: HostGroup,
     owed = new Map(),
-  ) => refillPlan(backlog, 'c1', 'a.example', own, inGroup, group, 10, owed, 'by-task');
+  ) => refillPlan(backlog, 'c1', 'a.example', own, inGroup, group, { limit: 10, owed, pick: 'by-task' });
 
   it('fills the room with the richest tasks one at a time; what a taken turn does not send waits again', async () => {
     const backlog = new MemoryHostBacklog();
@@ -248,7 +273,7 @@ describe('sitemap files in a back queue', () => {
       own,
       0,
       { queued: 0, version: 1, drained: 0 },
-      6,
+      { limit: 6 },
     );
     assert.deepEqual(
       plan.send.map((t) => new URL(t.url).pathname),
@@ -265,7 +290,7 @@ function refillOwed(
   group: { queued: number; version: number; drained: number },
   owed: Map<string, { amount: number; misses: number }>,
 ) {
-  return refillPlan(backlog, 'c1', 'a.example', [], inGroup, group, 8, owed);
+  return refillPlan(backlog, 'c1', 'a.example', [], inGroup, group, { limit: 8, owed });
 }
 
 describe('credits to URLs in a back queue', () => {

@@ -13,6 +13,7 @@ import {
   HOLD_BACK_WAIT_S,
   SITEMAP_ENTRIES_SENT,
 } from '../../../functions/cloud/worker/aopic-admission.ts';
+import { weighedLimit } from '../../../functions/cloud/worker/batch-commit.ts';
 import { deferWarm } from '../../../functions/cloud/worker/batch-intake.ts';
 import {
   emptyBatchStats,
@@ -580,6 +581,54 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     await assertDeferred(held);
     assert.deepEqual(held.cloud.frontier.sent, []);
     assert.equal(held.cloud.backlog.size(), 1);
+  });
+
+  it("a held task goes back when its host's pages credited a poorer URL of its back queue above it", async () => {
+    // Poorer than the held task as queued, but the host's pages have linked to it since.
+    const held = await heldHost(0.005);
+    const { clock, cloud, fetcher, id, poor, richer } = held;
+    cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.credits = new Map([
+      [richer.fp, { amount: 0.1, misses: 0 }],
+    ]);
+    const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
+    assert.deepEqual(verdicts.get(poor.messageId), { kind: 'ack' });
+    assert.equal(stats.heldBackReturned, 1);
+    assert.deepEqual(
+      cloud.frontier.sent.map((t) => t.url),
+      [`${B}/richer`, `${B}/poor`],
+      'the refill applies the credit and sends the credited URL first',
+    );
+    assert.ok(Math.abs(cloud.frontier.sent[0]!.cash - 0.105) < 1e-9, 'with the credit in its cash');
+  });
+
+  it("weighs a budgeted crawl's group by its richest URL against what the crawl fetches (weighedLimit)", () => {
+    const { clock, cloud, id, richer } = setup({ maxPages: 100 });
+    const crawl = cloud.table.crawls.get(id)!;
+    const view = (config: Record<string, unknown>, cash: number, at: number) => {
+      const parsed = parseCrawlConfig({ seeds: [`${SITE}/`], ...base, ...config });
+      assert.ok(parsed.ok);
+      return { crawl, ctx: { config: parsed.config }, dispatchRead: { cash, at } };
+    };
+    const weigh = weighedLimit(view({ maxPages: 100 }, 0.2, clock.now()), 8, clock.now());
+    assert.ok(weigh !== undefined);
+    const at = (cash: number) => weigh({ ...richer, cash });
+    assert.deepEqual(
+      [at(0.4), at(0.2), at(0.1), at(0.05), at(0)],
+      [8, 8, 2, 1, 1],
+      'the square of the ratio, 1 at least',
+    );
+    const stale = clock.now() - HOLD_BACK_FRESH_MS;
+    assert.equal(
+      weighedLimit(view({ maxPages: 100 }, 0.2, stale), 8, clock.now()),
+      undefined,
+      'no batch fetched lately',
+    );
+    assert.equal(weighedLimit(view({}, 0.2, clock.now()), 8, clock.now()), undefined, 'no page budget');
+    assert.equal(
+      weighedLimit(view({ maxPages: 100 }, 0, clock.now()), 8, clock.now()),
+      undefined,
+      'nothing fetched yet',
+    );
   });
 
   it('holds nothing back without a page budget, nor in breadth-first order', async () => {
