@@ -292,20 +292,47 @@ async function sendLinks(
   return refills;
 }
 
+/** How fast the fetch peak a group is weighed by fades: it halves in this time. */
+export const FETCH_PEAK_HALF_LIFE_MS = 2_000;
+
 /**
- * A budgeted crawl's group size by its host's richest waiting URL against what the crawl's batches
- * have been fetching (the reference the hold-back uses, as this batch read it): SQS hands the
- * groups out in turn, so a host's share of the requests follows how many messages its group holds
- * per turn. Full at or above the reference, falling with the square of the ratio below it.
+ * The richest the crawl has been fetching lately, as this container knows it: the highest of the
+ * container's peak (halved every FETCH_PEAK_HALF_LIFE_MS), the budget item's batch mean as this
+ * batch read it (while fresh), and this batch's own mean; kept as the container's new peak.
+ */
+function fetchPeak(
+  batch: Pick<CrawlBatch, 'dispatchRead' | 'dispatchCash' | 'dispatched'> & {
+    ctx: Pick<CrawlContext, 'fetchPeak'>;
+  },
+  now: number,
+): number {
+  const peak = batch.ctx.fetchPeak;
+  const decayed = peak === undefined ? 0 : peak.cash * 0.5 ** ((now - peak.at) / FETCH_PEAK_HALF_LIFE_MS);
+  const read = now - batch.dispatchRead.at < HOLD_BACK_FRESH_MS ? batch.dispatchRead.cash : 0;
+  const own = batch.dispatched > 0 ? batch.dispatchCash : 0;
+  const cash = Math.max(decayed, read, own);
+  batch.ctx.fetchPeak = { cash, at: now };
+  return cash;
+}
+
+/**
+ * A budgeted crawl's group size by its host's richest waiting URL against the richest the crawl
+ * has been fetching lately (`fetchPeak`): SQS hands the groups out in turn, so a host's share of
+ * the requests follows how many messages its group holds per turn. Full at or above the peak,
+ * falling with the square of the ratio below it, never below 1 (a group with work never goes idle).
+ * A peak, not the hold-back's last batch mean: the mean follows whichever host committed last, and
+ * weighed by it every host's group came out full about as often (docs/quality-bench.md).
  */
 export function weighedLimit(
-  batch: Pick<CrawlBatch, 'crawl' | 'dispatchRead'> & { ctx: Pick<CrawlContext, 'config'> },
+  batch: Pick<CrawlBatch, 'crawl' | 'dispatchRead' | 'dispatchCash' | 'dispatched'> & {
+    ctx: Pick<CrawlContext, 'config' | 'fetchPeak'>;
+  },
   limit: number,
   now: number,
 ): ((richest: CrawlTask) => number) | undefined {
   if (!followsCash(batch.ctx.config)) return undefined;
-  const { cash, at } = batch.dispatchRead;
-  if (cash <= 0 || now - at >= HOLD_BACK_FRESH_MS) return undefined;
+  const cash = fetchPeak(batch, now);
+  if (cash <= 0) return undefined;
   return (richest) => {
     const ratio = Math.min(1, cashNow(richest, batch.crawl) / cash);
     return Math.max(1, Math.ceil(limit * ratio * ratio));

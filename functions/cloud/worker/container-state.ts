@@ -41,6 +41,11 @@ export interface CrawlContext {
   /** Credits for parked URLs, summed in memory and written every few seconds. */
   credits: Map<string, number>;
   creditsSince: number;
+  /**
+   * The richest batch mean this container has seen its crawl fetch lately (its batches' own and
+   * the budget item's as read), halved every 2 s: a budgeted crawl's groups are weighed by it.
+   */
+  fetchPeak?: { cash: number; at: number };
   /** The near-duplicate memory inside `quality` (for the context's size). */
   nearDuplicates?: RecentNearDuplicates;
   /**

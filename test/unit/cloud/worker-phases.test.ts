@@ -24,6 +24,7 @@ import { WorkerContainer } from '../../../functions/cloud/worker/container-state
 import { fifoResponse, runGroupInOrder } from '../../../functions/cloud/worker/fifo-groups.ts';
 import { parseCrawlConfig } from '../../../functions/core/config.ts';
 import type { CashFlow } from '../../../functions/core/scheduling/aopic.ts';
+import type { CrawlTask } from '../../../functions/core/types.ts';
 import { MemoryCloud } from './memory-cloud.ts';
 import { MemoryFetcher, page } from './memory-fetcher.ts';
 import { messageFor, runningCrawl, TestClock, workerOver } from './worker-kit.ts';
@@ -601,34 +602,53 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     assert.ok(Math.abs(cloud.frontier.sent[0]!.cash - 0.105) < 1e-9, 'with the credit in its cash');
   });
 
-  it("weighs a budgeted crawl's group by its richest URL against what the crawl fetches (weighedLimit)", () => {
+  it("weighs a budgeted crawl's group by its richest URL against the richest the crawl fetched lately (weighedLimit)", () => {
     const { clock, cloud, id, richer } = setup({ maxPages: 100 });
     const crawl = cloud.table.crawls.get(id)!;
-    const view = (config: Record<string, unknown>, cash: number, at: number) => {
+    const now = clock.now();
+    /** A batch that read `read` (set at `at`), fetched pages averaging `own`, in a container whose peak was `peak`. */
+    const view = (
+      config: Record<string, unknown>,
+      read: { cash: number; at: number },
+      own?: number,
+      peak?: { cash: number; at: number },
+    ) => {
       const parsed = parseCrawlConfig({ seeds: [`${SITE}/`], ...base, ...config });
       assert.ok(parsed.ok);
-      return { crawl, ctx: { config: parsed.config }, dispatchRead: { cash, at } };
+      return {
+        crawl,
+        ctx: { config: parsed.config, ...(peak === undefined ? {} : { fetchPeak: peak }) },
+        dispatchRead: read,
+        dispatchCash: own ?? read.cash,
+        dispatched: own === undefined ? 0 : 1,
+      };
     };
-    const weigh = weighedLimit(view({ maxPages: 100 }, 0.2, clock.now()), 8, clock.now());
-    assert.ok(weigh !== undefined);
-    const at = (cash: number) => weigh({ ...richer, cash });
+    const budget = { maxPages: 100 };
+    const curve = (weigh: ((t: CrawlTask) => number) | undefined) => {
+      assert.ok(weigh !== undefined);
+      return [0.4, 0.2, 0.1, 0.05, 0].map((cash) => weigh({ ...richer, cash }));
+    };
     assert.deepEqual(
-      [at(0.4), at(0.2), at(0.1), at(0.05), at(0)],
+      curve(weighedLimit(view(budget, { cash: 0.2, at: now }), 8, now)),
       [8, 8, 2, 1, 1],
-      'the square of the ratio, 1 at least',
+      'the square of the ratio to what the crawl fetches, 1 at least',
     );
-    const stale = clock.now() - HOLD_BACK_FRESH_MS;
-    assert.equal(
-      weighedLimit(view({ maxPages: 100 }, 0.2, stale), 8, clock.now()),
-      undefined,
-      'no batch fetched lately',
+    const stale = { cash: 0.2, at: now - HOLD_BACK_FRESH_MS };
+    assert.equal(weighedLimit(view(budget, stale), 8, now), undefined, 'no batch fetched lately');
+    assert.deepEqual(
+      curve(weighedLimit(view(budget, stale, 0.2), 8, now)),
+      [8, 8, 2, 1, 1],
+      "the batch's own fetches count",
     );
-    assert.equal(weighedLimit(view({}, 0.2, clock.now()), 8, clock.now()), undefined, 'no page budget');
-    assert.equal(
-      weighedLimit(view({ maxPages: 100 }, 0, clock.now()), 8, clock.now()),
-      undefined,
-      'nothing fetched yet',
-    );
+    // A richer batch one half-life ago outweighs a poorer one now: the reference is a peak.
+    const batch = view(budget, { cash: 0.05, at: now }, undefined, {
+      cash: 0.4,
+      at: now - HOLD_BACK_FRESH_MS,
+    });
+    assert.deepEqual(curve(weighedLimit(batch, 8, now)), [8, 8, 2, 1, 1], 'the peak, halved every 2 s');
+    assert.deepEqual(batch.ctx.fetchPeak, { cash: 0.2, at: now }, 'kept in the container for the next batch');
+    assert.equal(weighedLimit(view({}, { cash: 0.2, at: now }), 8, now), undefined, 'no page budget');
+    assert.equal(weighedLimit(view(budget, { cash: 0, at: now }), 8, now), undefined, 'nothing fetched yet');
   });
 
   it('holds nothing back without a page budget, nor in breadth-first order', async () => {
