@@ -75,8 +75,7 @@ export interface DispatchView {
  * pages a sitemap listed are never held (docs/sitemaps.md).
  */
 export function heldBack(view: DispatchView, task: CrawlTask, now: number): boolean {
-  const { config } = view.ctx;
-  if (config.order !== 'aopic' || config.maxPages === undefined) return false;
+  if (!followsCash(view.ctx.config)) return false;
   if (task.sitemap !== undefined || task.listed === true) return false;
   if (view.dispatchCash === 0 || now - view.dispatchAt >= HOLD_BACK_FRESH_MS) return false;
   return holdsBack(cashNow(task, view.crawl), view.dispatchCash);

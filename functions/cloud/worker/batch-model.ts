@@ -238,7 +238,7 @@ export interface CrawlBatch {
   dispatchAt: number;
   /** Pages this batch fetched (their mean replaces the dispatch cash it read). */
   dispatched: number;
-  /** The dispatch cash and time as the batch read them (its refills weigh their groups by it). */
+  /** The dispatch cash and time as the batch read them (one input of the container's fetch peak, batch-commit.ts). */
   dispatchRead: { cash: number; at: number };
   redirectedHosts: Set<string>;
   /** URLs the batch's finished pages claimed and queued: cached once their ledgers are durable. */
