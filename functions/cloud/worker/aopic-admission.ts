@@ -181,10 +181,53 @@ export function routeCash(
       ctx.credits.set(fp, (ctx.credits.get(fp) ?? 0) + amount);
     } else if (host === group.host) {
       group.credits.set(fp, (group.credits.get(fp) ?? 0) + amount);
-    } else {
+    } else if (!holdHostCredit(ctx, host, fp, amount)) {
       counts.lambda += amount;
     }
   }
+}
+
+/** Credits to other hosts' URLs a container holds per crawl at most (about 120 bytes each). */
+export const HOST_CREDIT_ENTRIES = 20_000;
+
+/**
+ * A budgeted crawl's credit to another host's URL, held in the container until it commits a batch
+ * of that host (`takeHostCredits`): the embedded crawler lifts a URL that many pages of other hosts
+ * link to, and without it the cloud's mass after 10% of the requests was the embedded crawler's
+ * without those credits (docs/quality-bench.md). No write of its own; like the parked URLs'
+ * pending credits, a container that ends first loses them (order, never a URL). Unbudgeted crawls
+ * fetch every URL anyway, and the deeper refill reads an owed credit asks for would cost reads.
+ */
+function holdHostCredit(
+  ctx: CrawlContext,
+  host: string | undefined,
+  fp: Fingerprint,
+  amount: number,
+): boolean {
+  if (host === undefined || !followsCash(ctx.config)) return false;
+  let credits = ctx.hostCredits.get(host);
+  if (credits?.has(fp) !== true) {
+    if (ctx.hostCreditEntries >= HOST_CREDIT_ENTRIES) return false;
+    ctx.hostCreditEntries += 1;
+  }
+  if (credits === undefined) {
+    credits = new Map();
+    ctx.hostCredits.set(host, credits);
+  }
+  credits.set(fp, (credits.get(fp) ?? 0) + amount);
+  return true;
+}
+
+/** Moves the credits this container holds for the group's host into the batch's credits for it. */
+export function takeHostCredits(
+  ctx: CrawlContext,
+  group: { host: string; credits: Map<Fingerprint, number> },
+): void {
+  const held = ctx.hostCredits.get(group.host);
+  if (held === undefined) return;
+  ctx.hostCredits.delete(group.host);
+  ctx.hostCreditEntries -= held.size;
+  for (const [fp, amount] of held) group.credits.set(fp, (group.credits.get(fp) ?? 0) + amount);
 }
 
 /**

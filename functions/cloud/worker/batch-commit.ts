@@ -55,6 +55,7 @@ import {
   flushCredits,
   followsCash,
   HOLD_BACK_FRESH_MS,
+  takeHostCredits,
 } from './aopic-admission.ts';
 import {
   type BatchPlan,
@@ -247,13 +248,14 @@ async function sendLinks(
     // send them twice. Unless the group would go idle, it reads the back queue at its next batch.
     const fresh = group.state.starter !== undefined && staying + own.length > 0;
     const state = fresh ? { ...group.state, version: group.state.drained } : group.state;
+    const crawlBatch = plan.crawls.get(group.crawlId);
+    if (crawlBatch !== undefined) takeHostCredits(crawlBatch.ctx, group);
     // Credits to this batch's own URLs reach nothing that waits: they go to the lambda page.
     for (const fp of inBatch) {
       group.counts.lambda += group.credits.get(fp) ?? 0;
       group.credits.delete(fp);
     }
     const owed = owedWith(group.state.credits, group.credits);
-    const crawlBatch = plan.crawls.get(group.crawlId);
     const config = crawlBatch?.ctx.config;
     const weigh = crawlBatch === undefined ? undefined : weighedLimit(crawlBatch, limit, deps.clock.now());
     const refill = await refillPlan(deps.backlog, group.crawlId, group.host, own, staying, state, {
@@ -335,7 +337,7 @@ export function weighedLimit(
   if (cash <= 0) return undefined;
   return (richest) => {
     const ratio = Math.min(1, cashNow(richest, batch.crawl) / cash);
-    return Math.max(1, Math.ceil(limit * ratio * ratio));
+    return Math.max(1, Math.ceil(limit * ratio ** 3));
   };
 }
 
