@@ -159,9 +159,10 @@ export function admitLinks(
  * Where a finished page's cash went: the tax to the host's lambda total; credits to parked URLs
  * to the crawl's pending credits, for the next flush; credits to other URLs of the page's own
  * host to the batch's credits for that host's back queue (`group`: its refill adds them to the
- * URLs that wait there, see back-queues.ts); credits to other hosts' URLs to the lambda total
- * (SQS cannot reorder a message, and another host's back queue is not this batch's to write: credit
- * notes in it were tried, docs/quality-bench.md). A fetched page's cash becomes history.
+ * URLs that wait there, see back-queues.ts); credits to other hosts' URLs, in a budgeted crawl,
+ * to the container until its next batch of that host (`holdHostCredit`), else to the lambda total
+ * (another host's back queue is not this batch's to write: credit notes in it were tried,
+ * docs/quality-bench.md). A fetched page's cash becomes history.
  */
 export function routeCash(
   group: { host: string; counts: HostCounts; credits: Map<Fingerprint, number> },

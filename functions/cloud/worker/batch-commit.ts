@@ -321,7 +321,7 @@ function fetchPeak(
  * A budgeted crawl's group size by its host's richest waiting URL against the richest the crawl
  * has been fetching lately (`fetchPeak`): SQS hands the groups out in turn, so a host's share of
  * the requests follows how many messages its group holds per turn. Full at or above the peak,
- * falling with the square of the ratio below it, never below 1 (a group with work never goes idle).
+ * falling with the cube of the ratio below it, never below 1 (a group with work never goes idle).
  * A peak, not the hold-back's last batch mean: the mean follows whichever host committed last, and
  * weighed by it every host's group came out full about as often (docs/quality-bench.md).
  */
