@@ -588,14 +588,12 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     assert.equal(held.cloud.backlog.size(), 1);
   });
 
-  it("a held task goes back when its host's pages credited a poorer URL of its back queue above it", async () => {
-    // Poorer than the held task as queued, but the host's pages have linked to it since.
-    const held = await heldHost(0.005);
-    const { clock, cloud, fetcher, id, poor, richer } = held;
-    cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.credits = new Map([
-      [richer.fp, { amount: 0.1, misses: 0 }],
-    ]);
-    const { verdicts, stats } = await workerOver(cloud, fetcher, clock)([poor]);
+  /** The held task was given back (its message done), and the refill sent the credited URL before it. */
+  const assertCreditedFirst = (
+    cloud: MemoryCloud,
+    { verdicts, stats }: Awaited<ReturnType<ReturnType<typeof workerOver>>>,
+    poor: FrontierMessage,
+  ) => {
     assert.deepEqual(verdicts.get(poor.messageId), { kind: 'ack' });
     assert.equal(stats.heldBackReturned, 1);
     assert.deepEqual(
@@ -603,6 +601,16 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
       [`${B}/richer`, `${B}/poor`],
       'the refill applies the credit and sends the credited URL first',
     );
+  };
+
+  it("a held task goes back when its host's pages credited a poorer URL of its back queue above it", async () => {
+    // Poorer than the held task as queued, but the host's pages have linked to it since.
+    const held = await heldHost(0.005);
+    const { clock, cloud, fetcher, id, poor, richer } = held;
+    cloud.table.hostItems.get(stateKey(id, 'b.example'))!.group!.credits = new Map([
+      [richer.fp, { amount: 0.1, misses: 0 }],
+    ]);
+    assertCreditedFirst(cloud, await workerOver(cloud, fetcher, clock)([poor]), poor);
     assert.ok(Math.abs(cloud.frontier.sent[0]!.cash - 0.105) < 1e-9, 'with the credit in its cash');
   });
 
@@ -621,14 +629,7 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     assert.deepEqual(first.verdicts.get(rich.messageId), { kind: 'ack' });
     assert.equal(cloud.frontier.sent.length, 0, 'no write for the credit: it waits in the container');
     // The same container's next batch of b.example carries it to b.example's refill.
-    const { verdicts, stats } = await worker([poor]);
-    assert.deepEqual(verdicts.get(poor.messageId), { kind: 'ack' });
-    assert.equal(stats.heldBackReturned, 1);
-    assert.deepEqual(
-      cloud.frontier.sent.map((t) => t.url),
-      [`${B}/richer`, `${B}/poor`],
-      "the credited URL first: a.example's page lifted it above the held task",
-    );
+    assertCreditedFirst(cloud, await worker([poor]), poor);
     assert.ok(
       cloud.frontier.sent[0]!.cash > 0.1,
       `with the credit in its cash: ${cloud.frontier.sent[0]!.cash}`,
