@@ -159,10 +159,9 @@ export function admitLinks(
  * Where a finished page's cash went: the tax to the host's lambda total; credits to parked URLs
  * to the crawl's pending credits, for the next flush; credits to other URLs of the page's own
  * host to the batch's credits for that host's back queue (`group`: its refill adds them to the
- * URLs that wait there, see back-queues.ts); credits to other hosts' URLs, in a budgeted crawl,
- * to the container until its next batch of that host (`holdHostCredit`), else to the lambda total
- * (another host's back queue is not this batch's to write: credit notes in it were tried,
- * docs/quality-bench.md). A fetched page's cash becomes history.
+ * URLs that wait there, see back-queues.ts); credits to other hosts' URLs to the lambda total
+ * (SQS cannot reorder a message, and another host's back queue is not this batch's to write: credit
+ * notes in it were tried, docs/quality-bench.md). A fetched page's cash becomes history.
  */
 export function routeCash(
   group: { host: string; counts: HostCounts; credits: Map<Fingerprint, number> },
@@ -182,53 +181,10 @@ export function routeCash(
       ctx.credits.set(fp, (ctx.credits.get(fp) ?? 0) + amount);
     } else if (host === group.host) {
       group.credits.set(fp, (group.credits.get(fp) ?? 0) + amount);
-    } else if (!holdHostCredit(ctx, host, fp, amount)) {
+    } else {
       counts.lambda += amount;
     }
   }
-}
-
-/** Credits to other hosts' URLs a container holds per crawl at most (about 120 bytes each). */
-export const HOST_CREDIT_ENTRIES = 20_000;
-
-/**
- * A budgeted crawl's credit to another host's URL, held in the container until it commits a batch
- * of that host (`takeHostCredits`): the embedded crawler lifts a URL that many pages of other hosts
- * link to, and without it the cloud's mass after 10% of the requests was the embedded crawler's
- * without those credits (docs/quality-bench.md). No write of its own; like the parked URLs'
- * pending credits, a container that ends first loses them (order, never a URL). Unbudgeted crawls
- * fetch every URL anyway, and the deeper refill reads an owed credit asks for would cost reads.
- */
-function holdHostCredit(
-  ctx: CrawlContext,
-  host: string | undefined,
-  fp: Fingerprint,
-  amount: number,
-): boolean {
-  if (host === undefined || !followsCash(ctx.config)) return false;
-  let credits = ctx.hostCredits.get(host);
-  if (credits?.has(fp) !== true) {
-    if (ctx.hostCreditEntries >= HOST_CREDIT_ENTRIES) return false;
-    ctx.hostCreditEntries += 1;
-  }
-  if (credits === undefined) {
-    credits = new Map();
-    ctx.hostCredits.set(host, credits);
-  }
-  credits.set(fp, (credits.get(fp) ?? 0) + amount);
-  return true;
-}
-
-/** Moves the credits this container holds for the group's host into the batch's credits for it. */
-export function takeHostCredits(
-  ctx: CrawlContext,
-  group: { host: string; credits: Map<Fingerprint, number> },
-): void {
-  const held = ctx.hostCredits.get(group.host);
-  if (held === undefined) return;
-  ctx.hostCredits.delete(group.host);
-  ctx.hostCreditEntries -= held.size;
-  for (const [fp, amount] of held) group.credits.set(fp, (group.credits.get(fp) ?? 0) + amount);
 }
 
 /**

@@ -55,7 +55,6 @@ import {
   flushCredits,
   followsCash,
   HOLD_BACK_FRESH_MS,
-  takeHostCredits,
 } from './aopic-admission.ts';
 import {
   type BatchPlan,
@@ -248,14 +247,13 @@ async function sendLinks(
     // send them twice. Unless the group would go idle, it reads the back queue at its next batch.
     const fresh = group.state.starter !== undefined && staying + own.length > 0;
     const state = fresh ? { ...group.state, version: group.state.drained } : group.state;
-    const crawlBatch = plan.crawls.get(group.crawlId);
-    if (crawlBatch !== undefined) takeHostCredits(crawlBatch.ctx, group);
     // Credits to this batch's own URLs reach nothing that waits: they go to the lambda page.
     for (const fp of inBatch) {
       group.counts.lambda += group.credits.get(fp) ?? 0;
       group.credits.delete(fp);
     }
     const owed = owedWith(group.state.credits, group.credits);
+    const crawlBatch = plan.crawls.get(group.crawlId);
     const config = crawlBatch?.ctx.config;
     const weigh = crawlBatch === undefined ? undefined : weighedLimit(crawlBatch, limit, deps.clock.now());
     const refill = await refillPlan(deps.backlog, group.crawlId, group.host, own, staying, state, {
@@ -321,7 +319,7 @@ function fetchPeak(
  * A budgeted crawl's group size by its host's richest waiting URL against the richest the crawl
  * has been fetching lately (`fetchPeak`): SQS hands the groups out in turn, so a host's share of
  * the requests follows how many messages its group holds per turn. Full at or above the peak,
- * falling with the cube of the ratio below it, never below 1 (a group with work never goes idle).
+ * falling with the square of the ratio below it, never below 1 (a group with work never goes idle).
  * A peak, not the hold-back's last batch mean: the mean follows whichever host committed last, and
  * weighed by it every host's group came out full about as often (docs/quality-bench.md).
  */
@@ -337,7 +335,7 @@ export function weighedLimit(
   if (cash <= 0) return undefined;
   return (richest) => {
     const ratio = Math.min(1, cashNow(richest, batch.crawl) / cash);
-    return Math.max(1, Math.ceil(limit * ratio ** 3));
+    return Math.max(1, Math.ceil(limit * ratio * ratio));
   };
 }
 

@@ -11,7 +11,6 @@ import { emptyHostCounts } from '../messages/crawl-records.ts';
 import { decodeTask } from '../messages/task-message.ts';
 import type { BatchState, BatchStateRequest, DeadLetter } from '../ports/cloud-ports.ts';
 import { stateKey } from '../ports/cloud-ports.ts';
-import { takeHostCredits } from './aopic-admission.ts';
 import type {
   BatchPlan,
   BatchStats,
@@ -198,8 +197,6 @@ export function planBatch(
         },
         entries: [],
       };
-      // Credits this container's pages gave the host's URLs: the hold-back's give-back reads them.
-      takeHostCredits(plan.crawls.get(crawl.id)!.ctx, slot.group);
       plan.groups.set(key, slot);
     }
     slot.entries.push(entry);

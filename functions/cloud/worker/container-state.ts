@@ -42,12 +42,6 @@ export interface CrawlContext {
   credits: Map<string, number>;
   creditsSince: number;
   /**
-   * Credits this container's pages gave to other hosts' URLs, by host, carried to the host's back
-   * queue by this container's next batch of that host (see aopic-admission.ts, `routeCash`).
-   */
-  hostCredits: Map<string, Map<string, number>>;
-  hostCreditEntries: number;
-  /**
    * The richest batch mean this container has seen its crawl fetch lately (its batches' own and
    * the budget item's as read), halved every 2 s: a budgeted crawl's groups are weighed by it.
    */
@@ -114,7 +108,6 @@ export function contextBytes(ctx: CrawlContext): number {
     ctx.contentHashes.size * 250 +
     ctx.pendingClaims.size * 200 +
     ctx.parked.size * 150 +
-    ctx.hostCreditEntries * 120 +
     (ctx.nearDuplicates?.size ?? 0) * 200 +
     (ctx.urlRules?.learningEntries ?? 0) * RULE_ENTRY_BYTES
   );
@@ -243,8 +236,6 @@ export class WorkerContainer {
       parked: new LRUCache({ max: 50_000 }),
       credits: new Map(),
       creditsSince: this.#clock.now(),
-      hostCredits: new Map(),
-      hostCreditEntries: 0,
       ...(index === undefined ? {} : { nearDuplicates: index }),
       ...(config.duplicateUrlRules
         ? {
