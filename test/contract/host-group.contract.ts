@@ -3,7 +3,8 @@
  * as functions/cloud/frontier/back-queues.ts relies on it: one starter wins an idle group (or the
  * same starter again), the group's size moves with the ledger exactly once, and a holder's write
  * that would leave the group idle fails with the group as it is when an offer came meanwhile
- * (nothing written), where a redelivered ledger is only "not counted".
+ * (nothing written), where a redelivered ledger is only "not counted"; the holder's write
+ * remembers the starts it ended (`hostGroup` reads them, strongly consistent).
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -93,6 +94,32 @@ export function hostGroupContract(open: () => Promise<GroupTable>): void {
     assert.equal(group?.drained, 1);
     assert.equal(group?.starter, undefined, 'the holder ended the start');
     assert.equal(await table.startGroup('c', 'g.example', 1, 'first'), false);
+  });
+
+  it('a holder remembers the starts it ended, the last few, counted once; hostGroup reads them', async () => {
+    const table = await open();
+    assert.deepEqual(await table.hostGroup('c', 'e.example'), { queued: 0, version: 0, drained: 0 });
+    const end = (seq: string, ended: string[]) =>
+      table.updateHost('c', 'e.example', {
+        nextAllowedAt: 0,
+        counts: counts(),
+        ledger: { firstSeq: seq, lastSeq: seq },
+        group: { queuedDelta: 0, ended },
+      });
+    await table.startGroup('c', 'e.example', 1, 'links:a');
+    assert.equal((await end('10', ['links:a'])).counted, true);
+    assert.equal((await end('10', ['links:a', 'again'])).counted, false);
+    const group = await table.hostGroup('c', 'e.example');
+    assert.deepEqual(group.ended, ['links:a'], 'a redelivered ledger writes none');
+    assert.equal(group.starter, undefined);
+    assert.equal(group.queued, 1);
+    assert.deepEqual(
+      (await groupOf(table, 'c', 'e.example'))?.ended,
+      ['links:a'],
+      'the batch reads them too',
+    );
+    await end('11', ['b', 'c', 'd', 'e']);
+    assert.deepEqual((await table.hostGroup('c', 'e.example')).ended, ['b', 'c', 'd', 'e'], 'replaced whole');
   });
 
   it('a write that would leave the group idle fails, writing nothing, when an offer came since', async () => {

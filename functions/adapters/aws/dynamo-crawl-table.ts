@@ -505,6 +505,11 @@ export class DynamoCrawlTable implements CrawlTableStore {
       // The holder's write ends a start: a starter that comes back later must not start again.
       use('#gs');
       remove.push('#gs');
+      if (group.ended !== undefined) {
+        use('#ge');
+        values[':ge'] = group.ended;
+        set.push('#ge = :ge');
+      }
       if (group.credits !== undefined) {
         use('#gc');
         if (group.credits.size === 0) remove.push('#gc');
@@ -578,6 +583,19 @@ export class DynamoCrawlTable implements CrawlTableStore {
       }),
     );
     return groupFromItem(response.Attributes ?? {});
+  }
+
+  async hostGroup(crawlId: string, host: string): Promise<HostGroup> {
+    const read = await this.#doc.send(
+      new GetCommand({
+        TableName: this.#table,
+        Key: { pk: crawlId, sk: `host#${host}` },
+        ConsistentRead: true,
+        ProjectionExpression: Object.keys(GROUP_NAMES).join(', '),
+        ExpressionAttributeNames: GROUP_NAMES,
+      }),
+    );
+    return groupFromItem(read.Item ?? {});
   }
 
   async startGroup(
@@ -903,6 +921,7 @@ const GROUP_NAMES = {
   '#gd': 'backlogDrained',
   '#gs': 'groupStarter',
   '#gc': 'backlogCredits',
+  '#ge': 'groupStartsEnded',
 };
 
 /** Bytes of one credit: the fingerprint's 8 bytes, the amount (float64) and the misses (uint8). */
@@ -941,6 +960,7 @@ function groupFromItem(item: DocItem): HostGroup {
   };
   if (typeof item.groupStarter === 'string') group.starter = item.groupStarter;
   if (item.backlogCredits instanceof Uint8Array) group.credits = decodeCredits(item.backlogCredits);
+  if (Array.isArray(item.groupStartsEnded)) group.ended = item.groupStartsEnded.map(String);
   return group;
 }
 

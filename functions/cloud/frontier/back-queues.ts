@@ -186,16 +186,31 @@ export function byHost(
  * `inBackQueue`: the tasks wait in their back queue already (the scheduler restarting a host):
  * the group is started from the back queue as it stands, never with the tasks directly, which
  * would leave them waiting there too and send them twice.
+ *
+ * `mayRepeat`: these tasks may repeat an offer made by a starter that died after it (a redelivered
+ * page). A task whose own starter name (`starter` of that task alone: its page, for PARENT_STARTER)
+ * is among the starts a holder has ended was in that start's offer, which sent its richest tasks
+ * and added the rest to the back queue: it is not offered again. Offered again, it started the
+ * group anew when idle (the group's count stayed above 0, the send dropped by SQS) or went to a
+ * busy group's back queue, whence it was sent and counted a second time (docs/cloud.md, "Bounded
+ * back queues"). The other tasks are offered as usual (a page the first try deferred has links
+ * never offered). One strongly consistent read, only for such offers.
  */
 export async function offerTasks(
   deps: BackQueueDeps,
   tasks: readonly CrawlTask[],
   starter: Starter,
-  options: { inBackQueue?: boolean } = {},
+  options: { inBackQueue?: boolean; mayRepeat?: (tasks: readonly CrawlTask[]) => boolean } = {},
 ): Promise<number> {
   const limit = deps.groupLimit ?? FRONTIER_GROUP_LIMIT;
   let sent = 0;
-  for (const { crawlId, host, tasks: hostTasks } of byHost(tasks).values()) {
+  for (const { crawlId, host, tasks: offered } of byHost(tasks).values()) {
+    let hostTasks: readonly CrawlTask[] = offered;
+    if (options.mayRepeat?.(offered) === true) {
+      const { ended = [] } = await deps.table.hostGroup(crawlId, host);
+      hostTasks = offered.filter((task) => !ended.includes(starter(crawlId, host, [task])));
+      if (hostTasks.length === 0) continue;
+    }
     const me = starter(crawlId, host, hostTasks);
     const key = stateKey(crawlId, host);
     let waiting: readonly CrawlTask[] = options.inBackQueue === true ? [] : hostTasks;

@@ -185,6 +185,11 @@ export interface HostGroup {
   drained: number;
   /** Who started the group while it was idle; cleared by the group's next ledger write. */
   starter?: string;
+  /**
+   * The last STARTS_REMEMBERED starters whose starts a holder's ledger write ended: an offer made
+   * again in one of these names (a redelivered page) was made, and its tasks were sent.
+   */
+  ended?: string[];
   /** AOPIC credits owed to URLs waiting in the back queue (see back-queues.ts, `refillPlan`). */
   credits?: BacklogCredits;
 }
@@ -193,6 +198,9 @@ export interface HostGroup {
  * Cash owed to URLs of a host's back queue by pages that linked to them after they were queued,
  * by fingerprint, with the refills that looked for the URL in vain (`misses`).
  */
+/** Ended starts a host item remembers (see HostGroup.ended): a redelivery comes within minutes. */
+export const STARTS_REMEMBERED = 4;
+
 export type BacklogCredits = Map<Fingerprint, { amount: number; misses: number }>;
 
 /**

@@ -114,6 +114,7 @@ export interface HostUpdate {
    * `added`: the holder put some of its own links in the back queue (its version moves).
    * `credits`: the credits the back queue is owed now (replaces the stored ones; written only
    * with the counts, so a redelivered batch does not add its credits twice).
+   * `ended`: the starts ended, this write's (the starter it read) last (replaces the stored list).
    */
   group?: {
     queuedDelta: number;
@@ -121,6 +122,7 @@ export interface HostUpdate {
     added?: boolean;
     idleAt?: number;
     credits?: BacklogCredits;
+    ended?: string[];
   };
 }
 
@@ -226,6 +228,8 @@ export interface HostItems {
    * bumps the back queue's version and resolves the group as it is now (one UpdateItem).
    */
   noteBacklog(crawlId: string, host: string): Promise<HostGroup>;
+  /** The host's group as it stands (strongly consistent; idle when the host has no item). */
+  hostGroup(crawlId: string, host: string): Promise<HostGroup>;
   /**
    * Starts an idle group: sets `queued` to `queued` and `starter` when the group holds no message,
    * or when `starter` started it already (a redelivered starter that died before its sends).

@@ -38,12 +38,13 @@ import {
   type CaptureMessage,
   encodeCaptureMessage,
 } from '../messages/capture-message.ts';
-import type { BacklogCredits } from '../messages/crawl-records.ts';
+import type { BacklogCredits, HostGroup } from '../messages/crawl-records.ts';
 import {
   addHostCounts,
   COUNTER_SHARDS,
   type CounterShard,
   emptyHostCounts,
+  STARTS_REMEMBERED,
   sequenceKey,
 } from '../messages/crawl-records.ts';
 import { encodeTraceMessages } from '../messages/trace-message.ts';
@@ -287,7 +288,11 @@ async function sendLinks(
   // links there (the same name when its message comes back).
   if (offers.length > 0) {
     env.stats.backlogged += offers.length;
-    await offerTasks(queues, offers, PARENT_STARTER);
+    // A page received before (a crash, a timeout, or a deferral) may have made these offers.
+    const again = new Set(plan.entries.filter((e) => e.message.receiveCount > 1).map((e) => e.task.fp));
+    await offerTasks(queues, offers, PARENT_STARTER, {
+      mayRepeat: (tasks) => tasks.some((t) => t.parent !== undefined && again.has(t.parent)),
+    });
   }
   return refills;
 }
@@ -357,7 +362,7 @@ async function writeHost(
   };
   let result = await env.deps.table.updateHost(group.crawlId, group.host, {
     ...update,
-    ...(refill === undefined ? {} : { group: groupUpdate(refill, group.state.version) }),
+    ...(refill === undefined ? {} : { group: groupUpdate(refill, group.state, group.state.version) }),
   });
   // An offer reached the back queue while this batch was letting the group go idle: read the
   // back queue again and refill before the group may go idle (a few rounds at most: each one
@@ -380,7 +385,7 @@ async function writeHost(
     if (again.drained) refill.drained = moved.version;
     result = await env.deps.table.updateHost(group.crawlId, group.host, {
       ...update,
-      group: groupUpdate(refill, moved.version),
+      group: groupUpdate(refill, group.state, moved.version),
     });
   }
   const { counted, firstRequest } = result;
@@ -391,9 +396,19 @@ async function writeHost(
   return counted ? { group, firstRequest } : { firstRequest: false };
 }
 
-/** The group part of a held host's ledger write. */
-function groupUpdate(refill: GroupRefill, version: number): NonNullable<HostUpdate['group']> {
+/**
+ * The group part of a held host's ledger write. It ends the start the batch found (if any) and
+ * remembers its name, so that the starter's page, redelivered, does not offer its tasks again.
+ */
+function groupUpdate(
+  refill: GroupRefill,
+  state: HostGroup,
+  version: number,
+): NonNullable<HostUpdate['group']> {
   return {
+    ...(state.starter === undefined
+      ? {}
+      : { ended: [...(state.ended ?? []), state.starter].slice(-STARTS_REMEMBERED) }),
     queuedDelta: refill.queuedDelta,
     ...(refill.drained === undefined ? {} : { drained: refill.drained }),
     ...(refill.added ? { added: true } : {}),

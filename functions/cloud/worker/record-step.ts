@@ -257,7 +257,7 @@ async function crawlRecord(
     // What the defences learned (a probe's answer), before the probe answer is read below.
     applyLessons(batch.ctx.quality, outcome.lessons);
     // The page's new links wait here until the outcome tells where its cash went (see admitLinks).
-    const links = await takeEffects(env, batch, group, owner, outcome);
+    const links = await takeEffects(env, batch, group, owner, outcome, message.receiveCount > 1);
     stats.crawled += 1;
     if (content.registered) stats.contentClaims += 1;
     group.counts.lookups += seenStats.lookups;
@@ -428,6 +428,7 @@ async function takeEffects(
   group: GroupBatch,
   owner: string,
   effects: StepEffects,
+  redelivered: boolean,
 ): Promise<CrawlTask[]> {
   const sitemaps = effects.enqueued.filter(isRobotsSitemap);
   if (sitemaps.length > 0)
@@ -435,6 +436,7 @@ async function takeEffects(
       backQueueDeps(env.deps),
       sitemaps.map((t) => messageTask(t, batch.crawl)),
       () => `sitemaps:${owner}`,
+      { mayRepeat: () => redelivered },
     );
   if (effects.storeRobots !== undefined) {
     const { origin, entry } = effects.storeRobots;

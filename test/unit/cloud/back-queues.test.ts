@@ -649,6 +649,55 @@ describe('the worker with bounded back queues', () => {
     assert.equal(cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.group?.queued, 0);
   });
 
+  for (const form of ['busy', 'idle'])
+    it(`a page back after a crash does not offer again the links whose start a holder ended (the group ${form})`, async () => {
+      const clock = new TestClock();
+      const cloud = new MemoryCloud();
+      // a.example's root links to b.example's /x; /x links to /z (its group stays busy) or to nothing.
+      const fetcher = new MemoryFetcher({
+        [`${SITE}/robots.txt`]: { status: 404 },
+        [`${OTHER}/robots.txt`]: { status: 404 },
+        [`${SITE}/`]: { status: 200, body: page('home', [`${OTHER}/x`]) },
+        [`${OTHER}/x`]: { status: 200, body: page('x', form === 'busy' ? ['/z'] : []) },
+        [`${OTHER}/z`]: { status: 200, body: page('z') },
+      });
+      const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+      const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier };
+      await offerTasks(deps, crawl.tasks([`${SITE}/`]), SEEDS_STARTER);
+      const seed = messageFor(cloud.frontier.sent.splice(0)[0]!);
+      let crashed = false;
+      const fault = (at: FaultStep) => {
+        if (at === 'after-captures' && !crashed) {
+          crashed = true;
+          throw new InjectedCrashError(at, 1);
+        }
+      };
+      const worker = workerOver(cloud, fetcher, clock, { fault });
+      // The root's batch starts b.example's idle group with /x, then dies before its ledger.
+      await assert.rejects(worker([seed]), InjectedCrashError);
+      const started = cloud.frontier.sent.splice(0);
+      assert.deepEqual(
+        started.map((t) => t.url),
+        [`${OTHER}/x`],
+      );
+      // b.example's holder crawls /x: its ledger ends the start (and sends /z when /x links to it).
+      await worker(started.map((t) => messageFor(t)));
+      const behind = cloud.frontier.sent.splice(0);
+      const other = () => cloud.table.hostItems.get(stateKey(crawl.id, 'b.example'))!.group!;
+      assert.equal(other().queued, behind.length);
+      // The root comes back: it claims /x again, and its offer is the one already made.
+      await worker([{ ...seed, receiveCount: 2 }]);
+      assert.deepEqual(cloud.frontier.sent, [], 'no second send of /x');
+      assert.equal(cloud.backlog.size(), 0, 'no copy of /x in the back queue');
+      assert.equal(other().queued, behind.length, "the group's count is its messages");
+      await worker(behind.map((t) => messageFor(t)));
+      assert.equal(other().queued, 0);
+      assert.deepEqual(
+        fetcher.requests.filter((url) => url.startsWith(OTHER) && !url.endsWith('/robots.txt')),
+        form === 'busy' ? [`${OTHER}/x`, `${OTHER}/z`] : [`${OTHER}/x`],
+      );
+    });
+
   it("the first batch of a just-started group does not send again the starter's turn still in the back queue", async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();

@@ -252,6 +252,7 @@ export class MemoryCrawlTable implements CrawlTableStore {
         else g.credits = copy(group.credits);
       }
       delete g.starter;
+      if (group.ended !== undefined) g.ended = [...group.ended];
       item.group = g;
     }
     this.hostItems.set(key, item);
@@ -263,6 +264,10 @@ export class MemoryCrawlTable implements CrawlTableStore {
     item.group = { ...IDLE_GROUP, ...item.group };
     item.group.version += 1;
     return copy(item.group);
+  }
+  async hostGroup(crawlId: string, host: string): Promise<HostGroup> {
+    this.#call('hostGroup');
+    return copy(this.hostItems.get(stateKey(crawlId, host))?.group ?? { ...IDLE_GROUP });
   }
   async startGroup(
     crawlId: string,
