@@ -484,10 +484,19 @@ function pickByTurn(own: readonly CrawlTask[], ordered: readonly CreditedTurn[],
   return { send: send.tasks, takenFrom, wait: send.fresh(mine.slice(o)) };
 }
 
-/** `by-task` (see RefillPick): the richest tasks one at a time; a taken turn's others wait again. */
+/**
+ * `by-task` (see RefillPick): the richest tasks one at a time; a taken turn's others wait again.
+ * A URL that is both an own link and in a turn read is ranked as the own link: a redone commit
+ * reads the turn its first try left (the first try's unsent own links, keyed with the lambda
+ * bonus of that time), and ranked by that older key they went before the own links the first try
+ * sent, so the redo sent other URLs under the same name and the first try's stayed in SQS while
+ * its turn held the redo's: both were sent twice (traced under container kills, 2026-11-29).
+ */
 function pickByTask(own: readonly CrawlTask[], ordered: readonly CreditedTurn[], room: number): Picked {
+  const mine = new Set(own.map((task) => task.fp));
+  const waiting = ordered.flatMap((turn) => turn.tasks).filter((task) => !mine.has(task.fp));
   // Own links first at equal cash (sorts are stable).
-  const candidates = [...own, ...ordered.flatMap((turn) => turn.tasks)].sort(richestFirst);
+  const candidates = [...own, ...waiting].sort(richestFirst);
   const send = new OneSend();
   for (const task of candidates) {
     if (send.tasks.length === room) break;

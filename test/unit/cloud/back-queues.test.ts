@@ -183,13 +183,34 @@ describe("refillPlan by task (a budgeted crawl's refills)", () => {
     const plan = await byTask(backlog, [task(`${SITE}/twice`, 2)], 8, { queued: 8, version: 2, drained: 0 });
     assert.deepEqual(
       plan.send.map((t) => t.url),
-      [`${SITE}/twice`, `${SITE}/one`],
+      [`${SITE}/one`, `${SITE}/twice`],
+      'ranked as the own link (see the next test)',
     );
     assert.equal(plan.taken.length, 2, 'the second turn holds a URL sent now: it leaves too');
     assert.deepEqual(
       plan.wait.map((t) => t.url),
       [`${SITE}/later`],
       'and its other task waits again',
+    );
+  });
+
+  it('a redone commit picks what its first try picked, whatever the turn that try left says', async () => {
+    // A page's three links of equal cash; the first try sent /a (room 1) and left /b and /c in a
+    // turn, keyed with the lambda bonus of its time. The redo's own links are keyed with a later
+    // bonus: lower keys for the same URLs.
+    const backlog = new MemoryHostBacklog();
+    await backlog.add('c1', 'a.example', [task(`${SITE}/b`, 1.2), task(`${SITE}/c`, 1.2)]);
+    const own = [task(`${SITE}/a`, 1), task(`${SITE}/b`, 1), task(`${SITE}/c`, 1)];
+    const plan = await byTask(backlog, own, 9, { queued: 9, version: 1, drained: 0 });
+    assert.deepEqual(
+      plan.send.map((t) => t.url),
+      [`${SITE}/a`],
+      "the first try's pick again (its send's copy is dropped by SQS), not /b, which would be sent twice",
+    );
+    assert.equal(plan.taken.length, 0, "the first try's turn stays: it holds what is still unsent");
+    assert.deepEqual(
+      plan.wait.map((t) => t.url),
+      [`${SITE}/b`, `${SITE}/c`],
     );
   });
 
