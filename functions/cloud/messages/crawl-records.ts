@@ -194,13 +194,13 @@ export interface HostGroup {
   credits?: BacklogCredits;
 }
 
+/** Ended starts a host item remembers (see HostGroup.ended): a redelivery comes within minutes. */
+export const STARTS_REMEMBERED = 4;
+
 /**
  * Cash owed to URLs of a host's back queue by pages that linked to them after they were queued,
  * by fingerprint, with the refills that looked for the URL in vain (`misses`).
  */
-/** Ended starts a host item remembers (see HostGroup.ended): a redelivery comes within minutes. */
-export const STARTS_REMEMBERED = 4;
-
 export type BacklogCredits = Map<Fingerprint, { amount: number; misses: number }>;
 
 /**

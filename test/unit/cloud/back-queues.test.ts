@@ -509,6 +509,30 @@ async function drain(
   throw new Error('the crawl did not drain');
 }
 
+/**
+ * A crawl of a.example's root over `routes`, its seed started as every group is, and its first
+ * batch run by a worker that dies once, after its captures (its sends done, its ledger not).
+ */
+async function seedCrashedOnce(routes: ConstructorParameters<typeof MemoryFetcher>[0]) {
+  const clock = new TestClock();
+  const cloud = new MemoryCloud();
+  const fetcher = new MemoryFetcher(routes);
+  const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+  const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier };
+  await offerTasks(deps, crawl.tasks([`${SITE}/`]), SEEDS_STARTER);
+  const seed = messageFor(cloud.frontier.sent.splice(0)[0]!);
+  let crashed = false;
+  const fault = (at: FaultStep) => {
+    if (at === 'after-captures' && !crashed) {
+      crashed = true;
+      throw new InjectedCrashError(at, 1);
+    }
+  };
+  const worker = workerOver(cloud, fetcher, clock, { fault });
+  await assert.rejects(worker([seed]), InjectedCrashError);
+  return { cloud, fetcher, crawl, seed, worker };
+}
+
 describe('the worker with bounded back queues', () => {
   /** A site whose root links to 60 pages, each linking to one page of another host. */
   function bigSite() {
@@ -641,27 +665,12 @@ describe('the worker with bounded back queues', () => {
   });
 
   it('a page back after a crash, in one batch with the links it sent before, counts no copy of them', async () => {
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
     const links = ['/a', '/b', '/c'];
-    const fetcher = new MemoryFetcher({
+    const { cloud, crawl, seed, worker } = await seedCrashedOnce({
       [`${SITE}/robots.txt`]: { status: 404 },
       [`${SITE}/`]: { status: 200, body: page('home', links) },
       ...Object.fromEntries(links.map((l) => [`${SITE}${l}`, { status: 200, body: page(l) }])),
     });
-    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
-    const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier };
-    await offerTasks(deps, crawl.tasks([`${SITE}/`]), SEEDS_STARTER);
-    const seed = messageFor(cloud.frontier.sent.splice(0)[0]!);
-    let crashed = false;
-    const fault = (at: FaultStep) => {
-      if (at === 'after-captures' && !crashed) {
-        crashed = true;
-        throw new InjectedCrashError(at, 1);
-      }
-    };
-    const worker = workerOver(cloud, fetcher, clock, { fault });
-    await assert.rejects(worker([seed]), InjectedCrashError);
     const firstSends = cloud.frontier.sent.splice(0);
     assert.equal(firstSends.length, 3, 'the links reached the group before the crash');
     // SQS gives the page back together with the links behind it in its group.
@@ -672,30 +681,15 @@ describe('the worker with bounded back queues', () => {
 
   for (const form of ['busy', 'idle'])
     it(`a page back after a crash does not offer again the links whose start a holder ended (the group ${form})`, async () => {
-      const clock = new TestClock();
-      const cloud = new MemoryCloud();
       // a.example's root links to b.example's /x; /x links to /z (its group stays busy) or to nothing.
-      const fetcher = new MemoryFetcher({
+      // The root's batch starts b.example's idle group with /x, then dies before its ledger.
+      const { cloud, fetcher, crawl, seed, worker } = await seedCrashedOnce({
         [`${SITE}/robots.txt`]: { status: 404 },
         [`${OTHER}/robots.txt`]: { status: 404 },
         [`${SITE}/`]: { status: 200, body: page('home', [`${OTHER}/x`]) },
         [`${OTHER}/x`]: { status: 200, body: page('x', form === 'busy' ? ['/z'] : []) },
         [`${OTHER}/z`]: { status: 200, body: page('z') },
       });
-      const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
-      const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier };
-      await offerTasks(deps, crawl.tasks([`${SITE}/`]), SEEDS_STARTER);
-      const seed = messageFor(cloud.frontier.sent.splice(0)[0]!);
-      let crashed = false;
-      const fault = (at: FaultStep) => {
-        if (at === 'after-captures' && !crashed) {
-          crashed = true;
-          throw new InjectedCrashError(at, 1);
-        }
-      };
-      const worker = workerOver(cloud, fetcher, clock, { fault });
-      // The root's batch starts b.example's idle group with /x, then dies before its ledger.
-      await assert.rejects(worker([seed]), InjectedCrashError);
       const started = cloud.frontier.sent.splice(0);
       assert.deepEqual(
         started.map((t) => t.url),
