@@ -57,6 +57,22 @@ export function hostLedgerContract(open: () => Promise<HostItems>): void {
     );
   });
 
+  it("the host's last fetched URLs are replaced by a counted write only, in order", async () => {
+    const table = await open();
+    const first = ['00000000000000a1', 'ffffffffffffffff', '0123456789abcdef'];
+    await table.updateHost('c', 'h.example', { ...batch('5', '7', 0), recentlyFetched: first });
+    assert.deepEqual((await table.hosts('c'))[0]?.recentlyFetched, first);
+    // A redelivered batch's write is not counted: the list stays the first try's.
+    await table.updateHost('c', 'h.example', {
+      ...batch('5', '7', 0),
+      recentlyFetched: ['00000000000000b2'],
+    });
+    assert.deepEqual((await table.hosts('c'))[0]?.recentlyFetched, first);
+    const next = [...first.slice(1), '00000000000000c3'];
+    await table.updateHost('c', 'h.example', { ...batch('8', '9', 0), recentlyFetched: next });
+    assert.deepEqual((await table.hosts('c'))[0]?.recentlyFetched, next);
+  });
+
   it('a write without a ledger always counts; one without requests is no first request', async () => {
     const table = await open();
     const update = { nextAllowedAt: 0, counts: counts({ enqueued: 3 }) };

@@ -473,6 +473,11 @@ export class DynamoCrawlTable implements CrawlTableStore {
     const politeness = { names: { ...names }, values: { ...values }, set: [...set] };
     const add = countAdds(update.counts, names, values);
     const conditions: string[] = [];
+    if (update.recentlyFetched !== undefined) {
+      names['#rf'] = 'recentlyFetched';
+      values[':rf'] = Buffer.from(update.recentlyFetched.join(''), 'hex');
+      set.push('#rf = :rf');
+    }
     if (update.ledger !== undefined) {
       names['#ds'] = 'doneSeq';
       values[':last'] = sequenceKey(update.ledger.lastSeq);
@@ -986,6 +991,12 @@ function hostFromItem(item: DocItem): HostRecord {
   if (typeof item.doneSeq === 'string') host.doneSeq = item.doneSeq;
   if (typeof item.crawlDelayMs === 'number') host.crawlDelayMs = item.crawlDelayMs;
   if (Object.keys(probes).length > 0) host.probes = probes;
+  if (item.recentlyFetched instanceof Uint8Array) {
+    const bytes = Buffer.from(item.recentlyFetched);
+    host.recentlyFetched = [];
+    for (let at = 0; at + 8 <= bytes.length; at += 8)
+      host.recentlyFetched.push(bytes.toString('hex', at, at + 8));
+  }
   if (item.groupQueued !== undefined || item.backlogVersion !== undefined) host.group = groupFromItem(item);
   return host;
 }

@@ -169,7 +169,23 @@ export interface HostRecord extends HostCounts {
   probes?: Record<string, ProbeAnswer>;
   /** The host's group: messages in SQS and the back queue's versions (see HostGroup). */
   group?: HostGroup;
+  /**
+   * The host's last FETCHES_REMEMBERED fetched URLs, oldest first, as its ledger counted them: a
+   * message of one of them is a copy (see FETCHES_REMEMBERED) and is dropped unfetched.
+   */
+  recentlyFetched?: Fingerprint[];
 }
+
+/**
+ * Fetched URLs a host item remembers (8 bytes each, written with the ledger: no write of its own).
+ * A crash can leave a URL in two messages of its host's group: a redone commit whose pick or
+ * verdicts differ from its first try's (the time, the container's peak), a redelivered page that
+ * offers its links again after a holder took the first ones out (docs/cloud.md, "Bounded back
+ * queues"). The copy comes within a few batches of the first, so the batch that meets it finds
+ * the URL here and acknowledges it as a duplicate, as it does a copy within one batch; a copy
+ * further behind is fetched once more (never lost).
+ */
+export const FETCHES_REMEMBERED = 32;
 
 /**
  * A host's FIFO group and its back queue (the rest of its frontier, in DynamoDB). `queued` counts

@@ -107,6 +107,11 @@ export interface HostUpdate {
   /** Soft-404 probe answers learned in this batch, by origin (see HostRecord.probes). */
   probes?: Record<string, ProbeAnswer>;
   /**
+   * The host's last fetched URLs after this batch (see HostRecord.recentlyFetched): replaces the
+   * stored ones, written only with the counts.
+   */
+  recentlyFetched?: Fingerprint[];
+  /**
    * The group this batch holds (see HostGroup): messages it sent to the group less those it
    * finished (added with the ledger, so exactly once), the back-queue version it found drained,
    * and, when the write leaves the group idle, the version it saw: an offer since then fails the

@@ -44,6 +44,7 @@ import {
   COUNTER_SHARDS,
   type CounterShard,
   emptyHostCounts,
+  FETCHES_REMEMBERED,
   STARTS_REMEMBERED,
   sequenceKey,
 } from '../messages/crawl-records.ts';
@@ -359,6 +360,9 @@ async function writeHost(
       ? {}
       : { ledger: { firstSeq: group.firstSeq, lastSeq: group.lastSeq } }),
     ...(Object.keys(group.probes).length === 0 ? {} : { probes: group.probes }),
+    ...(group.fetchedNow.length === 0
+      ? {}
+      : { recentlyFetched: [...group.recentlyFetched, ...group.fetchedNow].slice(-FETCHES_REMEMBERED) }),
   };
   let result = await env.deps.table.updateHost(group.crawlId, group.host, {
     ...update,

@@ -194,6 +194,8 @@ export function planBatch(
           credits: new Map(),
           demoted: [],
           state: host?.group ?? IDLE_GROUP,
+          recentlyFetched: host?.recentlyFetched ?? [],
+          fetchedNow: [],
         },
         entries: [],
       };

@@ -281,6 +281,10 @@ export interface GroupBatch {
   demoted: CrawlTask[];
   /** The richest task of the back queue's first turn, once read (null: empty). */
   backQueueHead?: CrawlTask | null;
+  /** The host's last fetched URLs as read (HostRecord.recentlyFetched), oldest first. */
+  recentlyFetched: readonly Fingerprint[];
+  /** URLs this batch fetched for the host, in order (remembered with the ledger). */
+  fetchedNow: Fingerprint[];
 }
 
 /** A batch after intake and its state read: its crawls, its groups, and its buffered link sends. */

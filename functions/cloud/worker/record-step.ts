@@ -128,8 +128,9 @@ export async function stepRecord(
       undefined,
     );
   }
-  if (batch.finished.has(task.fp)) {
-    // A second message of a URL finished earlier in this batch (a late re-send).
+  if (batch.finished.has(task.fp) || group.recentlyFetched.includes(task.fp)) {
+    // A second message of a URL finished earlier in this batch (a late re-send), or fetched by one
+    // of the host's last batches (a copy a crash left in its group: see FETCHES_REMEMBERED).
     env.stats.duplicates += 1;
     markHandled(group, message);
     return { kind: 'ack' };
@@ -493,6 +494,7 @@ function finish(
   if (finished.status !== null) {
     group.fetched += 1;
     batch.fetched += 1;
+    group.fetchedNow.push(fp);
   }
   batch.finished.add(fp);
   markHandled(group, message);

@@ -21,7 +21,7 @@ import {
   SEEDS_STARTER,
 } from '../../../functions/cloud/frontier/back-queues.ts';
 import { BACKLOG_TURN } from '../../../functions/cloud/lambda-settings.ts';
-import type { HostGroup } from '../../../functions/cloud/messages/crawl-records.ts';
+import { FETCHES_REMEMBERED, type HostGroup } from '../../../functions/cloud/messages/crawl-records.ts';
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { admitParked } from '../../../functions/cloud/use-cases/redistribute-credit.ts';
 import { refillPick } from '../../../functions/cloud/worker/batch-commit.ts';
@@ -712,6 +712,37 @@ describe('the worker with bounded back queues', () => {
         form === 'busy' ? [`${OTHER}/x`, `${OTHER}/z`] : [`${OTHER}/x`],
       );
     });
+
+  it("a copy of a URL that a crash left in its group is dropped within the host's last fetches, fetched again beyond", async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const paths = Array.from({ length: FETCHES_REMEMBERED + 2 }, (_, i) => `/p${i}`);
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      ...Object.fromEntries(paths.map((p) => [`${SITE}${p}`, { status: 200, body: page(p) }])),
+    });
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/p0`], ...base }, clock);
+    const tasks = crawl.tasks(paths.map((p) => `${SITE}${p}`));
+    const worker = workerOver(cloud, fetcher, clock);
+    const finished = () => cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.finished ?? 0;
+    // p0 and p1 are fetched by one batch; a later message of p1 (another send of it) comes next.
+    await worker([messageFor(tasks[0]!), messageFor(tasks[1]!)]);
+    await worker([messageFor({ ...tasks[1]!, turn: 'another send' })]);
+    assert.equal(fetcher.requests.filter((u) => u === `${SITE}/p1`).length, 1, 'the copy is not fetched');
+    assert.equal(finished(), 2, 'nor counted');
+    // The host fetches FETCHES_REMEMBERED more pages, one batch each: p0 and p1 fall out of the ring.
+    for (const t of tasks.slice(2)) await worker([messageFor(t)]);
+    assert.deepEqual(
+      cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.recentlyFetched?.length,
+      FETCHES_REMEMBERED,
+    );
+    await worker([messageFor({ ...tasks[0]!, turn: 'a late send' })]);
+    assert.equal(
+      fetcher.requests.filter((u) => u === `${SITE}/p0`).length,
+      2,
+      'a copy further behind is fetched once more',
+    );
+  });
 
   it("the first batch of a just-started group does not send again the starter's turn still in the back queue", async () => {
     const clock = new TestClock();

@@ -242,6 +242,7 @@ export class MemoryCrawlTable implements CrawlTableStore {
     if (counted && update.ledger !== undefined) item.doneSeq = sequenceKey(update.ledger.lastSeq);
     const before = item.requests;
     if (counted) addHostCounts(item, copy(update.counts));
+    if (counted && update.recentlyFetched !== undefined) item.recentlyFetched = [...update.recentlyFetched];
     if (counted && group !== undefined) {
       const g = item.group ?? { ...IDLE_GROUP };
       g.queued += group.queuedDelta;
