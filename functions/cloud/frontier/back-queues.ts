@@ -347,6 +347,14 @@ export interface RefillOptions {
    * FIFO turn (see batch-commit.ts, `weighedLimit`). Absent: `limit`.
    */
   weigh?: (richest: CrawlTask) => number;
+  /**
+   * URLs whose messages are in the batch that refills (finished now, or still in the group): not
+   * sent again, and a turn read that holds one leaves the back queue, its other tasks waiting
+   * again. A redone batch can hold the first try's sends (SQS gives them back with the page) while
+   * the turns that try took still wait (it died before taking them out): sent again under the
+   * same name, SQS dropped them and the group's size counted them (traced under container kills).
+   */
+  handled?: ReadonlySet<Fingerprint>;
 }
 
 /**
@@ -378,10 +386,15 @@ export async function refillPlan(
   const window = missed ? CREDIT_DEEP_TURNS : CREDIT_WINDOW_TURNS;
   const asked = owed.size > 0 ? Math.max(turnsFor(room), window) : turnsFor(room);
   const found = new Set<Fingerprint>();
-  const turns = (read ? await backlog.richest(crawlId, host, asked) : []).map((turn) =>
-    creditedTurn(turn, owed, found),
-  );
-  const complete = read && turns.length < asked;
+  const handled = options.handled ?? new Set<Fingerprint>();
+  const readTurns = read ? await backlog.richest(crawlId, host, asked) : [];
+  const complete = read && readTurns.length < asked;
+  // A turn holding a URL of the batch leaves the back queue whatever is picked (see `handled`).
+  const stale = readTurns.filter((turn) => turn.tasks.some((task) => handled.has(task.fp)));
+  const turns = readTurns
+    .map((turn) => ({ ...turn, tasks: turn.tasks.filter((task) => !handled.has(task.fp)) }))
+    .map((turn, i) => ({ ...creditedTurn(turn, owed, found), stored: readTurns[i]! }))
+    .filter((turn) => turn.tasks.length > 0);
   // Richest first by the cash with credits (stable: equal keys keep the stored order).
   const ordered = [...turns].sort((a, b) => richestFirst(a.tasks[0]!, b.tasks[0]!));
   const richest = [...own, ...(ordered[0]?.tasks.slice(0, 1) ?? [])].sort(richestFirst)[0];
@@ -389,8 +402,21 @@ export async function refillPlan(
     options.weigh === undefined || richest === undefined
       ? room
       : Math.max(0, Math.min(limit, Math.max(1, options.weigh(richest))) - inGroup);
-  const { send, takenFrom, wait } =
-    pick === 'by-task' ? pickByTask(own, ordered, weighed) : pickByTurn(own, ordered, weighed);
+  const picked = pick === 'by-task' ? pickByTask(own, ordered, weighed) : pickByTurn(own, ordered, weighed);
+  const { send } = picked;
+  // The stale turns leave too; what they hold that is neither sent nor the batch's waits again.
+  const takenKeys = new Set(picked.takenFrom.map((turn) => turn.stored.key));
+  const staleOnly = ordered.filter((turn) => !takenKeys.has(turn.stored.key) && stale.includes(turn.stored));
+  const takenFrom = [...picked.takenFrom, ...staleOnly];
+  const sentNow = new Set(send.map((task) => task.fp));
+  const waiting = new Set(picked.wait.map((task) => task.fp));
+  const wait = [
+    ...picked.wait,
+    ...staleOnly
+      .flatMap((turn) => turn.tasks)
+      .filter((task) => !sentNow.has(task.fp) && !waiting.has(task.fp)),
+  ];
+  const emptied = stale.filter((turn) => !ordered.some((t) => t.stored === turn));
   const consumed = new Set<Fingerprint>(takenFrom.flatMap((turn) => turn.tasks.map((task) => task.fp)));
   // Not read: a full group (the credits wait as they are), or a back queue known empty.
   const empty = !read && group.version <= group.drained;
@@ -400,7 +426,7 @@ export async function refillPlan(
       : { credits: owed, toLambda: 0 };
   return {
     send,
-    taken: takenFrom.map((turn) => turn.stored),
+    taken: [...takenFrom.map((turn) => turn.stored), ...emptied],
     wait,
     // Read to its end, and all of it taken: nothing waits there now but what `wait` adds again.
     drained: complete && takenFrom.length === ordered.length,

@@ -48,6 +48,7 @@ import {
   STARTS_REMEMBERED,
   sequenceKey,
 } from '../messages/crawl-records.ts';
+import { resendId } from '../messages/task-message.ts';
 import { encodeTraceMessages } from '../messages/trace-message.ts';
 import { buildWarcObject, idsHash, linksKey, warcKey } from '../messages/warc-object.ts';
 import { type BacklogTurn, type HostUpdate, stateKey } from '../ports/cloud-ports.ts';
@@ -230,7 +231,16 @@ async function sendLinks(
     // back may hold some of them too (its first try's sends, behind it in the group): those are
     // in flight already, and sending them again would count a copy that SQS drops.
     const inBatch = new Set(entries.map(({ task }) => task.fp));
-    const own = [...(held.get(key)?.tasks ?? []).filter((t) => !inBatch.has(t.fp)), ...group.demoted];
+    // The refill's send is named by the group's first message, the same for a redone batch. A
+    // task given back that came in this very send (a redo holding its first try's sends) is not
+    // sent again under that name (SQS would drop it as a copy of itself): it waits.
+    const sendName = `refill ${key} ${group.firstSeq}`;
+    const cameIn = (t: CrawlTask) => t.turn !== undefined && t.turn === resendId(sendName);
+    const own = [
+      ...(held.get(key)?.tasks ?? []).filter((t) => !inBatch.has(t.fp)),
+      ...group.demoted.filter((t) => !cameIn(t)),
+    ];
+    const givenBack = group.demoted.filter(cameIn);
     held.delete(key);
     if (group.firstSeq === undefined) {
       if (own.length > 0) offers.push(...own);
@@ -263,12 +273,14 @@ async function sendLinks(
       ...(fresh ? {} : { owed }),
       pick: refillPick(config),
       ...(weigh === undefined ? {} : { weigh }),
+      handled: inBatch,
     });
+    const wait = [...refill.wait, ...givenBack];
     group.counts.lambda += refill.toLambda;
     const credits = fresh ? owed : refill.credits;
     const writeCredits = credits.size > 0 || (group.state.credits?.size ?? 0) > 0;
-    if (refill.wait.length > 0) await deps.backlog.add(group.crawlId, group.host, refill.wait);
-    sends.push(...asTurn(refill.send, `refill ${key} ${group.firstSeq}`));
+    if (wait.length > 0) await deps.backlog.add(group.crawlId, group.host, wait);
+    sends.push(...asTurn(refill.send, sendName));
     refills.set(key, {
       crawlId: group.crawlId,
       host: group.host,
@@ -276,10 +288,10 @@ async function sendLinks(
       queuedDelta: staying + refill.send.length - group.state.queued,
       taken: refill.taken,
       ...(refill.drained ? { drained: group.state.version } : {}),
-      added: refill.wait.length > 0,
+      added: wait.length > 0,
       ...(writeCredits ? { credits } : {}),
     });
-    env.stats.backlogged += refill.wait.length;
+    env.stats.backlogged += wait.length;
   }
   for (const { tasks } of held.values()) offers.push(...tasks);
   env.fault('after-backlog');

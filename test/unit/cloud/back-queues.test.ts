@@ -22,6 +22,7 @@ import {
 } from '../../../functions/cloud/frontier/back-queues.ts';
 import { BACKLOG_TURN } from '../../../functions/cloud/lambda-settings.ts';
 import { FETCHES_REMEMBERED, type HostGroup } from '../../../functions/cloud/messages/crawl-records.ts';
+import { resendId } from '../../../functions/cloud/messages/task-message.ts';
 import { stateKey } from '../../../functions/cloud/ports/cloud-ports.ts';
 import { admitParked } from '../../../functions/cloud/use-cases/redistribute-credit.ts';
 import { refillPick } from '../../../functions/cloud/worker/batch-commit.ts';
@@ -154,6 +155,48 @@ describe("refillPlan by task (a budgeted crawl's refills)", () => {
       'read to its end and all taken (what waits again is added with a new version)',
     );
   });
+
+  for (const pick of ['by-task', 'by-turn'] as const)
+    it(`URLs of the refilling batch are never sent; a turn holding one leaves, its others wait again (${pick})`, async () => {
+      const backlog = new MemoryHostBacklog();
+      // Two turns: one all of the batch's URLs, one mixed (BACKLOG_TURN tasks each, richest first).
+      const held = Array.from({ length: BACKLOG_TURN }, (_, i) => task(`${SITE}/held${i}`, 9 - i * 0.1));
+      const mixed = [
+        task(`${SITE}/mine`, 5),
+        ...Array.from({ length: BACKLOG_TURN - 1 }, (_, i) => task(`${SITE}/w${i}`, 4 - i * 0.1)),
+      ];
+      await backlog.add('c1', 'a.example', [...held, ...mixed]);
+      const handled = new Set([...held, mixed[0]!].map((t) => t.fp));
+      const plan = await refillPlan(
+        backlog,
+        'c1',
+        'a.example',
+        [],
+        9,
+        { queued: 9, version: 1, drained: 0 },
+        {
+          limit: 10,
+          pick,
+          handled,
+        },
+      );
+      // By task the richest one fills the room; by turn the mixed turn goes whole, less /mine.
+      const sent = pick === 'by-task' ? mixed.slice(1, 2) : mixed.slice(1);
+      assert.deepEqual(
+        plan.send.map((t) => t.url),
+        sent.map((t) => t.url),
+        'the richest not in the batch',
+      );
+      assert.equal(plan.taken.length, 2, 'both turns leave');
+      assert.deepEqual(
+        plan.wait.map((t) => t.url).sort(),
+        mixed
+          .slice(1 + sent.length)
+          .map((t) => t.url)
+          .sort(),
+        "the mixed turn's others wait again; the batch's own URLs nowhere",
+      );
+    });
 
   it('a credited URL goes first, then the richest others: not its whole turn; the credits leave with their tasks', async () => {
     const backlog = new MemoryHostBacklog();
@@ -712,6 +755,79 @@ describe('the worker with bounded back queues', () => {
         form === 'busy' ? [`${OTHER}/x`, `${OTHER}/z`] : [`${OTHER}/x`],
       );
     });
+
+  it("a redone batch that holds its first try's sends does not send them again, and takes out the turn they came from", async () => {
+    const links = ['/a', '/b', '/c', '/d', '/e'];
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      [`${SITE}/`]: { status: 200, body: page('home', links) },
+      ...Object.fromEntries(links.map((l) => [`${SITE}${l}`, { status: 200, body: page(l) }])),
+    });
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base }, clock);
+    const deps = { table: cloud.table, backlog: cloud.backlog, queue: cloud.frontier };
+    await offerTasks(deps, crawl.tasks([`${SITE}/`]), SEEDS_STARTER);
+    // The second batch dies after its sends, before its ledger and before it takes its turn out.
+    let batches = 0;
+    const fault = (at: FaultStep) => {
+      if (at === 'after-captures' && ++batches === 2) throw new InjectedCrashError(at, 2);
+    };
+    const worker = workerOver(cloud, fetcher, clock, { groupLimit: 1, fault });
+    await worker([messageFor(cloud.frontier.sent.splice(0)[0]!)]);
+    const [a] = cloud.frontier.sent.splice(0);
+    assert.equal(a?.url, `${SITE}/a`, 'one message in the group; /b to /e wait in one turn');
+    const first = messageFor(a!);
+    await assert.rejects(worker([first]), InjectedCrashError);
+    const firstTry = cloud.frontier.sent.splice(0);
+    assert.deepEqual(
+      firstTry.map((t) => t.url),
+      ['/b', '/c', '/d', '/e'].map((l) => `${SITE}${l}`),
+      'the first try sent the turn whole',
+    );
+    // SQS gives /a back with the first try's sends behind it, in one batch.
+    await worker([{ ...first, receiveCount: 2 }, ...firstTry.map((t) => messageFor(t))]);
+    assert.deepEqual(cloud.frontier.sent, [], 'nothing sent again: they are in this very batch');
+    assert.equal(cloud.backlog.size(), 0, 'the turn they came from is out of the back queue');
+    assert.equal(cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.group?.queued, 0);
+  });
+
+  it('a task a redone batch gives back, sent by its first try under the same name, waits in the back queue', async () => {
+    const paths = ['/a', '/b', '/c', '/x'];
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      ...Object.fromEntries(paths.map((p) => [`${SITE}${p}`, { status: 200, body: page(p) }])),
+    });
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/a`], ...base, maxPages: 10_000 }, clock);
+    const [a, b, c, x] = crawl.tasks(paths.map((p) => `${SITE}${p}`));
+    // /x waits in the back queue, richer than /b and /c, poorer than /a: the batch that
+    // fetches /a holds /b and /c back and gives them back to the back queue, behind /x.
+    await cloud.backlog.add(crawl.id, 'a.example', [{ ...x!, cash: 0.6 }]);
+    await cloud.table.noteBacklog(crawl.id, 'a.example');
+    cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))!.group!.queued = 3;
+    // The batch is a redo: /b and /c came in the send its first try made, named by /a's message.
+    const head = messageFor({ ...a!, cash: 1 }, 2, 7_000);
+    const name = `refill ${stateKey(crawl.id, 'a.example')} 7000`;
+    const behind = [b!, c!].map((t, i) =>
+      messageFor({ ...t, cash: 0.01, turn: resendId(name) }, 1, 7_001 + i),
+    );
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([head, ...behind]);
+    assert.deepEqual(
+      fetcher.requests.filter((u) => !u.endsWith('/robots.txt')),
+      [`${SITE}/a`],
+      '/b and /c held back',
+    );
+    assert.ok(
+      !cloud.frontier.sent.some((t) => t.turn === resendId(name) && (t.fp === b!.fp || t.fp === c!.fp)),
+      'not sent again under the name they came in (SQS would drop them: lost)',
+    );
+    const waiting = [...(cloud.backlog.queues.get(stateKey(crawl.id, 'a.example'))?.values() ?? [])];
+    const urls = [...cloud.frontier.sent, ...waiting.flatMap((turn) => turn.tasks)].map((t) => t.url).sort();
+    assert.deepEqual(urls, [`${SITE}/b`, `${SITE}/c`, `${SITE}/x`], 'each sent or waiting, once');
+  });
 
   it("a copy of a URL that a crash left in its group is dropped within the host's last fetches, fetched again beyond", async () => {
     const clock = new TestClock();
