@@ -31,6 +31,7 @@ import {
   PARENT_STARTER,
   type RefillPick,
   refillPlan,
+  turnsOf,
 } from '../frontier/back-queues.ts';
 import { FRONTIER_GROUP_LIMIT } from '../lambda-settings.ts';
 import {
@@ -276,6 +277,11 @@ async function sendLinks(
       handled: inBatch,
     });
     const wait = [...refill.wait, ...givenBack];
+    // A turn's key follows its tasks: a turn taken that holds just what waits again is the turn
+    // added again now, and taking it out after the ledger would take out what waits (traced: a
+    // task given back alone, the turn that had held it alone taken as stale, the task lost).
+    const waitKeys = new Set(turnsOf(wait).map((turn) => turn.key));
+    const taken = refill.taken.filter((turn) => !waitKeys.has(turn.key));
     group.counts.lambda += refill.toLambda;
     const credits = fresh ? owed : refill.credits;
     const writeCredits = credits.size > 0 || (group.state.credits?.size ?? 0) > 0;
@@ -286,7 +292,7 @@ async function sendLinks(
       host: group.host,
       inGroup: staying + refill.send.length,
       queuedDelta: staying + refill.send.length - group.state.queued,
-      taken: refill.taken,
+      taken,
       ...(refill.drained ? { drained: group.state.version } : {}),
       added: wait.length > 0,
       ...(writeCredits ? { credits } : {}),

@@ -829,6 +829,34 @@ describe('the worker with bounded back queues', () => {
     assert.deepEqual(urls, [`${SITE}/b`, `${SITE}/c`, `${SITE}/x`], 'each sent or waiting, once');
   });
 
+  it('a task given back alone, whose turn of its own was taken out as stale, still waits', async () => {
+    const paths = ['/a', '/c', '/x', '/y'];
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      ...Object.fromEntries(paths.map((p) => [`${SITE}${p}`, { status: 200, body: page(p) }])),
+    });
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/a`], ...base, maxPages: 10_000 }, clock);
+    const [a, c, x, y] = crawl.tasks(paths.map((p) => `${SITE}${p}`));
+    const poor = { ...c!, cash: 0.01 };
+    // A first try sent /c and left it waiting too, alone in a turn; /x and /y wait, richer.
+    await cloud.backlog.add(crawl.id, 'a.example', [poor]);
+    await cloud.backlog.add(crawl.id, 'a.example', [
+      { ...x!, cash: 0.45 },
+      { ...y!, cash: 0.44 },
+    ]);
+    await cloud.table.noteBacklog(crawl.id, 'a.example');
+    cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))!.group!.queued = 2;
+    // The batch fetches /a, holds /c back and gives it back: it waits again, in a turn whose key is
+    // the stale one's (the same task): that turn must not be taken out after the ledger.
+    const worker = workerOver(cloud, fetcher, clock);
+    await worker([messageFor({ ...a!, cash: 1 }, 2), messageFor(poor)]);
+    const waiting = [...(cloud.backlog.queues.get(stateKey(crawl.id, 'a.example'))?.values() ?? [])];
+    const urls = [...cloud.frontier.sent, ...waiting.flatMap((turn) => turn.tasks)].map((t) => t.url).sort();
+    assert.deepEqual(urls, [`${SITE}/c`, `${SITE}/x`, `${SITE}/y`], 'each sent or waiting, once');
+  });
+
   it("a copy of a URL that a crash left in its group is dropped within the host's last fetches, fetched again beyond", async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
