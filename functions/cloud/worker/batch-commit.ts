@@ -19,7 +19,7 @@
  */
 import type { CrawlConfig } from '../../core/config.ts';
 import { judgeError } from '../../core/step/error-policy.ts';
-import type { CrawlTask } from '../../core/types.ts';
+import type { CrawlTask, Fingerprint } from '../../core/types.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
 import {
   ADMIT_STARTER,
@@ -65,6 +65,7 @@ import {
   type BatchStats,
   backQueueDeps,
   type CrawlBatch,
+  type Entry,
   type FrontierWorkerDeps,
   type GroupBatch,
   type MessageVerdict,
@@ -274,7 +275,7 @@ async function sendLinks(
       ...(fresh ? {} : { owed }),
       pick: refillPick(config),
       ...(weigh === undefined ? {} : { weigh }),
-      handled: inBatch,
+      handled: handledNow(entries, group.doneSeq),
     });
     const wait = [...refill.wait, ...givenBack];
     // A turn's key follows its tasks: a turn taken that holds just what waits again is the turn
@@ -314,6 +315,22 @@ async function sendLinks(
     });
   }
   return refills;
+}
+
+/**
+ * The URLs of a group's entries that this batch handles now: not those an earlier delivery's
+ * counted ledger handled (acknowledged unread), whose fate that delivery wrote (a task it gave
+ * back waits in a turn that must stay).
+ */
+function handledNow(entries: readonly Entry[], doneSeq: string): Set<Fingerprint> {
+  return new Set(
+    entries
+      .filter(
+        ({ message }) =>
+          message.sequenceNumber === undefined || sequenceKey(message.sequenceNumber) > doneSeq,
+      )
+      .map(({ task }) => task.fp),
+  );
 }
 
 /** How fast the fetch peak a group is weighed by fades: it halves in this time. */

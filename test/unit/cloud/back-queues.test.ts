@@ -857,6 +857,43 @@ describe('the worker with bounded back queues', () => {
     assert.deepEqual(urls, [`${SITE}/c`, `${SITE}/x`, `${SITE}/y`], 'each sent or waiting, once');
   });
 
+  it('a batch back after its counted ledger keeps the turn where its first try gave a task back', async () => {
+    const paths = ['/a', '/c', '/x', '/y', '/z'];
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${SITE}/robots.txt`]: { status: 404 },
+      ...Object.fromEntries(paths.map((p) => [`${SITE}${p}`, { status: 200, body: page(p) }])),
+    });
+    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/a`], ...base, maxPages: 10_000 }, clock);
+    const [a, c, x, y, z] = crawl.tasks(paths.map((p) => `${SITE}${p}`));
+    await cloud.backlog.add(crawl.id, 'a.example', [
+      { ...x!, cash: 0.45 },
+      { ...y!, cash: 0.44 },
+    ]);
+    await cloud.table.noteBacklog(crawl.id, 'a.example');
+    cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))!.group!.queued = 3;
+    // The batch fetches /a and gives /c back (it waits, behind /x and /y), writes its ledger, and dies.
+    let crashed = false;
+    const fault = (at: FaultStep) => {
+      if (at === 'after-ledgers' && !crashed) {
+        crashed = true;
+        throw new InjectedCrashError(at, 1);
+      }
+    };
+    const worker = workerOver(cloud, fetcher, clock, { fault });
+    const batch = [messageFor({ ...a!, cash: 1 }), messageFor({ ...c!, cash: 0.01 })];
+    await assert.rejects(worker(batch), InjectedCrashError);
+    // Seconds later (what the crawl fetches has faded: the group may hold more), SQS gives the
+    // batch back with /z behind it: the first two are acknowledged unread (the ledger counted them).
+    clock.t += 10_000;
+    await worker([...batch.map((m) => ({ ...m, receiveCount: 2 })), messageFor({ ...z!, cash: 0.5 })]);
+    const waiting = [...(cloud.backlog.queues.get(stateKey(crawl.id, 'a.example'))?.values() ?? [])];
+    const urls = [...cloud.frontier.sent, ...waiting.flatMap((turn) => turn.tasks)].map((t) => t.url);
+    assert.ok(urls.includes(`${SITE}/c`), '/c waits or is sent');
+    assert.equal(fetcher.requests.filter((u) => u === `${SITE}/a`).length, 1);
+  });
+
   it("a copy of a URL that a crash left in its group is dropped within the host's last fetches, fetched again beyond", async () => {
     const clock = new TestClock();
     const cloud = new MemoryCloud();
