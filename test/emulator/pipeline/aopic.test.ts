@@ -184,7 +184,9 @@ describe('AOPIC in the cloud', () => {
       let response = await worker([h.record(task('/hub', 1), next())]);
       assert.deepEqual(response.batchItemFailures, []);
       // A calendar month: its next month is a generated link (a tenth of a share): parked.
-      response = await worker([h.record(task('/cal/2026/01', 0.9 / 61, 2), next())]);
+      // Records handed over behind the hub's carry no sequence number: the hub's links are in the
+      // queue now, numbered by the stand-in from where the hub's number left off.
+      response = await worker([h.record(task('/cal/2026/01', 0.9 / 61, 2), undefined)]);
       assert.deepEqual(response.batchItemFailures, []);
       let { view, aopic } = (await h.progress(id))!;
       assert.equal(view.counters.parked, 1);
@@ -194,7 +196,7 @@ describe('AOPIC in the cloud', () => {
       assert.equal(waiting?.task.url, `${site.origin}/cal/2026/02`);
       const before = waiting!.key;
       // Article 1 links the parked month too: a credit, written at the end of its batch.
-      response = await worker([h.record(task('/article/1', 0.9 / 61, 2), next())]);
+      response = await worker([h.record(task('/article/1', 0.9 / 61, 2), undefined)]);
       assert.deepEqual(response.batchItemFailures, []);
       const [credited] = await parked.richest(id, 10);
       assert.ok(credited!.key > before + 0.01, `credited: ${before} -> ${credited!.key}`);
@@ -231,9 +233,10 @@ describe('AOPIC in the cloud', () => {
       assert.equal((await parked.richest(id, 10)).length, 0);
       const month = drained.find((task) => task.url.endsWith('/cal/2026/02'));
       assert.ok(month !== undefined, 'the admitted month was fetched');
-      // The message carries the key, credited once more by article 1's queued copy (the worker
-      // adds the bonus when it fetches).
-      assert.ok(month.cash > credited!.key && month.cash >= parkedKey - 1e-12, `${month.cash} ${parkedKey}`);
+      // The message carries the key, credited once more if article 1's queued copy was fetched
+      // (the host's recent fetches drop it as a copy while article 1 is among them; the worker adds
+      // the bonus when it fetches).
+      assert.ok(month.cash >= credited!.key && month.cash >= parkedKey - 1e-12, `${month.cash} ${parkedKey}`);
       assert.equal((await h.progress(id))!.view.counters.parked, 0);
     });
 
@@ -244,7 +247,7 @@ describe('AOPIC in the cloud', () => {
       // A budgeted crawl holds a task far poorer than what its batches have been fetching while
       // they go on (AOPIC's hold-back): the month goes once the hub's batch is no longer recent.
       await new Promise((resolve) => setTimeout(resolve, HOLD_BACK_FRESH_MS));
-      await worker([h.record(task('/cal/2026/01', 0.9 / 61, 2), next())]);
+      await worker([h.record(task('/cal/2026/01', 0.9 / 61, 2), undefined)]);
       assert.equal((await h.progress(id))!.view.counters.parked, 1);
       // Two pages fetched: the budget is spent. The 60 queued articles end as max-pages.
       const queued = (await h.progress(id))!.view.counters;
@@ -268,8 +271,9 @@ describe('AOPIC in the cloud', () => {
         );
       }
       const view = (await h.progress(id))!.view;
-      // The 60 articles, and the queued copy of the month these tests handed over by hand.
-      assert.equal(view.counters.byReason['max-pages'], 61);
+      // The 60 articles. The queued copy of the month these tests handed over by hand is dropped
+      // unfetched and uncounted: the month is among the host's recent fetches (a copy).
+      assert.equal(view.counters.byReason['max-pages'], 60);
       assert.equal(view.counters.parked, 1);
       await h.archiveAll(); // a crawl is done only once its pages are archived
       // Every URL finished or parked for good, no message of it in SQS, every page archived: the

@@ -46,7 +46,12 @@ export interface WorkerHarness {
   startCrawl(config: Record<string, unknown>): Promise<string>;
   progress(id: string): ReturnType<typeof crawlProgress>;
   /** A hand-built record for a task: its group, the given sequence number, a fresh message id. */
-  record(task: CrawlTask, seq: number, messageId?: string): SQSRecord;
+  /**
+   * A hand-made record. `seq` undefined: outside the group's sequence (no SequenceNumber), for a
+   * record handed over while the crawl's own messages of its host are in the queue: the stand-in
+   * numbers messages from 1, so a hand-made number could pass them for handled by its ledger.
+   */
+  record(task: CrawlTask, seq: number | undefined, messageId?: string): SQSRecord;
   /** Receives up to 10 frontier messages as the event source would (and does not delete them). */
   receive(): Promise<SQSRecord[]>;
   /** Deletes the records a response did not list as failed (what Lambda's event source does). */
@@ -170,7 +175,7 @@ export async function openWorkerHarness(): Promise<WorkerHarness> {
           ApproximateFirstReceiveTimestamp: '0',
           MessageGroupId: messageGroupId(task),
           MessageDeduplicationId: `${task.crawlId}#${task.fp}`,
-          SequenceNumber: String(seq).padStart(20, '0'),
+          ...(seq === undefined ? {} : { SequenceNumber: String(seq).padStart(20, '0') }),
         },
         messageAttributes: {},
         md5OfBody: '',
