@@ -389,12 +389,15 @@ export async function refillPlan(
   const handled = options.handled ?? new Set<Fingerprint>();
   const readTurns = read ? await backlog.richest(crawlId, host, asked) : [];
   const complete = read && readTurns.length < asked;
-  // A turn holding a URL of the batch leaves the back queue whatever is picked (see `handled`).
-  const stale = readTurns.filter((turn) => turn.tasks.some((task) => handled.has(task.fp)));
-  const turns = readTurns
-    .map((turn) => ({ ...turn, tasks: turn.tasks.filter((task) => !handled.has(task.fp)) }))
-    .map((turn, i) => ({ ...creditedTurn(turn, owed, found), stored: readTurns[i]! }))
-    .filter((turn) => turn.tasks.length > 0);
+  // A turn holding a URL of the batch leaves the back queue whatever is picked (see `handled`):
+  // its other tasks are its candidates; one that held nothing else is only taken out.
+  const turns: CreditedTurn[] = [];
+  const emptied: BacklogTurn[] = [];
+  for (const stored of readTurns) {
+    const tasks = stored.tasks.filter((task) => !handled.has(task.fp));
+    if (tasks.length === 0) emptied.push(stored);
+    else turns.push({ ...creditedTurn({ ...stored, tasks }, owed, found), stored });
+  }
   // Richest first by the cash with credits (stable: equal keys keep the stored order).
   const ordered = [...turns].sort((a, b) => richestFirst(a.tasks[0]!, b.tasks[0]!));
   const richest = [...own, ...(ordered[0]?.tasks.slice(0, 1) ?? [])].sort(richestFirst)[0];
@@ -406,7 +409,9 @@ export async function refillPlan(
   const { send } = picked;
   // The stale turns leave too; what they hold that is neither sent nor the batch's waits again.
   const takenKeys = new Set(picked.takenFrom.map((turn) => turn.stored.key));
-  const staleOnly = ordered.filter((turn) => !takenKeys.has(turn.stored.key) && stale.includes(turn.stored));
+  const staleOnly = ordered.filter(
+    (turn) => !takenKeys.has(turn.stored.key) && turn.tasks.length < turn.stored.tasks.length,
+  );
   const takenFrom = [...picked.takenFrom, ...staleOnly];
   const sentNow = new Set(send.map((task) => task.fp));
   const waiting = new Set(picked.wait.map((task) => task.fp));
@@ -416,7 +421,6 @@ export async function refillPlan(
       .flatMap((turn) => turn.tasks)
       .filter((task) => !sentNow.has(task.fp) && !waiting.has(task.fp)),
   ];
-  const emptied = stale.filter((turn) => !ordered.some((t) => t.stored === turn));
   const consumed = new Set<Fingerprint>(takenFrom.flatMap((turn) => turn.tasks.map((task) => task.fp)));
   // Not read: a full group (the credits wait as they are), or a back queue known empty.
   const empty = !read && group.version <= group.drained;

@@ -237,7 +237,8 @@ async function sendLinks(
     // task given back that came in this very send (a redo holding its first try's sends) is not
     // sent again under that name (SQS would drop it as a copy of itself): it waits.
     const sendName = `refill ${key} ${group.firstSeq}`;
-    const cameIn = (t: CrawlTask) => t.turn !== undefined && t.turn === resendId(sendName);
+    const sendTurn = resendId(sendName);
+    const cameIn = (t: CrawlTask) => t.turn === sendTurn;
     const own = [
       ...(held.get(key)?.tasks ?? []).filter((t) => !inBatch.has(t.fp)),
       ...group.demoted.filter((t) => !cameIn(t)),
