@@ -330,6 +330,9 @@ function linkSkips(file: string): Record<string, number> {
   return Object.fromEntries([...seen].map(([reason, urls]) => [reason, urls.size]));
 }
 
+/** Hosts listed in the early window's row, the most mass first. */
+const EARLY_HOSTS_SHOWN = 6;
+
 function printTable(runs: OrderRun[]): void {
   const rows: [string, ...string[]][] = [];
   const row = (label: string, cell: (run: OrderRun) => string, target = '') =>
@@ -356,6 +359,15 @@ function printTable(runs: OrderRun[]): void {
     Object.entries(r.metrics.early)
       .sort((a, b) => b[1] - a[1])
       .map(([kind, n]) => `${kind} ${n}`)
+      .join(', '),
+  );
+  row('  by host: requests/mass, pace', (r) =>
+    r.metrics.earlyHosts
+      .slice(0, EARLY_HOSTS_SHOWN)
+      .map(
+        (h) =>
+          `${h.host}: ${h.requests}/${h.mass.toFixed(3)}${h.perSecond === undefined ? '' : ` ${Math.round(h.perSecond)}/s`}`,
+      )
       .join(', '),
   );
   row(

@@ -42,6 +42,30 @@ export interface MassPoint {
   ratio: number;
 }
 
+/**
+ * One host's part of the first mass mark's requests (the first 10%): where the early mass came
+ * from, and how fast the crawl went at that host. Crawl orders are comparable only at the same
+ * pace per host: with no politeness gap a loopback host answers a crawler that keeps one request
+ * in flight some 100 times a second (docs/quality-bench.md, "the same pace per host").
+ */
+export interface EarlyHost {
+  host: number;
+  requests: number;
+  /** PageRank of the distinct good pages this host's requests added in the window. */
+  mass: number;
+  /** Index of the host's first request in the whole log. */
+  first: number;
+  /** Its requests per second between its first and last request in the window (known times, 2+ requests). */
+  perSecond?: number;
+}
+
+/** A logged request as the metrics read it: its label, and its host and start time (ms) when known. */
+export interface MeasuredRequest {
+  class: UrlClass;
+  host?: number;
+  start?: number;
+}
+
 /** What a crawl's requests did, by label. */
 export interface QualityMetrics {
   requests: number;
@@ -56,6 +80,8 @@ export interface QualityMetrics {
    * requests that did not fetch a new good page went while the early mass was gathered.
    */
   early: Partial<Record<UrlClass['kind'], number>>;
+  /** The same window by host (logs that name hosts), the most mass first. */
+  earlyHosts: EarlyHost[];
   trapRequests: number;
   byTrap: Record<TrapKind, number>;
   /**
@@ -80,7 +106,7 @@ export interface QualityMetrics {
 export const MASS_SHARES: readonly number[] = [0.1, 0.25, 0.5, 1];
 
 /** Computes the metrics from the labels of all requests, in the order they reached the servers. */
-export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlClass }[]): QualityMetrics {
+export function qualityMetrics(web: FixtureWeb, requests: readonly MeasuredRequest[]): QualityMetrics {
   const ideal = [...web.pageRank].sort((a, b) => b - a);
   const idealPrefix = new Float64Array(ideal.length + 1);
   for (let i = 0; i < ideal.length; i++) idealPrefix[i + 1] = idealPrefix[i]! + ideal[i]!;
@@ -110,11 +136,15 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
   let robots = 0;
   let mark = 0;
   const early: Partial<Record<UrlClass['kind'], number>> = {};
+  const hosts = new Map<number, EarlyHost & { from?: number; to?: number }>();
+  /** PageRank the request being read added (a good page's first fetch). */
+  let added = 0;
   const content = (page: number, via: DuplicateFetchKind | 'good') => {
     if (fetched[page] === 0) {
       fetched[page] = via === 'good' ? 1 : 2;
       goodFetched += 1;
-      gathered += web.pageRank[page]!;
+      added = web.pageRank[page]!;
+      gathered += added;
       return;
     }
     const kind: DuplicateFetchKind = via !== 'good' ? via : fetched[page] === 1 ? 'refetch' : 'own-url';
@@ -122,8 +152,11 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
     duplicates.exact += 1;
   };
   for (let i = 0; i < n; i++) {
-    const cls = requests[i]!.class;
-    if (i < marks[0]!.requests) early[cls.kind] = (early[cls.kind] ?? 0) + 1;
+    const request = requests[i]!;
+    const cls = request.class;
+    const inEarly = i < marks[0]!.requests;
+    if (inEarly) early[cls.kind] = (early[cls.kind] ?? 0) + 1;
+    added = 0;
     switch (cls.kind) {
       case 'good':
         content(cls.page, 'good');
@@ -162,6 +195,18 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
         onlyFound.add(`${cls.host} ${cls.index}`);
         break;
     }
+    if (request.host !== undefined && (inEarly || !hosts.has(request.host))) {
+      const host = hosts.get(request.host) ?? { host: request.host, requests: 0, mass: 0, first: i };
+      hosts.set(request.host, host);
+      if (inEarly) {
+        host.requests += 1;
+        host.mass += added;
+        if (request.start !== undefined) {
+          host.from ??= request.start;
+          host.to = request.start;
+        }
+      }
+    }
     while (mark < marks.length && marks[mark]!.requests === i + 1) {
       const { share, requests: k } = marks[mark]!;
       const best = idealPrefix[Math.min(k, web.pageCount)]!;
@@ -170,6 +215,14 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
     }
   }
   duplicates.total = duplicates.exact + duplicates.nearDuplicate;
+  const earlyHosts: EarlyHost[] = [...hosts.values()]
+    .filter((host) => host.requests > 0)
+    .map(({ from, to, ...host }) =>
+      from !== undefined && to !== undefined && to > from && host.requests > 1
+        ? { ...host, perSecond: ((host.requests - 1) * 1000) / (to - from) }
+        : host,
+    )
+    .sort((a, b) => b.mass - a.mass || b.requests - a.requests);
   const onlyHosts = web.hosts.filter((h) => h.sitemapOnly.length > 0);
   const hostsFound = onlyHosts.filter((h) =>
     h.sitemapOnly.some((_, index) => onlyFound.has(`${h.index} ${index}`)),
@@ -181,6 +234,7 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly { class: UrlC
     coverage: goodFetched / web.pageCount,
     mass,
     early,
+    earlyHosts,
     trapRequests,
     byTrap,
     duplicates,

@@ -103,6 +103,33 @@ describe('qualityMetrics', () => {
     );
   });
 
+  test('the first 10% by host: requests, the mass each added, first request and pace', () => {
+    const [a, b, c] = [byRank[0]!, byRank[1]!, byRank[2]!];
+    const at = (host: number, start: number, page?: number) => ({
+      host,
+      start,
+      class: page === undefined ? ({ kind: 'robots' } as UrlClass) : good(page).class,
+    });
+    // 30 requests: the first 10% is the first 3; host 1's second request and host 2 come later
+    const log = [
+      at(0, 0),
+      at(0, 10, a),
+      at(1, 15, b),
+      at(0, 20, a),
+      at(1, 30, c),
+      ...Array.from({ length: 24 }, (_, i) => at(2, 40 + i, byRank[10 + i]!)),
+      at(3, 100),
+    ];
+    const m = qualityMetrics(web, log);
+    assert.equal(m.mass[0]!.requests, 3);
+    assert.deepEqual(m.earlyHosts, [
+      { host: 0, requests: 2, mass: rank([a]), first: 0, perSecond: 100 },
+      { host: 1, requests: 1, mass: rank([b]), first: 2 },
+    ]);
+    // a log without hosts (the older form) has no breakdown
+    assert.deepEqual(qualityMetrics(web, [good(a)]).earlyHosts, []);
+  });
+
   test('sitemap files and sitemap-only pages: requests counted, sections found per host', () => {
     const hosts = web.hosts.filter((h) => h.sitemapOnly.length > 0);
     assert.ok(hosts.length >= 1);
