@@ -53,7 +53,7 @@ export interface EarlyHost {
   requests: number;
   /** PageRank of the distinct good pages this host's requests added in the window. */
   mass: number;
-  /** Index of the host's first request in the whole log. */
+  /** Index of the host's first request in the log (it is within the window). */
   first: number;
   /** Its requests per second between its first and last request in the window (known times, 2+ requests). */
   perSecond?: number;
@@ -195,16 +195,14 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly MeasuredReque
         onlyFound.add(`${cls.host} ${cls.index}`);
         break;
     }
-    if (request.host !== undefined && (inEarly || !hosts.has(request.host))) {
+    if (inEarly && request.host !== undefined) {
       const host = hosts.get(request.host) ?? { host: request.host, requests: 0, mass: 0, first: i };
       hosts.set(request.host, host);
-      if (inEarly) {
-        host.requests += 1;
-        host.mass += added;
-        if (request.start !== undefined) {
-          host.from ??= request.start;
-          host.to = request.start;
-        }
+      host.requests += 1;
+      host.mass += added;
+      if (request.start !== undefined) {
+        host.from ??= request.start;
+        host.to = request.start;
       }
     }
     while (mark < marks.length && marks[mark]!.requests === i + 1) {
@@ -216,7 +214,6 @@ export function qualityMetrics(web: FixtureWeb, requests: readonly MeasuredReque
   }
   duplicates.total = duplicates.exact + duplicates.nearDuplicate;
   const earlyHosts: EarlyHost[] = [...hosts.values()]
-    .filter((host) => host.requests > 0)
     .map(({ from, to, ...host }) =>
       from !== undefined && to !== undefined && to > from && host.requests > 1
         ? { ...host, perSecond: ((host.requests - 1) * 1000) / (to - from) }

@@ -53,6 +53,27 @@ function task(url: string, cash: number, crawlId = 'c1'): CrawlTask {
   };
 }
 
+/**
+ * a.example serving each path as a page (robots.txt: 404), and a running crawl of it seeded at the
+ * first path, with the paths' tasks.
+ */
+function siteCrawl(paths: readonly string[], config: Record<string, unknown> = {}) {
+  const clock = new TestClock();
+  const cloud = new MemoryCloud();
+  const fetcher = new MemoryFetcher({
+    [`${SITE}/robots.txt`]: { status: 404 },
+    ...Object.fromEntries(paths.map((p) => [`${SITE}${p}`, { status: 200, body: page(p) }])),
+  });
+  const crawl = runningCrawl(cloud, { seeds: [`${SITE}${paths[0]}`], ...base, ...config }, clock);
+  return { clock, cloud, fetcher, crawl, tasks: crawl.tasks(paths.map((p) => `${SITE}${p}`)) };
+}
+
+/** URLs of a.example sent to the queue or waiting in its back queue, in that order. */
+function sentOrWaiting(cloud: MemoryCloud, crawlId: string): string[] {
+  const waiting = [...(cloud.backlog.queues.get(stateKey(crawlId, 'a.example'))?.values() ?? [])];
+  return [...cloud.frontier.sent, ...waiting.flatMap((turn) => turn.tasks)].map((t) => t.url);
+}
+
 /** A refill of a.example's group in crawl c1, at most 10 messages. */
 function refillA(backlog: MemoryHostBacklog, own: CrawlTask[], inGroup: number, group: HostGroup) {
   return refillPlan(backlog, 'c1', 'a.example', own, inGroup, group, { limit: 10 });
@@ -793,15 +814,8 @@ describe('the worker with bounded back queues', () => {
   });
 
   it('a task a redone batch gives back, sent by its first try under the same name, waits in the back queue', async () => {
-    const paths = ['/a', '/b', '/c', '/x'];
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const fetcher = new MemoryFetcher({
-      [`${SITE}/robots.txt`]: { status: 404 },
-      ...Object.fromEntries(paths.map((p) => [`${SITE}${p}`, { status: 200, body: page(p) }])),
-    });
-    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/a`], ...base, maxPages: 10_000 }, clock);
-    const [a, b, c, x] = crawl.tasks(paths.map((p) => `${SITE}${p}`));
+    const { clock, cloud, fetcher, crawl, tasks } = siteCrawl(['/a', '/b', '/c', '/x'], { maxPages: 10_000 });
+    const [a, b, c, x] = tasks;
     // /x waits in the back queue, richer than /b and /c, poorer than /a: the batch that
     // fetches /a holds /b and /c back and gives them back to the back queue, behind /x.
     await cloud.backlog.add(crawl.id, 'a.example', [{ ...x!, cash: 0.6 }]);
@@ -824,21 +838,16 @@ describe('the worker with bounded back queues', () => {
       !cloud.frontier.sent.some((t) => t.turn === resendId(name) && (t.fp === b!.fp || t.fp === c!.fp)),
       'not sent again under the name they came in (SQS would drop them: lost)',
     );
-    const waiting = [...(cloud.backlog.queues.get(stateKey(crawl.id, 'a.example'))?.values() ?? [])];
-    const urls = [...cloud.frontier.sent, ...waiting.flatMap((turn) => turn.tasks)].map((t) => t.url).sort();
-    assert.deepEqual(urls, [`${SITE}/b`, `${SITE}/c`, `${SITE}/x`], 'each sent or waiting, once');
+    assert.deepEqual(
+      sentOrWaiting(cloud, crawl.id).sort(),
+      [`${SITE}/b`, `${SITE}/c`, `${SITE}/x`],
+      'each sent or waiting, once',
+    );
   });
 
   it('a task given back alone, whose turn of its own was taken out as stale, still waits', async () => {
-    const paths = ['/a', '/c', '/x', '/y'];
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const fetcher = new MemoryFetcher({
-      [`${SITE}/robots.txt`]: { status: 404 },
-      ...Object.fromEntries(paths.map((p) => [`${SITE}${p}`, { status: 200, body: page(p) }])),
-    });
-    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/a`], ...base, maxPages: 10_000 }, clock);
-    const [a, c, x, y] = crawl.tasks(paths.map((p) => `${SITE}${p}`));
+    const { clock, cloud, fetcher, crawl, tasks } = siteCrawl(['/a', '/c', '/x', '/y'], { maxPages: 10_000 });
+    const [a, c, x, y] = tasks;
     const poor = { ...c!, cash: 0.01 };
     // A first try sent /c and left it waiting too, alone in a turn; /x and /y wait, richer.
     await cloud.backlog.add(crawl.id, 'a.example', [poor]);
@@ -852,21 +861,18 @@ describe('the worker with bounded back queues', () => {
     // the stale one's (the same task): that turn must not be taken out after the ledger.
     const worker = workerOver(cloud, fetcher, clock);
     await worker([messageFor({ ...a!, cash: 1 }, 2), messageFor(poor)]);
-    const waiting = [...(cloud.backlog.queues.get(stateKey(crawl.id, 'a.example'))?.values() ?? [])];
-    const urls = [...cloud.frontier.sent, ...waiting.flatMap((turn) => turn.tasks)].map((t) => t.url).sort();
-    assert.deepEqual(urls, [`${SITE}/c`, `${SITE}/x`, `${SITE}/y`], 'each sent or waiting, once');
+    assert.deepEqual(
+      sentOrWaiting(cloud, crawl.id).sort(),
+      [`${SITE}/c`, `${SITE}/x`, `${SITE}/y`],
+      'each sent or waiting, once',
+    );
   });
 
   it('a batch back after its counted ledger keeps the turn where its first try gave a task back', async () => {
-    const paths = ['/a', '/c', '/x', '/y', '/z'];
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
-    const fetcher = new MemoryFetcher({
-      [`${SITE}/robots.txt`]: { status: 404 },
-      ...Object.fromEntries(paths.map((p) => [`${SITE}${p}`, { status: 200, body: page(p) }])),
+    const { clock, cloud, fetcher, crawl, tasks } = siteCrawl(['/a', '/c', '/x', '/y', '/z'], {
+      maxPages: 10_000,
     });
-    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/a`], ...base, maxPages: 10_000 }, clock);
-    const [a, c, x, y, z] = crawl.tasks(paths.map((p) => `${SITE}${p}`));
+    const [a, c, x, y, z] = tasks;
     await cloud.backlog.add(crawl.id, 'a.example', [
       { ...x!, cash: 0.45 },
       { ...y!, cash: 0.44 },
@@ -888,22 +894,13 @@ describe('the worker with bounded back queues', () => {
     // batch back with /z behind it: the first two are acknowledged unread (the ledger counted them).
     clock.t += 10_000;
     await worker([...batch.map((m) => ({ ...m, receiveCount: 2 })), messageFor({ ...z!, cash: 0.5 })]);
-    const waiting = [...(cloud.backlog.queues.get(stateKey(crawl.id, 'a.example'))?.values() ?? [])];
-    const urls = [...cloud.frontier.sent, ...waiting.flatMap((turn) => turn.tasks)].map((t) => t.url);
-    assert.ok(urls.includes(`${SITE}/c`), '/c waits or is sent');
+    assert.ok(sentOrWaiting(cloud, crawl.id).includes(`${SITE}/c`), '/c waits or is sent');
     assert.equal(fetcher.requests.filter((u) => u === `${SITE}/a`).length, 1);
   });
 
   it("a copy of a URL that a crash left in its group is dropped within the host's last fetches, fetched again beyond", async () => {
-    const clock = new TestClock();
-    const cloud = new MemoryCloud();
     const paths = Array.from({ length: FETCHES_REMEMBERED + 2 }, (_, i) => `/p${i}`);
-    const fetcher = new MemoryFetcher({
-      [`${SITE}/robots.txt`]: { status: 404 },
-      ...Object.fromEntries(paths.map((p) => [`${SITE}${p}`, { status: 200, body: page(p) }])),
-    });
-    const crawl = runningCrawl(cloud, { seeds: [`${SITE}/p0`], ...base }, clock);
-    const tasks = crawl.tasks(paths.map((p) => `${SITE}${p}`));
+    const { clock, cloud, fetcher, crawl, tasks } = siteCrawl(paths);
     const worker = workerOver(cloud, fetcher, clock);
     const finished = () => cloud.table.hostItems.get(stateKey(crawl.id, 'a.example'))?.finished ?? 0;
     // p0 and p1 are fetched by one batch; a later message of p1 (another send of it) comes next.
