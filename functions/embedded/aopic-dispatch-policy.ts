@@ -16,7 +16,12 @@ const CREDIT_FLUSH_SIZE = 4096;
 
 /** Where credits to known URLs are applied (the crawl's frontier and seen set). */
 export interface CreditSink {
-  credit(credits: ReadonlyMap<Fingerprint, number>, byCash: boolean): void;
+  /** `ordinary`: URLs an ordinary link credited (no longer only a generator's: see waitsForDry). */
+  credit(
+    credits: ReadonlyMap<Fingerprint, number>,
+    byCash: boolean,
+    ordinary: ReadonlySet<Fingerprint>,
+  ): void;
 }
 
 export type DispatchSettings = Pick<CrawlConfig, 'order' | 'maxPages' | 'redistributeEveryMs'>;
@@ -26,6 +31,9 @@ export class AopicDispatchPolicy {
   readonly #ledger: AopicLedger;
   /** AOPIC credits for known URLs, applied to the database in sorted batches. */
   readonly #credits = new Map<Fingerprint, number>();
+  /** Of those, the URLs an ordinary link credited; and the hosts all of them are on. */
+  readonly #ordinary = new Set<Fingerprint>();
+  #creditedHosts = new Set<string>();
   #lastRedistribution: number;
   #lastFlush: number;
   /** Moving average of the cash of the URLs dispatched (see holdBack). */
@@ -102,27 +110,31 @@ export class AopicDispatchPolicy {
 
   /**
    * Periodic work between steps: AOPIC's lambda-page redistribution (O(1): a bonus every page
-   * holds) and applying the credits that steps gave to already-known URLs. Returns true when
-   * credits were applied (queued priorities changed).
+   * holds) and applying the credits that steps gave to already-known URLs. Returns the hosts
+   * whose URLs were credited when credits were applied (queued priorities changed), else
+   * undefined.
    */
-  maintain(now: number, sink: CreditSink): boolean {
+  maintain(now: number, sink: CreditSink): ReadonlySet<string> | undefined {
     if (now - this.#lastRedistribution >= this.#settings.redistributeEveryMs) {
       this.#ledger.redistribute();
       this.#lastRedistribution = now;
     }
     const size = this.#credits.size;
     if (size >= CREDIT_FLUSH_SIZE || (size > 0 && now - this.#lastFlush >= CREDIT_FLUSH_MS)) {
-      this.flush(sink);
       this.#lastFlush = now;
-      return true;
+      return this.flush(sink);
     }
-    return false;
+    return undefined;
   }
 
-  /** Applies every pending credit. */
-  flush(sink: CreditSink): void {
-    sink.credit(this.#credits, this.#settings.order === 'aopic');
+  /** Applies every pending credit; returns the hosts of the URLs credited. */
+  flush(sink: CreditSink): ReadonlySet<string> {
+    sink.credit(this.#credits, this.#settings.order === 'aopic', this.#ordinary);
     this.#credits.clear();
+    this.#ordinary.clear();
+    const hosts = this.#creditedHosts;
+    this.#creditedHosts = new Set();
+    return hosts;
   }
 
   /**
@@ -138,7 +150,11 @@ export class AopicDispatchPolicy {
     this.#ledger.discovered(enqueued);
     if (flow === undefined) return undefined;
     this.#ledger.collect(flow.toLambda);
-    for (const { fp, amount } of flow.credits) this.#credits.set(fp, (this.#credits.get(fp) ?? 0) + amount);
+    for (const { fp, amount, host, generated } of flow.credits) {
+      this.#credits.set(fp, (this.#credits.get(fp) ?? 0) + amount);
+      if (generated !== true) this.#ordinary.add(fp);
+      if (host !== undefined) this.#creditedHosts.add(host);
+    }
     return fetched ? { history: flow.cash, key: this.#ledger.keyFor(0) } : undefined;
   }
 }

@@ -358,8 +358,15 @@ export class EmbeddedCrawler {
 
   #dispatch(state: CrawlState, hosts: HostQueues): void {
     const now = this.#clock.now();
-    // Credits change cash and priorities without an offer: the head read by the last offer is stale.
-    if (state.policy.maintain(now, state.db)) hosts.forgetOffered();
+    // Credits change cash and priorities without an offer: the head read by the last offer is
+    // stale, and so is the key each credited host waits under in the ready heap (a host is ranked
+    // by the head it had when offered, so one whose URLs were credited since would wait behind
+    // poorer hosts). Their heads are read again.
+    const credited = state.policy.maintain(now, state.db);
+    if (credited !== undefined) {
+      hosts.forgetOffered();
+      for (const host of credited) hosts.reoffer(host, now);
+    }
     // Hosts whose best URL is a generated one, set aside unless the frontier is dry (see waitsForDry).
     const parked: ParkedHost[] = [];
     try {

@@ -84,6 +84,12 @@ export class HostQueues {
     this.#scheduler.offer(slot, now);
   }
 
+  /** Reads a known host's head again and queues it under that (its URLs' priorities changed). */
+  reoffer(host: string, now: number): void {
+    const slot = this.#hosts.get(host);
+    if (slot !== undefined) this.offer(slot, now);
+  }
+
   /** Puts a host back as it is (no new head read): it was taken but not dispatched. */
   putBack(slot: HostSlot, now: number): void {
     this.#scheduler.offer(slot, now);

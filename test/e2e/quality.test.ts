@@ -223,6 +223,35 @@ describe('crawl quality', () => {
     }
   });
 
+  test('a URL first found through a link to its own path, then linked from other pages, does not wait for a dry frontier', async () => {
+    // Host A's hub is first found on `/hub?ref=home`, a spelling of itself (a link to the page's own
+    // path pattern: generated), then linked by A's other pages. Those links make it an ordinary page,
+    // and A's richest: it must go within the budget while B still has pages ready. (On the quality
+    // bench a seed host's hub found this way held its whole host back for the rest of the crawl.)
+    const [a, b] = await startSites(['127.0.0.2', '127.0.0.3'], () => [
+      siteRoutes({
+        '/': { title: 'A', links: ['/hub?ref=home', '/one', '/two'], body: `<p>${prose(40, 120)}</p>` },
+        '/hub?ref=home': { title: 'Hub', links: ['/hub'], body: `<p>${prose(41, 120)}</p>` },
+        '/one': { title: 'One', links: ['/hub'], body: `<p>${prose(42, 120)}</p>` },
+        '/two': { title: 'Two', links: ['/hub'], body: `<p>${prose(43, 120)}</p>` },
+        '/hub': { title: 'Hub', body: `<p>${prose(41, 120)}</p>` },
+      }),
+      siteRoutes(twentyPoorPages()),
+    ]);
+    try {
+      const seeds = [`${a!.origin}/`, `${b!.origin}/`];
+      const run = await crawl({ seeds, order: 'aopic', concurrency: 1, maxPages: 10 });
+      assert.equal(run.summary.pages, 10);
+      assert.ok(
+        pagePaths(a!).includes('/hub'),
+        `/hub fetched within the budget (A: ${pagePaths(a!).join(', ')})`,
+      );
+      assert.ok(pagePaths(b!).length < 9, 'while B still had pages ready');
+    } finally {
+      await closeAll([a!, b!]);
+    }
+  });
+
   test('a host whose best URL waits for a dry frontier still sends the pages its sitemap lists', async () => {
     // Host A's seed links only to its print twin (generated: it waits while B has pages), and its
     // robots.txt names a sitemap of three pages no link reaches, poorer than the twin. They must

@@ -314,15 +314,20 @@ export class CrawlDb {
   /**
    * Adds AOPIC credits to the cash of queued rows (and to their priority too when `byCash`, the
    * AOPIC order) and to the cash key of fetched pages. Applied in key order, in one transaction,
-   * so each B-tree page is touched once however many credits there are.
+   * so each B-tree page is touched once however many credits there are. A queued row an
+   * `ordinary` link credited is no longer a generator's URL only: its `generated` mark goes.
    */
-  credit(credits: ReadonlyMap<Fingerprint, number>, byCash: boolean): void {
+  credit(
+    credits: ReadonlyMap<Fingerprint, number>,
+    byCash: boolean,
+    ordinary: ReadonlySet<Fingerprint>,
+  ): void {
     if (credits.size === 0) return;
-    const queued: [number, number][] = [];
+    const queued: [number, number, number][] = [];
     const fetched: [bigint, number][] = [];
     for (const [fp, amount] of credits) {
       const seq = this.#claimOf(fp)?.seq;
-      if (seq !== undefined && seq !== null) queued.push([seq, amount]);
+      if (seq !== undefined && seq !== null) queued.push([seq, amount, ordinary.has(fp) ? 1 : 0]);
       fetched.push([fpToInt(fp), amount]);
     }
     queued.sort((a, b) => a[0] - b[0]);
@@ -330,7 +335,8 @@ export class CrawlDb {
     this.#transaction(() => {
       // Journalled pages get their `seen` rows first, so that their cash keys are credited too.
       this.#mergeJournal();
-      for (const [seq, amount] of queued) this.#stmt.creditQueued.run(amount, byCash ? 1 : 0, seq);
+      for (const [seq, amount, linked] of queued)
+        this.#stmt.creditQueued.run(amount, byCash ? 1 : 0, seq, linked);
       for (const [fp, amount] of fetched) this.#stmt.creditSeen.run(amount, fp);
     });
   }
@@ -802,7 +808,11 @@ function prepareStatements(db: DatabaseSync) {
     rowBySeq: db.prepare('SELECT seq, fp, owner FROM frontier WHERE seq = ?'),
     remove: db.prepare('DELETE FROM frontier WHERE seq = ?'),
     rewrite: db.prepare('UPDATE frontier SET task = ? WHERE seq = ?'),
-    creditQueued: db.prepare('UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2 WHERE seq = ?3'),
+    creditQueued: db.prepare(
+      'UPDATE frontier SET cash = cash + ?1, prio = prio + ?1 * ?2, ' +
+        "task = CASE WHEN ?4 = 1 AND json_extract(task, '$.generated') = 1 " +
+        "THEN json_remove(task, '$.generated') ELSE task END WHERE seq = ?3",
+    ),
     creditSeen: db.prepare('UPDATE seen SET key = key + ? WHERE fp = ? AND key IS NOT NULL'),
     pageCash: db.prepare('SELECT history, key FROM seen WHERE fp = ?'),
     hostCounts: db.prepare('SELECT host, count(*) AS n FROM frontier GROUP BY host'),

@@ -56,9 +56,11 @@ export interface CashFlow {
   /**
    * Shares for eligible out-links that were already known, for the runtime to add. (New links
    * carry their share in the `cash` of the tasks the step enqueued.) `host`: the URL's host, for a
-   * runtime that keeps credits per host (the cloud's back queues).
+   * runtime that keeps credits per host (the cloud's back queues). `generated`: the link went to
+   * its page's own path pattern (see SELF_LINK_SHARE); an ordinary link says the URL is more
+   * than a generator's next step.
    */
-  credits: { fp: Fingerprint; amount: number; host?: string }[];
+  credits: { fp: Fingerprint; amount: number; host?: string; generated?: true }[];
 }
 
 /**

@@ -72,7 +72,12 @@ export async function admitUrls(
   for (let i = 0; i < admissions.length; i++) {
     const a = admissions[i]!;
     if (!claimed[i]) {
-      credits.push({ fp: a.fp, amount: a.cash, host: a.host });
+      credits.push({
+        fp: a.fp,
+        amount: a.cash,
+        host: a.host,
+        ...(a.fields?.generated ? { generated: true } : {}),
+      });
       continue;
     }
     const next: CrawlTask = {

@@ -132,6 +132,34 @@ describe('CrawlDb', () => {
     db.close();
   });
 
+  test("credits raise cash and priority; an ordinary link lifts a generated mark, a generator's keeps it", () => {
+    const db = new CrawlDb(dbPath(), { prioritize: (t) => ({ prio: t.cash, cashKey: t.cash }) });
+    db.seed(
+      [
+        task(1, 'a.test', { cash: 0.5 }),
+        task(2, 'a.test', { cash: 0.01, generated: true }),
+        task(3, 'a.test', { cash: 0.02, generated: true }),
+      ],
+      0,
+    );
+    db.credit(
+      new Map([
+        [fp(2), 0.6],
+        [fp(3), 0.01],
+      ]),
+      true,
+      new Set([fp(2)]),
+    );
+    const head = db.head('a.test');
+    assert.equal(head?.fp, fp(2), "the credited URL is the host's best now");
+    assert.ok(Math.abs(head!.prio - 0.61) < 1e-12 && Math.abs(head!.cashKey - 0.61) < 1e-12);
+    assert.equal(head?.generated, undefined, "an ordinary link reaches it: no longer a generator's only");
+    db.commit({ claimed: [], enqueue: [], contentHashes: [], finished: fp(2), checkpoint: 1 });
+    db.commit({ claimed: [], enqueue: [], contentHashes: [], finished: fp(1), checkpoint: 2 });
+    assert.equal(db.head('a.test')?.generated, true, 'credited by generated links only');
+    db.close();
+  });
+
   test('front tasks (redirect targets) go before the rest of their host queue', () => {
     const db = new CrawlDb(dbPath());
     db.seed([task(1), task(2)], 0);

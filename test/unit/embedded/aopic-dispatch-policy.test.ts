@@ -21,9 +21,9 @@ const task = (cash: number, extra: Partial<QueuedTask> = {}): QueuedTask => ({
 });
 
 class Sink implements CreditSink {
-  calls: [Map<Fingerprint, number>, boolean][] = [];
-  credit(credits: ReadonlyMap<Fingerprint, number>, byCash: boolean) {
-    this.calls.push([new Map(credits), byCash]);
+  calls: [Map<Fingerprint, number>, boolean, Set<Fingerprint>][] = [];
+  credit(credits: ReadonlyMap<Fingerprint, number>, byCash: boolean, ordinary: ReadonlySet<Fingerprint>) {
+    this.calls.push([new Map(credits), byCash, new Set(ordinary)]);
   }
 }
 
@@ -96,8 +96,9 @@ describe('AopicDispatchPolicy', () => {
         cash: 1,
         toLambda: 0.1,
         credits: [
-          { fp: 'f1', amount: 0.3 },
-          { fp: 'f1', amount: 0.2 },
+          { fp: 'f1', amount: 0.3, host: 'a.test' },
+          { fp: 'f1', amount: 0.2, host: 'a.test' },
+          { fp: 'f2', amount: 0.01, host: 'b.test', generated: true },
         ],
       },
       true,
@@ -107,10 +108,19 @@ describe('AopicDispatchPolicy', () => {
     assert.equal(ledger.state.lambda, 0.1);
     assert.equal(policy.book(0, undefined, false), undefined);
     const sink = new Sink();
-    assert.equal(policy.maintain(10, sink), false, 'credits wait up to 50 ms');
-    assert.equal(policy.maintain(50, sink), true);
-    assert.deepEqual(sink.calls, [[new Map([['f1', 0.5]]), true]]);
-    assert.equal(policy.maintain(60, sink), false, 'nothing left to apply');
+    assert.equal(policy.maintain(10, sink), undefined, 'credits wait up to 50 ms');
+    assert.deepEqual(policy.maintain(50, sink), new Set(['a.test', 'b.test']), 'the hosts credited');
+    assert.deepEqual(sink.calls, [
+      [
+        new Map([
+          ['f1', 0.5],
+          ['f2', 0.01],
+        ]),
+        true,
+        new Set(['f1']),
+      ],
+    ]);
+    assert.equal(policy.maintain(60, sink), undefined, 'nothing left to apply');
     policy.maintain(1000, sink);
     assert.equal(ledger.state.lambda, 0, 'redistributed');
     assert.ok(Math.abs(ledger.state.bonus - 0.1 / 3) < 1e-12);

@@ -79,6 +79,27 @@ describe('HostQueues', () => {
     assert.equal(heads.reads, reads + 1, 'read again after forgetOffered');
   });
 
+  test('a host whose URLs were credited is queued again under its new head', () => {
+    const heads = new MemoryHeads();
+    const poor = heads.add('a', 1, 0.1);
+    heads.add('b', 2, 0.5);
+    const queues = new HostQueues(heads);
+    queues.restore(
+      new Map([
+        ['a', 1],
+        ['b', 1],
+      ]),
+      new Map(),
+      0,
+    );
+    // Credits make a's URL the richest; without a new read a waits under its old key, behind b.
+    poor.prio = 0.9;
+    queues.reoffer('a', 0);
+    queues.reoffer('unknown.test', 0);
+    assert.equal(queues.take(0)?.slot.host, 'a');
+    assert.equal(queues.take(0)?.slot.host, 'b');
+  });
+
   test('counts added and finished tasks, and corrects a count the frontier does not back', () => {
     const heads = new MemoryHeads();
     const queues = new HostQueues(heads);
