@@ -57,6 +57,26 @@ export function hostLedgerContract(open: () => Promise<HostItems>): void {
     );
   });
 
+  it("a root page's credit: added while it waits, taken off by the counted write that handled it, then refused", async () => {
+    const table = await open();
+    assert.equal(await table.addRootCredit('c', 'h.example', 0.5), false, 'no host item: not written');
+    assert.deepEqual(await table.hosts('c'), []);
+    await table.updateHost('c', 'h.example', batch('1', '1', 0));
+    assert.equal(await table.addRootCredit('c', 'h.example', 0.25), true);
+    assert.equal(await table.addRootCredit('c', 'h.example', 0.125), true);
+    assert.equal((await table.hosts('c'))[0]?.rootCredit, 0.375, 'credits add up');
+    // A redelivered batch (not counted) does not take it off.
+    await table.updateHost('c', 'h.example', { ...batch('1', '1', 0), root: { used: 0.375 } });
+    assert.equal((await table.hosts('c'))[0]?.rootHandled, undefined);
+    // The batch that handled the root used 0.25; 0.125 came after it read the item.
+    await table.updateHost('c', 'h.example', { ...batch('2', '3', 0), root: { used: 0.25 } });
+    const [host] = await table.hosts('c');
+    assert.equal(host?.rootHandled, true);
+    assert.equal(host?.rootCredit, 0.125);
+    assert.equal(await table.addRootCredit('c', 'h.example', 0.5), false, 'handled: no more');
+    assert.equal((await table.hosts('c'))[0]?.rootCredit, 0.125);
+  });
+
   it("the host's last fetched URLs are replaced by a counted write only, in order", async () => {
     const table = await open();
     const first = ['00000000000000a1', 'ffffffffffffffff', '0123456789abcdef'];

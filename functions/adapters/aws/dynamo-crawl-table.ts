@@ -478,6 +478,17 @@ export class DynamoCrawlTable implements CrawlTableStore {
       values[':rf'] = Buffer.from(update.recentlyFetched.join(''), 'hex');
       set.push('#rf = :rf');
     }
+    if (update.root !== undefined) {
+      // The root credit this batch used comes off (what arrived since stays), and no more is written.
+      names['#rh'] = 'rootHandled';
+      values[':rh'] = true;
+      set.push('#rh = :rh');
+      if (update.root.used > 0) {
+        names['#rc'] = 'rootCredit';
+        values[':rc'] = -update.root.used;
+        add.push('#rc :rc');
+      }
+    }
     if (update.ledger !== undefined) {
       names['#ds'] = 'doneSeq';
       values[':last'] = sequenceKey(update.ledger.lastSeq);
@@ -574,6 +585,25 @@ export class DynamoCrawlTable implements CrawlTableStore {
       }),
     );
     return { counted: false, firstRequest: false };
+  }
+
+  async addRootCredit(crawlId: string, host: string, amount: number): Promise<boolean> {
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: crawlId, sk: `host#${host}` },
+          UpdateExpression: 'ADD #rc :a',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#rh)',
+          ExpressionAttributeNames: { '#rc': 'rootCredit', '#rh': 'rootHandled' },
+          ExpressionAttributeValues: { ':a': amount },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
   }
 
   async noteBacklog(crawlId: string, host: string): Promise<HostGroup> {
@@ -998,5 +1028,7 @@ function hostFromItem(item: DocItem): HostRecord {
       host.recentlyFetched.push(bytes.toString('hex', at, at + 8));
   }
   if (item.groupQueued !== undefined || item.backlogVersion !== undefined) host.group = groupFromItem(item);
+  if (typeof item.rootCredit === 'number') host.rootCredit = item.rootCredit;
+  if (item.rootHandled === true) host.rootHandled = true;
   return host;
 }

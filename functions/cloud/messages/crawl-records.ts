@@ -174,6 +174,13 @@ export interface HostRecord extends HostCounts {
    * message of one of them is a copy (see FETCHES_REMEMBERED) and is dropped unfetched.
    */
   recentlyFetched?: Fingerprint[];
+  /**
+   * AOPIC credit that other hosts' pages gave this host's root page while it waited (a budgeted
+   * crawl: docs/cloud.md, "Credits to another host's root"), and whether the root was handled
+   * (then no more is written).
+   */
+  rootCredit?: number;
+  rootHandled?: boolean;
 }
 
 /**

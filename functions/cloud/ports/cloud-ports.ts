@@ -112,6 +112,12 @@ export interface HostUpdate {
    */
   recentlyFetched?: Fingerprint[];
   /**
+   * The host's root page was handled in this batch (fetched, finished, or sent again with its
+   * credit in its cash): `used`, the root credit the batch added to it, is taken off the stored
+   * one, and the root is marked handled (see HostRecord.rootCredit); written only with the counts.
+   */
+  root?: { used: number };
+  /**
    * The group this batch holds (see HostGroup): messages it sent to the group less those it
    * finished (added with the ledger, so exactly once), the back-queue version it found drained,
    * and, when the write leaves the group idle, the version it saw: an offer since then fails the
@@ -228,6 +234,12 @@ export interface HostItems {
    * and whether this write gave the host its first request.
    */
   updateHost(crawlId: string, host: string, update: HostUpdate): Promise<HostUpdateResult>;
+  /**
+   * Adds AOPIC credit to a host's root page while it waits unhandled (HostRecord.rootCredit; one
+   * UpdateItem). Resolves false, writing nothing, when the root was handled already or the host
+   * has no item: the caller stops crediting it.
+   */
+  addRootCredit(crawlId: string, host: string, amount: number): Promise<boolean>;
   /**
    * Notes that tasks were added to the host's back queue by someone who does not hold its group:
    * bumps the back queue's version and resolves the group as it is now (one UpdateItem).

@@ -17,7 +17,7 @@ import {
 import { judgeError } from '../../core/step/error-policy.ts';
 import type { CrawlTask, Fingerprint, PageRecord } from '../../core/types.ts';
 import type { CrawlRecord, HostCounts } from '../messages/crawl-records.ts';
-import type { ParkedUrls } from '../ports/cloud-ports.ts';
+import type { HostItems, ParkedUrls } from '../ports/cloud-ports.ts';
 import type { CrawlContext } from './container-state.ts';
 
 /** The crawl's AOPIC bonus as its item was read (0 before the scheduler's first step). */
@@ -159,9 +159,12 @@ export function admitLinks(
  * Where a finished page's cash went: the tax to the host's lambda total; credits to parked URLs
  * to the crawl's pending credits, for the next flush; credits to other URLs of the page's own
  * host to the batch's credits for that host's back queue (`group`: its refill adds them to the
- * URLs that wait there, see back-queues.ts); credits to other hosts' URLs to the lambda total
- * (SQS cannot reorder a message, and another host's back queue is not this batch's to write: credit
- * notes in it were tried, docs/quality-bench.md). A fetched page's cash becomes history.
+ * URLs that wait there, see back-queues.ts); in a budgeted crawl, credits to another host's root
+ * page to the container's root credits, written to that host's item at the batch's end (its
+ * batches add them to the root's cash: `flushRootCredits`), until the root is handled; other
+ * credits to other hosts' URLs to the lambda total (SQS cannot reorder a message, and another
+ * host's back queue is not this batch's to write: credit notes in it were tried,
+ * docs/quality-bench.md). A fetched page's cash becomes history.
  */
 export function routeCash(
   group: { host: string; counts: HostCounts; credits: Map<Fingerprint, number> },
@@ -175,16 +178,52 @@ export function routeCash(
   const { counts } = group;
   counts.lambda += flow.toLambda;
   if (record.status !== null) counts.history += flow.cash;
-  for (const { fp, amount, host } of flow.credits) {
+  for (const { fp, amount, host, root } of flow.credits) {
     if (ctx.parked.has(fp) || isParked(fp)) {
       if (ctx.credits.size === 0) ctx.creditsSince = now;
       ctx.credits.set(fp, (ctx.credits.get(fp) ?? 0) + amount);
     } else if (host === group.host) {
       group.credits.set(fp, (group.credits.get(fp) ?? 0) + amount);
+    } else if (
+      root === true &&
+      host !== undefined &&
+      followsCash(ctx.config) &&
+      !ctx.rootsHandled.has(host)
+    ) {
+      ctx.rootCredits.set(host, (ctx.rootCredits.get(host) ?? 0) + amount);
     } else {
       counts.lambda += amount;
     }
   }
+}
+
+/**
+ * Writes the container's credits to other hosts' root pages (one UpdateItem per host, at the end
+ * of each batch: a held root waits a second between looks, so a credit must not wait longer).
+ * A host whose root was handled (or has no item) answers false: its credit is dropped, as one to a
+ * page already fetched would be, and the container credits it no more. Only a budgeted crawl's
+ * roots are credited, so the writes are at most one per batch and host whose root still waits.
+ * A failed write is logged: credits refine the order, and a lost one costs accuracy, never a URL.
+ */
+export async function flushRootCredits(
+  table: Pick<HostItems, 'addRootCredit'>,
+  crawlId: string,
+  ctx: CrawlContext,
+  log: (line: string) => void,
+): Promise<number> {
+  const pending = ctx.rootCredits;
+  if (pending.size === 0) return 0;
+  ctx.rootCredits = new Map();
+  await Promise.all(
+    [...pending].map(async ([host, amount]) => {
+      try {
+        if (!(await table.addRootCredit(crawlId, host, amount))) ctx.rootsHandled.set(host, true);
+      } catch (error) {
+        log(`root credit for ${host} of ${crawlId} not written: ${judgeError(error).message}`);
+      }
+    }),
+  );
+  return pending.size;
 }
 
 /**

@@ -57,6 +57,7 @@ import {
   CREDIT_FLUSH_MS,
   cashNow,
   flushCredits,
+  flushRootCredits,
   followsCash,
   HOLD_BACK_FRESH_MS,
 } from './aopic-admission.ts';
@@ -166,6 +167,7 @@ async function writeBatch(
       force: false,
       log: env.log,
     });
+    stats.rootCredits += await flushRootCredits(deps.table, b.crawl.id, b.ctx, env.log);
   }
   await Promise.all(
     [...plan.crawls.values()].map(async (b) => {
@@ -399,6 +401,7 @@ async function writeHost(
     ...(group.fetchedNow.length === 0
       ? {}
       : { recentlyFetched: [...group.recentlyFetched, ...group.fetchedNow].slice(-FETCHES_REMEMBERED) }),
+    ...(group.rootUsed === undefined ? {} : { root: { used: group.rootUsed } }),
   };
   let result = await env.deps.table.updateHost(group.crawlId, group.host, {
     ...update,

@@ -174,7 +174,8 @@ export function planBatch(
       if (host !== undefined) container.rememberHost(key, host.nextAllowedAt);
       if (host?.doneSeq !== undefined) container.rememberLedger(key, host.doneSeq, options.now);
       // A probe made by any container (or by this one before it forgot the crawl) is not made again.
-      const quality = plan.crawls.get(crawl.id)!.ctx.quality;
+      const { quality, rootsHandled } = plan.crawls.get(crawl.id)!.ctx;
+      if (host?.rootHandled === true) rootsHandled.set(task.host, true);
       for (const [origin, answer] of Object.entries(host?.probes ?? {})) {
         if (quality.probeAnswer(origin) === undefined) quality.restoreProbe(origin, answer);
       }
@@ -196,6 +197,7 @@ export function planBatch(
           state: host?.group ?? IDLE_GROUP,
           recentlyFetched: host?.recentlyFetched ?? [],
           fetchedNow: [],
+          rootCredit: host?.rootHandled === true ? 0 : (host?.rootCredit ?? 0),
         },
         entries: [],
       };

@@ -76,6 +76,8 @@ export interface BatchStats {
   /** New URLs parked by AOPIC instead of queued, and credit writes to parked URLs. */
   parked: number;
   credits: number;
+  /** Hosts whose root page this batch's pages credited (one write each: aopic-admission.ts, flushRootCredits). */
+  rootCredits: number;
   /** Parked URLs this batch admitted, having found a crawl's frontier dry (dry-admission.ts). */
   admitted: number;
   /** New links that went to a back queue (their host's group was full, or held by another batch). */
@@ -121,6 +123,7 @@ export function emptyBatchStats(records: number): BatchStats {
     contentClaims: 0,
     parked: 0,
     credits: 0,
+    rootCredits: 0,
     admitted: 0,
     backlogged: 0,
     heldBack: 0,
@@ -285,6 +288,10 @@ export interface GroupBatch {
   recentlyFetched: readonly Fingerprint[];
   /** URLs this batch fetched for the host, in order (remembered with the ledger). */
   fetchedNow: Fingerprint[];
+  /** Credit other hosts' pages gave the host's root page, as read (0 once the root was handled). */
+  rootCredit: number;
+  /** Set when this batch handled the root page: the root credit it added to the root's cash. */
+  rootUsed?: number;
 }
 
 /** A batch after intake and its state read: its crawls, its groups, and its buffered link sends. */

@@ -42,6 +42,12 @@ export interface CrawlContext {
   credits: Map<string, number>;
   creditsSince: number;
   /**
+   * A budgeted crawl's credits to other hosts' root pages, by host, written at the end of each
+   * batch (aopic-admission.ts, `flushRootCredits`); and hosts whose root needs no more (handled).
+   */
+  rootCredits: Map<string, number>;
+  rootsHandled: LRUCache<string, true>;
+  /**
    * The richest batch mean this container has seen its crawl fetch lately (its batches' own and
    * the budget item's as read), halved every 2 s: a budgeted crawl's groups are weighed by it.
    */
@@ -236,6 +242,8 @@ export class WorkerContainer {
       parked: new LRUCache({ max: 50_000 }),
       credits: new Map(),
       creditsSince: this.#clock.now(),
+      rootCredits: new Map(),
+      rootsHandled: new LRUCache({ max: 50_000 }),
       ...(index === undefined ? {} : { nearDuplicates: index }),
       ...(config.duplicateUrlRules
         ? {

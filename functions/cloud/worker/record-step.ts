@@ -13,6 +13,7 @@ import type { CrawlConfig } from '../../core/config.ts';
 import type { SeenStore } from '../../core/ports.ts';
 import { type CashFlow, importanceOf } from '../../core/scheduling/aopic.ts';
 import { applyRequestFeedback, doublingBackoffMs } from '../../core/scheduling/politeness.ts';
+import { isRootUrl } from '../../core/step/admit-urls.ts';
 import { applyLessons, archiveCaptures } from '../../core/step/commit-effects.ts';
 import {
   type CrawlPageDeps,
@@ -97,8 +98,31 @@ export interface StepEnv {
   remainingMs: () => number;
 }
 
-/** Runs one record; resolves its verdict. Only an {@link InjectedCrashError} escapes. */
+/**
+ * Runs one record; resolves its verdict. Only an {@link InjectedCrashError} escapes. A host's
+ * root page holds what other hosts' pages credited it while it waited (GroupBatch.rootCredit):
+ * for the hold-back, the fetch (its links share it) and a resend; once its message is done, the
+ * ledger write takes that credit off the host item and marks the root handled.
+ */
 export async function stepRecord(
+  env: StepEnv,
+  entry: Entry,
+  group: GroupBatch,
+  batch: CrawlBatch,
+): Promise<MessageVerdict> {
+  const credit = group.rootCredit > 0 && isRootUrl(entry.task.url) ? group.rootCredit : 0;
+  if (credit === 0) return stepTask(env, entry, group, batch);
+  const credited = { ...entry, task: { ...entry.task, cash: entry.task.cash + credit } };
+  const verdict = await stepTask(env, credited, group, batch);
+  if (verdict.kind === 'ack') {
+    group.rootUsed = (group.rootUsed ?? 0) + credit;
+    group.rootCredit = 0;
+    group.touched = true;
+  }
+  return verdict;
+}
+
+async function stepTask(
   env: StepEnv,
   entry: Entry,
   group: GroupBatch,

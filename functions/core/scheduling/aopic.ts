@@ -58,9 +58,10 @@ export interface CashFlow {
    * carry their share in the `cash` of the tasks the step enqueued.) `host`: the URL's host, for a
    * runtime that keeps credits per host (the cloud's back queues). `generated`: the link went to
    * its page's own path pattern (see SELF_LINK_SHARE); an ordinary link says the URL is more
-   * than a generator's next step.
+   * than a generator's next step. `root`: the URL is its host's root page (`/`, no query), where
+   * the cloud can deliver another host's credit (docs/cloud.md, "Credits to another host's root").
    */
-  credits: { fp: Fingerprint; amount: number; host?: string; generated?: true }[];
+  credits: { fp: Fingerprint; amount: number; host?: string; generated?: true; root?: true }[];
 }
 
 /**

@@ -77,6 +77,7 @@ export async function admitUrls(
         amount: a.cash,
         host: a.host,
         ...(a.fields?.generated ? { generated: true } : {}),
+        ...(isRootUrl(a.url) ? { root: true } : {}),
       });
       continue;
     }
@@ -103,6 +104,12 @@ export async function admitUrls(
   }
   if (tasks.length > 0) deps.seen.remember(tasks.map((t) => t.fp));
   return { enqueued: tasks, credits };
+}
+
+/** True for a host's root page: path `/`, no query. */
+export function isRootUrl(url: string): boolean {
+  const parsed = URL.parse(url);
+  return parsed !== null && parsed.pathname === '/' && parsed.search === '';
 }
 
 /**

@@ -243,6 +243,10 @@ export class MemoryCrawlTable implements CrawlTableStore {
     const before = item.requests;
     if (counted) addHostCounts(item, copy(update.counts));
     if (counted && update.recentlyFetched !== undefined) item.recentlyFetched = [...update.recentlyFetched];
+    if (counted && update.root !== undefined) {
+      item.rootHandled = true;
+      if (update.root.used > 0) item.rootCredit = (item.rootCredit ?? 0) - update.root.used;
+    }
     if (counted && group !== undefined) {
       const g = item.group ?? { ...IDLE_GROUP };
       g.queued += group.queuedDelta;
@@ -258,6 +262,13 @@ export class MemoryCrawlTable implements CrawlTableStore {
     }
     this.hostItems.set(key, item);
     return { counted, firstRequest: counted && before === 0 && item.requests > 0 };
+  }
+  async addRootCredit(crawlId: string, host: string, amount: number): Promise<boolean> {
+    this.#call('addRootCredit');
+    const item = this.hostItems.get(stateKey(crawlId, host));
+    if (item === undefined || item.rootHandled === true) return false;
+    item.rootCredit = (item.rootCredit ?? 0) + amount;
+    return true;
   }
   async noteBacklog(crawlId: string, host: string): Promise<HostGroup> {
     this.#call('noteBacklog');

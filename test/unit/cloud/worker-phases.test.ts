@@ -602,6 +602,72 @@ describe("AOPIC's hold-back across a crawl's batches (aopic-admission.ts, heldBa
     assert.ok(Math.abs(cloud.frontier.sent[0]!.cash - 0.105) < 1e-9, 'with the credit in its cash');
   });
 
+  it("a held root page holds what other hosts' pages credited it: it goes, and its host item gives the credit up", async () => {
+    const clock = new TestClock();
+    const cloud = new MemoryCloud();
+    const fetcher = new MemoryFetcher({
+      [`${B}/robots.txt`]: { status: 404 },
+      [`${B}/`]: { status: 200, body: page('b', []) },
+    });
+    const { id, tasks } = runningCrawl(cloud, { seeds: [`${SITE}/`], ...base, maxPages: 100 }, clock);
+    cloud.table.budgets.set(id, 5);
+    cloud.table.dispatch.set(id, { cash: 0.2, at: clock.now() });
+    await cloud.table.startGroup(id, 'b.example', 1, 'starter');
+    const root = messageFor({ ...tasks([`${B}/`])[0]!, cash: 0.01 });
+    const first = await workerOver(cloud, fetcher, clock)([root]);
+    assert.equal(first.verdicts.get(root.messageId)?.kind, 'retry', 'held: far poorer than 0.2');
+    // Pages of other hosts linked to it since (flushRootCredits).
+    assert.equal(await cloud.table.addRootCredit(id, 'b.example', 0.15), true);
+    const again = await workerOver(cloud, fetcher, clock)([{ ...root, receiveCount: 2 }]);
+    assert.deepEqual(again.verdicts.get(root.messageId), { kind: 'ack' });
+    assert.ok(fetcher.requests.includes(`${B}/`));
+    const record = cloud.captures.pages().find((p) => p.url === `${B}/`) as { cash?: number } | undefined;
+    assert.ok(
+      Math.abs((record?.cash ?? 0) - 0.16) < 1e-9,
+      `fetched with the credit in its cash (${record?.cash})`,
+    );
+    const item = cloud.table.hostItems.get(stateKey(id, 'b.example'))!;
+    assert.equal(item.rootHandled, true);
+    assert.ok(Math.abs(item.rootCredit ?? 1) < 1e-12, 'the credit it used is taken off');
+    assert.equal(await cloud.table.addRootCredit(id, 'b.example', 0.1), false, 'and no more is written');
+  });
+
+  it("a budgeted crawl's page writes its credits to another host's known root page; other credits and other crawls go to the lambda page", async () => {
+    for (const maxPages of [100, undefined]) {
+      const clock = new TestClock();
+      const cloud = new MemoryCloud();
+      const fetcher = new MemoryFetcher({
+        [`${SITE}/robots.txt`]: { status: 404 },
+        [`${SITE}/a`]: { status: 200, body: page('a', [`${B}/`, `${B}/deep`]) },
+      });
+      const input = { seeds: [`${SITE}/`], ...base, ...(maxPages === undefined ? {} : { maxPages }) };
+      const { id, tasks } = runningCrawl(cloud, input, clock);
+      // b.example's root and a deeper page are known (claimed) and wait: the links to them are credits.
+      const [bRoot, bDeep] = tasks([`${B}/`, `${B}/deep`]);
+      const owners = cloud.seen(id).owners;
+      owners.set(bRoot!.fp, '0000000000000001');
+      owners.set(bDeep!.fp, '0000000000000001');
+      await cloud.table.startGroup(id, 'b.example', 1, 'starter');
+      const a = messageFor({ ...tasks([`${SITE}/a`])[0]!, cash: 0.3 });
+      const { stats } = await workerOver(cloud, fetcher, clock)([a]);
+      const item = cloud.table.hostItems.get(stateKey(id, 'b.example'))!;
+      const lambda = cloud.table.hostItems.get(stateKey(id, 'a.example'))!.lambda;
+      if (maxPages !== undefined) {
+        assert.equal(stats.rootCredits, 1, 'one write, for b.example');
+        assert.ok((item.rootCredit ?? 0) > 0.1, `the root's share (${item.rootCredit})`);
+        assert.ok(lambda > 0.1 && lambda < 0.2, `the tax and the deeper page's share (${lambda})`);
+      } else {
+        assert.equal(stats.rootCredits, 0);
+        assert.equal(
+          item.rootCredit,
+          undefined,
+          'without a budget every credit to another host goes to the lambda page',
+        );
+        assert.ok(lambda > 0.2, `${lambda}`);
+      }
+    }
+  });
+
   it("weighs a budgeted crawl's group by its richest URL against the richest the crawl fetched lately (weighedLimit)", () => {
     const { clock, cloud, id, richer } = setup({ maxPages: 100 });
     const crawl = cloud.table.crawls.get(id)!;
