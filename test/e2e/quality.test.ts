@@ -236,7 +236,13 @@ describe('crawl quality', () => {
         '/two': { title: 'Two', links: ['/hub'], body: `<p>${prose(43, 120)}</p>` },
         '/hub': { title: 'Hub', body: `<p>${prose(41, 120)}</p>` },
       }),
-      siteRoutes(twentyPoorPages()),
+      // B's pages take 30 ms each, so credits are applied (every 50 ms) while B still has pages:
+      // a crawl over in 44 ms ended before the first flush.
+      siteRoutes(
+        Object.fromEntries(
+          Object.entries(twentyPoorPages()).map(([path, spec]) => [path, { ...spec, delayMs: 30 }]),
+        ),
+      ),
     ]);
     try {
       const seeds = [`${a!.origin}/`, `${b!.origin}/`];
