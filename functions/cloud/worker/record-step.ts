@@ -13,7 +13,6 @@ import type { CrawlConfig } from '../../core/config.ts';
 import type { SeenStore } from '../../core/ports.ts';
 import { type CashFlow, importanceOf } from '../../core/scheduling/aopic.ts';
 import { applyRequestFeedback, doublingBackoffMs } from '../../core/scheduling/politeness.ts';
-import { isRootUrl } from '../../core/step/admit-urls.ts';
 import { applyLessons, archiveCaptures } from '../../core/step/commit-effects.ts';
 import {
   type CrawlPageDeps,
@@ -27,6 +26,7 @@ import { unfetchedRecord } from '../../core/step/page-record.ts';
 import { type Readmitted, readmitted, readmitUrls } from '../../core/step/readmit-urls.ts';
 import { isRobotsSitemap, type StepEffects } from '../../core/step/step-effects.ts';
 import type { CrawlTask, LinkRecord, PageRecord } from '../../core/types.ts';
+import { isRootUrl } from '../../core/url/canonicalize.ts';
 import { UrlSeen, type UrlSeenStats } from '../../core/url-seen/url-seen.ts';
 import { type FaultHook, InjectedCrashError } from '../fault-hook.ts';
 import { fetchBudgetMs } from '../fetch-budget.ts';

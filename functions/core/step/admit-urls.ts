@@ -14,6 +14,7 @@ import { DUPLICATE_URL_RULE_REASON, type UrlRuleBook } from '../quality/duplicat
 import type { UrlRuleLearner } from '../quality/duplicate-url-rule-learner.ts';
 import type { CashFlow } from '../scheduling/aopic.ts';
 import type { CrawlTask, Fingerprint, LinkRecord, SkipReason } from '../types.ts';
+import { isRootUrl } from '../url/canonicalize.ts';
 import type { ScopeRules } from '../url/scope.ts';
 import type { UrlSeen } from '../url-seen/url-seen.ts';
 
@@ -104,12 +105,6 @@ export async function admitUrls(
   }
   if (tasks.length > 0) deps.seen.remember(tasks.map((t) => t.fp));
   return { enqueued: tasks, credits };
-}
-
-/** True for a host's root page: path `/`, no query. */
-export function isRootUrl(url: string): boolean {
-  const parsed = URL.parse(url);
-  return parsed !== null && parsed.pathname === '/' && parsed.search === '';
 }
 
 /**

@@ -154,6 +154,16 @@ interface BaseParts {
  * Canonicalizes links for one crawl. Construct once from the crawl's settings; `canonicalize`
  * is on the hot path (every extracted link) and allocates little when a URL is already canonical.
  */
+/**
+ * True for a host's root page (path `/`, no query) in canonical form, which always has a path and
+ * no fragment: the first `/` after the authority is the last character. A string scan, not a
+ * parse: it runs for every link to a known URL.
+ */
+export function isRootUrl(canonicalUrl: string): boolean {
+  const authority = canonicalUrl.indexOf('//');
+  return authority >= 0 && canonicalUrl.indexOf('/', authority + 2) === canonicalUrl.length - 1;
+}
+
 export class UrlCanonicalizer {
   /** Matches a `key=value` part (or bare `key`) whose key is stripped; undefined when none is. */
   readonly #stripped: RegExp | undefined;

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_STRIP_PARAMS } from '../../../functions/core/config.ts';
-import { type CanonicalResult, UrlCanonicalizer } from '../../../functions/core/url/canonicalize.ts';
+import {
+  type CanonicalResult,
+  isRootUrl,
+  UrlCanonicalizer,
+} from '../../../functions/core/url/canonicalize.ts';
 
 const crawl = new UrlCanonicalizer({ stripParams: DEFAULT_STRIP_PARAMS, sortQuery: true });
 
@@ -227,5 +231,14 @@ describe('UrlCanonicalizer', () => {
     assert.ok(result.ok);
     assert.equal(result.url, href);
     assert.equal(result.origin, 'https://example.com');
+  });
+});
+
+describe('isRootUrl', () => {
+  it("is true for a host's root page in canonical form only: no path, no query", () => {
+    for (const href of ['http://a.example', 'https://A.example:8443/#top', 'http://a.example/?utm_source=x'])
+      assert.equal(isRootUrl(canon(href)), true, href);
+    for (const href of ['http://a.example/?page=2', 'http://a.example/a', 'http://a.example/index.html'])
+      assert.equal(isRootUrl(canon(href)), false, href);
   });
 });
